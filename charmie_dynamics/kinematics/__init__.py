@@ -1,0 +1,7 @@
+"""Kinematics: joint-space state from actuator lengths, forward kinematics, motion pass."""
+from .forward import Placements, forward_kinematics, point_positions
+from .motion import BodyMotion, body_motion
+from .state import JointSpaceState, StateError, inputs_from_dict, resolve_state
+
+__all__ = ["Placements", "forward_kinematics", "point_positions", "BodyMotion", "body_motion",
+           "JointSpaceState", "StateError", "inputs_from_dict", "resolve_state"]

@@ -1,0 +1,1 @@
+"""Mechanisms on top of the tree: indirectly actuated joints, auxiliary bodies, loops."""

@@ -1,0 +1,426 @@
+"""Load and validate a model file (format in docs/model_format.md).
+
+Parsing uses ``yaml.safe_load`` only. Every check raises :class:`ModelError` whose message
+names the file, the entry and field, the bad value and what was expected. Lengths written in
+millimetres (``units: {length: mm}``) are converted to metres here, once.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import numpy as np
+import yaml
+
+from .model import (Actuator, Balancer, Body, JointLimits, JointType, Model, PointRef,
+                    Spring, SpringParams)
+from .rotations import AXES, zxz_euler
+
+FORMAT = "charmie_dynamics/model/1"
+LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
+ANGLE_UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
+JOINT_TYPES = {"R": JointType.REVOLUTE, "P": JointType.PRISMATIC, "F": JointType.FIXED}
+# A robot model longer than this in metres almost surely holds millimetres declared as m.
+MAX_LENGTH_M = 100.0
+
+
+class ModelError(ValueError):
+    """A model file that cannot be used; the message says where and why."""
+
+
+class _Reader:
+    """Typed field access that reports ``file: where.field: got X, expected Y``."""
+
+    def __init__(self, source: str, length_scale: float, angle_scale: float):
+        self.source = source
+        self.length = length_scale
+        self.angle = angle_scale
+
+    def fail(self, where: str, message: str) -> ModelError:
+        return ModelError(f"{self.source}: {where}: {message}")
+
+    def mapping(self, data: Any, where: str) -> Mapping:
+        if not isinstance(data, Mapping):
+            raise self.fail(where, f"got {type(data).__name__} {data!r}, expected a mapping")
+        return data
+
+    def get(self, data: Mapping, key: str, where: str, default: Any = ...) -> Any:
+        if key not in data:
+            if default is ...:
+                raise self.fail(f"{where}.{key}", "missing required field")
+            return default
+        return data[key]
+
+    def check_keys(self, data: Mapping, allowed: set, where: str) -> None:
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise self.fail(where, f"unknown field(s) {', '.join(map(str, unknown))}; "
+                                   f"expected some of {', '.join(sorted(allowed))}")
+
+    def number(self, value: Any, where: str, *, positive: bool = False,
+               nonnegative: bool = False) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(where, f"got {value!r}, expected a number")
+        value = float(value)
+        if not math.isfinite(value):
+            raise self.fail(where, f"got {value!r}, expected a finite number")
+        if positive and value <= 0:
+            raise self.fail(where, f"got {value!r}, expected a number > 0")
+        if nonnegative and value < 0:
+            raise self.fail(where, f"got {value!r}, expected a number >= 0")
+        return value
+
+    def vector(self, value: Any, where: str, n: int = 3) -> np.ndarray:
+        if not isinstance(value, (list, tuple)) or len(value) != n:
+            raise self.fail(where, f"got {value!r}, expected a list of {n} numbers")
+        return np.array([self.number(v, f"{where}[{k}]") for k, v in enumerate(value)])
+
+    def length_value(self, value: Any, where: str, **kw: bool) -> float:
+        v = self.number(value, where, **kw) * self.length
+        if abs(v) > MAX_LENGTH_M:
+            raise self.fail(where, f"got {value!r} ({v:g} m), expected |length| <= "
+                                   f"{MAX_LENGTH_M:g} m: are the units (units.length) right?")
+        return v
+
+    def length_vector(self, value: Any, where: str) -> np.ndarray:
+        self.vector(value, where)
+        return np.array([self.length_value(v, f"{where}[{k}]") for k, v in enumerate(value)])
+
+    def name(self, value: Any, where: str) -> str:
+        if not isinstance(value, str) or not value or not value.replace("_", "a").isalnum():
+            raise self.fail(where, f"got {value!r}, expected a name of letters, digits and _")
+        return value
+
+
+def _inertia(r: _Reader, value: Any, mass: float, where: str) -> np.ndarray:
+    """Inertia about the com: full matrix, components, or an estimate from a primitive."""
+    s2 = r.length ** 2
+    if isinstance(value, (list, tuple)):
+        if len(value) != 3:
+            raise r.fail(where, f"got {value!r}, expected a 3x3 matrix")
+        inertia = np.array([r.vector(row, f"{where}[{k}]") for k, row in enumerate(value)]) * s2
+    else:
+        value = r.mapping(value, where)
+        if "solid_box" in value:
+            r.check_keys(value, {"solid_box"}, where)
+            sx, sy, sz = (r.length_value(v, f"{where}.solid_box[{k}]", positive=True)
+                          for k, v in enumerate(r.vector(value["solid_box"], f"{where}.solid_box")))
+            inertia = mass / 12.0 * np.diag([sy**2 + sz**2, sx**2 + sz**2, sx**2 + sy**2])
+        elif "solid_cylinder" in value:
+            r.check_keys(value, {"solid_cylinder"}, where)
+            cyl = r.mapping(value["solid_cylinder"], f"{where}.solid_cylinder")
+            r.check_keys(cyl, {"radius", "length", "axis"}, f"{where}.solid_cylinder")
+            rad = r.length_value(r.get(cyl, "radius", f"{where}.solid_cylinder"),
+                                 f"{where}.solid_cylinder.radius", positive=True)
+            ln = r.length_value(r.get(cyl, "length", f"{where}.solid_cylinder"),
+                                f"{where}.solid_cylinder.length", positive=True)
+            ax = r.get(cyl, "axis", f"{where}.solid_cylinder", "z")
+            if ax not in AXES:
+                raise r.fail(f"{where}.solid_cylinder.axis", f"got {ax!r}, expected x, y or z")
+            transverse = mass * (3 * rad**2 + ln**2) / 12.0
+            diag = np.full(3, transverse)
+            diag[AXES[ax]] = mass * rad**2 / 2.0
+            inertia = np.diag(diag)
+        else:
+            keys = {"ixx", "iyy", "izz", "ixy", "ixz", "iyz"}
+            r.check_keys(value, keys, where)
+            c = {k: r.number(r.get(value, k, where, 0.0 if k[1] != k[2] else ...), f"{where}.{k}")
+                 for k in sorted(keys)}
+            inertia = np.array([[c["ixx"], c["ixy"], c["ixz"]],
+                                [c["ixy"], c["iyy"], c["iyz"]],
+                                [c["ixz"], c["iyz"], c["izz"]]]) * s2
+    if not np.allclose(inertia, inertia.T, rtol=1e-9, atol=1e-15):
+        raise r.fail(where, f"got {inertia.tolist()}, expected a symmetric matrix")
+    eig = np.linalg.eigvalsh(inertia)
+    if eig.min() <= 0:
+        raise r.fail(where, f"eigenvalues {eig.tolist()} (SI), expected a positive definite matrix")
+    tol = 1e-12 * eig.max()
+    for k in range(3):
+        if eig[k] > eig[(k + 1) % 3] + eig[(k + 2) % 3] + tol:
+            raise r.fail(where, f"principal moments {eig.tolist()} (SI) violate the triangle "
+                                "inequality I1 <= I2 + I3")
+    return inertia
+
+
+def _limits(r: _Reader, value: Any, jtype: JointType, where: str) -> JointLimits:
+    if value is None:
+        return JointLimits()
+    value = r.mapping(value, where)
+    r.check_keys(value, {"lower", "upper", "velocity", "effort"}, where)
+    pos = r.angle if jtype == JointType.REVOLUTE else r.length
+    out = {}
+    for key, scale in (("lower", pos), ("upper", pos), ("velocity", pos), ("effort", 1.0)):
+        if key in value:
+            out[key] = r.number(value[key], f"{where}.{key}",
+                                positive=key in ("velocity", "effort")) * scale
+    if "lower" in out and "upper" in out and out["lower"] >= out["upper"]:
+        raise r.fail(where, f"lower {value['lower']!r} >= upper {value['upper']!r}, expected lower < upper")
+    return JointLimits(**out)
+
+
+def _body(r: _Reader, data: Any, k: int) -> Body:
+    where = f"bodies[{k}]"
+    data = r.mapping(data, where)
+    name = r.name(r.get(data, "name", where), f"{where}.name")
+    where = f"bodies[{k}] ({name})"
+    r.check_keys(data, {"name", "parent", "origin", "rotation", "joint", "mass", "com", "inertia",
+                        "points", "virtual"}, where)
+    if name == "world":
+        raise r.fail(f"{where}.name", "'world' is the ground and cannot be declared as a body")
+    parent = r.name(r.get(data, "parent", where), f"{where}.parent")
+    origin = r.length_vector(r.get(data, "origin", where, [0, 0, 0]), f"{where}.origin")
+    euler = r.vector(r.get(data, "rotation", where, [0, 0, 0]), f"{where}.rotation") * r.angle
+    joint = r.mapping(r.get(data, "joint", where), f"{where}.joint")
+    r.check_keys(joint, {"type", "axis", "coordinate", "multiplier", "limits"}, f"{where}.joint")
+    jt = r.get(joint, "type", f"{where}.joint")
+    if jt not in JOINT_TYPES:
+        raise r.fail(f"{where}.joint.type", f"got {jt!r}, expected R, P or F")
+    jtype = JOINT_TYPES[jt]
+    axis = np.zeros(3)
+    coordinate: Optional[str] = None
+    multiplier = 1.0
+    if jtype != JointType.FIXED:
+        ax = r.get(joint, "axis", f"{where}.joint")
+        sign = -1.0 if isinstance(ax, str) and ax.startswith("-") else 1.0
+        ax_name = ax.lstrip("+-") if isinstance(ax, str) else ax
+        if ax_name not in AXES:
+            raise r.fail(f"{where}.joint.axis", f"got {ax!r}, expected x, y, z, -x, -y or -z")
+        axis[AXES[ax_name]] = sign
+        coordinate = r.name(r.get(joint, "coordinate", f"{where}.joint"), f"{where}.joint.coordinate")
+        multiplier = r.number(r.get(joint, "multiplier", f"{where}.joint", 1.0),
+                              f"{where}.joint.multiplier")
+        if multiplier == 0:
+            raise r.fail(f"{where}.joint.multiplier", "got 0, expected a non-zero number")
+    else:
+        extra = sorted(set(joint) & {"axis", "coordinate", "multiplier", "limits"})
+        if extra:
+            raise r.fail(f"{where}.joint", f"a fixed joint (F) takes no {', '.join(extra)}")
+    limits = _limits(r, joint.get("limits"), jtype, f"{where}.joint.limits")
+    virtual = r.get(data, "virtual", where, False)
+    if not isinstance(virtual, bool):
+        raise r.fail(f"{where}.virtual", f"got {virtual!r}, expected true or false")
+    if virtual:
+        extra = sorted(set(data) & {"mass", "com", "inertia"})
+        if extra:
+            raise r.fail(where, f"a virtual (massless) body takes no {', '.join(extra)}")
+        mass, com, inertia = 0.0, np.zeros(3), np.zeros((3, 3))
+    else:
+        mass = r.number(r.get(data, "mass", where), f"{where}.mass", positive=True)
+        com = r.length_vector(r.get(data, "com", where), f"{where}.com")
+        inertia = _inertia(r, r.get(data, "inertia", where), mass, f"{where}.inertia")
+    points_data = r.mapping(r.get(data, "points", where, {}) or {}, f"{where}.points")
+    points = {}
+    for pname, pval in points_data.items():
+        pname = r.name(pname, f"{where}.points")
+        if pname in ("origin", "com"):
+            raise r.fail(f"{where}.points.{pname}", "reserved name, expected another point name")
+        points[pname] = r.length_vector(pval, f"{where}.points.{pname}")
+    return Body(name=name, parent=parent, joint_type=jtype, axis=axis, coordinate=coordinate,
+                multiplier=multiplier, rotation=zxz_euler(*euler), origin=origin, mass=mass,
+                com=com, inertia=inertia, points=points, virtual=virtual, limits=limits)
+
+
+def _order_parents_first(r: _Reader, bodies: list[Body]) -> list[Body]:
+    by_name: dict[str, Body] = {}
+    for k, b in enumerate(bodies):
+        if b.name in by_name:
+            raise r.fail(f"bodies[{k}].name", f"duplicate body name {b.name!r}")
+        by_name[b.name] = b
+    for k, b in enumerate(bodies):
+        if b.parent != "world" and b.parent not in by_name:
+            raise r.fail(f"bodies[{k}] ({b.name}).parent",
+                         f"unknown parent {b.parent!r}, expected world or one of the bodies")
+    # Depth-first from the world, children in file order: chains stay together.
+    ordered: list[Body] = []
+    seen: set[str] = set()
+
+    def visit(name: str) -> None:
+        for child in (b for b in bodies if b.parent == name):
+            ordered.append(child)
+            seen.add(child.name)
+            visit(child.name)
+
+    visit("world")
+    if len(ordered) != len(bodies):
+        cycle = ", ".join(sorted(b.name for b in bodies if b.name not in seen))
+        raise r.fail("bodies", f"cycle in the parent relation among {cycle}, expected a tree "
+                               "rooted at world")
+    return ordered
+
+
+def _point(r: _Reader, model: Model, value: Any, where: str) -> PointRef:
+    if not isinstance(value, str) or "." not in value:
+        raise r.fail(where, f"got {value!r}, expected BODY.POINT")
+    try:
+        return model.point(value)
+    except KeyError as exc:
+        raise r.fail(where, exc.args[0]) from None
+
+
+def _spring_params(r: _Reader, data: Mapping, where: str) -> SpringParams:
+    return SpringParams(
+        stiffness=r.number(r.get(data, "stiffness", where), f"{where}.stiffness",
+                           nonnegative=True) / r.length,
+        free_length=r.length_value(r.get(data, "free_length", where), f"{where}.free_length",
+                                   positive=True),
+        preload=r.number(r.get(data, "preload", where, 0.0), f"{where}.preload"))
+
+
+def _actuator(r: _Reader, tree: Model, data: Any, k: int) -> Actuator:
+    where = f"actuators[{k}]"
+    data = r.mapping(data, where)
+    name = r.name(r.get(data, "name", where), f"{where}.name")
+    where = f"actuators[{k}] ({name})"
+    r.check_keys(data, {"name", "drives", "base", "end", "branch", "stroke", "default_length",
+                        "force_limit"}, where)
+    drives_name = r.get(data, "drives", where)
+    try:
+        drives = tree.body_index(drives_name)
+    except KeyError:
+        raise r.fail(f"{where}.drives", f"got {drives_name!r}, expected a body name") from None
+    body = tree.bodies[drives]
+    if body.joint_type == JointType.FIXED:
+        raise r.fail(f"{where}.drives", f"{drives_name} has a fixed joint, expected R or P")
+    base = _point(r, tree, r.get(data, "base", where), f"{where}.base")
+    end = _point(r, tree, r.get(data, "end", where), f"{where}.end")
+    if tree.body_names[base.body] != body.parent:
+        raise r.fail(f"{where}.base", f"got a point of {tree.body_names[base.body]}, expected a "
+                                      f"point of {body.parent} (the driven joint's parent)")
+    if end.body != drives:
+        raise r.fail(f"{where}.end", f"got a point of {tree.body_names[end.body]}, expected a "
+                                     f"point of {drives_name}")
+    branch = r.get(data, "branch", where)
+    if branch not in (1, -1) or isinstance(branch, bool):
+        raise r.fail(f"{where}.branch", f"got {branch!r}, expected +1 or -1")
+    stroke = r.get(data, "stroke", where)
+    if not isinstance(stroke, (list, tuple)) or len(stroke) != 2:
+        raise r.fail(f"{where}.stroke", f"got {stroke!r}, expected [min, max]")
+    lo, hi = (r.length_value(v, f"{where}.stroke[{i}]", positive=True) for i, v in enumerate(stroke))
+    if lo >= hi:
+        raise r.fail(f"{where}.stroke", f"got {stroke!r}, expected min < max")
+    default = r.length_value(r.get(data, "default_length", where), f"{where}.default_length",
+                             positive=True)
+    if not lo <= default <= hi:
+        raise r.fail(f"{where}.default_length", f"got {data['default_length']!r}, expected a "
+                                                f"value within the stroke {stroke!r}")
+    force_limit = data.get("force_limit")
+    if force_limit is not None:
+        force_limit = r.number(force_limit, f"{where}.force_limit", positive=True)
+    return Actuator(name=name, drives=drives, base=base, end=end, branch=int(branch),
+                    stroke=(lo, hi), default_length=default, force_limit=force_limit)
+
+
+def _spring(r: _Reader, tree: Model, data: Any, k: int) -> Spring:
+    where = f"springs[{k}]"
+    data = r.mapping(data, where)
+    name = r.name(r.get(data, "name", where), f"{where}.name")
+    where = f"springs[{k}] ({name})"
+    r.check_keys(data, {"name", "between", "stiffness", "free_length", "preload"}, where)
+    between = r.get(data, "between", where)
+    if not isinstance(between, (list, tuple)) or len(between) != 2:
+        raise r.fail(f"{where}.between", f"got {between!r}, expected [BODY.POINT, BODY.POINT]")
+    start = _point(r, tree, between[0], f"{where}.between[0]")
+    end = _point(r, tree, between[1], f"{where}.between[1]")
+    return Spring(name=name, start=start, end=end, params=_spring_params(r, data, where))
+
+
+def _balancer(r: _Reader, tree: Model, data: Any, k: int) -> Balancer:
+    where = f"balancers[{k}]"
+    data = r.mapping(data, where)
+    name = r.name(r.get(data, "name", where), f"{where}.name")
+    where = f"balancers[{k}] ({name})"
+    r.check_keys(data, {"name", "pivot", "hanger", "lever_length", "hanger_length",
+                        "spring_attach", "side", "spring"}, where)
+    pivot = _point(r, tree, r.get(data, "pivot", where), f"{where}.pivot")
+    hanger = _point(r, tree, r.get(data, "hanger", where), f"{where}.hanger")
+    lever = r.length_value(r.get(data, "lever_length", where), f"{where}.lever_length", positive=True)
+    hang = r.length_value(r.get(data, "hanger_length", where), f"{where}.hanger_length", positive=True)
+    attach = r.length_value(r.get(data, "spring_attach", where), f"{where}.spring_attach",
+                            positive=True)
+    if attach > lever:
+        raise r.fail(f"{where}.spring_attach", f"got {data['spring_attach']!r}, expected a "
+                                               f"distance <= lever_length {data['lever_length']!r}")
+    side = r.get(data, "side", where)
+    if side not in (1, -1) or isinstance(side, bool):
+        raise r.fail(f"{where}.side", f"got {side!r}, expected +1 or -1")
+    spring = r.mapping(r.get(data, "spring", where), f"{where}.spring")
+    r.check_keys(spring, {"anchor", "stiffness", "free_length", "preload"}, f"{where}.spring")
+    anchor = _point(r, tree, r.get(spring, "anchor", f"{where}.spring"), f"{where}.spring.anchor")
+    if anchor.body != pivot.body:
+        raise r.fail(f"{where}.spring.anchor", "expected a point of the pivot's body")
+    return Balancer(name=name, pivot=pivot, hanger=hanger, spring_anchor=anchor,
+                    lever_length=lever, hanger_length=hang, spring_attach=attach, side=int(side),
+                    spring=_spring_params(r, spring, f"{where}.spring"))
+
+
+def model_from_dict(data: Any, source: str = "<memory>") -> Model:
+    """Validate a parsed model document and build the :class:`Model` (SI units)."""
+    base = _Reader(source, 1.0, 1.0)
+    data = base.mapping(data, "top level")
+    base.check_keys(data, {"format", "name", "units", "gravity", "bodies", "actuators", "springs",
+                           "balancers"}, "top level")
+    fmt = base.get(data, "format", "top level")
+    if fmt != FORMAT:
+        raise base.fail("format", f"got {fmt!r}, expected {FORMAT!r}")
+    units = base.mapping(base.get(data, "units", "top level", {}) or {}, "units")
+    base.check_keys(units, {"length", "angle"}, "units")
+    length_unit = units.get("length", "m")
+    angle_unit = units.get("angle", "rad")
+    if length_unit not in LENGTH_UNITS:
+        raise base.fail("units.length", f"got {length_unit!r}, expected m or mm")
+    if angle_unit not in ANGLE_UNITS:
+        raise base.fail("units.angle", f"got {angle_unit!r}, expected rad or deg")
+    r = _Reader(source, LENGTH_UNITS[length_unit], ANGLE_UNITS[angle_unit])
+    name = r.name(r.get(data, "name", "top level"), "name")
+    gravity = r.vector(r.get(data, "gravity", "top level", [0.0, 0.0, -9.81]), "gravity")
+    bodies_data = r.get(data, "bodies", "top level")
+    if not isinstance(bodies_data, list) or not bodies_data:
+        raise r.fail("bodies", f"got {bodies_data!r}, expected a non-empty list")
+    bodies = _order_parents_first(r, [_body(r, b, k) for k, b in enumerate(bodies_data)])
+    tree = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies))
+    sections = {}
+    for key, build in (("actuators", _actuator), ("springs", _spring), ("balancers", _balancer)):
+        items = r.get(data, key, "top level", []) or []
+        if not isinstance(items, list):
+            raise r.fail(key, f"got {items!r}, expected a list")
+        sections[key] = tuple(build(r, tree, item, k) for k, item in enumerate(items))
+    names = [b.name for b in bodies] + [x.name for s in sections.values() for x in s]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise r.fail("top level", f"duplicate name(s) {', '.join(dup)} across bodies, actuators, "
+                                  "springs and balancers")
+    coords = set(tree.coordinate_names)
+    for a in sections["actuators"]:
+        if a.name in coords:
+            raise r.fail(f"actuators ({a.name}).name", "the name is also a joint coordinate")
+    driven = [tree.bodies[a.drives].coordinate for a in sections["actuators"]]
+    for a in sections["actuators"]:
+        c = tree.bodies[a.drives].coordinate
+        users = [b.name for b in bodies if b.coordinate == c]
+        if driven.count(c) > 1 or len(users) > 1:
+            raise r.fail(f"actuators ({a.name}).drives",
+                         f"coordinate {c!r} must be driven by one actuator and move one joint, "
+                         f"it moves {', '.join(users)}")
+    model = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies), **sections)
+    from ..mechanisms.indirect import check_actuator_geometry  # mechanisms build on the model
+    for a in model.actuators:
+        try:
+            check_actuator_geometry(model, a)
+        except ValueError as exc:
+            raise r.fail(f"actuators ({a.name})", str(exc)) from None
+    return model
+
+
+def load_model(path: str | Path) -> Model:
+    """Read, validate and convert a model file; raises :class:`ModelError`."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read the model file: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ModelError(f"{path}: not valid YAML: {exc}".replace("\n", " ")) from None
+    return model_from_dict(data, str(path))

@@ -1,0 +1,146 @@
+"""Reference motions of the papers, as input arrays in ``model.input_names`` order.
+
+* ``validation`` (seed 000 section 6, 5 s): every revolute input (base yaw included)
+  accelerates at pi/9 rad/s^2, the two body actuators (act4, act5) at 3 mm/s^2, the base's
+  linear coordinates (d1, d2) at 30 mm/s^2, with the sign negative for the first 2.5 s and
+  positive for the last 2.5 s; start at rest at 0, the actuators at 400 mm; stops at 5 s.
+* ``kinematic-validation`` (seed 001 section 4.4, 20 s): constant velocities: directly
+  actuated revolute joints pi/36 rad/s, theta7c and theta8c pi/72 rad/s, linear coordinates
+  and act4 5 mm/s, act5 2.5 mm/s; start at 0, act4 = 400 mm, act5 = 350 mm. The claws stay
+  closed (the paper replaces them by their centre point).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .model.model import JointType, Model
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """Sampled inputs: t (N,), x, xd, xdd (N, n_inputs) in ``model.input_names`` order."""
+
+    t: np.ndarray
+    x: np.ndarray
+    xd: np.ndarray
+    xdd: np.ndarray
+
+
+def input_kinds(model: Model) -> list[str]:
+    """``"actuator"``, ``"linear"`` or ``"angular"`` for each of ``model.input_names``."""
+    actuators = set(model.actuator_names)
+    kinds = []
+    for name in model.input_names:
+        if name in actuators:
+            kinds.append("actuator")
+            continue
+        body = next(b for b in model.bodies if b.coordinate == name)
+        kinds.append("angular" if body.joint_type == JointType.REVOLUTE else "linear")
+    return kinds
+
+
+def _start(model: Model, actuator_start: dict[str, float]) -> np.ndarray:
+    x0 = np.zeros(len(model.input_names))
+    for name, value in actuator_start.items():
+        x0[model.input_names.index(name)] = value
+    return x0
+
+
+def validation(model: Model, dt: float = 0.01) -> Trajectory:
+    """Seed 000 section 6: bang-bang accelerations over 5 s (see the module docstring)."""
+    rates = {"actuator": 3e-3, "linear": 30e-3, "angular": np.pi / 9}
+    accel = np.array([rates[k] for k in input_kinds(model)])
+    x0 = _start(model, {a.name: 0.4 for a in model.actuators})
+    t = np.linspace(0.0, 5.0, int(round(5.0 / dt)) + 1)
+    half = 2.5
+    first = t <= half
+    tau = np.where(first, t, t - half)[:, None]
+    # v and x at the switch, for the second half's initial conditions
+    v_half = -accel * half
+    x_half = x0 - 0.5 * accel * half ** 2
+    sign = np.where(first, -1.0, 1.0)[:, None]
+    xdd = sign * accel
+    xd = np.where(first[:, None], -accel * tau, v_half + accel * tau)
+    x = np.where(first[:, None], x0 - 0.5 * accel * tau ** 2,
+                 x_half + v_half * tau + 0.5 * accel * tau ** 2)
+    xdd[-1] = 0.0           # the robot is stopped at the end
+    return Trajectory(t, x, xd, xdd)
+
+
+def kinematic_validation(model: Model, dt: float = 0.01) -> Trajectory:
+    """Seed 001 section 4.4: constant velocities over 20 s (see the module docstring)."""
+    rates = {"actuator": 5e-3, "linear": 5e-3, "angular": np.pi / 36}
+    special = {"theta7c": np.pi / 72, "theta8c": np.pi / 72, "act5": 2.5e-3,
+               "theta13a": 0.0, "theta13b": 0.0}
+    names = model.input_names
+    vel = np.array([special.get(n, rates[k]) for n, k in zip(names, input_kinds(model))])
+    x0 = _start(model, {"act4": 0.4, "act5": 0.35})
+    t = np.linspace(0.0, 20.0, int(round(20.0 / dt)) + 1)
+    x = x0 + t[:, None] * vel
+    return Trajectory(t, x, np.broadcast_to(vel, x.shape).copy(), np.zeros_like(x))
+
+
+MOTIONS: dict[str, Callable[[Model, float], Trajectory]] = {
+    "validation": validation,
+    "kinematic-validation": kinematic_validation,
+}
+
+
+class TrajectoryFileError(ValueError):
+    """A trajectory CSV that cannot be used; the message names the file, row or column."""
+
+
+def from_csv(model: Model, path: str) -> Trajectory:
+    """Read a trajectory CSV: a ``time`` column (s, increasing) and, per input of
+    ``model.input_names``, optional columns ``NAME``, ``NAME.velocity``, ``NAME.acceleration``
+    (SI units). Missing positions take the state defaults; missing rates are the central
+    differences (``numpy.gradient``) of the positions and of the velocities.
+    """
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+    except OSError as exc:
+        raise TrajectoryFileError(f"{path}: cannot read: {exc.strerror}") from None
+    if len(rows) < 3:
+        raise TrajectoryFileError(f"{path}: expected a header and at least 2 rows")
+    header = [h.strip() for h in rows[0]]
+    if "time" not in header:
+        raise TrajectoryFileError(f"{path}: no 'time' column; columns: {', '.join(header)}")
+    names = model.input_names
+    allowed = {"time"} | {f"{n}{s}" for n in names for s in ("", ".velocity", ".acceleration")}
+    unknown = [h for h in header if h not in allowed]
+    if unknown:
+        raise TrajectoryFileError(f"{path}: unknown column(s) {', '.join(unknown)}; expected time "
+                                  f"and NAME[.velocity|.acceleration] for NAME in {', '.join(names)}")
+    data = np.empty((len(rows) - 1, len(header)))
+    for r, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise TrajectoryFileError(f"{path}: row {r} has {len(row)} values, expected {len(header)}")
+        for c, text in enumerate(row):
+            try:
+                data[r - 2, c] = float(text)
+            except ValueError:
+                raise TrajectoryFileError(f"{path}: row {r}, column {header[c]}: got {text!r}, "
+                                          "expected a number") from None
+    if not np.all(np.isfinite(data)):
+        raise TrajectoryFileError(f"{path}: NaN or infinite values, expected finite numbers")
+    t = data[:, header.index("time")]
+    if np.any(np.diff(t) <= 0):
+        raise TrajectoryFileError(f"{path}: time must increase strictly from row to row")
+    n = len(t)
+    defaults = {a.name: a.default_length for a in model.actuators}
+    x = np.array([defaults.get(nm, 0.0) for nm in names]) * np.ones((n, 1))
+    xd, xdd = np.zeros_like(x), np.zeros_like(x)
+    for k, nm in enumerate(names):
+        if nm in header:
+            x[:, k] = data[:, header.index(nm)]
+        xd[:, k] = data[:, header.index(f"{nm}.velocity")] if f"{nm}.velocity" in header \
+            else np.gradient(x[:, k], t)
+        xdd[:, k] = data[:, header.index(f"{nm}.acceleration")] if f"{nm}.acceleration" in header \
+            else np.gradient(xd[:, k], t)
+    return Trajectory(t, x, xd, xdd)

@@ -1,0 +1,31 @@
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = "charmie_dynamics"
+
+setup(
+    name=package_name,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
+        ("share/" + package_name, ["package.xml"]),
+        ("share/" + package_name + "/launch", glob("launch/*.py")),
+        ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz")),
+        ("share/" + package_name + "/config/examples", glob("config/examples/*.yaml")),
+    ],
+    python_requires=">=3.10",
+    install_requires=["setuptools", "numpy>=1.22", "PyYAML>=5.4", "matplotlib>=3.5"],
+    extras_require={"test": ["pytest>=7", "pin>=3.0", "scipy>=1.8"]},
+    zip_safe=True,
+    maintainer="charmie_dynamics developers",
+    maintainer_email="charmie-dynamics@example.org",
+    description="Multibody kinematics and dynamics of the CHARMIE mobile manipulator",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": [
+            "charmie-dynamics = charmie_dynamics.cli.main:main",
+        ],
+    },
+)
