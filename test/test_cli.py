@@ -1,0 +1,307 @@
+"""The ``charmie-dynamics`` command line, run as a separate process: exit status, output,
+one-line errors without tracebacks; and the core package's import footprint."""
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import CHARMIE, ROOT
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def run_cli(*args, cwd=ROOT, timeout=300):
+    env = dict(os.environ, MPLBACKEND="Agg")
+    return subprocess.run([sys.executable, "-m", "charmie_dynamics.cli.main", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
+
+
+def assert_one_error_line(proc, *fragments):
+    assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("charmie-dynamics: error: "), lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+    return lines[0]
+
+
+def console_script():
+    found = shutil.which("charmie-dynamics", path=str(Path(sys.executable).parent))
+    return found or shutil.which("charmie-dynamics")
+
+
+# ---------------------------------------------------------------- validate-model
+
+def test_validate_bundled_model():
+    proc = run_cli("validate-model", "config/charmie.yaml")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    out = proc.stdout.strip()
+    assert out.startswith("config/charmie.yaml: valid model 'charmie'")
+    for fragment in ("27 bodies", "21 coordinates", "2 actuators", "1 springs", "2 balancers",
+                     "total mass 54.670 kg"):
+        assert fragment in out
+
+
+def test_console_script_validate():
+    script = console_script()
+    assert script is not None, "the charmie-dynamics console script is not installed"
+    proc = subprocess.run([script, "validate-model", str(CHARMIE)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "valid model 'charmie': 27 bodies, 21 coordinates" in proc.stdout
+    bad = subprocess.run([script, "validate-model", str(ROOT / "no_such.yaml")],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert_one_error_line(bad, "no_such.yaml", "cannot read the model file")
+
+
+def _bad_models(tmp_path):
+    with open(CHARMIE, encoding="utf-8") as f:
+        good = yaml.safe_load(f)
+    unknown_parent = yaml.safe_load(yaml.safe_dump(good))
+    unknown_parent["bodies"][5]["parent"] = "body_77"
+    axis_vector = yaml.safe_load(yaml.safe_dump(good))
+    axis_vector["bodies"][2]["joint"]["axis"] = [0, 0, 1]
+    cases = {
+        "unknown_parent": (yaml.safe_dump(unknown_parent), ["parent", "'body_77'", "expected"]),
+        "not_yaml": ("bodies: [unclosed\n", ["not valid YAML"]),
+        "python_tag": ('!!python/object/apply:os.system ["echo hi"]\n', ["not valid YAML"]),
+        "axis_vector": (yaml.safe_dump(axis_vector), ["joint.axis", "expected"]),
+    }
+    return cases
+
+
+@pytest.mark.parametrize("case", ["unknown_parent", "not_yaml", "python_tag", "axis_vector",
+                                  "missing"])
+def test_validate_bad_model(tmp_path, case):
+    path = tmp_path / f"{case}.yaml"
+    if case == "missing":
+        fragments = ["cannot read the model file"]
+    else:
+        text, fragments = _bad_models(tmp_path)[case]
+        path.write_text(text, encoding="utf-8")
+    proc = run_cli("validate-model", path)
+    assert_one_error_line(proc, str(path), *fragments)
+    assert proc.stdout == ""
+    if case == "python_tag":
+        assert "hi" not in proc.stdout
+
+
+
+def test_usage_error_is_exit_2():
+    proc = run_cli("validate-model")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert "usage:" in proc.stderr
+
+
+# ---------------------------------------------------------------- fk
+
+def test_fk_default_state():
+    proc = run_cli("fk")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert set(doc) == {"model", "coordinates", "frames", "points", "auxiliary"}
+    assert doc["model"] == "charmie"
+    assert len(doc["coordinates"]) == 21
+    assert len(doc["frames"]) == 27
+    f12 = doc["frames"]["body_12a"]
+    assert f12["parent"] == "body_11a"
+    R = np.array(f12["rotation"])
+    assert R.shape == (3, 3)
+    np.testing.assert_allclose(R @ R.T, np.eye(3), atol=1e-12)
+    assert np.linalg.det(R) == pytest.approx(1.0, abs=1e-12)
+    assert len(f12["origin"]) == 3
+    assert len(doc["points"]["body_12a.D12a"]) == 3
+    assert {"act4", "act5", "spring_5s"} <= set(doc["auxiliary"])
+    # default act4 = 0.400 m: seed 001 eq. 14
+    assert doc["coordinates"]["d4"] == pytest.approx(0.5735 - math.sqrt(0.4**2 - 0.095**2),
+                                                     abs=1e-12)
+    assert doc["auxiliary"]["act4"]["length"] == pytest.approx(0.4, abs=1e-12)
+    assert doc["coordinates"]["theta8a"] == 0.0
+    # world frame of body_1: origin at the wheel axle height 36.8 mm
+    assert doc["frames"]["body_1"]["origin"] == pytest.approx([0, 0, 0.0368], abs=1e-15)
+
+
+def test_fk_with_state(tmp_path):
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"positions": {"act4": 0.42, "theta8a": 0.3}}), encoding="utf-8")
+    proc = run_cli("fk", "--state", state, "--indent", 2)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    expected = 0.383 - 0.0995 + 0.290 - math.sqrt(0.42**2 - 0.095**2)
+    assert expected == pytest.approx(0.5735 - math.sqrt(0.42**2 - 0.095**2), abs=1e-15)
+    assert abs(doc["coordinates"]["d4"] - expected) < 1e-12
+    assert doc["coordinates"]["theta8a"] == 0.3
+    assert doc["auxiliary"]["act4"]["length"] == pytest.approx(0.42, abs=1e-12)
+    # the actuator's segment really joins E3 and F4
+    seg = doc["auxiliary"]["act4"]
+    assert np.linalg.norm(np.subtract(seg["end"], seg["start"])) == pytest.approx(0.42, abs=1e-12)
+
+
+@pytest.mark.parametrize("case,content,fragments", [
+    ("unknown", {"positions": {"theta99": 0.1}}, ["positions.theta99", "unknown name"]),
+    ("nan_string", {"positions": {"theta8a": "nan"}}, ["positions.theta8a", "'nan'",
+                                                       "expected a finite number"]),
+    ("nan_literal", '{"positions": {"theta8a": NaN}}', ["positions.theta8a", "nan",
+                                                        "expected a finite number"]),
+    ("driven", {"positions": {"d4": 0.1}}, ["d4", "driven by actuator act4", "give act4"]),
+    ("out_of_stroke", {"positions": {"act4": 0.9}}, ["act4", "0.9", "outside the valid range",
+                                                     "[0.31, 0.51]"]),
+    ("malformed", '{"positions": {"act4": 0.42', ["not valid JSON"]),
+    ("not_object", "[1, 2]", ["expected a JSON object"]),
+    ("unknown_key", {"position": {"act4": 0.42}}, ["unknown key(s) position"]),
+    ("missing", None, ["cannot read the state file"]),
+])
+def test_fk_invalid_state(tmp_path, case, content, fragments):
+    path = tmp_path / f"{case}.json"
+    if content is not None:
+        path.write_text(content if isinstance(content, str) else json.dumps(content),
+                        encoding="utf-8")
+    proc = run_cli("fk", "--state", path)
+    assert_one_error_line(proc, *fragments)
+    assert proc.stdout == ""
+
+
+# ---------------------------------------------------------------- analyze
+
+def _read_csv(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    return rows[0], np.array(rows[1:], dtype=float)
+
+
+def test_analyze_kinematic_validation(tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli("analyze", "--motion", "kinematic-validation", "--out", out, "--dt", 0.05)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    header, data = _read_csv(out / "kinematics.csv")
+    assert header[:4] == ["time", "body_12a.D12a.x", "body_12a.D12a.y", "body_12a.D12a.z"]
+    assert "act4.length" in header and "d4" in header
+    assert data.shape == (401, len(header))
+    assert data[0, 0] == 0.0 and data[-1, 0] == pytest.approx(20.0, abs=1e-12)
+    # act4 from 0.400 m at 5 mm/s; d4 from seed 001 eq. 14
+    L = data[:, header.index("act4.length")]
+    np.testing.assert_allclose(L, 0.4 + 0.005 * data[:, 0], atol=1e-12)
+    np.testing.assert_allclose(data[:, header.index("d4")], 0.5735 - np.sqrt(L**2 - 0.095**2),
+                               atol=1e-12)
+    png = (out / "claw_position.png").read_bytes()
+    assert png.startswith(PNG_SIGNATURE) and len(png) > 1000
+    assert "401 samples" in proc.stdout
+
+
+def test_analyze_bad_dt(tmp_path):
+    proc = run_cli("analyze", "--motion", "kinematic-validation", "--out", tmp_path, "--dt", 0)
+    assert_one_error_line(proc, "--dt", "expected a sample period")
+
+
+def test_analyze_bad_dt_console_script(tmp_path):
+    script = console_script()
+    assert script is not None
+    proc = subprocess.run([script, "analyze", "--motion", "kinematic-validation", "--out",
+                           str(tmp_path), "--dt", "0"], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert_one_error_line(proc, "--dt 0.0", "expected a sample period in (0, 0.5] s")
+
+
+def test_analyze_unknown_point(tmp_path):
+    proc = run_cli("analyze", "--motion", "kinematic-validation", "--out", tmp_path, "--dt", 0.1,
+                   "--point", "body_12a.nope")
+    assert_one_error_line(proc, "--point", "unknown point 'body_12a.nope'")
+
+
+def test_analyze_kinematic_validation_other_model(tmp_path):
+    """The reference motion on a model without CHARMIE's actuators: no traceback."""
+    proc = run_cli("analyze", "--motion", "kinematic-validation", "--model",
+                   ROOT / "config" / "examples" / "puma.yaml", "--point", "link6.origin",
+                   "--out", tmp_path, "--dt", 0.1)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    if proc.returncode == 0:
+        header, data = _read_csv(tmp_path / "kinematics.csv")
+        assert header[:2] == ["time", "link6.origin.x"] and data.shape[0] == 201
+    else:
+        assert_one_error_line(proc, "kinematic-validation")
+
+
+def _write_traj(path, header, rows):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def test_analyze_trajectory_csv(tmp_path):
+    traj = _write_traj(tmp_path / "traj.csv", ["time", "act4", "theta8a"],
+                       [[0.0, 0.40, 0.0], [0.1, 0.41, 0.05], [0.2, 0.42, 0.1], [0.3, 0.43, 0.15]])
+    out = tmp_path / "out"
+    proc = run_cli("analyze", "--trajectory", traj, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    header, data = _read_csv(out / "kinematics.csv")
+    assert data.shape[0] == 4
+    np.testing.assert_allclose(data[:, header.index("time")], [0.0, 0.1, 0.2, 0.3])
+    np.testing.assert_allclose(data[:, header.index("theta8a")], [0.0, 0.05, 0.1, 0.15])
+    np.testing.assert_allclose(data[:, header.index("act4.length")], [0.40, 0.41, 0.42, 0.43])
+    np.testing.assert_allclose(data[2, header.index("d4")],
+                               0.5735 - math.sqrt(0.42**2 - 0.095**2), atol=1e-12)
+    assert (out / "claw_position.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+@pytest.mark.parametrize("case,header,rows,fragments", [
+    ("time_not_increasing", ["time", "act4", "theta8a"],
+     [[0.0, 0.40, 0.0], [0.1, 0.41, 0.0], [0.1, 0.42, 0.0]], ["time must increase"]),
+    ("time_decreasing", ["time", "act4"], [[0.2, 0.40], [0.1, 0.41], [0.3, 0.42]],
+     ["time must increase"]),
+    ("unknown_column", ["time", "act4", "theta99"], [[0.0, 0.4, 0.0], [0.1, 0.41, 0.0]],
+     ["unknown column(s) theta99"]),
+    ("not_a_number", ["time", "act4", "theta8a"], [[0.0, 0.4, 0.0], [0.1, "abc", 0.0]],
+     ["row 3, column act4", "'abc'", "expected a number"]),
+    ("nan", ["time", "act4", "theta8a"], [[0.0, 0.4, 0.0], [0.1, "nan", 0.0]],
+     ["expected finite numbers"]),
+    ("ragged", ["time", "act4", "theta8a"], [[0.0, 0.4, 0.0], [0.1, 0.41]],
+     ["row 3 has 2 values, expected 3"]),
+    ("no_time", ["t", "act4"], [[0.0, 0.4], [0.1, 0.41]], ["no 'time' column"]),
+    ("out_of_stroke", ["time", "act4"], [[0.0, 0.4], [0.1, 0.6]], ["act4", "outside the valid range"]),
+])
+def test_analyze_bad_trajectory(tmp_path, case, header, rows, fragments):
+    traj = _write_traj(tmp_path / f"{case}.csv", header, rows)
+    out = tmp_path / "out"
+    proc = run_cli("analyze", "--trajectory", traj, "--out", out)
+    assert_one_error_line(proc, *fragments)
+    assert not (out / "kinematics.csv").exists()
+
+
+def test_analyze_missing_trajectory(tmp_path):
+    proc = run_cli("analyze", "--trajectory", tmp_path / "none.csv", "--out", tmp_path / "out")
+    assert_one_error_line(proc, "none.csv", "cannot read")
+
+
+# ---------------------------------------------------------------- import footprint
+
+def test_core_imports_without_rclpy_and_matplotlib(tmp_path):
+    # a decoy rclpy on the path: importing it would succeed and be seen in sys.modules
+    (tmp_path / "rclpy").mkdir()
+    (tmp_path / "rclpy" / "__init__.py").write_text("", encoding="utf-8")
+    code = ("import charmie_dynamics, sys\n"
+            "import charmie_dynamics.cli.main\n"
+            "m = charmie_dynamics.load_model(charmie_dynamics.bundled_model())\n"
+            "assert 'rclpy' not in sys.modules, 'rclpy imported'\n"
+            "assert 'matplotlib' not in sys.modules, 'matplotlib imported'\n"
+            "print('ok', m.n_bodies)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok 27"

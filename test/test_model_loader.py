@@ -1,0 +1,594 @@
+"""The model loader: every class of bad model file is rejected with a ModelError whose message
+names the file, the entry and field, the bad value and what was expected; good files load to
+the right numbers (units, inertia estimates, body order)."""
+import copy
+import re
+from decimal import Decimal
+
+import numpy as np
+import pytest
+import yaml
+
+from charmie_dynamics.model import ModelError, load_model
+
+from conftest import CHARMIE
+
+
+# ---------------------------------------------------------------- helpers
+
+def minimal():
+    """A valid 3-body model in metres: revolute base, prismatic link, fixed tool, one spring."""
+    return {
+        "format": "charmie_dynamics/model/1",
+        "name": "mini",
+        "units": {"length": "m", "angle": "rad"},
+        "bodies": [
+            {"name": "base", "parent": "world", "origin": [0, 0, 0.1],
+             "joint": {"type": "R", "axis": "z", "coordinate": "q1"},
+             "mass": 2.0, "com": [0, 0, 0.05],
+             "inertia": [[0.02, 0, 0], [0, 0.02, 0], [0, 0, 0.01]],
+             "points": {"tip": [0, 0, 0.2]}},
+            {"name": "link", "parent": "base", "origin": [0, 0, 0.2],
+             "joint": {"type": "P", "axis": "-z", "coordinate": "d2",
+                       "limits": {"lower": 0.0, "upper": 0.1}},
+             "mass": 1.0, "com": [0, 0, 0.1],
+             "inertia": {"ixx": 0.01, "iyy": 0.01, "izz": 0.005}},
+            {"name": "tool", "parent": "link", "origin": [0, 0, 0.3],
+             "joint": {"type": "F"},
+             "mass": 0.5, "com": [0, 0, 0.02],
+             "inertia": {"solid_box": [0.05, 0.05, 0.04]},
+             "points": {"tcp": [0, 0, 0.05]}},
+        ],
+        "springs": [{"name": "spring_a", "between": ["base.tip", "tool.tcp"],
+                     "stiffness": 100.0, "free_length": 0.2}],
+    }
+
+
+@pytest.fixture(scope="module")
+def charmie_data():
+    with open(CHARMIE, encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+def write(tmp_path, data, name="model.yaml"):
+    path = tmp_path / name
+    if isinstance(data, str):
+        path.write_text(data, encoding="utf-8")
+    else:
+        path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def ordered(*fragments):
+    """A regex matching the fragments, literally, in this order."""
+    return ".*".join(re.escape(f) for f in fragments)
+
+
+def expect_error(path, *fragments):
+    """load_model(path) raises ModelError starting with the file name, then the fragments."""
+    with pytest.raises(ModelError, match=ordered(f"{path}: ", *fragments)) as info:
+        load_model(path)
+    assert str(info.value).startswith(f"{path}: ")
+    assert "\n" not in str(info.value)
+    return str(info.value)
+
+
+def body(data, name):
+    return next(b for b in data["bodies"] if b["name"] == name)
+
+
+def test_minimal_model_is_valid(tmp_path):
+    model = load_model(write(tmp_path, minimal()))
+    assert model.body_names == ("base", "link", "tool")
+    assert model.coordinate_names == ("q1", "d2")
+    assert model.total_mass == pytest.approx(3.5, abs=1e-15)
+
+
+# ---------------------------------------------------------------- tree structure
+
+def test_unknown_parent(tmp_path):
+    data = minimal()
+    data["bodies"][1]["parent"] = "nowhere"
+    path = write(tmp_path, data)
+    expect_error(path, "bodies[1] (link).parent", "'nowhere'", "expected world or one of the bodies")
+
+
+def test_cycle_in_parents(tmp_path):
+    data = minimal()
+    data["bodies"][1]["parent"] = "tool"      # link <- tool <- link, base hangs from world
+    path = write(tmp_path, data)
+    msg = expect_error(path, "bodies", "cycle", "link, tool", "expected a tree rooted at world")
+    assert "base" not in msg.split("cycle", 1)[1]
+
+
+def test_self_parent_is_a_cycle(tmp_path):
+    data = minimal()
+    data["bodies"][2]["parent"] = "tool"
+    expect_error(write(tmp_path, data), "cycle", "tool", "expected a tree rooted at world")
+
+
+def test_duplicate_body_names(tmp_path):
+    data = minimal()
+    data["bodies"][2]["name"] = "link"
+    data["springs"][0]["between"][1] = "link.tcp"
+    path = write(tmp_path, data)
+    expect_error(path, "bodies[2].name", "duplicate body name 'link'")
+
+
+@pytest.mark.parametrize("section,index", [("springs", 0), ("actuators", 0)])
+def test_duplicate_names_across_sections(tmp_path, charmie_data, section, index):
+    data = copy.deepcopy(charmie_data)
+    data[section][index]["name"] = "body_5"          # the name of a body
+    path = write(tmp_path, data)
+    expect_error(path, "duplicate name(s) body_5", "across bodies, actuators, springs")
+
+
+def test_duplicate_names_actuator_and_spring(tmp_path, charmie_data):
+    data = copy.deepcopy(charmie_data)
+    data["springs"][0]["name"] = "act4"
+    expect_error(write(tmp_path, data), "duplicate name(s) act4")
+
+
+def test_world_cannot_be_declared(tmp_path):
+    data = minimal()
+    data["bodies"][0]["name"] = "world"
+    expect_error(write(tmp_path, data), "bodies[0] (world).name", "'world' is the ground")
+
+
+# ---------------------------------------------------------------- missing / unknown fields
+
+@pytest.mark.parametrize("field", ["name", "parent", "joint", "mass", "com", "inertia"])
+def test_missing_required_body_field(tmp_path, field):
+    data = minimal()
+    del data["bodies"][1][field]
+    path = write(tmp_path, data)
+    where = "bodies[1].name" if field == "name" else f"bodies[1] (link).{field}"
+    expect_error(path, where, "missing required field")
+
+
+def test_missing_format(tmp_path):
+    data = minimal()
+    del data["format"]
+    expect_error(write(tmp_path, data), "format", "missing required field")
+
+
+def test_wrong_format(tmp_path):
+    data = minimal()
+    data["format"] = "charmie_dynamics/model/2"
+    expect_error(write(tmp_path, data), "format", "'charmie_dynamics/model/2'",
+                 "expected 'charmie_dynamics/model/1'")
+
+
+@pytest.mark.parametrize("where,key", [("body", "colour"), ("joint", "damping"),
+                                       ("top", "author"), ("inertia", "ixw")])
+def test_unknown_field(tmp_path, where, key):
+    data = minimal()
+    if where == "body":
+        data["bodies"][1][key] = "red"
+        loc = "bodies[1] (link)"
+    elif where == "joint":
+        data["bodies"][1]["joint"][key] = 0.1
+        loc = "bodies[1] (link).joint"
+    elif where == "inertia":
+        data["bodies"][1]["inertia"][key] = 0.0
+        loc = "bodies[1] (link).inertia"
+    else:
+        data[key] = "me"
+        loc = "top level"
+    expect_error(write(tmp_path, data), loc, f"unknown field(s) {key}", "expected some of")
+
+
+# ---------------------------------------------------------------- joints
+
+def test_unknown_joint_type(tmp_path):
+    data = minimal()
+    data["bodies"][1]["joint"]["type"] = "Q"
+    expect_error(write(tmp_path, data), "bodies[1] (link).joint.type", "'Q'",
+                 "expected R, P or F")
+
+
+@pytest.mark.parametrize("axis", ["w", "xy", "X", "--x", "+-z", 1])
+def test_unknown_axis(tmp_path, axis):
+    data = minimal()
+    data["bodies"][0]["joint"]["axis"] = axis
+    expect_error(write(tmp_path, data), "bodies[0] (base).joint.axis", repr(axis),
+                 "expected x, y, z, -x, -y or -z")
+
+
+def test_axis_given_as_vector(tmp_path):
+    """A natural mistake: the axis as a vector. Must be a ModelError, not a TypeError."""
+    data = minimal()
+    data["bodies"][0]["joint"]["axis"] = [0, 0, 1]
+    expect_error(write(tmp_path, data), "bodies[0] (base).joint.axis", "[0, 0, 1]",
+                 "expected x, y, z, -x, -y or -z")
+
+
+@pytest.mark.parametrize("where", ["joint.type", "units.length", "units.angle",
+                                   "solid_cylinder.axis"])
+def test_list_where_a_word_is_expected(tmp_path, where):
+    """A list where a keyword is expected: a ModelError, not a TypeError (unhashable)."""
+    data = minimal()
+    if where == "joint.type":
+        data["bodies"][0]["joint"]["type"] = ["R"]
+        loc, expected = "bodies[0] (base).joint.type", "expected R, P or F"
+    elif where.startswith("units"):
+        data["units"][where.split(".")[1]] = ["m"]
+        loc, expected = where, "expected "
+    else:
+        data["bodies"][2]["inertia"] = {"solid_cylinder": {"radius": 0.1, "length": 0.6,
+                                                           "axis": ["z"]}}
+        loc, expected = "bodies[2] (tool).inertia.solid_cylinder.axis", "expected x, y or z"
+    expect_error(write(tmp_path, data), loc, "[", expected)
+
+
+@pytest.mark.parametrize("key,value", [("axis", "z"), ("coordinate", "q9"), ("multiplier", 2.0)])
+def test_fixed_joint_takes_no_axis(tmp_path, key, value):
+    data = minimal()
+    data["bodies"][2]["joint"][key] = value
+    expect_error(write(tmp_path, data), "bodies[2] (tool).joint", f"fixed joint (F) takes no {key}")
+
+
+@pytest.mark.parametrize("value", [0, 0.0])
+def test_multiplier_zero(tmp_path, value):
+    data = minimal()
+    data["bodies"][0]["joint"]["multiplier"] = value
+    expect_error(write(tmp_path, data), "bodies[0] (base).joint.multiplier", "got 0",
+                 "expected a non-zero number")
+
+
+def test_limits_lower_not_below_upper(tmp_path):
+    data = minimal()
+    data["bodies"][1]["joint"]["limits"] = {"lower": 0.2, "upper": 0.1}
+    expect_error(write(tmp_path, data), "bodies[1] (link).joint.limits", "lower 0.2 >= upper 0.1",
+                 "expected lower < upper")
+
+
+# ---------------------------------------------------------------- numbers
+
+@pytest.mark.parametrize("mass", [0, 0.0, -1.5])
+def test_non_positive_mass(tmp_path, mass):
+    data = minimal()
+    data["bodies"][1]["mass"] = mass
+    expect_error(write(tmp_path, data), "bodies[1] (link).mass", f"got {float(mass)!r}",
+                 "expected a number > 0")
+
+
+@pytest.mark.parametrize("text,where,shown", [
+    ("mass: .nan", "bodies[1] (link).mass", "nan"),
+    ("mass: .inf", "bodies[1] (link).mass", "inf"),
+    ("com: [0, -.inf, 0.1]", "bodies[1] (link).com[1]", "-inf"),
+    ("origin: [.nan, 0, 0.2]", "bodies[1] (link).origin[0]", "nan"),
+])
+def test_nan_and_inf(tmp_path, text, where, shown):
+    field, value = text.split(": ", 1)
+    data = minimal()
+    data["bodies"][1][field] = "@@PLACEHOLDER@@"
+    source = yaml.safe_dump(data, sort_keys=False).replace("'@@PLACEHOLDER@@'", value)
+    assert value in source
+    path = write(tmp_path, source)
+    expect_error(path, where, f"got {shown}", "expected a finite number")
+
+
+def test_huge_integer_is_rejected(tmp_path):
+    """An integer too large for a float: a ModelError, not an OverflowError."""
+    data = minimal()
+    data["bodies"][1]["mass"] = "@@PLACEHOLDER@@"
+    source = yaml.safe_dump(data, sort_keys=False).replace("'@@PLACEHOLDER@@'", "1" + "0" * 400)
+    expect_error(write(tmp_path, source), "bodies[1] (link).mass", "expected a finite number")
+
+
+@pytest.mark.parametrize("value", ["1.0", True, None])
+def test_mass_not_a_number(tmp_path, value):
+    data = minimal()
+    data["bodies"][1]["mass"] = value
+    expect_error(write(tmp_path, data), "bodies[1] (link).mass", f"got {value!r}",
+                 "expected a number")
+
+
+# ---------------------------------------------------------------- inertia
+
+def test_inertia_not_symmetric(tmp_path):
+    data = minimal()
+    data["bodies"][0]["inertia"] = [[0.02, 0.001, 0], [0, 0.02, 0], [0, 0, 0.01]]
+    expect_error(write(tmp_path, data), "bodies[0] (base).inertia",
+                 "got [[0.02, 0.001, 0.0], [0.0, 0.02, 0.0]", "expected a symmetric matrix")
+
+
+@pytest.mark.parametrize("matrix", [
+    [[0.02, 0, 0], [0, 0.02, 0], [0, 0, -0.01]],
+    [[0.02, 0, 0], [0, 0.02, 0], [0, 0, 0]],
+    [[1, 2, 0], [2, 1, 0], [0, 0, 1]],            # eigenvalues -1, 1, 3
+])
+def test_inertia_not_positive_definite(tmp_path, matrix):
+    data = minimal()
+    data["bodies"][0]["inertia"] = matrix
+    expect_error(write(tmp_path, data), "bodies[0] (base).inertia", "eigenvalues [",
+                 "expected a positive definite matrix")
+
+
+@pytest.mark.parametrize("inertia", [
+    [[1, 0, 0], [0, 1, 0], [0, 0, 3]],
+    {"ixx": 0.01, "iyy": 0.05, "izz": 0.01},
+])
+def test_inertia_triangle_inequality(tmp_path, inertia):
+    data = minimal()
+    data["bodies"][0]["inertia"] = inertia
+    expect_error(write(tmp_path, data), "bodies[0] (base).inertia", "principal moments [",
+                 "triangle inequality")
+
+
+def test_inertia_missing_diagonal_component(tmp_path):
+    data = minimal()
+    data["bodies"][1]["inertia"] = {"ixx": 0.01, "iyy": 0.01}
+    expect_error(write(tmp_path, data), "bodies[1] (link).inertia.izz", "missing required field")
+
+
+# ---------------------------------------------------------------- units
+
+@pytest.mark.parametrize("key,value,expected", [("length", "cm", "expected m or mm"),
+                                                ("angle", "grad", "expected rad or deg"),
+                                                ("length", "M", "expected m or mm")])
+def test_unknown_units(tmp_path, key, value, expected):
+    data = minimal()
+    data["units"][key] = value
+    expect_error(write(tmp_path, data), f"units.{key}", f"got {value!r}", expected)
+
+
+def test_millimetres_declared_as_metres(tmp_path):
+    data = minimal()
+    data["bodies"][1]["origin"] = [0, 0, 290]
+    msg = expect_error(write(tmp_path, data), "bodies[1] (link).origin[2]", "got 290",
+                       "expected |length| <=")
+    assert "units" in msg
+
+
+def test_charmie_declared_as_metres(tmp_path, charmie_data):
+    data = copy.deepcopy(charmie_data)
+    data["units"]["length"] = "m"
+    msg = expect_error(write(tmp_path, data), "bodies[", "got ", "expected |length| <=")
+    assert "units.length" in msg
+
+
+# ---------------------------------------------------------------- mechanisms
+
+def test_actuator_base_not_on_parent(tmp_path, charmie_data):
+    data = copy.deepcopy(charmie_data)
+    data["actuators"][0]["base"] = "body_4.G4"      # on the driven body, not on body_3
+    expect_error(write(tmp_path, data), "actuators[0] (act4).base", "got a point of body_4",
+                 "expected a point of body_3")
+
+
+def test_actuator_stroke_outside_assembly_range(tmp_path, charmie_data):
+    data = copy.deepcopy(charmie_data)
+    data["actuators"][0]["stroke"] = [50, 510]      # the mechanism assembles above 95 mm
+    expect_error(write(tmp_path, data), "act4", "stroke [0.05, 0.51] m",
+                 "expected a range inside (0.095,", "assembles")
+
+
+def test_actuator_default_outside_stroke(tmp_path, charmie_data):
+    data = copy.deepcopy(charmie_data)
+    data["actuators"][0]["default_length"] = 600
+    expect_error(write(tmp_path, data), "actuators[0] (act4).default_length", "got 600",
+                 "within the stroke")
+
+
+@pytest.mark.parametrize("branch", [0, 2, True, "+1"])
+def test_actuator_bad_branch(tmp_path, charmie_data, branch):
+    data = copy.deepcopy(charmie_data)
+    data["actuators"][1]["branch"] = branch
+    expect_error(write(tmp_path, data), "actuators[1] (act5).branch", f"got {branch!r}",
+                 "expected +1 or -1")
+
+
+@pytest.mark.parametrize("ref,fragments", [
+    ("body_4.S4X", ["unknown point 'body_4.S4X'", "points of body_4", "S4"]),
+    ("body_99.S4", ["unknown body 'body_99'", "bodies: body_1"]),
+    ("S4", ["got 'S4'", "expected BODY.POINT"]),
+])
+def test_point_reference_unknown(tmp_path, charmie_data, ref, fragments):
+    data = copy.deepcopy(charmie_data)
+    data["springs"][0]["between"][0] = ref
+    expect_error(write(tmp_path, data), "springs[0] (spring_5s).between[0]", *fragments)
+
+
+def test_actuator_point_unknown(tmp_path, charmie_data):
+    data = copy.deepcopy(charmie_data)
+    data["actuators"][1]["end"] = "body_5.E6"
+    expect_error(write(tmp_path, data), "actuators[1] (act5).end", "unknown point 'body_5.E6'")
+
+
+def test_balancer_point_unknown(tmp_path, charmie_data):
+    data = copy.deepcopy(charmie_data)
+    data["balancers"][0]["spring"]["anchor"] = "body_3.S3X"
+    expect_error(write(tmp_path, data), "balancers[0] (balancer_left).spring.anchor",
+                 "unknown point 'body_3.S3X'")
+
+
+# ---------------------------------------------------------------- file level
+
+@pytest.mark.parametrize("text", ["bodies: [unclosed\n", "a: b: c\n", "name: x\n\t- tab\n"])
+def test_not_yaml(tmp_path, text):
+    expect_error(write(tmp_path, text), "not valid YAML")
+
+
+@pytest.mark.parametrize("text,shown", [("just a string\n", "str 'just a string'"),
+                                        ("", "NoneType None"), ("[1, 2]\n", "list [1, 2]")])
+def test_yaml_not_a_mapping(tmp_path, text, shown):
+    expect_error(write(tmp_path, text), "top level", f"got {shown}", "expected a mapping")
+
+
+def test_missing_file(tmp_path):
+    path = tmp_path / "no_such_model.yaml"
+    expect_error(path, "cannot read the model file", "No such file or directory")
+
+
+def test_python_tag_is_rejected_and_not_run(tmp_path):
+    marker = tmp_path / "pwned"
+    text = f'format: !!python/object/apply:os.system ["touch {marker}"]\nname: evil\nbodies: []\n'
+    path = write(tmp_path, text)
+    expect_error(path, "not valid YAML", "python/object/apply:os.system")
+    assert not marker.exists()
+
+
+def test_python_tag_echo_hi(tmp_path):
+    path = write(tmp_path, '!!python/object/apply:os.system ["echo hi"]\n')
+    expect_error(path, "not valid YAML")
+
+
+# ---------------------------------------------------------------- good files
+
+def test_bundled_charmie(charmie_data):
+    model = load_model(CHARMIE)
+    assert model.n_bodies == 27
+    assert model.n_coordinates == 21
+    stated = float(re.search(r"Total mass of the estimate: ([0-9.]+) kg",
+                             CHARMIE.read_text(encoding="utf-8")).group(1))
+    assert stated == 54.67
+    assert abs(model.total_mass - stated) < 1e-9
+    assert model.total_mass == pytest.approx(sum(b.get("mass", 0.0)
+                                                 for b in charmie_data["bodies"]), abs=1e-12)
+    assert model.actuator_names == ("act4", "act5")
+    assert [s.name for s in model.springs] == ["spring_5s"]
+    assert len(model.balancers) == 2
+    # mm -> m once, at load: body_4 origin 290 mm, E3 anchor
+    assert model.origin[model.body_index("body_4")].tolist() == [0.0, 0.0, 0.29]
+    np.testing.assert_allclose(model.point("body_3.E3").local, [0, 0.2575, 0.0995], atol=1e-15)
+    assert model.actuators[0].stroke == pytest.approx((0.31, 0.51), abs=1e-15)
+
+
+def _shift(value, digits):
+    """A decimal number as a person would rewrite it in other units (exact decimal shift)."""
+    return float(Decimal(str(value)).scaleb(digits))
+
+
+def _mm_model():
+    return {
+        "format": "charmie_dynamics/model/1", "name": "units_test",
+        "units": {"length": "mm", "angle": "rad"},
+        "bodies": [
+            {"name": "b1", "parent": "world", "origin": [12.5, -3, 290],
+             "rotation": [0.1, 0.2, 0.3],
+             "joint": {"type": "R", "axis": "z", "coordinate": "q1"},
+             "mass": 2.5, "com": [1.5, 2.25, 110],
+             "inertia": [[21000, 150, -20], [150, 19000, 35], [-20, 35, 9000]],
+             "points": {"p": [100, 0, 434]}},
+            {"name": "b2", "parent": "b1", "origin": [0, 162.5, 383],
+             "joint": {"type": "P", "axis": "-z", "coordinate": "d2"},
+             "mass": 1.25, "com": [0, 60, 220],
+             "inertia": {"ixx": 4100, "iyy": 3400, "izz": 2500, "ixy": 12.5}},
+        ],
+    }
+
+
+def _to_metres(data):
+    data = copy.deepcopy(data)
+    data["units"]["length"] = "m"
+    for b in data["bodies"]:
+        b["origin"] = [_shift(v, -3) for v in b["origin"]]
+        b["com"] = [_shift(v, -3) for v in b["com"]]
+        b["points"] = {k: [_shift(v, -3) for v in p] for k, p in b.get("points", {}).items()}
+        inertia = b["inertia"]
+        if isinstance(inertia, list):
+            b["inertia"] = [[_shift(v, -6) for v in row] for row in inertia]
+        else:
+            b["inertia"] = {k: _shift(v, -6) for k, v in inertia.items()}
+    return data
+
+
+def test_mm_and_m_models_are_identical(tmp_path):
+    mm = _mm_model()
+    m = _to_metres(mm)
+    assert m["bodies"][0]["origin"] == [0.0125, -0.003, 0.29]
+    assert m["bodies"][0]["inertia"][0][0] == 0.021
+    a = load_model(write(tmp_path, mm, "mm.yaml"))
+    b = load_model(write(tmp_path, m, "m.yaml"))
+    for field in ("mass", "com", "inertia", "origin", "rotation", "axis"):
+        x, y = getattr(a, field), getattr(b, field)
+        assert x.shape == y.shape
+        assert np.abs(x - y).max() <= 1e-15, field
+    np.testing.assert_allclose(a.point("b1.p").local, b.point("b1.p").local, rtol=0, atol=1e-15)
+    assert a.origin[0, 2] == pytest.approx(0.29, abs=1e-15)
+    assert a.inertia[0][0, 0] == pytest.approx(0.021, abs=1e-15)
+    assert a.inertia[1][0, 1] == pytest.approx(12.5e-6, abs=1e-18)
+
+
+def test_solid_box_inertia(tmp_path):
+    data = minimal()
+    data["bodies"][2]["mass"] = 2.0
+    data["bodies"][2]["inertia"] = {"solid_box": [0.3, 0.4, 0.5]}
+    model = load_model(write(tmp_path, data))
+    # m/12 (b^2 + c^2): 2/12 * (0.16 + 0.25), 2/12 * (0.09 + 0.25), 2/12 * (0.09 + 0.16)
+    expected = np.diag([0.41 / 6, 0.34 / 6, 0.25 / 6])
+    np.testing.assert_allclose(model.inertia[2], expected, rtol=0, atol=1e-15)
+    assert model.inertia[2][0, 0] == pytest.approx(0.0683333333333, abs=1e-12)
+
+
+def test_solid_box_inertia_in_mm(tmp_path):
+    data = minimal()
+    data["units"]["length"] = "mm"
+    for b in data["bodies"]:
+        b["origin"] = [v * 1000 for v in b["origin"]]
+        b["com"] = [v * 1000 for v in b["com"]]
+        for p in b.get("points", {}):
+            b["points"][p] = [v * 1000 for v in b["points"][p]]
+    data["bodies"][0]["inertia"] = [[20000, 0, 0], [0, 20000, 0], [0, 0, 10000]]
+    data["bodies"][1]["inertia"] = {"ixx": 10000, "iyy": 10000, "izz": 5000}
+    data["bodies"][1]["joint"]["limits"] = {"lower": 0, "upper": 100}
+    data["springs"][0]["free_length"] = 200
+    data["bodies"][2]["mass"] = 2.0
+    data["bodies"][2]["inertia"] = {"solid_box": [300, 400, 500]}
+    model = load_model(write(tmp_path, data))
+    np.testing.assert_allclose(model.inertia[2], np.diag([0.41 / 6, 0.34 / 6, 0.25 / 6]),
+                               rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("axis,k", [("x", 0), ("y", 1), ("z", 2), (None, 2)])
+def test_solid_cylinder_inertia(tmp_path, axis, k):
+    data = minimal()
+    data["bodies"][2]["mass"] = 3.0
+    cyl = {"radius": 0.1, "length": 0.6}
+    if axis is not None:
+        cyl["axis"] = axis
+    data["bodies"][2]["inertia"] = {"solid_cylinder": cyl}
+    model = load_model(write(tmp_path, data))
+    # axial m r^2 / 2 = 3 * 0.01 / 2 = 0.015; transverse m (3 r^2 + l^2) / 12 = 3 * 0.39 / 12
+    diag = [0.0975, 0.0975, 0.0975]
+    diag[k] = 0.015
+    np.testing.assert_allclose(model.inertia[2], np.diag(diag), rtol=0, atol=1e-15)
+
+
+def test_solid_cylinder_bad_axis(tmp_path):
+    data = minimal()
+    data["bodies"][2]["inertia"] = {"solid_cylinder": {"radius": 0.1, "length": 0.6, "axis": "w"}}
+    expect_error(write(tmp_path, data), "bodies[2] (tool).inertia.solid_cylinder.axis", "'w'",
+                 "expected x, y or z")
+
+
+def test_body_order_parents_first(tmp_path):
+    data = minimal()
+    data["bodies"].reverse()                       # tool, link, base: children before parents
+    model = load_model(write(tmp_path, data))
+    assert model.body_names == ("base", "link", "tool")
+    assert model.parent.tolist() == [-1, 0, 1]
+    assert model.coordinate_names == ("q1", "d2")
+
+
+def test_charmie_order_parents_first_when_shuffled(tmp_path, charmie_data):
+    data = copy.deepcopy(charmie_data)
+    rng = np.random.default_rng(3)
+    order = rng.permutation(len(data["bodies"]))
+    data["bodies"] = [data["bodies"][i] for i in order]
+    assert data["bodies"][0]["parent"] != "world"
+    model = load_model(write(tmp_path, data))
+    reference = load_model(CHARMIE)
+    assert set(model.body_names) == set(reference.body_names)
+    for i in range(model.n_bodies):
+        assert model.parent[i] < i
+        parent = model.bodies[i].parent
+        assert parent == "world" or model.body_index(parent) == model.parent[i]
+    # same physics whatever the order: per-body arrays match by name
+    for i, name in enumerate(model.body_names):
+        j = reference.body_index(name)
+        assert model.mass[i] == reference.mass[j]
+        assert np.array_equal(model.origin[i], reference.origin[j])
+        assert np.array_equal(model.inertia[i], reference.inertia[j])
