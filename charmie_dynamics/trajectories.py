@@ -43,9 +43,10 @@ def input_kinds(model: Model) -> list[str]:
 
 
 def _start(model: Model, actuator_start: dict[str, float]) -> np.ndarray:
+    """Coordinates at 0; actuators at ``actuator_start`` where named, else at their default."""
     x0 = np.zeros(len(model.input_names))
-    for name, value in actuator_start.items():
-        x0[model.input_names.index(name)] = value
+    for a in model.actuators:
+        x0[model.input_names.index(a.name)] = actuator_start.get(a.name, a.default_length)
     return x0
 
 

@@ -225,7 +225,8 @@ def test_list_where_a_word_is_expected(tmp_path, where):
 def test_fixed_joint_takes_no_axis(tmp_path, key, value):
     data = minimal()
     data["bodies"][2]["joint"][key] = value
-    expect_error(write(tmp_path, data), "bodies[2] (tool).joint", f"fixed joint (F) takes no {key}")
+    expect_error(write(tmp_path, data), "bodies[2] (tool).joint",
+                 f"got {key} for a fixed joint (F), expected none")
 
 
 @pytest.mark.parametrize("value", [0, 0.0])

@@ -13,6 +13,7 @@ from ..kinematics import point_positions, resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..model import load_model
 from ..trajectories import MOTIONS, Trajectory, from_csv
+from .errors import InputError
 
 
 def add_analyze_parser(sub: argparse._SubParsersAction) -> None:
@@ -56,7 +57,7 @@ def _plot(path: Path, t: np.ndarray, series: dict[str, np.ndarray], ylabel: str,
 
 
 def run_analyze(args: argparse.Namespace) -> int:
-    from .main import InputError, check_points, parse_payload
+    from .main import check_points, parse_payload
 
     model = load_model(args.model)
     if args.trajectory is not None:

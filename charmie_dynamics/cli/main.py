@@ -22,12 +22,9 @@ from ..model import ModelError, load_model
 from ..resources import bundled_model
 from ..trajectories import TrajectoryFileError
 from .analyze import add_analyze_parser
+from .errors import InputError
 
 PROG = "charmie-dynamics"
-
-
-class InputError(ValueError):
-    """A bad input file for the CLI."""
 
 
 def read_state(path: Path) -> dict[str, Any]:

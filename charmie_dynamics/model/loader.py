@@ -21,6 +21,7 @@ FORMAT = "charmie_dynamics/model/1"
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 ANGLE_UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
 JOINT_TYPES = {"R": JointType.REVOLUTE, "P": JointType.PRISMATIC, "F": JointType.FIXED}
+JOINT_AXES = ("x", "y", "z", "-x", "-y", "-z")
 # A robot model longer than this in metres almost surely holds millimetres declared as m.
 MAX_LENGTH_M = 100.0
 
@@ -48,7 +49,7 @@ class _Reader:
     def get(self, data: Mapping, key: str, where: str, default: Any = ...) -> Any:
         if key not in data:
             if default is ...:
-                raise self.fail(f"{where}.{key}", "missing required field")
+                raise self.fail(f"{where}.{key}", "missing required field, expected a value")
             return default
         return data[key]
 
@@ -62,13 +63,23 @@ class _Reader:
                nonnegative: bool = False) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(where, f"got {value!r}, expected a number")
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:
+            raise self.fail(where, "got an integer too large for a float, expected a finite "
+                                   "number") from None
         if not math.isfinite(value):
             raise self.fail(where, f"got {value!r}, expected a finite number")
         if positive and value <= 0:
             raise self.fail(where, f"got {value!r}, expected a number > 0")
         if nonnegative and value < 0:
             raise self.fail(where, f"got {value!r}, expected a number >= 0")
+        return value
+
+    def choice(self, value: Any, options: Mapping | tuple, where: str) -> Any:
+        if not isinstance(value, str) or value not in options:
+            *head, last = options
+            raise self.fail(where, f"got {value!r}, expected {', '.join(head)} or {last}")
         return value
 
     def vector(self, value: Any, where: str, n: int = 3) -> np.ndarray:
@@ -115,9 +126,8 @@ def _inertia(r: _Reader, value: Any, mass: float, where: str) -> np.ndarray:
                                  f"{where}.solid_cylinder.radius", positive=True)
             ln = r.length_value(r.get(cyl, "length", f"{where}.solid_cylinder"),
                                 f"{where}.solid_cylinder.length", positive=True)
-            ax = r.get(cyl, "axis", f"{where}.solid_cylinder", "z")
-            if ax not in AXES:
-                raise r.fail(f"{where}.solid_cylinder.axis", f"got {ax!r}, expected x, y or z")
+            ax = r.choice(r.get(cyl, "axis", f"{where}.solid_cylinder", "z"), tuple(AXES),
+                          f"{where}.solid_cylinder.axis")
             transverse = mass * (3 * rad**2 + ln**2) / 12.0
             diag = np.full(3, transverse)
             diag[AXES[ax]] = mass * rad**2 / 2.0
@@ -173,20 +183,14 @@ def _body(r: _Reader, data: Any, k: int) -> Body:
     euler = r.vector(r.get(data, "rotation", where, [0, 0, 0]), f"{where}.rotation") * r.angle
     joint = r.mapping(r.get(data, "joint", where), f"{where}.joint")
     r.check_keys(joint, {"type", "axis", "coordinate", "multiplier", "limits"}, f"{where}.joint")
-    jt = r.get(joint, "type", f"{where}.joint")
-    if jt not in JOINT_TYPES:
-        raise r.fail(f"{where}.joint.type", f"got {jt!r}, expected R, P or F")
-    jtype = JOINT_TYPES[jt]
+    jtype = JOINT_TYPES[r.choice(r.get(joint, "type", f"{where}.joint"), tuple(JOINT_TYPES),
+                                 f"{where}.joint.type")]
     axis = np.zeros(3)
     coordinate: Optional[str] = None
     multiplier = 1.0
     if jtype != JointType.FIXED:
-        ax = r.get(joint, "axis", f"{where}.joint")
-        sign = -1.0 if isinstance(ax, str) and ax.startswith("-") else 1.0
-        ax_name = ax.lstrip("+-") if isinstance(ax, str) else ax
-        if ax_name not in AXES:
-            raise r.fail(f"{where}.joint.axis", f"got {ax!r}, expected x, y, z, -x, -y or -z")
-        axis[AXES[ax_name]] = sign
+        ax = r.choice(r.get(joint, "axis", f"{where}.joint"), JOINT_AXES, f"{where}.joint.axis")
+        axis[AXES[ax[-1]]] = -1.0 if ax.startswith("-") else 1.0
         coordinate = r.name(r.get(joint, "coordinate", f"{where}.joint"), f"{where}.joint.coordinate")
         multiplier = r.number(r.get(joint, "multiplier", f"{where}.joint", 1.0),
                               f"{where}.joint.multiplier")
@@ -195,7 +199,8 @@ def _body(r: _Reader, data: Any, k: int) -> Body:
     else:
         extra = sorted(set(joint) & {"axis", "coordinate", "multiplier", "limits"})
         if extra:
-            raise r.fail(f"{where}.joint", f"a fixed joint (F) takes no {', '.join(extra)}")
+            raise r.fail(f"{where}.joint", f"got {', '.join(extra)} for a fixed joint (F), "
+                                           "expected none")
     limits = _limits(r, joint.get("limits"), jtype, f"{where}.joint.limits")
     virtual = r.get(data, "virtual", where, False)
     if not isinstance(virtual, bool):
@@ -225,7 +230,7 @@ def _order_parents_first(r: _Reader, bodies: list[Body]) -> list[Body]:
     by_name: dict[str, Body] = {}
     for k, b in enumerate(bodies):
         if b.name in by_name:
-            raise r.fail(f"bodies[{k}].name", f"duplicate body name {b.name!r}")
+            raise r.fail(f"bodies[{k}].name", f"duplicate body name {b.name!r}, expected unique names")
         by_name[b.name] = b
     for k, b in enumerate(bodies):
         if b.parent != "world" and b.parent not in by_name:
@@ -365,12 +370,8 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
         raise base.fail("format", f"got {fmt!r}, expected {FORMAT!r}")
     units = base.mapping(base.get(data, "units", "top level", {}) or {}, "units")
     base.check_keys(units, {"length", "angle"}, "units")
-    length_unit = units.get("length", "m")
-    angle_unit = units.get("angle", "rad")
-    if length_unit not in LENGTH_UNITS:
-        raise base.fail("units.length", f"got {length_unit!r}, expected m or mm")
-    if angle_unit not in ANGLE_UNITS:
-        raise base.fail("units.angle", f"got {angle_unit!r}, expected rad or deg")
+    length_unit = base.choice(units.get("length", "m"), tuple(LENGTH_UNITS), "units.length")
+    angle_unit = base.choice(units.get("angle", "rad"), tuple(ANGLE_UNITS), "units.angle")
     r = _Reader(source, LENGTH_UNITS[length_unit], ANGLE_UNITS[angle_unit])
     name = r.name(r.get(data, "name", "top level"), "name")
     gravity = r.vector(r.get(data, "gravity", "top level", [0.0, 0.0, -9.81]), "gravity")
@@ -389,7 +390,7 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise r.fail("top level", f"duplicate name(s) {', '.join(dup)} across bodies, actuators, "
-                                  "springs and balancers")
+                                  "springs and balancers, expected unique names")
     coords = set(tree.coordinate_names)
     for a in sections["actuators"]:
         if a.name in coords:
