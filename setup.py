@@ -17,7 +17,7 @@ setup(
     ],
     python_requires=">=3.10",
     install_requires=["setuptools", "numpy>=1.22", "PyYAML>=5.4", "matplotlib>=3.5"],
-    extras_require={"test": ["pytest>=7", "pin>=3.0", "scipy>=1.8"]},
+    extras_require={"test": ["pytest>=7", "pin>=3.0", "scipy>=1.8", "urdf-parser-py>=0.0.4"]},
     zip_safe=True,
     maintainer="charmie_dynamics developers",
     maintainer_email="charmie-dynamics@example.org",
@@ -26,6 +26,9 @@ setup(
     entry_points={
         "console_scripts": [
             "charmie-dynamics = charmie_dynamics.cli.main:main",
+            "model_loader = charmie_dynamics.ros.model_loader_node:main",
+            "dynamics = charmie_dynamics.ros.dynamics_node:main",
+            "trajectory_player = charmie_dynamics.ros.trajectory_player_node:main",
         ],
     },
 )

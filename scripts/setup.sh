@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Create .venv beside this repository and install the package with its test tools.
-# Needs only python3 (3.10+) with venv; safe to run again (fast when already set up).
+# Create .venv beside this repository: ROS 2 from its PyPI wheels (rclpy, Fast DDS, the
+# message packages; tf2_msgs built from source), then this package with its test tools.
+# Needs only python3 (3.10+) with venv, cmake, g++ and make (installed with apt-get when
+# missing and run as root). Safe to run again: fast when already set up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
+scripts/ros_wheels/install.sh .venv
 stamp=.venv/.charmie_setup_done
 if [ ! -f "$stamp" ] || [ setup.py -nt "$stamp" ] || [ scripts/setup.sh -nt "$stamp" ]; then
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[test]"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
   touch "$stamp"
 fi

@@ -180,11 +180,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--indent", type=int, default=None, help="indent the JSON output")
     p.set_defaults(func=_cmd_id)
     add_analyze_parser(sub)
+    p = sub.add_parser("bringup", help="start the ROS 2 nodes in one process (needs rclpy)",
+                       add_help=False)
+    p.set_defaults(func=_cmd_bringup)
     return parser
 
 
+def _cmd_bringup(args: argparse.Namespace) -> int:
+    """Hand over to the ROS layer (imported only here: the core runs without rclpy)."""
+    try:
+        from ..ros.bringup import add_bringup_parser
+    except ImportError as exc:
+        raise InputError(f"bringup needs ROS 2 (rclpy and the message packages): {exc}. "
+                         "Run scripts/setup.sh or source a ROS 2 install.") from None
+    parser = argparse.ArgumentParser(prog=PROG)
+    add_bringup_parser(parser.add_subparsers(dest="command", required=True))
+    bringup_args = parser.parse_args(["bringup"] + args.rest)
+    return bringup_args.func(bringup_args)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command != "bringup" and rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.rest = rest
     if getattr(args, "model", "absent") is None:
         args.model = bundled_model()
     try:

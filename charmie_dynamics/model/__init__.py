@@ -1,7 +1,7 @@
 """The model: parameters of a tree of rigid bodies and its mechanisms, and its loader."""
-from .loader import ModelError, load_model, model_from_dict
+from .loader import ModelError, load_model, model_from_dict, model_from_text, read_model_file
 from .model import (Actuator, Balancer, Body, JointLimits, JointType, Model, PointRef, Spring,
                     SpringParams)
 
-__all__ = ["ModelError", "load_model", "model_from_dict", "Actuator", "Balancer", "Body",
+__all__ = ["ModelError", "load_model", "model_from_dict", "model_from_text", "read_model_file", "Actuator", "Balancer", "Body",
            "JointLimits", "JointType", "Model", "PointRef", "Spring", "SpringParams"]

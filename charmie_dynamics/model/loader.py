@@ -413,15 +413,26 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     return model
 
 
-def load_model(path: str | Path) -> Model:
-    """Read, validate and convert a model file; raises :class:`ModelError`."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read the model file: {exc.strerror}") from None
+def model_from_text(text: str, source: str) -> Model:
+    """Parse (safe loader) and validate a model document; raises :class:`ModelError`."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ModelError(f"{path}: not valid YAML: {exc}".replace("\n", " ")) from None
-    return model_from_dict(data, str(path))
+        raise ModelError(f"{source}: not valid YAML: {exc}".replace("\n", " ")) from None
+    return model_from_dict(data, source)
+
+
+def read_model_file(path: str | Path) -> tuple[Model, str]:
+    """The validated model and the exact text it was built from."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ModelError(f"{path}: cannot read the model file: {reason}") from None
+    return model_from_text(text, str(path)), text
+
+
+def load_model(path: str | Path) -> Model:
+    """Read, validate and convert a model file; raises :class:`ModelError`."""
+    return read_model_file(path)[0]

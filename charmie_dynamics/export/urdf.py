@@ -1,0 +1,320 @@
+"""URDF export of a model, for RViz (RobotModel, Effort displays) and URDF parsers.
+
+``urdf_from_model(model)`` writes one link per body and one joint per body:
+
+* Links: a root link ``world``, then each body under its own name; ``<inertial>`` with the
+  body's mass, centre of mass and inertia about the com in the body frame (virtual bodies
+  have none). The drawing of a body is a small sphere at its origin and a thin cylinder from
+  the origin to each child joint point and each named point (virtual bodies are not drawn),
+  coloured per chain (a new chain starts at each branch that carries further bodies).
+* Joints: a revolute or prismatic joint is named after its coordinate (``theta8a``, ``d4``)
+  because those are the names published on ``joint_states``, and its URDF value IS the
+  coordinate's value. A coordinate that moves several joints (``multiplier``) gives its name
+  to the first of them whose multiplier is +1 or -1 (the *leader*, whose URDF axis is the
+  model axis times that sign); every other joint of the coordinate is
+  ``<coordinate>_<body>`` with ``<mimic joint="<coordinate>" multiplier="m_body"/>``
+  (its joint value is ``m_body * coordinate`` about its own model axis). A coordinate whose
+  joints all have ``|multiplier| != 1`` cannot be given its value in URDF: ValueError.
+  Fixed joints are ``<body>_joint``.
+* ``<origin>``: ``xyz`` = the joint point on the parent, ``rpy`` = URDF fixed-axis
+  roll-pitch-yaw of the constant rotation R_c (R_c = Rz(yaw) Ry(pitch) Rx(roll)); ``<axis>``
+  is the model axis, which is already in the joint frame (a prismatic joint slides along it).
+* ``<limit>``: the model's limits are those of the joint value (multiplier * coordinate);
+  the leader's are converted to the coordinate (divided by the multiplier, bounds swapped
+  when it is negative), taken per field from the first joint of the coordinate that has
+  them; a mimic joint without its own limits gets the coordinate's times its multiplier.
+  A revolute joint with neither bound becomes ``continuous``; a missing bound otherwise is
+  written as -1000 / +1000 (rad or m: URDF requires both on revolute and prismatic joints
+  and this package has no position limits of its own there). Unknown effort and velocity
+  are written as 0 (URDF requires the attributes).
+* With ``include_auxiliary``: one massless link per auxiliary segment (``act4``,
+  ``spring_5s``, ``balancer_left_lever``, ... as named by ``auxiliary_segments``), its frame
+  being the segment's (origin at the start, z along the segment), attached to the segment's
+  body by a ``floating`` joint ``<segment>_joint`` whose TF the dynamics node publishes
+  (robot_state_publisher does not). The joint origin and the cylinder drawn from 0 to the
+  segment's length along z are those of the reference configuration: every coordinate 0
+  and every actuator at its default length (a drawing only).
+
+``frame_prefix`` is prepended to every link name (not to joint names), as
+robot_state_publisher's ``frame_prefix`` does. Gravity is not part of URDF.
+"""
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from typing import Optional
+
+import numpy as np
+
+from ..model.model import Body, JointType, Model
+
+UNBOUNDED = 1000.0           # written for a missing bound of a revolute or prismatic joint
+BODY_RADIUS = 0.015          # m, cylinders from a body origin to its points
+ORIGIN_RADIUS = 0.025        # m, sphere at a body origin
+AUX_RADIUS = {"actuator": 0.02, "spring": 0.008, "lever": 0.012, "hanger": 0.01}
+
+_CHAIN_COLOURS = [(0.60, 0.60, 0.65), (0.85, 0.33, 0.10), (0.00, 0.45, 0.74),
+                  (0.47, 0.67, 0.19), (0.49, 0.18, 0.56), (0.93, 0.69, 0.13),
+                  (0.30, 0.75, 0.93), (0.64, 0.08, 0.18)]
+_AUX_COLOURS = {"actuator": (0.15, 0.15, 0.15), "spring": (0.95, 0.85, 0.10),
+                "lever": (0.55, 0.35, 0.20), "hanger": (0.55, 0.35, 0.20)}
+
+
+# --- rotations -----------------------------------------------------------------------------
+
+def rpy_to_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """URDF fixed-axis roll-pitch-yaw: ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``."""
+    cr, sr = math.cos(roll), math.sin(roll)
+    cp, sp = math.cos(pitch), math.sin(pitch)
+    cy, sy = math.cos(yaw), math.sin(yaw)
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])
+
+
+def matrix_to_rpy(R: np.ndarray) -> tuple[float, float, float]:
+    """(roll, pitch, yaw) with ``R = Rz(yaw) Ry(pitch) Rx(roll)``, pitch in [-pi/2, pi/2].
+
+    Robust at and near gimbal lock (pitch = +-pi/2): yaw is taken from the first column
+    (0 when it vanishes exactly), pitch from ``R[2, 0]`` and the first column's length, and
+    roll from ``Rz(yaw)^T R`` (= ``Ry(pitch) Rx(roll)``), so that an inaccurate yaw near the
+    lock, where only yaw - roll or yaw + roll is defined, is absorbed into the roll.
+    """
+    R = np.asarray(R, dtype=float)
+    c = math.hypot(R[0, 0], R[1, 0])
+    yaw = math.atan2(R[1, 0], R[0, 0]) if c > 0 else 0.0
+    cy, sy = math.cos(yaw), math.sin(yaw)
+    pitch = math.atan2(-R[2, 0], c)
+    roll = math.atan2(sy * R[0, 2] - cy * R[1, 2], cy * R[1, 1] - sy * R[0, 1])
+    return roll, pitch, yaw
+
+
+def _z_to(d: np.ndarray) -> np.ndarray:
+    """A rotation whose z axis is the unit vector ``d``."""
+    z = d / np.linalg.norm(d)
+    helper = np.array([1.0, 0, 0]) if abs(z[0]) < 0.9 else np.array([0, 1.0, 0])
+    x = helper - (helper @ z) * z
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, np.cross(z, x), z])
+
+
+# --- formatting ----------------------------------------------------------------------------
+
+def _num(x: float) -> str:
+    x = float(x)
+    return repr(0.0 if x == 0 else x)
+
+
+def _vec(v) -> str:
+    return " ".join(_num(x) for x in v)
+
+
+def _origin(parent: ET.Element, xyz, R: Optional[np.ndarray] = None) -> None:
+    rpy = (0.0, 0.0, 0.0) if R is None else matrix_to_rpy(R)
+    ET.SubElement(parent, "origin", xyz=_vec(xyz), rpy=_vec(rpy))
+
+
+def _cylinder(link: ET.Element, start: np.ndarray, end: np.ndarray, radius: float,
+              material: str) -> None:
+    d = np.asarray(end, dtype=float) - np.asarray(start, dtype=float)
+    length = float(np.linalg.norm(d))
+    if length < 1e-9:
+        return
+    visual = ET.SubElement(link, "visual")
+    _origin(visual, (np.asarray(start) + np.asarray(end)) / 2, _z_to(d))
+    geometry = ET.SubElement(visual, "geometry")
+    ET.SubElement(geometry, "cylinder", radius=_num(radius), length=_num(length))
+    ET.SubElement(visual, "material", name=material)
+
+
+def _sphere(link: ET.Element, radius: float, material: str) -> None:
+    visual = ET.SubElement(link, "visual")
+    _origin(visual, (0, 0, 0))
+    ET.SubElement(ET.SubElement(visual, "geometry"), "sphere", radius=_num(radius))
+    ET.SubElement(visual, "material", name=material)
+
+
+# --- joints --------------------------------------------------------------------------------
+
+def _joint_limits(body: Body) -> list[Optional[float]]:
+    lim = body.limits
+    return [lim.lower, lim.upper, lim.velocity, lim.effort]
+
+
+def _scale_limits(lim: list[Optional[float]], m: float) -> list[Optional[float]]:
+    """Limits of ``value`` -> limits of ``m * value``."""
+    lower, upper, velocity, effort = lim
+    lower = None if lower is None else lower * m
+    upper = None if upper is None else upper * m
+    if m < 0:
+        lower, upper = upper, lower
+    return [lower, upper,
+            None if velocity is None else velocity * abs(m),
+            None if effort is None else effort / abs(m)]
+
+
+def _merge(first: list[Optional[float]], second: list[Optional[float]]) -> list[Optional[float]]:
+    return [a if a is not None else b for a, b in zip(first, second)]
+
+
+def _joint_plan(model: Model) -> list[dict]:
+    """Name, type, axis, limits and mimic of the URDF joint preceding each body."""
+    leader: dict[str, int] = {}
+    coord_limits: dict[str, list[Optional[float]]] = {}
+    for c in model.coordinate_names:
+        members = [i for i, b in enumerate(model.bodies) if b.coordinate == c]
+        unit = [i for i in members if abs(model.bodies[i].multiplier) == 1.0]
+        if not unit:
+            raise ValueError(f"coordinate {c!r}: no joint with multiplier +1 or -1, so no URDF "
+                             "joint can take the coordinate's value (multipliers "
+                             f"{[model.bodies[i].multiplier for i in members]})")
+        leader[c] = unit[0]
+        lim: list[Optional[float]] = [None] * 4
+        for i in [unit[0]] + [i for i in members if i != unit[0]]:
+            b = model.bodies[i]
+            lim = _merge(lim, _scale_limits(_joint_limits(b), 1.0 / b.multiplier))
+        coord_limits[c] = lim
+    plan = []
+    for i, b in enumerate(model.bodies):
+        entry: dict = {"axis": None, "limits": None, "mimic": None}
+        if b.joint_type == JointType.FIXED:
+            entry.update(name=f"{b.name}_joint", type="fixed")
+            plan.append(entry)
+            continue
+        c = b.coordinate
+        if leader[c] == i:
+            entry.update(name=c, axis=np.sign(b.multiplier) * model.axis[i],
+                         limits=coord_limits[c])
+        else:
+            entry.update(name=f"{c}_{b.name}", axis=model.axis[i],
+                         limits=_merge(_joint_limits(b),
+                                       _scale_limits(coord_limits[c], b.multiplier)),
+                         mimic=(c, b.multiplier))
+        lower, upper = entry["limits"][:2]
+        if b.joint_type == JointType.PRISMATIC:
+            entry["type"] = "prismatic"
+        elif lower is None and upper is None:
+            entry["type"] = "continuous"
+        else:
+            entry["type"] = "revolute"
+        plan.append(entry)
+    return plan
+
+
+def _chains(model: Model) -> list[int]:
+    """Colour index per body: a child of a branching body that carries bodies starts a chain."""
+    chain = [0] * model.n_bodies
+    count = 0
+    for i in range(model.n_bodies):
+        p = int(model.parent[i])
+        if p < 0:
+            chain[i] = 0
+            continue
+        if len(model.children(p)) > 1 and model.children(i):
+            count += 1
+            chain[i] = count
+        else:
+            chain[i] = chain[p]
+    return chain
+
+
+# --- the document --------------------------------------------------------------------------
+
+def _reference_segments(model: Model):
+    """Auxiliary segments and placements at every coordinate 0, actuators at default length."""
+    from ..kinematics.forward import forward_kinematics
+    from ..kinematics.state import inputs_from_dict, resolve_state
+    from ..mechanisms.auxiliary import auxiliary_segments
+
+    state = resolve_state(model, *inputs_from_dict(model))
+    placements = forward_kinematics(model, state.q)
+    return placements, auxiliary_segments(model, placements)
+
+
+def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
+                    frame_prefix: str = "") -> str:
+    """The model as a URDF document (see the module docstring for the conventions)."""
+    robot = ET.Element("robot", name=model.name)
+    chains = _chains(model)
+    used_chains = sorted(set(c for c, b in zip(chains, model.bodies) if not b.virtual))
+    for c in used_chains:
+        r, g, b = _CHAIN_COLOURS[c % len(_CHAIN_COLOURS)]
+        material = ET.SubElement(robot, "material", name=f"{model.name}_chain{c}")
+        ET.SubElement(material, "color", rgba=f"{r} {g} {b} 1")
+
+    link_names = ["world"]
+    joint_names: list[str] = []
+    ET.SubElement(robot, "link", name=frame_prefix + "world")
+    plan = _joint_plan(model)
+    for i, (body, joint) in enumerate(zip(model.bodies, plan)):
+        link = ET.SubElement(robot, "link", name=frame_prefix + body.name)
+        link_names.append(body.name)
+        if not body.virtual:
+            inertial = ET.SubElement(link, "inertial")
+            _origin(inertial, body.com)
+            ET.SubElement(inertial, "mass", value=_num(body.mass))
+            I = body.inertia
+            ET.SubElement(inertial, "inertia", ixx=_num(I[0, 0]), ixy=_num(I[0, 1]),
+                          ixz=_num(I[0, 2]), iyy=_num(I[1, 1]), iyz=_num(I[1, 2]),
+                          izz=_num(I[2, 2]))
+            material = f"{model.name}_chain{chains[i]}"
+            _sphere(link, ORIGIN_RADIUS, material)
+            targets = [model.origin[k] for k in model.children(i)] + list(body.points.values())
+            seen: list[np.ndarray] = []
+            for point in targets:
+                point = np.asarray(point, dtype=float)
+                if any(np.allclose(point, other, rtol=0, atol=1e-12) for other in seen):
+                    continue
+                seen.append(point)
+                _cylinder(link, np.zeros(3), np.asarray(point), BODY_RADIUS, material)
+
+        element = ET.SubElement(robot, "joint", name=joint["name"], type=joint["type"])
+        joint_names.append(joint["name"])
+        p = int(model.parent[i])
+        ET.SubElement(element, "parent",
+                      link=frame_prefix + ("world" if p < 0 else model.bodies[p].name))
+        ET.SubElement(element, "child", link=frame_prefix + body.name)
+        _origin(element, model.origin[i], model.rotation[i])
+        if joint["type"] != "fixed":
+            ET.SubElement(element, "axis", xyz=_vec(joint["axis"]))
+            lower, upper, velocity, effort = joint["limits"]
+            attributes = {}
+            if joint["type"] != "continuous":
+                attributes["lower"] = _num(-UNBOUNDED if lower is None else lower)
+                attributes["upper"] = _num(UNBOUNDED if upper is None else upper)
+            attributes["effort"] = _num(0.0 if effort is None else effort)
+            attributes["velocity"] = _num(0.0 if velocity is None else velocity)
+            ET.SubElement(element, "limit", attributes)
+        if joint["mimic"] is not None:
+            leader, multiplier = joint["mimic"]
+            ET.SubElement(element, "mimic", joint=leader, multiplier=_num(multiplier),
+                          offset="0")
+
+    if include_auxiliary and (model.actuators or model.springs or model.balancers):
+        placements, segments = _reference_segments(model)
+        for kind, rgb in _AUX_COLOURS.items():
+            material = ET.SubElement(robot, "material", name=f"{model.name}_{kind}")
+            ET.SubElement(material, "color", rgba=" ".join(str(x) for x in rgb) + " 1")
+        for seg in segments:
+            link = ET.SubElement(robot, "link", name=frame_prefix + seg.name)
+            link_names.append(seg.name)
+            length = float(seg.length)
+            _cylinder(link, np.zeros(3), np.array([0.0, 0.0, length]),
+                      AUX_RADIUS.get(seg.kind, 0.01), f"{model.name}_{seg.kind}")
+            element = ET.SubElement(robot, "joint", name=f"{seg.name}_joint", type="floating")
+            joint_names.append(f"{seg.name}_joint")
+            ET.SubElement(element, "parent", link=frame_prefix + model.bodies[seg.body].name)
+            ET.SubElement(element, "child", link=frame_prefix + seg.name)
+            Rb = placements.rotation_world[seg.body]
+            Ob = placements.origin_world[seg.body]
+            _origin(element, Rb.T @ (seg.start - Ob), Rb.T @ seg.rotation)
+
+    for kind, names in (("link", link_names), ("joint", joint_names)):
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"URDF export of {model.name!r}: duplicate {kind} names "
+                             f"{', '.join(duplicates)}")
+    ET.indent(robot, space="  ")
+    return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"

@@ -1,0 +1,145 @@
+"""``charmie-dynamics bringup``: the nodes of a launch file in one process (rclpy executor),
+with the same parameter files, for machines without launch_ros. Prints what is happening
+(input and output rates, latency, a few loads, rejected inputs) every status period."""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+
+from ..resources import share_directory
+from . import qos
+
+
+class StatusPrinter(Node):
+    """Counts what the dynamics node publishes and prints one line per period."""
+
+    def __init__(self) -> None:
+        super().__init__("bringup_status")
+        self.counts = {"joint_states": 0, "joint_loads": 0}
+        self.last: dict[str, JointState] = {}
+        self.diagnostics: dict[str, str] = {}
+        self.create_subscription(JointState, "joint_states", self._count("joint_states"), qos.SENSOR)
+        self.create_subscription(JointState, "joint_loads", self._count("joint_loads"), qos.OUTPUT)
+        self.create_subscription(JointState, "actuator_loads", self._keep("actuator_loads"), qos.OUTPUT)
+        self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, qos.OUTPUT)
+        self.started = time.monotonic()
+        self.window = (time.monotonic(), dict(self.counts))
+
+    def _count(self, key):
+        def callback(msg):
+            self.counts[key] += 1
+            self.last[key] = msg
+        return callback
+
+    def _keep(self, key):
+        def callback(msg):
+            self.last[key] = msg
+        return callback
+
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        for status in msg.status:
+            if status.name.endswith("dynamics"):
+                self.diagnostics = {kv.key: kv.value for kv in status.values}
+                self.diagnostics["level_message"] = status.message
+
+    def line(self) -> str:
+        now = time.monotonic()
+        t0, counts0 = self.window
+        rates = {k: (self.counts[k] - counts0[k]) / (now - t0) for k in self.counts}
+        self.window = (now, dict(self.counts))
+        parts = [f"t={now - self.started:5.1f} s", f"joint_states {rates['joint_states']:6.1f} Hz",
+                 f"joint_loads {rates['joint_loads']:6.1f} Hz"]
+        act = self.last.get("actuator_loads")
+        if act is not None:
+            efforts = dict(zip(act.name, act.effort))
+            parts += [f"{n} {efforts[n]:+7.1f} N" for n in ("act4", "act5") if n in efforts]
+        loads = self.last.get("joint_loads")
+        if loads is not None:
+            efforts = dict(zip(loads.name, loads.effort))
+            parts += [f"{n} {efforts[n]:+6.2f} N m" for n in ("theta8a",) if n in efforts]
+        d = self.diagnostics
+        if d:
+            rejected = sum(int(v) for k, v in d.items() if k.startswith("rejected_") and k != "rejected_throttled")
+            parts += [f"latency {d.get('compute_latency_mean_ms', '?')} ms", f"rejected {rejected}",
+                      f"[{d.get('level_message', '')}]"]
+        return " | ".join(parts)
+
+
+def add_bringup_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bringup", help="start the ROS 2 nodes in one process (no launch_ros needed)")
+    p.add_argument("--mode", choices=("sim", "hardware"), default="sim",
+                   help="sim: with the trajectory player; hardware: on the robot's topics")
+    p.add_argument("--params", type=Path, default=None,
+                   help="parameter file (default: config/<mode>.yaml of the package)")
+    p.add_argument("--duration", type=float, default=None,
+                   help="seconds to run (default: sim ends 1 s after the motion, hardware runs until Ctrl-C)")
+    p.add_argument("--status-period", type=float, default=1.0, help="seconds between status lines")
+    p.add_argument("--use-sim-time", action="store_true", help="the player publishes /clock")
+    p.set_defaults(func=run_bringup)
+
+
+def run_bringup(args: argparse.Namespace) -> int:
+    from .dynamics_node import DynamicsNode
+    from .model_loader_node import ModelLoaderNode
+    from .trajectory_player_node import TrajectoryPlayerNode
+    from ..cli.errors import InputError
+    from ..model import ModelError
+
+    params = args.params or share_directory() / "config" / f"{args.mode}.yaml"
+    if not Path(params).is_file():
+        raise InputError(f"--params {params}: no such parameter file")
+    ros_args = ["--ros-args", "--params-file", str(params)]
+    if args.use_sim_time:
+        ros_args += ["-p", "use_sim_time:=true"]
+    rclpy.init(args=ros_args)
+    nodes = []
+    try:
+        nodes.append(ModelLoaderNode())
+        nodes.append(DynamicsNode())
+        player = None
+        if args.mode == "sim":
+            overrides = [rclpy.parameter.Parameter("publish_clock", value=True)] if args.use_sim_time else []
+            player = TrajectoryPlayerNode(parameter_overrides=overrides)
+            nodes.append(player)
+    except (ModelError, ValueError) as exc:
+        for node in nodes:
+            node.destroy_node()
+        rclpy.try_shutdown()
+        raise InputError(str(exc)) from None
+    status = StatusPrinter()
+    nodes.append(status)
+    executor = SingleThreadedExecutor()
+    for node in nodes:
+        executor.add_node(node)
+    duration = args.duration
+    if duration is None and player is not None and not player.p["loop"]:
+        duration = player.duration + 1.0
+    print(f"charmie_dynamics bringup --mode {args.mode}: {', '.join(n.get_name() for n in nodes)} "
+          f"with {params}" + (f" for {duration:.1f} s" if duration else " (Ctrl-C to stop)"), flush=True)
+    start = next_status = time.monotonic()
+    try:
+        while rclpy.ok():
+            executor.spin_once(timeout_sec=0.05)
+            now = time.monotonic()
+            if now >= next_status + args.status_period:
+                next_status = now
+                print(status.line(), flush=True)
+            if duration is not None and now - start >= duration:
+                break
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if time.monotonic() - next_status > 0.5 * args.status_period:
+            print(status.line(), flush=True)
+        for node in nodes:
+            executor.remove_node(node)
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0

@@ -1,0 +1,403 @@
+"""The dynamics node: joint and actuator measurements in; TF, joint and actuator loads,
+reaction wrenches, feedforward efforts and diagnostics out.
+
+Bad input never crashes the node and never becomes a published number: a message that fails
+a check (see ``inputs.REASONS``) is counted by reason in /diagnostics and no load is
+published for it. The feedforward then follows the safe policy: the last valid value is held
+(republished) for at most ``stale_timeout``; after that the node publishes, every watchdog
+period, either gravity compensation at the last valid positions (``stale_policy: gravity``)
+or zeros (``stale_policy: zero``), until a valid input arrives.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections import Counter, deque
+from typing import Optional
+
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Point, WrenchStamped
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from tf2_msgs.msg import TFMessage
+from trajectory_msgs.msg import JointTrajectory
+from visualization_msgs.msg import Marker, MarkerArray
+
+from ..dynamics import Loads, inverse_dynamics
+from ..kinematics import JointSpaceState, resolve_state
+from ..mechanisms.auxiliary import auxiliary_segments
+from ..model import ModelError, load_model, model_from_text
+from ..model.model import JointType, Model
+from . import qos
+from .inputs import (REASONS, AccelerationEstimator, InputRejected, ReferenceTrajectory,
+                     StateAssembler, read_joint_state)
+from .messages import joint_state, to_seconds, transform, vector3
+
+ACCELERATION_SOURCES = ("zero", "estimate", "reference")
+STALE_POLICIES = ("gravity", "zero")
+BASE_COORDINATES = ("d1", "d2", "theta3")
+
+# name: (default, description, read-only after start-up)
+PARAMETERS = {
+    "model_file": ("", "Model file to load at start-up; empty: wait for the model on model_topic", True),
+    "model_topic": ("charmie/model", "std_msgs/String with the validated model (transient local)", True),
+    "joint_states_topic": ("joint_states", "sensor_msgs/JointState input (sensor-data QoS)", True),
+    "actuator_states_topic": ("actuator_states", "sensor_msgs/JointState of the actuator lengths, m and m/s", True),
+    "odometry_topic": ("", "nav_msgs/Odometry giving d1, d2, theta3; empty: from joint_states", True),
+    "reference_topic": ("reference_trajectory", "trajectory_msgs/JointTrajectory for acceleration_source=reference", True),
+    "frame_prefix": ("", "Prefix of every published frame name, as robot_state_publisher's", True),
+    "world_frame": ("world", "Name of the model's ground frame (before the prefix)", True),
+    "publish_rate_limit": (0.0, "Most evaluations per second; faster inputs are counted as throttled (0: every input)", False),
+    "tf_rate": (100.0, "Most /tf messages per second (0: one per evaluation)", False),
+    "acceleration_source": ("zero", "zero | estimate (filtered differences of velocities) | reference", False),
+    "acceleration_filter_cutoff": (20.0, "Cut-off frequency (Hz) of the estimate filter", False),
+    "gravity_only": (False, "Gravity compensation: velocities and accelerations taken as zero", False),
+    "feedforward_topic": ("feedforward_efforts", "std_msgs/Float64MultiArray for an effort forward_command_controller", True),
+    "feedforward_joints": ([""], "Order of the feedforward efforts: model inputs (coordinates and actuators); empty: all inputs", True),
+    "stale_timeout": (0.2, "Seconds the last valid feedforward is held after inputs stop or turn bad", False),
+    "stale_policy": ("gravity", "After stale_timeout: gravity (compensation at the last valid positions) | zero", False),
+    "watchdog_rate": (20.0, "Hz of the stale-input watchdog", True),
+    "wrench_joints": (["body_3"], "Bodies whose joint reaction wrench is published (WrenchStamped and arrows)", True),
+    "marker_scale": (0.002, "Arrow length per newton in the wrench markers, m/N", False),
+    "diagnostics_period": (1.0, "Seconds between /diagnostics messages", True),
+}
+
+
+class DynamicsNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("dynamics", **kwargs)
+        for name, (default, description, read_only) in PARAMETERS.items():
+            self.declare_parameter(name, default, ParameterDescriptor(
+                description=description, read_only=read_only))
+        self.p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        problem = self._check_parameters(self.p)
+        if problem:
+            raise ValueError(f"parameter {problem}")
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.model: Optional[Model] = None
+        self.rejected: Counter = Counter()
+        self.rejected_reported: Counter = Counter()   # counts at the last diagnostics
+        self.stats = {"accepted": 0, "evaluated": 0, "latency_sum": 0.0, "latency_max": 0.0}
+        self.arrivals: deque = deque(maxlen=200)
+        self.last_stamp: Optional[float] = None
+        self.last_eval_stamp: Optional[float] = None
+        self.last_tf_stamp: Optional[float] = None
+        self.last_valid_time: Optional[float] = None
+        self.last_feedforward: Optional[np.ndarray] = None
+        self.last_x: Optional[np.ndarray] = None
+        self.stale = False
+        self.reference: Optional[ReferenceTrajectory] = None
+        prefix = self.p["frame_prefix"]
+        self.frame = lambda name: prefix + name
+        # outputs
+        self.pub_joint_loads = self.create_publisher(JointState, "joint_loads", qos.OUTPUT)
+        self.pub_actuator_loads = self.create_publisher(JointState, "actuator_loads", qos.OUTPUT)
+        self.pub_feedforward = self.create_publisher(Float64MultiArray, self.p["feedforward_topic"], qos.OUTPUT)
+        self.pub_markers = self.create_publisher(MarkerArray, "wrench_markers", qos.OUTPUT)
+        self.pub_tf = self.create_publisher(TFMessage, "/tf", qos.TF)
+        self.pub_tf_static = self.create_publisher(TFMessage, "/tf_static", qos.LATCHED)
+        self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.OUTPUT)
+        self.pub_wrenches = {}
+        # inputs
+        self.create_subscription(String, self.p["model_topic"], self._on_model, qos.LATCHED)
+        self.create_subscription(JointState, self.p["joint_states_topic"], self._on_joint_state, qos.SENSOR)
+        self.create_subscription(JointState, self.p["actuator_states_topic"], self._on_actuator_state, qos.SENSOR)
+        if self.p["odometry_topic"]:
+            self.create_subscription(Odometry, self.p["odometry_topic"], self._on_odometry, qos.SENSOR)
+        self.create_subscription(JointTrajectory, self.p["reference_topic"], self._on_reference, qos.OUTPUT)
+        self.create_timer(1.0 / self.p["watchdog_rate"], self._watchdog)
+        self.create_timer(self.p["diagnostics_period"], self._publish_diagnostics)
+        if self.p["model_file"]:
+            self.set_model(load_model(self.p["model_file"]))   # ModelError ends start-up
+
+    # ------------------------------------------------------------------ parameters
+    @staticmethod
+    def _check_parameters(p: dict) -> Optional[str]:
+        if p["acceleration_source"] not in ACCELERATION_SOURCES:
+            return f"acceleration_source {p['acceleration_source']!r}: expected one of {', '.join(ACCELERATION_SOURCES)}"
+        if p["stale_policy"] not in STALE_POLICIES:
+            return f"stale_policy {p['stale_policy']!r}: expected one of {', '.join(STALE_POLICIES)}"
+        for key in ("publish_rate_limit", "tf_rate"):
+            if not 0.0 <= p[key] <= 10000.0:
+                return f"{key} {p[key]!r}: expected 0 to 10000 Hz"
+        for key in ("acceleration_filter_cutoff", "stale_timeout", "watchdog_rate",
+                    "diagnostics_period", "marker_scale"):
+            if not p[key] > 0.0:
+                return f"{key} {p[key]!r}: expected a value > 0"
+        return None
+
+    def _on_set_parameters(self, params) -> SetParametersResult:
+        new = dict(self.p)
+        new.update({param.name: param.value for param in params if param.name in PARAMETERS})
+        problem = self._check_parameters(new)
+        if problem:
+            return SetParametersResult(successful=False, reason=problem)
+        self.p = new
+        return SetParametersResult(successful=True)
+
+    # ------------------------------------------------------------------ model
+    def set_model(self, model: Model) -> None:
+        """Use a new model (validated); bad feedforward or wrench names keep the old one."""
+        joints = [j for j in self.p["feedforward_joints"] if j] or list(model.input_names)
+        unknown = [j for j in joints if j not in model.input_names]
+        unknown += [b for b in self.p["wrench_joints"] if b and b not in model.body_names]
+        if unknown:
+            raise ModelError(f"{model.source}: feedforward_joints/wrench_joints name(s) "
+                             f"{', '.join(unknown)} not in the model")
+        self.model = model
+        self.feedforward_index = [model.input_names.index(j) for j in joints]
+        base = tuple(c for c in BASE_COORDINATES if c in model.input_names) \
+            if self.p["odometry_topic"] else ()
+        self.assembler = StateAssembler(model, base)
+        self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
+        self.actuator_slots = [model.input_names.index(a) for a in model.actuator_names]
+        self.last_stamp = self.last_x = self.last_feedforward = None
+        for body in self.p["wrench_joints"]:
+            if body and body not in self.pub_wrenches:
+                self.pub_wrenches[body] = self.create_publisher(
+                    WrenchStamped, f"joint_wrenches/{body}", qos.OUTPUT)
+        self._publish_static_frames()
+        self.get_logger().info(f"model {model.name!r}: {model.n_bodies} bodies, "
+                               f"{len(model.input_names)} inputs")
+
+    def _on_model(self, msg: String) -> None:
+        try:
+            self.set_model(model_from_text(msg.data, self.p["model_topic"]))
+        except ModelError as exc:
+            self.rejected["bad_model"] += 1
+            self.get_logger().error(f"model rejected, keeping the previous one: {exc}")
+
+    def _publish_static_frames(self) -> None:
+        m = self.model
+        stamp = self.get_clock().now().to_msg()
+        transforms = [transform(stamp, self._parent_frame(i), self.frame(m.body_names[i]),
+                                m.rotation[i], m.origin[i])
+                      for i in range(m.n_bodies) if m.joint_type[i] == JointType.FIXED]
+        self.pub_tf_static.publish(TFMessage(transforms=transforms))
+
+    def _parent_frame(self, i: int) -> str:
+        p = self.model.parent[i]
+        return self.frame(self.p["world_frame"] if p < 0 else self.model.body_names[p])
+
+    # ------------------------------------------------------------------ inputs
+    def _reject(self, reason: str, detail: str) -> None:
+        self.rejected[reason] += 1
+        self.get_logger().warn(f"input rejected ({reason}): {detail}", throttle_duration_sec=2.0)
+        # hold the last valid feedforward while it is not stale
+        if self.last_feedforward is not None and not self.stale:
+            self._publish_feedforward(self.last_feedforward)
+
+    def _on_actuator_state(self, msg: JointState) -> None:
+        if self.model is None:
+            return self._reject("no_model", "no model yet")
+        try:
+            pos, vel = read_joint_state(msg.name, msg.position, msg.velocity, self.model.actuator_names)
+            self.assembler.update(pos, vel)
+        except InputRejected as exc:
+            self._reject(exc.reason, f"actuator_states: {exc.detail}")
+
+    def _on_odometry(self, msg: Odometry) -> None:
+        if self.model is None:
+            return self._reject("no_model", "no model yet")
+        o = msg.pose.pose.orientation
+        yaw = math.atan2(2.0 * (o.w * o.z + o.x * o.y), 1.0 - 2.0 * (o.y * o.y + o.z * o.z))
+        v = msg.twist.twist.linear
+        values = [msg.pose.pose.position.x, msg.pose.pose.position.y, yaw, v.x, v.y,
+                  msg.twist.twist.angular.z]
+        if not all(math.isfinite(x) for x in values):
+            return self._reject("non_finite", "odometry")
+        c, s = math.cos(yaw), math.sin(yaw)     # the twist is in the robot's frame
+        self.assembler.update(dict(zip(BASE_COORDINATES, values[:3])),
+                              dict(zip(BASE_COORDINATES, (c * v.x - s * v.y, s * v.x + c * v.y,
+                                                          values[5]))))
+
+    def _on_reference(self, msg: JointTrajectory) -> None:
+        if self.model is None or not msg.points:
+            return
+        known = [n for n in msg.joint_names if n in self.model.input_names]
+        if len(known) != len(msg.joint_names) or any(
+                len(p.accelerations) not in (0, len(known)) for p in msg.points):
+            return self._reject("unknown_name", "reference trajectory names or sizes")
+        t0 = to_seconds(msg.header.stamp)
+        times = np.array([t0 + to_seconds(p.time_from_start) for p in msg.points])
+        acc = np.array([list(p.accelerations) or [0.0] * len(known) for p in msg.points])
+        if not np.all(np.isfinite(acc)) or np.any(np.diff(times) <= 0):
+            return self._reject("non_finite", "reference trajectory values or times")
+        self.reference = ReferenceTrajectory(tuple(known), times, acc)
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        received = time.perf_counter()
+        if self.model is None:
+            return self._reject("no_model", "no model yet")
+        stamp = to_seconds(msg.header.stamp)
+        try:
+            pos, vel = read_joint_state(msg.name, msg.position, msg.velocity,
+                                        self.assembler.accepted_names())
+            if self.last_stamp is not None and stamp < self.last_stamp:
+                raise InputRejected("time_backwards", f"stamp {stamp:.6f} s before {self.last_stamp:.6f} s")
+            self.assembler.update(pos, vel)
+            self.last_stamp = stamp
+            self.arrivals.append(received)
+            limit = self.p["publish_rate_limit"]
+            if limit > 0 and self.last_eval_stamp is not None and stamp - self.last_eval_stamp < 1.0 / limit:
+                raise InputRejected("throttled", "faster than publish_rate_limit")
+            x, xd = self.assembler.assemble()
+        except InputRejected as exc:
+            return self._reject(exc.reason, exc.detail)
+        xdd = self._accelerations(stamp, x, xd)
+        state = resolve_state(self.model, x, xd, xdd)
+        loads = inverse_dynamics(self.model, state, gravity_only=self.p["gravity_only"])
+        self.last_eval_stamp = stamp
+        self._publish(msg.header.stamp, stamp, x, xd, state, loads)
+        latency = time.perf_counter() - received
+        self.stats["evaluated"] += 1
+        self.stats["latency_sum"] += latency
+        self.stats["latency_max"] = max(self.stats["latency_max"], latency)
+
+    def _accelerations(self, stamp: float, x: np.ndarray, xd: np.ndarray) -> np.ndarray:
+        source = self.p["acceleration_source"]
+        if source == "estimate":
+            return self.estimator.update(stamp, xd)
+        xdd = np.zeros_like(x)
+        if source == "reference" and self.reference is not None:
+            for name, value in self.reference.sample(stamp).items():
+                xdd[self.model.input_names.index(name)] = value
+        return xdd
+
+    # ------------------------------------------------------------------ outputs
+    def actuator_efforts(self, loads: Loads) -> np.ndarray:
+        """Efforts in input order: joint efforts, with the actuators' axial forces in their slots."""
+        efforts = np.array(loads.coordinate_effort, dtype=float)
+        efforts[self.actuator_slots] = loads.actuator_force
+        return efforts
+
+    def _publish_feedforward(self, efforts: np.ndarray) -> None:
+        self.pub_feedforward.publish(Float64MultiArray(data=[float(v) for v in efforts]))
+
+    def _publish(self, stamp_msg, stamp: float, x: np.ndarray, xd: np.ndarray,
+                 state: JointSpaceState, loads: Loads) -> None:
+        m = self.model
+        efforts = self.actuator_efforts(loads)
+        fk = loads.placements
+        self.pub_joint_loads.publish(joint_state(stamp_msg, m.coordinate_names, state.q, state.qd,
+                                                 loads.coordinate_effort))
+        self.pub_actuator_loads.publish(joint_state(stamp_msg, m.input_names, x, xd, efforts))
+        self.last_feedforward = efforts[self.feedforward_index]
+        self.last_x = x
+        self.last_valid_time = self._now()
+        self.stale = False
+        self._publish_feedforward(self.last_feedforward)
+        markers = MarkerArray()
+        for k, body in enumerate(self.pub_wrenches):
+            i = m.body_index(body)
+            w = WrenchStamped()
+            w.header.stamp = stamp_msg
+            w.header.frame_id = self.frame(body)
+            w.wrench.force = vector3(loads.joint_force[i])
+            w.wrench.torque = vector3(loads.joint_torque[i])
+            self.pub_wrenches[body].publish(w)
+            markers.markers.append(self._arrow(stamp_msg, k, body, fk.origin_world[i],
+                                               loads.joint_force_world[i]))
+        if markers.markers:
+            self.pub_markers.publish(markers)
+        rate = self.p["tf_rate"]
+        if rate <= 0 or self.last_tf_stamp is None or stamp - self.last_tf_stamp >= 1.0 / rate \
+                or stamp < self.last_tf_stamp:
+            self.last_tf_stamp = stamp
+            self._publish_tf(stamp_msg, loads)
+
+    def _arrow(self, stamp_msg, k: int, body: str, origin: np.ndarray, force: np.ndarray) -> Marker:
+        marker = Marker()
+        marker.header.stamp = stamp_msg
+        marker.header.frame_id = self.frame(self.p["world_frame"])
+        marker.ns = "joint_forces"
+        marker.id = k
+        marker.type = Marker.ARROW
+        marker.action = Marker.ADD
+        tip = origin + self.p["marker_scale"] * force
+        marker.points = [Point(x=float(origin[0]), y=float(origin[1]), z=float(origin[2])),
+                         Point(x=float(tip[0]), y=float(tip[1]), z=float(tip[2]))]
+        marker.scale.x, marker.scale.y, marker.scale.z = 0.01, 0.02, 0.03
+        marker.color.r, marker.color.g, marker.color.b, marker.color.a = 1.0, 0.3, 0.0, 1.0
+        return marker
+
+    def _publish_tf(self, stamp_msg, loads: Loads) -> None:
+        m = self.model
+        fk = loads.placements
+        transforms = [transform(stamp_msg, self._parent_frame(i), self.frame(m.body_names[i]),
+                                fk.rotation_parent[i], fk.origin_parent[i])
+                      for i in range(m.n_bodies) if m.joint_type[i] != JointType.FIXED]
+        for seg in auxiliary_segments(m, fk):
+            R_body = fk.rotation_world[seg.body]
+            transforms.append(transform(stamp_msg, self.frame(m.body_names[seg.body]),
+                                        self.frame(seg.name), R_body.T @ seg.rotation,
+                                        R_body.T @ (seg.start - fk.origin_world[seg.body])))
+        self.pub_tf.publish(TFMessage(transforms=transforms))
+
+    # ------------------------------------------------------------------ watchdog, diagnostics
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _watchdog(self) -> None:
+        if self.model is None or self.last_valid_time is None:
+            return
+        if self._now() - self.last_valid_time <= self.p["stale_timeout"]:
+            return
+        self.stale = True
+        if self.p["stale_policy"] == "zero" or self.last_x is None:
+            fallback = np.zeros(len(self.feedforward_index))
+        else:
+            x = self.last_x
+            state = resolve_state(self.model, x, np.zeros_like(x), np.zeros_like(x))
+            loads = inverse_dynamics(self.model, state, gravity_only=True)
+            fallback = self.actuator_efforts(loads)[self.feedforward_index]
+        self._publish_feedforward(fallback)
+
+    def _publish_diagnostics(self) -> None:
+        status = DiagnosticStatus(name="charmie_dynamics: dynamics", hardware_id="charmie")
+        n = self.stats["evaluated"]
+        rate = 0.0
+        if len(self.arrivals) >= 2 and self.arrivals[-1] > self.arrivals[0]:
+            rate = (len(self.arrivals) - 1) / (self.arrivals[-1] - self.arrivals[0])
+        age = None if self.last_valid_time is None else self._now() - self.last_valid_time
+        values = {
+            "model": self.model.name if self.model else "none",
+            "input_rate_hz": f"{rate:.1f}",
+            "evaluations": str(n),
+            "compute_latency_mean_ms": f"{(self.stats['latency_sum'] / n * 1e3) if n else 0.0:.3f}",
+            "compute_latency_max_ms": f"{self.stats['latency_max'] * 1e3:.3f}",
+            "last_valid_input_age_s": "never" if age is None else f"{age:.3f}",
+            "stale": str(self.stale),
+            "acceleration_source": self.p["acceleration_source"],
+        }
+        for reason in REASONS + ("bad_model",):
+            values[f"rejected_{reason}"] = str(self.rejected[reason])
+        values["actuator_lengths_out_of_range"] = str(self.rejected["out_of_range"])
+        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+        if self.model is None:
+            status.level, status.message = DiagnosticStatus.ERROR, "no model"
+        elif self.stale or age is None:
+            status.level, status.message = DiagnosticStatus.WARN, "inputs stale or missing"
+        elif any(self.rejected[r] > self.rejected_reported[r] for r in REASONS if r != "throttled"):
+            status.level, status.message = DiagnosticStatus.WARN, "inputs rejected in the last period"
+        else:
+            status.level, status.message = DiagnosticStatus.OK, "ok"
+        self.rejected_reported = Counter(self.rejected)
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diagnostics.publish(msg)
+
+
+def main(args=None) -> int:
+    from .run import run_node
+    return run_node(DynamicsNode, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""Turning measurements into model inputs, with the checks the dynamics node applies to every
+message (pure Python: no rclpy here, so it is testable and reusable anywhere).
+
+A message is either accepted whole or rejected whole with an :class:`InputRejected` whose
+``reason`` is one of :data:`REASONS`: the node counts rejections by reason and reports them
+in diagnostics; a rejected message never becomes a published number.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+from ..mechanisms.indirect import indirect_joints, valid_range
+from ..model.model import Model
+
+REASONS = ("length_mismatch", "non_finite", "unknown_name", "duplicate_name", "missing_name",
+           "out_of_range", "time_backwards", "throttled", "no_model")
+
+
+class InputRejected(ValueError):
+    """A measurement that is not used; ``reason`` is one of :data:`REASONS`."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def read_joint_state(names: Sequence[str], position: Sequence[float],
+                     velocity: Sequence[float], allowed: Sequence[str]
+                     ) -> tuple[dict[str, float], dict[str, float]]:
+    """Positions and velocities by name from a sensor_msgs/JointState's arrays.
+
+    ``velocity`` may be empty (JointState's convention for "not measured": taken as 0).
+    """
+    if len(position) != len(names) or (len(velocity) not in (0, len(names))):
+        raise InputRejected("length_mismatch", f"{len(names)} names, {len(position)} positions, "
+                                               f"{len(velocity)} velocities")
+    if len(set(names)) != len(names):
+        raise InputRejected("duplicate_name", "a name appears twice")
+    unknown = [n for n in names if n not in allowed]
+    if unknown:
+        raise InputRejected("unknown_name", f"{', '.join(unknown[:5])} not among the model's "
+                                            "inputs")
+    values = list(position) + list(velocity)
+    if not all(math.isfinite(v) for v in values):
+        raise InputRejected("non_finite", "NaN or infinite position or velocity")
+    vel = dict(zip(names, velocity)) if velocity else dict.fromkeys(names, 0.0)
+    return dict(zip(names, position)), vel
+
+
+@dataclass
+class StateAssembler:
+    """Latest measurement of every model input; assembles input arrays for one evaluation.
+
+    Inputs come from joint_states (any input), actuator_states (actuator lengths) and, when
+    ``base_from_odometry``, an odometry message (the planar base coordinates).
+    """
+
+    model: Model
+    base_coordinates: tuple[str, ...] = ()       # set when the base comes from odometry
+    positions: dict[str, float] = field(default_factory=dict)
+    velocities: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.names = self.model.input_names
+        self.ranges = {j.actuator: valid_range(j) for j in indirect_joints(self.model)}
+
+    def accepted_names(self) -> tuple[str, ...]:
+        return tuple(n for n in self.names if n not in self.base_coordinates)
+
+    def update(self, positions: Mapping[str, float], velocities: Mapping[str, float]) -> None:
+        """Store a checked measurement (raises ``out_of_range`` for an actuator length)."""
+        for name, value in positions.items():
+            if name in self.ranges:
+                lo, hi = self.ranges[name]
+                if not lo <= value <= hi:
+                    raise InputRejected("out_of_range", f"{name} = {value!r} m outside "
+                                                        f"[{lo:.4g}, {hi:.4g}] m")
+        self.positions.update(positions)
+        self.velocities.update(velocities)
+
+    def assemble(self) -> tuple[np.ndarray, np.ndarray]:
+        """Input positions and velocities in ``model.input_names`` order."""
+        missing = [n for n in self.names if n not in self.positions]
+        if missing:
+            raise InputRejected("missing_name", f"no measurement yet of {', '.join(missing[:6])}")
+        return (np.array([self.positions[n] for n in self.names]),
+                np.array([self.velocities.get(n, 0.0) for n in self.names]))
+
+
+@dataclass
+class AccelerationEstimator:
+    """Acceleration from measured velocities: differences through a first-order low-pass
+    filter with cut-off ``cutoff_hz`` (the ``estimate`` acceleration source)."""
+
+    cutoff_hz: float
+    _last_t: Optional[float] = None
+    _last_v: Optional[np.ndarray] = None
+    _estimate: Optional[np.ndarray] = None
+
+    def update(self, t: float, v: np.ndarray) -> np.ndarray:
+        if self._last_t is None or t <= self._last_t:
+            self._last_t, self._last_v = t, v.copy()
+            self._estimate = np.zeros_like(v)
+            return self._estimate.copy()
+        dt = t - self._last_t
+        raw = (v - self._last_v) / dt
+        alpha = dt / (dt + 1.0 / (2.0 * math.pi * self.cutoff_hz))
+        self._estimate = self._estimate + alpha * (raw - self._estimate)
+        self._last_t, self._last_v = t, v.copy()
+        return self._estimate.copy()
+
+
+@dataclass
+class ReferenceTrajectory:
+    """A desired trajectory (trajectory_msgs/JointTrajectory) sampled at a state's time: the
+    ``reference`` acceleration source. Accelerations are interpolated linearly between
+    points; before the first point or after the last, the end values hold."""
+
+    names: tuple[str, ...]
+    times: np.ndarray             # absolute, s
+    accelerations: np.ndarray     # (n_points, n_names)
+
+    def sample(self, t: float) -> dict[str, float]:
+        values = [float(np.interp(t, self.times, self.accelerations[:, k]))
+                  for k in range(len(self.names))]
+        return dict(zip(self.names, values))

@@ -1,0 +1,128 @@
+"""The trajectory player (sim mode): publishes joint_states and actuator_states, and the whole
+motion as a reference trajectory, from a motion of the papers or a CSV file.
+
+With ``publish_clock`` the player owns simulated time: it publishes /clock (starting at 0 and
+advancing with the motion) and stamps its messages with it; the other nodes then run with
+``use_sim_time: true``.
+"""
+from __future__ import annotations
+
+import sys
+
+from builtin_interfaces.msg import Duration, Time
+import numpy as np
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from ..model import load_model
+from ..resources import bundled_model
+from ..trajectories import MOTIONS, from_csv
+from . import qos
+from .messages import joint_state
+
+PARAMETERS = {
+    "model_file": (str(bundled_model()), "Model whose inputs are played"),
+    "motion": ("validation", f"Motion of the papers: {', '.join(sorted(MOTIONS))}"),
+    "trajectory_file": ("", "Trajectory CSV (README format); overrides motion"),
+    "rate": (100.0, "Publishing rate, Hz"),
+    "loop": (False, "Start again at the end"),
+    "publish_reference": (True, "Publish the motion on reference_trajectory (with accelerations)"),
+    "publish_clock": (False, "Publish /clock from the motion's time (simulated time)"),
+}
+
+
+def _time(seconds: float) -> Time:
+    sec = int(np.floor(seconds))
+    return Time(sec=sec, nanosec=int(round((seconds - sec) * 1e9)) % 1_000_000_000)
+
+
+class TrajectoryPlayerNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("trajectory_player", **kwargs)
+        for name, (default, description) in PARAMETERS.items():
+            self.declare_parameter(name, default, ParameterDescriptor(description=description,
+                                                                      read_only=True))
+        p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        if not 0.0 < p["rate"] <= 10000.0:
+            raise ValueError(f"parameter rate {p['rate']!r}: expected 0 < rate <= 10000 Hz")
+        if p["motion"] not in MOTIONS and not p["trajectory_file"]:
+            raise ValueError(f"parameter motion {p['motion']!r}: expected one of {', '.join(MOTIONS)}")
+        self.p = p
+        self.model = load_model(p["model_file"])
+        self.traj = from_csv(self.model, p["trajectory_file"]) if p["trajectory_file"] \
+            else MOTIONS[p["motion"]](self.model, 0.001)
+        names = self.model.input_names
+        actuators = set(self.model.actuator_names)
+        self.joint_slots = [k for k, n in enumerate(names) if n not in actuators]
+        self.actuator_slots = [k for k, n in enumerate(names) if n in actuators]
+        self.pub_joints = self.create_publisher(JointState, "joint_states", qos.SENSOR)
+        self.pub_actuators = self.create_publisher(JointState, "actuator_states", qos.SENSOR)
+        self.pub_reference = self.create_publisher(JointTrajectory, "reference_trajectory", qos.OUTPUT)
+        self.pub_clock = self.create_publisher(Clock, "/clock", 10) if p["publish_clock"] else None
+        self.duration = float(self.traj.t[-1] - self.traj.t[0])
+        self.start = None
+        self.sim_time = 0.0
+        self.cycles = 0
+        self.finished = False
+        self.create_timer(1.0 / p["rate"], self._tick)
+
+    def _publish_reference(self, t0: float) -> None:
+        msg = JointTrajectory()
+        msg.header.stamp = _time(t0)
+        msg.joint_names = list(self.model.input_names)
+        step = max(1, len(self.traj.t) // 500)        # about 500 points per motion
+        for k in range(0, len(self.traj.t), step):
+            point = JointTrajectoryPoint()
+            point.positions = [float(v) for v in self.traj.x[k]]
+            point.velocities = [float(v) for v in self.traj.xd[k]]
+            point.accelerations = [float(v) for v in self.traj.xdd[k]]
+            dt = float(self.traj.t[k] - self.traj.t[0])
+            point.time_from_start = Duration(sec=int(dt), nanosec=int(round((dt % 1) * 1e9)) % 1_000_000_000)
+            msg.points.append(point)
+        self.pub_reference.publish(msg)
+
+    def _tick(self) -> None:
+        if self.finished:
+            return
+        if self.pub_clock is not None:      # simulated time advances one period per tick
+            self.sim_time += 1.0 / self.p["rate"]
+            now = self.sim_time
+            self.pub_clock.publish(Clock(clock=_time(now)))
+        else:
+            now = self.get_clock().now().nanoseconds * 1e-9
+        if self.start is None:
+            self.start = now
+            if self.p["publish_reference"]:
+                self._publish_reference(now)
+        elapsed = now - self.start
+        if elapsed > self.duration:
+            if not self.p["loop"]:
+                self.finished = True
+                self.get_logger().info(f"motion finished after {self.duration:.2f} s")
+                return
+            self.cycles += 1
+            self.start = now
+            elapsed = 0.0
+            if self.p["publish_reference"]:
+                self._publish_reference(now)
+        t = self.traj.t[0] + elapsed
+        x = np.array([np.interp(t, self.traj.t, col) for col in self.traj.x.T])
+        xd = np.array([np.interp(t, self.traj.t, col) for col in self.traj.xd.T])
+        stamp = _time(now)
+        names = self.model.input_names
+        self.pub_joints.publish(joint_state(stamp, [names[k] for k in self.joint_slots],
+                                            x[self.joint_slots], xd[self.joint_slots], []))
+        self.pub_actuators.publish(joint_state(stamp, [names[k] for k in self.actuator_slots],
+                                               x[self.actuator_slots], xd[self.actuator_slots], []))
+
+
+def main(args=None) -> int:
+    from .run import run_node
+    return run_node(TrajectoryPlayerNode, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
