@@ -113,10 +113,11 @@ class TrajectoryPlayerNode(Node):
         xd = np.array([np.interp(t, self.traj.t, col) for col in self.traj.xd.T])
         stamp = _time(now)
         names = self.model.input_names
-        self.pub_joints.publish(joint_state(stamp, [names[k] for k in self.joint_slots],
-                                            x[self.joint_slots], xd[self.joint_slots], []))
+        # actuators first: the dynamics node evaluates on joint_states with the latest lengths
         self.pub_actuators.publish(joint_state(stamp, [names[k] for k in self.actuator_slots],
                                                x[self.actuator_slots], xd[self.actuator_slots], []))
+        self.pub_joints.publish(joint_state(stamp, [names[k] for k in self.joint_slots],
+                                            x[self.joint_slots], xd[self.joint_slots], []))
 
 
 def main(args=None) -> int:
