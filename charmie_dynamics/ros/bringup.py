@@ -9,6 +9,7 @@ from pathlib import Path
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -108,7 +109,7 @@ def run_bringup(args: argparse.Namespace) -> int:
             overrides = [rclpy.parameter.Parameter("publish_clock", value=True)] if args.use_sim_time else []
             player = TrajectoryPlayerNode(parameter_overrides=overrides)
             nodes.append(player)
-    except (ModelError, ValueError) as exc:
+    except (ModelError, ValueError, ParameterException) as exc:
         for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown()

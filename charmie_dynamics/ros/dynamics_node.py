@@ -106,8 +106,10 @@ class DynamicsNode(Node):
         self.pub_wrenches = {}
         # inputs
         self.create_subscription(String, self.p["model_topic"], self._on_model, qos.LATCHED)
-        self.create_subscription(JointState, self.p["joint_states_topic"], self._on_joint_state, qos.SENSOR)
+        # actuator_states first: when both are waiting, the executor serves it first, so an
+        # evaluation (triggered by joint_states) uses the newest actuator lengths
         self.create_subscription(JointState, self.p["actuator_states_topic"], self._on_actuator_state, qos.SENSOR)
+        self.create_subscription(JointState, self.p["joint_states_topic"], self._on_joint_state, qos.SENSOR)
         if self.p["odometry_topic"]:
             self.create_subscription(Odometry, self.p["odometry_topic"], self._on_odometry, qos.SENSOR)
         self.create_subscription(JointTrajectory, self.p["reference_topic"], self._on_reference, qos.OUTPUT)

@@ -56,7 +56,6 @@ class TrajectoryPlayerNode(Node):
             else MOTIONS[p["motion"]](self.model, 0.001)
         names = self.model.input_names
         actuators = set(self.model.actuator_names)
-        self.joint_slots = [k for k, n in enumerate(names) if n not in actuators]
         self.actuator_slots = [k for k, n in enumerate(names) if n in actuators]
         self.pub_joints = self.create_publisher(JointState, "joint_states", qos.SENSOR)
         self.pub_actuators = self.create_publisher(JointState, "actuator_states", qos.SENSOR)
@@ -113,11 +112,12 @@ class TrajectoryPlayerNode(Node):
         xd = np.array([np.interp(t, self.traj.t, col) for col in self.traj.xd.T])
         stamp = _time(now)
         names = self.model.input_names
-        # actuators first: the dynamics node evaluates on joint_states with the latest lengths
+        # joint_states carries every input, the actuator lengths included, so that each
+        # evaluation of the dynamics node uses the lengths of the same sample; actuator_states
+        # carries them too, for consumers of the robot's actuator topic
         self.pub_actuators.publish(joint_state(stamp, [names[k] for k in self.actuator_slots],
                                                x[self.actuator_slots], xd[self.actuator_slots], []))
-        self.pub_joints.publish(joint_state(stamp, [names[k] for k in self.joint_slots],
-                                            x[self.joint_slots], xd[self.joint_slots], []))
+        self.pub_joints.publish(joint_state(stamp, names, x, xd, []))
 
 
 def main(args=None) -> int:

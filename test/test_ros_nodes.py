@@ -1,0 +1,723 @@
+"""The ROS 2 nodes over real DDS: each node in its own process (``python -m``), this process
+owning one rclpy context and a test node whose executor is advanced with ``spin_once`` until
+a condition holds or a timeout passes (never a blind sleep for discovery).
+
+DDS stays on loopback (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST) in a domain of its own per
+run. Shared by the tests (module scope):
+
+* ``model_loader`` (bundled model) and dynamics node A (root namespace, model from the
+  loader, tf_rate 0: one /tf per evaluation, stale watchdog out of the way);
+* dynamics nodes B and C in namespaces /b and /c (model from model_file; /tf, /tf_static,
+  /diagnostics remapped under the namespace), diagnostics every 0.2 s, stale_timeout 0.3 s:
+  B for the bad-input test (it needs a node that has never seen a complete state), C for
+  the stale-feedforward test.
+
+The whole module is skipped only when rclpy cannot be imported.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+
+from builtin_interfaces.msg import Time  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from rcl_interfaces.srv import SetParameters  # noqa: E402
+from rclpy.context import Context  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
+
+from charmie_dynamics.dynamics import inverse_dynamics  # noqa: E402
+from charmie_dynamics.export.urdf import urdf_from_model  # noqa: E402
+from charmie_dynamics.kinematics import inputs_from_dict, resolve_state  # noqa: E402
+from charmie_dynamics.mechanisms.auxiliary import auxiliary_segments  # noqa: E402
+from charmie_dynamics.model import load_model, model_from_text  # noqa: E402
+from charmie_dynamics.model.model import JointType  # noqa: E402
+from conftest import CHARMIE  # noqa: E402
+
+DOMAIN = 100 + os.getpid() % 100            # this module's nodes
+BRINGUP_DOMAIN = 10 + os.getpid() % 90      # the in-process bring-up (test 6): apart from them
+STATUS_NAME = "charmie_dynamics: dynamics"
+FIXED_BODIES = ("body_6a", "body_6b", "body_6c", "body_9c")
+TOL = dict(rtol=1e-9, atol=1e-9)
+
+RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)
+LATE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
+                  durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
+
+MODEL = load_model(CHARMIE)
+ACTUATORS = tuple(MODEL.actuator_names)                       # act4, act5
+JOINT_INPUTS = tuple(n for n in MODEL.input_names if n not in ACTUATORS)
+
+CHILDREN: list["Child"] = []                 # every process started here, for the logs
+
+
+# ---------------------------------------------------------------------------- processes
+class Child:
+    """A node process; its stdout and stderr go to a log file, printed when a test fails."""
+
+    def __init__(self, label: str, argv: list[str], env: dict, log_dir: Path):
+        self.label = label
+        self.log = log_dir / f"{label}.log"
+        self._file = open(self.log, "w", encoding="utf-8")
+        self.proc = subprocess.Popen(argv, env=env, stdout=self._file, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        CHILDREN.append(self)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def text(self) -> str:
+        if not self._file.closed:
+            self._file.flush()
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def stop(self) -> None:
+        if self.alive():
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        self._file.close()
+
+
+def node_argv(module: str, *ros_args: str) -> list[str]:
+    return [sys.executable, "-m", f"charmie_dynamics.ros.{module}", "--ros-args", *ros_args]
+
+
+def params(**values) -> list[str]:
+    out = []
+    for name, value in values.items():
+        out += ["-p", f"{name}:={value}"]
+    return out
+
+
+def dump_children() -> None:
+    for child in CHILDREN:
+        state = "running" if child.alive() else f"exited {child.proc.returncode}"
+        print(f"----- {child.label} ({state}) -----\n{child.text()[-4000:]}")
+
+
+def dump_on_failure(test):
+    """Print the node processes' output (stderr and stdout) when the test fails."""
+    @functools.wraps(test)
+    def wrapper(*args, **kwargs):
+        try:
+            return test(*args, **kwargs)
+        except BaseException:
+            dump_children()
+            raise
+    return wrapper
+
+
+# ---------------------------------------------------------------------------- rclpy side
+def stamp_key(stamp: Time) -> tuple[int, int]:
+    return (stamp.sec, stamp.nanosec)
+
+
+def quaternion_matrix(q) -> np.ndarray:
+    x, y, z, w = q.x, q.y, q.z, q.w
+    assert abs(x * x + y * y + z * z + w * w - 1.0) < 1e-9
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def vec(v) -> np.ndarray:
+    return np.array([v.x, v.y, v.z])
+
+
+class Ros:
+    """This process's rclpy context, test node and executor."""
+
+    def __init__(self) -> None:
+        self.context = Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node("ros_nodes_test", context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.watched: list[Child] = []         # processes that must stay up while spinning
+        self._t_ns = 1_700_000_000 * 10**9     # message stamps, unique and increasing
+
+    def close(self) -> None:
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+        self.executor.shutdown()
+        rclpy.try_shutdown(context=self.context)
+
+    def spin_until(self, predicate, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            for child in self.watched:
+                assert child.alive(), f"{child.label} exited with {child.proc.returncode}"
+            if time.monotonic() >= deadline:
+                return predicate()
+            self.executor.spin_once(timeout_sec=0.01)
+        return True
+
+    def spin_for(self, seconds: float) -> None:
+        """Keep the executor going for a while (only where a duration is the point)."""
+        deadline = time.monotonic() + seconds
+        self.spin_until(lambda: time.monotonic() >= deadline, seconds + 1.0)
+
+    def next_stamp(self) -> Time:
+        self._t_ns += 10_000_000
+        return Time(sec=self._t_ns // 10**9, nanosec=self._t_ns % 10**9)
+
+    def late(self, topic: str, msg_type, done, timeout: float = 10.0) -> list:
+        """A late-joining (transient local) subscriber: the messages it got once ``done``."""
+        got: list = []
+        sub = self.node.create_subscription(msg_type, topic, got.append, LATE)
+        try:
+            ok = self.spin_until(lambda: done(got), timeout)
+            assert ok, f"late subscriber of {topic}: {len(got)} message(s) in {timeout} s: {got!r:.300}"
+        finally:
+            self.node.destroy_subscription(sub)
+        return got
+
+    def call(self, client, request, timeout: float = 10.0):
+        assert self.spin_until(client.service_is_ready, timeout), f"service {client.srv_name} not ready"
+        future = client.call_async(request)
+        assert self.spin_until(future.done, timeout), f"no answer from {client.srv_name}"
+        return future.result()
+
+
+def joint_state_msg(stamp: Time, names, positions, velocities=None) -> JointState:
+    msg = JointState()
+    msg.header.stamp = stamp
+    msg.name = list(names)
+    msg.position = [float(v) for v in positions]
+    msg.velocity = [float(v) for v in (velocities if velocities is not None else [])]
+    return msg
+
+
+class Dynamics:
+    """A dynamics node seen from the test node: its inputs and outputs under ``prefix``."""
+
+    def __init__(self, ros: Ros, child: Child, prefix: str, with_tf: bool):
+        self.ros, self.child, self.prefix, self.with_tf = ros, child, prefix, with_tf
+        node = ros.node
+        self.pub_joints = node.create_publisher(JointState, f"{prefix}/joint_states", RELIABLE)
+        self.pub_actuators = node.create_publisher(JointState, f"{prefix}/actuator_states", RELIABLE)
+        self.joint_loads: dict = {}
+        self.actuator_loads: dict = {}
+        self.tf: dict = {}
+        self.wrenches: dict = {}
+        self.loads_order: list = []                  # stamps of joint_loads, in arrival order
+        self.feedforward: list = []                  # (arrival time, np.array)
+        self.diagnostics: list = []                  # status values (dict), in arrival order
+        self.tf_static: list = []
+        self.subs = [
+            node.create_subscription(JointState, f"{prefix}/joint_loads", self._on_loads, RELIABLE),
+            node.create_subscription(JointState, f"{prefix}/actuator_loads",
+                                     lambda m: self.actuator_loads.__setitem__(stamp_key(m.header.stamp), m), RELIABLE),
+            node.create_subscription(Float64MultiArray, f"{prefix}/feedforward_efforts",
+                                     lambda m: self.feedforward.append((time.monotonic(), np.array(m.data))), RELIABLE),
+            node.create_subscription(DiagnosticArray, f"{prefix}/diagnostics", self._on_diagnostics, RELIABLE),
+            node.create_subscription(TFMessage, f"{prefix}/tf_static", self.tf_static.append, LATE),
+        ]
+        if with_tf:
+            self.subs += [
+                node.create_subscription(TFMessage, f"{prefix}/tf", self._on_tf, RELIABLE),
+                node.create_subscription(WrenchStamped, f"{prefix}/joint_wrenches/body_3",
+                                         lambda m: self.wrenches.__setitem__(stamp_key(m.header.stamp), m), RELIABLE),
+            ]
+
+    def _on_loads(self, msg: JointState) -> None:
+        key = stamp_key(msg.header.stamp)
+        self.joint_loads[key] = msg
+        self.loads_order.append(key)
+
+    def _on_tf(self, msg: TFMessage) -> None:
+        keys = {stamp_key(t.header.stamp) for t in msg.transforms}
+        assert len(keys) == 1, keys
+        self.tf[keys.pop()] = msg
+
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        for status in msg.status:
+            if status.name == STATUS_NAME:
+                self.diagnostics.append({kv.key: kv.value for kv in status.values})
+
+    def ready(self) -> bool:
+        """Model loaded (its static frames seen) and every endpoint matched."""
+        return (bool(self.tf_static) and self.pub_joints.get_subscription_count() >= 1
+                and self.pub_actuators.get_subscription_count() >= 1
+                and all(sub.get_publisher_count() >= 1 for sub in self.subs))
+
+    def publish_joints(self, stamp: Time, pos: dict, vel: dict | None = None, names=JOINT_INPUTS) -> None:
+        self.pub_joints.publish(joint_state_msg(
+            stamp, names, [pos[n] for n in names], None if vel is None else [vel[n] for n in names]))
+
+    def publish_actuators(self, pos: dict, vel: dict | None = None) -> None:
+        self.pub_actuators.publish(joint_state_msg(
+            self.ros.next_stamp(), ACTUATORS, [pos[n] for n in ACTUATORS],
+            None if vel is None else [vel[n] for n in ACTUATORS]))
+
+    def send_state(self, pos: dict, vel: dict, settle: float = 0.0, timeout: float = 5.0,
+                   attempts: int = 4):
+        """Publish actuator_states then joint_states; wait for this stamp's outputs.
+
+        Messages on two topics reach the node in either order; an evaluation that used the
+        previous actuator lengths (seen in actuator_loads' positions) or none at all is
+        repeated with a new stamp. The evaluation's feedforward is the last one received
+        ``settle`` s after the outputs (a stale node's watchdog may publish before it).
+        Returns (stamp key, outputs by name)."""
+        for _ in range(attempts):
+            mark = len(self.feedforward)
+            self.publish_actuators(pos, vel)
+            self.ros.spin_for(0.03)             # let actuator_states go first
+            stamp = self.ros.next_stamp()
+            key = stamp_key(stamp)
+            self.publish_joints(stamp, pos, vel)
+
+            def arrived():
+                ok = key in self.joint_loads and key in self.actuator_loads \
+                    and len(self.feedforward) > mark
+                if self.with_tf:
+                    ok = ok and key in self.tf and key in self.wrenches
+                return ok
+            if not self.ros.spin_until(arrived, timeout):
+                continue
+            if settle:
+                self.ros.spin_for(settle)
+            act = self.actuator_loads[key]
+            echo = dict(zip(act.name, act.position))
+            if all(echo[a] == pos[a] for a in ACTUATORS):
+                return key, dict(joint_loads=self.joint_loads[key], actuator_loads=act,
+                                 feedforward=self.feedforward[-1][1],
+                                 feedforward_time=self.feedforward[-1][0],
+                                 feedforward_new=[v for _, v in self.feedforward[mark:]],
+                                 tf=self.tf.get(key), wrench=self.wrenches.get(key))
+        raise AssertionError(f"{self.prefix or '/'}: no outputs for a valid state in {attempts} attempts")
+
+    def counts_after(self, n_evaluations: int, timeout: float = 5.0) -> dict:
+        """Rejection counters from a diagnostics message sent after ``n_evaluations``."""
+        mark = len(self.diagnostics)
+        assert self.ros.spin_until(lambda: any(int(d["evaluations"]) >= n_evaluations
+                                               for d in self.diagnostics[mark:]), timeout)
+        return {k: int(v) for k, v in self.diagnostics[-1].items() if k.startswith("rejected_")}
+
+    def wait_count(self, reason: str, at_least: int, timeout: float = 5.0) -> int:
+        key = f"rejected_{reason}"
+        self.ros.spin_until(lambda: self.diagnostics and int(self.diagnostics[-1][key]) >= at_least, timeout)
+        return int(self.diagnostics[-1][key]) if self.diagnostics else -1
+
+
+# ---------------------------------------------------------------------------- core side
+def random_state(rng: np.random.Generator, act4: float | None = None, act5: float | None = None):
+    pos = {n: float(rng.uniform(-1.2, 1.2)) for n in JOINT_INPUTS}
+    pos["act4"] = float(rng.uniform(0.33, 0.49)) if act4 is None else act4
+    pos["act5"] = float(rng.uniform(0.34, 0.46)) if act5 is None else act5
+    vel = {n: float(rng.uniform(-0.8, 0.8)) for n in MODEL.input_names}
+    return pos, vel
+
+
+def core(pos: dict, vel: dict, gravity_only: bool = False):
+    """What the node must publish, from the core: inputs, state, loads, efforts in input order."""
+    x, xd, xdd = inputs_from_dict(MODEL, pos, vel)
+    state = resolve_state(MODEL, x, xd, xdd)                 # acceleration_source zero
+    loads = inverse_dynamics(MODEL, state, gravity_only=gravity_only)
+    efforts = np.array(loads.coordinate_effort, dtype=float)
+    for k, name in enumerate(ACTUATORS):
+        efforts[MODEL.input_names.index(name)] = loads.actuator_force[k]
+    return x, xd, state, loads, efforts
+
+
+# ---------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def ros_env():
+    """Loopback DDS in this run's own domain, for this process (before rclpy.init) and children."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    mp.setenv("ROS_DOMAIN_ID", str(DOMAIN))
+    mp.delenv("ROS_LOCALHOST_ONLY", raising=False)
+    yield dict(os.environ)
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def log_dir():
+    with tempfile.TemporaryDirectory(prefix="charmie_ros_nodes_") as d:
+        yield Path(d)
+
+
+@pytest.fixture(scope="module")
+def ros(ros_env):
+    r = Ros()
+    yield r
+    r.close()
+
+
+def namespaced_dynamics(ns: str, env: dict, log_dir: Path) -> Child:
+    """A dynamics node in namespace ``/ns`` with its model from model_file and its absolute
+    topics (/tf, /tf_static, /diagnostics) moved under ``/ns``."""
+    return Child(f"dynamics_{ns}", node_argv(
+        "dynamics_node", "-r", f"__ns:=/{ns}", *(a for t in ("tf", "tf_static", "diagnostics")
+                                                 for a in ("-r", f"/{t}:=/{ns}/{t}")),
+        *params(model_file=CHARMIE, acceleration_source="zero", tf_rate=0.0, stale_timeout=0.3,
+                stale_policy="gravity", diagnostics_period=0.2)), env, log_dir)
+
+
+@pytest.fixture(scope="module")
+def system(ros, ros_env, log_dir):
+    """Started together: model_loader + dynamics A (root namespace, model from the loader);
+    dynamics B (/b, for the bad-input test: no input before it) and C (/c, stale inputs)."""
+    started = time.monotonic()
+    loader = Child("model_loader", node_argv("model_loader_node"), ros_env, log_dir)
+    dyn_a = Child("dynamics_A", node_argv("dynamics_node", *params(
+        acceleration_source="zero", tf_rate=0.0, stale_timeout=1000.0, diagnostics_period=0.2)),
+        ros_env, log_dir)
+    dyn_b = namespaced_dynamics("b", ros_env, log_dir)
+    dyn_c = namespaced_dynamics("c", ros_env, log_dir)
+    children = [loader, dyn_a, dyn_b, dyn_c]
+    try:
+        ros.watched = list(children)
+        nodes = dict(a=Dynamics(ros, dyn_a, "", with_tf=True),
+                     b=Dynamics(ros, dyn_b, "/b", with_tf=False),
+                     c=Dynamics(ros, dyn_c, "/c", with_tf=False))
+        ok = ros.spin_until(lambda: all(d.ready() for d in nodes.values()), 60.0)
+        if not ok:
+            dump_children()
+        assert ok, f"nodes not ready in 60 s: {({k: d.ready() for k, d in nodes.items()})}"
+        yield dict(nodes, loader=loader, started=started)
+    finally:
+        ros.watched = []
+        for child in children:
+            child.stop()
+
+
+# ---------------------------------------------------------------------------- 1
+@dump_on_failure
+def test_loads_and_tf_equal_the_core(ros, system):
+    a: Dynamics = system["a"]
+    rng = np.random.default_rng(20240611)
+    body3 = MODEL.body_index("body_3")
+    moving = [i for i in range(MODEL.n_bodies) if MODEL.joint_type[i] != JointType.FIXED]
+    for k in range(6):
+        pos, vel = random_state(rng, *((0.42, 0.39) if k == 0 else (None, None)))
+        key, out = a.send_state(pos, vel)
+        x, xd, state, loads, efforts = core(pos, vel)
+
+        jl = out["joint_loads"]
+        assert tuple(jl.name) == tuple(MODEL.coordinate_names)
+        np.testing.assert_allclose(jl.position, state.q, **TOL)
+        np.testing.assert_allclose(jl.velocity, state.qd, **TOL)
+        np.testing.assert_allclose(jl.effort, loads.coordinate_effort, **TOL)
+
+        al = out["actuator_loads"]
+        assert stamp_key(al.header.stamp) == key
+        assert tuple(al.name) == tuple(MODEL.input_names)
+        np.testing.assert_allclose(al.position, x, **TOL)
+        np.testing.assert_allclose(al.velocity, xd, **TOL)
+        np.testing.assert_allclose(al.effort, efforts, **TOL)
+        for j, name in enumerate(ACTUATORS):
+            assert al.effort[MODEL.input_names.index(name)] == pytest.approx(loads.actuator_force[j], rel=1e-9, abs=1e-9)
+        assert len(out["feedforward_new"]) == 1, out["feedforward_new"]   # one per evaluation
+        np.testing.assert_allclose(out["feedforward"], al.effort, **TOL)
+
+        w = out["wrench"]
+        assert stamp_key(w.header.stamp) == key and w.header.frame_id == "body_3"
+        np.testing.assert_allclose(vec(w.wrench.force), loads.joint_force[body3], **TOL)
+        np.testing.assert_allclose(vec(w.wrench.torque), loads.joint_torque[body3], **TOL)
+
+        fk = loads.placements
+        segments = {s.name: s for s in auxiliary_segments(MODEL, fk)}
+        tf = {t.child_frame_id: t for t in out["tf"].transforms}
+        assert set(tf) == {MODEL.body_names[i] for i in moving} | set(segments)
+        for i in moving:
+            t = tf[MODEL.body_names[i]]
+            parent = MODEL.parent[i]
+            assert t.header.frame_id == ("world" if parent < 0 else MODEL.body_names[parent])
+            assert stamp_key(t.header.stamp) == key
+            np.testing.assert_allclose(vec(t.transform.translation), fk.origin_parent[i], **TOL)
+            np.testing.assert_allclose(quaternion_matrix(t.transform.rotation), fk.rotation_parent[i], **TOL)
+        for name, seg in segments.items():             # auxiliary bodies: their world pose
+            t = tf[name]
+            b = seg.body
+            assert t.header.frame_id == MODEL.body_names[b]
+            R_body, O_body = fk.rotation_world[b], fk.origin_world[b]
+            np.testing.assert_allclose(O_body + R_body @ vec(t.transform.translation), seg.start, **TOL)
+            np.testing.assert_allclose(R_body @ quaternion_matrix(t.transform.rotation), seg.rotation, **TOL)
+
+
+# ---------------------------------------------------------------------------- 2
+@dump_on_failure
+def test_late_subscriber_gets_description_model_and_static_frames(ros, system):
+    ros.spin_until(lambda: time.monotonic() - system["started"] > 4.0, 10.0)   # nodes up a while
+    description = ros.late("/robot_description", String, lambda got: got)[-1].data
+    assert "<robot" in description
+    assert description == urdf_from_model(MODEL)
+    text = ros.late("/charmie/model", String, lambda got: got)[-1].data
+    assert model_from_text(text, "charmie/model").n_bodies == 27
+    assert text == CHARMIE.read_text(encoding="utf-8")
+    static = ros.late("/tf_static", TFMessage, lambda got: got)
+    assert any(set(FIXED_BODIES) <= {t.child_frame_id for t in msg.transforms} for msg in static), static
+    msg = next(m for m in static if set(FIXED_BODIES) <= {t.child_frame_id for t in m.transforms})
+    for t in msg.transforms:
+        i = MODEL.body_index(t.child_frame_id)
+        assert t.header.frame_id == MODEL.body_names[MODEL.parent[i]]
+        np.testing.assert_allclose(vec(t.transform.translation), MODEL.origin[i], **TOL)
+        np.testing.assert_allclose(quaternion_matrix(t.transform.rotation), MODEL.rotation[i], **TOL)
+
+
+# ---------------------------------------------------------------------------- 3
+@dump_on_failure
+def test_bad_input_is_counted_never_published_and_the_node_lives_on(ros, system):
+    b: Dynamics = system["b"]
+    rng = np.random.default_rng(7)
+    pos, vel = random_state(rng, 0.42, 0.39)
+
+    # missing_name: a fresh node has no actuator lengths yet
+    assert not b.loads_order, "dynamics B evaluated before this test"
+    stamp = ros.next_stamp()
+    b.publish_joints(stamp, pos, vel)
+    assert b.wait_count("missing_name", 1) == 1, b.diagnostics[-1:]
+    assert b.diagnostics[-1]["evaluations"] == "0"
+    assert stamp_key(stamp) not in b.joint_loads
+
+    key, _ = b.send_state(pos, vel)
+    last_valid = dict(pos)
+    last_key = key
+
+    def expect_rejected(reason: str, send_bad, bad_stamp: Time | None, actuator_topic=False):
+        nonlocal last_key
+        base = b.counts_after(len(b.loads_order))
+        send_bad()
+        if actuator_topic:
+            ros.spin_for(0.03)                  # the good joint_states after the bad actuators
+        good = ros.next_stamp()
+        b.publish_joints(good, last_valid, vel)
+        assert ros.spin_until(lambda: stamp_key(good) in b.joint_loads, 5.0), \
+            f"{reason}: no joint_loads for the valid state after the bad one"
+        seen = b.wait_count(reason, base[f"rejected_{reason}"] + 1)
+        assert seen == base[f"rejected_{reason}"] + 1, (reason, base, b.diagnostics[-1])
+        if bad_stamp is not None:
+            assert stamp_key(bad_stamp) not in b.joint_loads, f"{reason}: loads published for a bad message"
+        al = b.actuator_loads[stamp_key(good)]
+        echo = dict(zip(al.name, al.position))
+        assert all(echo[n] == last_valid[n] for n in MODEL.input_names), (reason, echo)
+        assert b.child.alive()
+        last_key = stamp_key(good)
+
+    # arrays of different lengths
+    s = ros.next_stamp()
+    expect_rejected("length_mismatch", lambda: b.pub_joints.publish(joint_state_msg(
+        s, JOINT_INPUTS, [pos[n] for n in JOINT_INPUTS][:-1])), s)
+    s2 = ros.next_stamp()
+    expect_rejected("length_mismatch", lambda: b.pub_joints.publish(joint_state_msg(
+        s2, JOINT_INPUTS, [pos[n] for n in JOINT_INPUTS], [0.1, 0.2])), s2)
+    # a NaN position
+    s = ros.next_stamp()
+    bad = dict(pos, theta8a=float("nan"))
+    expect_rejected("non_finite", lambda: b.publish_joints(s, bad, vel), s)
+    # an unknown name
+    s = ros.next_stamp()
+    expect_rejected("unknown_name", lambda: b.pub_joints.publish(joint_state_msg(
+        s, JOINT_INPUTS + ("not_a_joint",), [pos[n] for n in JOINT_INPUTS] + [0.0])), s)
+    # an actuator length outside its stroke, on actuator_states and on joint_states
+    expect_rejected("out_of_range", lambda: b.publish_actuators(dict(pos, act4=0.9), vel), None,
+                    actuator_topic=True)
+    s = ros.next_stamp()
+    expect_rejected("out_of_range", lambda: b.publish_joints(s, dict(pos, act4=0.9), vel,
+                                                             names=MODEL.input_names), s)
+    # a stamp earlier than the last accepted one
+    earlier = Time(sec=last_key[0] - 1, nanosec=last_key[1])
+    expect_rejected("time_backwards", lambda: b.publish_joints(earlier, pos, vel), earlier)
+
+    # and a later valid input still gives loads equal to the core's
+    pos2, vel2 = random_state(rng)
+    key, out = b.send_state(pos2, vel2)
+    np.testing.assert_allclose(out["joint_loads"].effort, core(pos2, vel2)[3].coordinate_effort, **TOL)
+    assert b.child.alive()
+
+
+# ---------------------------------------------------------------------------- 4
+def set_parameter(ros: Ros, node_name: str, name: str, value) -> None:
+    client = ros.node.create_client(SetParameters, f"{node_name}/set_parameters")
+    try:
+        result = ros.call(client, SetParameters.Request(
+            parameters=[Parameter(name, value=value).to_parameter_msg()]))
+        assert result.results[0].successful, result.results[0].reason
+    finally:
+        ros.node.destroy_client(client)
+
+
+@dump_on_failure
+def test_stale_inputs_give_the_safe_feedforward(ros, system):
+    c: Dynamics = system["c"]
+    rng = np.random.default_rng(11)
+    timeout = 0.3
+    try:
+        for policy in ("gravity", "zero"):
+            set_parameter(ros, "/c/dynamics", "stale_policy", policy)
+            pos, vel = random_state(rng)
+            key, out = c.send_state(pos, vel, settle=0.1)
+            full = out["feedforward"]
+            np.testing.assert_allclose(full, core(pos, vel)[4], **TOL)
+            t_eval = out["feedforward_time"]
+            mark = len(c.feedforward)
+            # nothing more until the timeout, then the policy's value every watchdog period
+            assert ros.spin_until(lambda: len(c.feedforward) >= mark + 3, 3.0), c.feedforward[mark:]
+            first_time, first = c.feedforward[mark]
+            assert first_time - t_eval > timeout - 0.05, \
+                f"{policy}: feedforward changed {first_time - t_eval:.3f} s after the last input"
+            assert first_time - t_eval < timeout + 0.5
+            expected = core(pos, vel, gravity_only=True)[4] if policy == "gravity" \
+                else np.zeros(len(MODEL.input_names))
+            assert not np.allclose(expected, full), "the test needs velocities that matter"
+            for _, value in c.feedforward[mark:]:
+                np.testing.assert_allclose(value, expected, **TOL)
+
+        # a bad input within the timeout holds (republishes) the last valid feedforward
+        set_parameter(ros, "/c/dynamics", "stale_policy", "zero")
+        pos, vel = random_state(rng)
+        key, out = c.send_state(pos, vel, settle=0.1)
+        mark = len(c.feedforward)
+        bad_stamp = ros.next_stamp()
+        c.publish_joints(bad_stamp, dict(pos, theta9a=float("nan")), vel)
+        assert ros.spin_until(lambda: len(c.feedforward) > mark, 1.0)
+        held_time, held = c.feedforward[mark]
+        assert held_time - out["feedforward_time"] < timeout, "no feedforward held within the timeout"
+        np.testing.assert_allclose(held, out["feedforward"], **TOL)
+        assert stamp_key(bad_stamp) not in c.joint_loads
+    finally:
+        set_parameter(ros, "/c/dynamics", "stale_policy", "gravity")
+
+
+# ---------------------------------------------------------------------------- 5
+@dump_on_failure
+def test_model_loader_reload_and_bad_file(ros, system, ros_env, log_dir, tmp_path):
+    original = CHARMIE.read_text(encoding="utf-8")
+    assert "    mass: 30.0\n" in original
+    heavier = original.replace("    mass: 30.0\n", "    mass: 31.5\n", 1)
+    invalid = original.replace("    mass: 30.0\n", "    mass: -1\n", 1)
+    model_file = tmp_path / "charmie.yaml"
+    model_file.write_text(original, encoding="utf-8")
+    bad_file = tmp_path / "bad.yaml"
+    bad_file.write_text(invalid, encoding="utf-8")
+
+    # an invalid file at start-up: exit status 1 and the loader's message on stderr
+    failing = subprocess.Popen(node_argv("model_loader_node", "-r", "__ns:=/t5bad",
+                                         *params(model_file=bad_file)),
+                               env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    loader = Child("model_loader_t5", node_argv("model_loader_node", "-r", "__ns:=/t5",
+                                                *params(model_file=model_file)), ros_env, log_dir)
+    try:
+        _, stderr = failing.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        failing.kill()
+        _, stderr = failing.communicate()
+        pytest.fail(f"model_loader with an invalid file still running after 30 s: {stderr}")
+    assert failing.returncode == 1, stderr
+    assert "ModelLoaderNode: error:" in stderr and "body_3" in stderr and "mass" in stderr, stderr
+    assert "Traceback" not in stderr, stderr
+
+    try:
+        ros.watched.append(loader)
+        client = ros.node.create_client(Trigger, "/t5/model_loader/reload")
+        first = ros.late("/t5/charmie/model", String, lambda got: got, timeout=30.0)[-1].data
+        assert first == original
+        model_file.write_text(heavier, encoding="utf-8")
+        answer = ros.call(client, Trigger.Request(), timeout=30.0)
+        assert answer.success, answer.message
+        model_file.write_text(invalid, encoding="utf-8")
+        answer = ros.call(client, Trigger.Request())
+        assert not answer.success
+        assert "body_3" in answer.message and "mass" in answer.message, answer.message
+        assert loader.alive()
+        # a late subscriber still gets the last valid (heavier) model and its URDF
+        text = ros.late("/t5/charmie/model", String, lambda got: got)[-1].data
+        assert text == heavier
+        assert model_from_text(text, "t5").bodies[MODEL.body_index("body_3")].mass == 31.5
+        description = ros.late("/t5/robot_description", String, lambda got: got)[-1].data
+        assert description == urdf_from_model(model_from_text(heavier, "t5"))
+        assert '<mass value="31.5"' in description
+    finally:
+        ros.watched.remove(loader)
+        loader.stop()
+
+
+# ---------------------------------------------------------------------------- 6
+@dump_on_failure
+def test_bringup_runs_the_validation_motion(ros_env):
+    env = dict(ros_env, ROS_DOMAIN_ID=str(BRINGUP_DOMAIN))
+    proc = subprocess.run([sys.executable, "-m", "charmie_dynamics.cli.main", "bringup",
+                           "--mode", "sim", "--duration", "7"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    lines = [line for line in proc.stdout.splitlines() if "joint_loads" in line and "Hz" in line]
+    rates = [float(re.search(r"joint_loads\s+([\d.]+) Hz", line).group(1)) for line in lines]
+    assert rates and max(rates) > 20.0, proc.stdout
+    busy = [line for line, rate in zip(lines, rates) if rate > 20.0]
+    assert len(busy) >= 3, proc.stdout
+    for line in busy:
+        values = {m.group(1): float(m.group(2))
+                  for m in re.finditer(r"\b(act4|act5)\s+([+-][\d.]+) N\b", line)}
+        assert set(values) == {"act4", "act5"}, line
+        assert all(math.isfinite(v) and v != 0.0 for v in values.values()), line
+
+
+# ---------------------------------------------------------------------------- 7
+@dump_on_failure
+def test_urdf_names_match_tf_frames_and_joint_loads(ros, system):
+    a: Dynamics = system["a"]
+    description = ros.late("/robot_description", String, lambda got: got)[-1].data
+    static = ros.late("/tf_static", TFMessage, lambda got: got)
+    pos, vel = random_state(np.random.default_rng(3))
+    key, out = a.send_state(pos, vel)
+    edges = {(t.header.frame_id, t.child_frame_id) for msg in static for t in msg.transforms}
+    edges |= {(t.header.frame_id, t.child_frame_id) for t in out["tf"].transforms}
+    children = {child for _, child in edges}
+
+    root = ET.fromstring(description)
+    links = [link.get("name") for link in root.findall("link")]
+    assert "world" in links
+    for link in links:
+        if link != "world":
+            assert link in children, f"URDF link {link} is no TF child frame"
+    for joint in root.findall("joint"):
+        pair = (joint.find("parent").get("link"), joint.find("child").get("link"))
+        assert pair in edges, f"URDF joint {joint.get('name')} {pair} is no TF transform"
+    moving = [j.get("name") for j in root.findall("joint")
+              if j.get("type") in ("revolute", "prismatic", "continuous") and j.find("mimic") is None]
+    assert moving
+    names = set(out["joint_loads"].name)
+    for name in moving:
+        assert name in names, f"URDF joint {name} not in joint_loads"
+
+
+# ---------------------------------------------------------------------------- start-up errors
+@pytest.mark.parametrize("args,message", [
+    (["-p", "tf_rate:=0"], "tf_rate"),                              # an integer, not a double
+    (["-p", "acceleration_source:=fast"], "acceleration_source 'fast'"),
+    (["-p", "model_file:=/nonexistent/model.yaml"], "cannot read the model file"),
+])
+def test_dynamics_node_start_up_errors_are_one_line(ros_env, args, message):
+    """A bad parameter or model file ends the node with exit status 1 and its message."""
+    proc = subprocess.run(node_argv("dynamics_node", "-r", "__ns:=/startup", *args),
+                          env=ros_env, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    assert "DynamicsNode: error:" in proc.stderr and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
