@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -212,6 +213,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (ModelError, StateError, InputError, MechanismRangeError, TrajectoryFileError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:            # output piped into a reader that stopped (| head)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
