@@ -593,3 +593,33 @@ def test_charmie_order_parents_first_when_shuffled(tmp_path, charmie_data):
         assert model.mass[i] == reference.mass[j]
         assert np.array_equal(model.origin[i], reference.origin[j])
         assert np.array_equal(model.inertia[i], reference.inertia[j])
+
+
+# ---------------------------------------------------------------- friction
+def test_friction_negative_is_rejected(tmp_path):
+    data = minimal()
+    data["bodies"][0]["joint"]["friction"] = {"viscous": -0.1}
+    expect_error(write(tmp_path, data), "bodies[0] (base).joint.friction.viscous", "got -0.1",
+                 "expected a number >= 0")
+
+
+def test_friction_of_a_prismatic_joint_in_mm_is_converted(tmp_path):
+    data = minimal()
+    data["bodies"][1]["joint"]["friction"] = {"viscous": 0.5, "coulomb": 3.0}
+    metres = load_model(write(tmp_path, data, "m.yaml"))
+    i = metres.body_index("link")
+    assert metres.bodies[i].joint_type.name == "PRISMATIC"
+    assert metres.bodies[i].friction.viscous == 0.5 and metres.bodies[i].friction.coulomb == 3.0
+    data["units"] = {"length": "mm"}
+    for body in data["bodies"]:
+        for key in ("origin", "com"):
+            if key in body:
+                body[key] = [v * 1000 for v in body[key]]
+    data["bodies"][1]["joint"]["friction"] = {"viscous": 0.0005, "coulomb": 3.0}   # N s/mm
+    data.pop("springs", None)
+    for body in data["bodies"]:
+        body.pop("inertia", None)
+        body["inertia"] = {"ixx": 1e6, "iyy": 1e6, "izz": 1e6}
+        body.pop("points", None)
+    mm = load_model(write(tmp_path, data, "mm.yaml"))
+    assert mm.bodies[mm.body_index("link")].friction.viscous == pytest.approx(0.5, rel=1e-12)

@@ -13,8 +13,8 @@ from typing import Any, Mapping, Optional
 import numpy as np
 import yaml
 
-from .model import (Actuator, Balancer, Body, JointLimits, JointType, Model, PointRef,
-                    Spring, SpringParams)
+from .model import (Actuator, Balancer, Body, Friction, JointLimits, JointType, Model,
+                    PointRef, Spring, SpringParams)
 from .rotations import AXES, zxz_euler
 
 FORMAT = "charmie_dynamics/model/1"
@@ -169,6 +169,17 @@ def _limits(r: _Reader, value: Any, jtype: JointType, where: str) -> JointLimits
     return JointLimits(**out)
 
 
+def _friction(r: _Reader, value: Any, linear: bool, where: str) -> Friction:
+    """Viscous (per length unit when linear) and Coulomb coefficients, both >= 0."""
+    if value is None:
+        return Friction()
+    value = r.mapping(value, where)
+    r.check_keys(value, {"viscous", "coulomb"}, where)
+    viscous = r.number(value.get("viscous", 0.0), f"{where}.viscous", nonnegative=True)
+    coulomb = r.number(value.get("coulomb", 0.0), f"{where}.coulomb", nonnegative=True)
+    return Friction(viscous / r.length if linear else viscous, coulomb)
+
+
 def _body(r: _Reader, data: Any, k: int) -> Body:
     where = f"bodies[{k}]"
     data = r.mapping(data, where)
@@ -182,7 +193,8 @@ def _body(r: _Reader, data: Any, k: int) -> Body:
     origin = r.length_vector(r.get(data, "origin", where, [0, 0, 0]), f"{where}.origin")
     euler = r.vector(r.get(data, "rotation", where, [0, 0, 0]), f"{where}.rotation") * r.angle
     joint = r.mapping(r.get(data, "joint", where), f"{where}.joint")
-    r.check_keys(joint, {"type", "axis", "coordinate", "multiplier", "limits"}, f"{where}.joint")
+    r.check_keys(joint, {"type", "axis", "coordinate", "multiplier", "limits", "friction"},
+                 f"{where}.joint")
     jtype = JOINT_TYPES[r.choice(r.get(joint, "type", f"{where}.joint"), tuple(JOINT_TYPES),
                                  f"{where}.joint.type")]
     axis = np.zeros(3)
@@ -197,11 +209,13 @@ def _body(r: _Reader, data: Any, k: int) -> Body:
         if multiplier == 0:
             raise r.fail(f"{where}.joint.multiplier", "got 0, expected a non-zero number")
     else:
-        extra = sorted(set(joint) & {"axis", "coordinate", "multiplier", "limits"})
+        extra = sorted(set(joint) & {"axis", "coordinate", "multiplier", "limits", "friction"})
         if extra:
             raise r.fail(f"{where}.joint", f"got {', '.join(extra)} for a fixed joint (F), "
                                            "expected none")
     limits = _limits(r, joint.get("limits"), jtype, f"{where}.joint.limits")
+    friction = _friction(r, joint.get("friction"), jtype == JointType.PRISMATIC,
+                         f"{where}.joint.friction")
     virtual = r.get(data, "virtual", where, False)
     if not isinstance(virtual, bool):
         raise r.fail(f"{where}.virtual", f"got {virtual!r}, expected true or false")
@@ -223,7 +237,8 @@ def _body(r: _Reader, data: Any, k: int) -> Body:
         points[pname] = r.length_vector(pval, f"{where}.points.{pname}")
     return Body(name=name, parent=parent, joint_type=jtype, axis=axis, coordinate=coordinate,
                 multiplier=multiplier, rotation=zxz_euler(*euler), origin=origin, mass=mass,
-                com=com, inertia=inertia, points=points, virtual=virtual, limits=limits)
+                com=com, inertia=inertia, points=points, virtual=virtual, limits=limits,
+                friction=friction)
 
 
 def _order_parents_first(r: _Reader, bodies: list[Body]) -> list[Body]:
@@ -278,7 +293,7 @@ def _actuator(r: _Reader, tree: Model, data: Any, k: int) -> Actuator:
     name = r.name(r.get(data, "name", where), f"{where}.name")
     where = f"actuators[{k}] ({name})"
     r.check_keys(data, {"name", "drives", "base", "end", "branch", "stroke", "default_length",
-                        "force_limit"}, where)
+                        "force_limit", "friction"}, where)
     drives_name = r.get(data, "drives", where)
     try:
         drives = tree.body_index(drives_name)
@@ -313,7 +328,8 @@ def _actuator(r: _Reader, tree: Model, data: Any, k: int) -> Actuator:
     if force_limit is not None:
         force_limit = r.number(force_limit, f"{where}.force_limit", positive=True)
     return Actuator(name=name, drives=drives, base=base, end=end, branch=int(branch),
-                    stroke=(lo, hi), default_length=default, force_limit=force_limit)
+                    stroke=(lo, hi), default_length=default, force_limit=force_limit,
+                    friction=_friction(r, data.get("friction"), True, f"{where}.friction"))
 
 
 def _spring(r: _Reader, tree: Model, data: Any, k: int) -> Spring:

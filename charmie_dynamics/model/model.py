@@ -31,6 +31,18 @@ class JointLimits:
 
 
 @dataclass(frozen=True)
+class Friction:
+    """Joint or actuator friction, seed 004 eq. 43: viscous * rate + coulomb * sign(rate).
+
+    SI: N m s/rad and N m for a revolute joint, N s/m and N for a prismatic joint or a linear
+    actuator.
+    """
+
+    viscous: float = 0.0
+    coulomb: float = 0.0
+
+
+@dataclass(frozen=True)
 class Body:
     """One rigid body of the tree and the joint that precedes it (SI units)."""
 
@@ -48,6 +60,7 @@ class Body:
     points: Mapping[str, np.ndarray]
     virtual: bool = False
     limits: JointLimits = field(default_factory=JointLimits)
+    friction: Friction = field(default_factory=Friction)
 
 
 @dataclass(frozen=True)
@@ -71,6 +84,7 @@ class Actuator:
     stroke: tuple[float, float]    # length limits, m
     default_length: float          # m
     force_limit: Optional[float] = None
+    friction: Friction = field(default_factory=Friction)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,149 @@
+"""The robot in actuator space, and the accelerations its actuators can achieve
+(seed 004 sections II and V).
+
+Actuator space is ``model.input_names``: the joint coordinates, except that CHARMIE's d4 and
+theta5 are replaced by the lengths of act4 and act5. With the diagonal Jacobian
+J = dq/dx (1 for a directly driven coordinate, the indirect joint's exact dq/dL otherwise)
+and J' = d2q/dx2, q' = J x', q'' = J x'' + J' x'^2, and virtual work (u = J tau per
+coordinate) turns tau = H q'' + u'(q, q') into
+
+    H_x x'' + b_x + f(x') = u,   H_x = J H J,   b_x = J (H J' x'^2 + u'),
+
+with the friction of seed 004 eq. 43, f = viscous x' + coulomb sign(x') (no static friction
+at x' = 0). Effort limits are the joints' ``limits.effort`` and the actuators' ``force_limit``
+(infinite where the model gives none).
+
+Achievable accelerations (seed 004 section V): the efforts the desired x'' need are computed;
+an effort beyond its limit is clamped; the mixed problem (saturated: effort known,
+acceleration unknown; the others: acceleration kept, effort unknown)
+
+    H_SS x''_S = u_S - b_S - f_S - H_SK x''_K,   u_K = H_KK x''_K + H_KS x''_S + b_K + f_K
+
+is solved, and repeated while it saturates further actuators (an actuator that saturates
+only through this coupling reports the effort the mixed problem asked of it).
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..mechanisms.indirect import indirect_joints, joint_from_length, length_from_joint
+from ..model.model import Model
+from .mass_matrix import bias_forces, mass_matrix
+
+
+@dataclass(frozen=True)
+class ActuatorSpace:
+    """Limits and friction of every input of ``model.input_names`` (SI)."""
+
+    names: tuple[str, ...]
+    effort_limit: np.ndarray     # N m or N; inf where unknown
+    viscous: np.ndarray
+    coulomb: np.ndarray
+
+
+_SPACES: "weakref.WeakKeyDictionary[Model, ActuatorSpace]" = weakref.WeakKeyDictionary()
+
+
+def actuator_space(model: Model) -> ActuatorSpace:
+    """The model's actuator limits and friction (a coordinate's from its first joint)."""
+    if model not in _SPACES:
+        n = len(model.input_names)
+        limit, viscous, coulomb = np.full(n, np.inf), np.zeros(n), np.zeros(n)
+        actuators = {a.name: a for a in model.actuators}
+        for k, name in enumerate(model.input_names):
+            if name in actuators:
+                a = actuators[name]
+                limit[k] = np.inf if a.force_limit is None else a.force_limit
+                viscous[k], coulomb[k] = a.friction.viscous, a.friction.coulomb
+            else:
+                body = next(b for b in model.bodies if b.coordinate == name)
+                if body.limits.effort is not None:
+                    limit[k] = body.limits.effort
+                viscous[k], coulomb[k] = body.friction.viscous, body.friction.coulomb
+        _SPACES[model] = ActuatorSpace(model.input_names, limit, viscous, coulomb)
+    return _SPACES[model]
+
+
+def input_jacobians(model: Model, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Actuator positions x, J = dq/dx and J' = d2q/dx2 at joint coordinates q, (..., n)."""
+    q = np.asarray(q, dtype=float)
+    x, J, Jp = q.copy(), np.ones_like(q), np.zeros_like(q)
+    for joint in indirect_joints(model):
+        c = joint.coordinate
+        length = length_from_joint(joint, q[..., c] * joint.multiplier)
+        _, d1, d2 = joint_from_length(joint, length)
+        x[..., c], J[..., c], Jp[..., c] = length, d1 / joint.multiplier, d2 / joint.multiplier
+    return x, J, Jp
+
+
+def friction(space: ActuatorSpace, xd: np.ndarray) -> np.ndarray:
+    """Seed 004 eq. 43: viscous x' + coulomb sign(x')."""
+    return space.viscous * xd + space.coulomb * np.sign(xd)
+
+
+def input_space_dynamics(model: Model, q: np.ndarray, qd: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """H_x, b_x and x' at one joint-space state (see the module docstring)."""
+    _, J, Jp = input_jacobians(model, q)
+    H = mass_matrix(model, q)
+    xd = qd / J
+    b = J * (H @ (Jp * xd * xd) + bias_forces(model, q, qd))
+    return J[:, None] * H * J[None, :], b, xd
+
+
+@dataclass(frozen=True)
+class Achievable:
+    """Result of :func:`achievable_accelerations`, in ``model.input_names`` order."""
+
+    xdd: np.ndarray          # achievable accelerations
+    qdd: np.ndarray          # the same in joint coordinates
+    effort: np.ndarray       # efforts applied (the limit where saturated)
+    required: np.ndarray     # efforts the desired accelerations need
+    saturated: np.ndarray    # bool
+    excess: np.ndarray       # by how much the demand exceeded the limit where saturated, else 0
+
+    def saturated_names(self, model: Model) -> list[str]:
+        return [n for n, s in zip(model.input_names, self.saturated) if s]
+
+
+def achievable_accelerations(model: Model, q: np.ndarray, qd: np.ndarray,
+                             xdd_desired: np.ndarray) -> Achievable:
+    """Accelerations the actuators can give for desired input accelerations (one state)."""
+    space = actuator_space(model)
+    Hx, b, xd = input_space_dynamics(model, q, qd)
+    f = friction(space, xd)
+    xdd_desired = np.asarray(xdd_desired, dtype=float)
+    required = Hx @ xdd_desired + b + f
+    limit = space.effort_limit
+    saturated = np.abs(required) > limit
+    effort = required.copy()
+    xdd = xdd_desired.copy()
+    sign = np.sign(required)
+    demand = required.copy()   # the effort an actuator was asked for when it saturated
+    while True:
+        S, K = saturated, ~saturated
+        effort[S] = sign[S] * limit[S]
+        xdd = xdd_desired.copy()
+        if S.any():
+            rhs = effort[S] - b[S] - f[S] - Hx[np.ix_(S, K)] @ xdd_desired[K]
+            xdd[S] = np.linalg.solve(Hx[np.ix_(S, S)], rhs)
+        effort[K] = Hx[K] @ xdd + b[K] + f[K]
+        newly = K & (np.abs(effort) > limit)
+        if not newly.any():
+            break
+        sign[newly] = np.sign(effort[newly])
+        demand[newly] = effort[newly]
+        saturated = saturated | newly
+    _, J, Jp = input_jacobians(model, q)
+    excess = np.where(saturated, np.abs(demand) - limit, 0.0)
+    return Achievable(xdd, J * xdd + Jp * xd * xd, effort, required, saturated, excess)
+
+
+def joint_efforts_from_inputs(model: Model, q: np.ndarray, qd: np.ndarray,
+                              effort: np.ndarray) -> np.ndarray:
+    """Joint-space efforts tau from actuator efforts u, friction removed: tau = (u - f) / J."""
+    _, J, _ = input_jacobians(model, q)
+    return (effort - friction(actuator_space(model), qd / J)) / J

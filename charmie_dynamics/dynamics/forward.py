@@ -1,0 +1,209 @@
+"""Forward dynamics of the open tree: the joint accelerations qdd for given joint efforts,
+H(q) qdd = phi,  phi = tau - u'(q, qd)  (seed 002 eqs. 16a and 18).
+
+u' (Coriolis, centrifugal, gravity, springs and balancers as external wrenches) comes from the
+inverse dynamics with qdd = 0 (:func:`~.mass_matrix.bias_forces`; seed 002 section 2.4.2,
+input item 4): its outward pass gives the velocities and velocity-product accelerations with
+-g at the base (eq. 17), its inward pass the bias wrenches of every subtree and phi. Two
+solvers of the same equations follow:
+
+``method="cholesky"`` (O(n^3)): H from the composite-rigid-body algorithm, H = L L^T by
+``numpy.linalg.cholesky``, then L y = phi and L^T qdd = y by forward and back substitution
+(seed 002 section 2.4.2, first paragraph; Walker and Orin).
+
+``method="aba"`` (O(n)): seed 002's recursive solution of U D U^T qdd = phi (eqs. 18-21),
+i.e. the articulated-body algorithm of a system at rest without gravity with phi as joint
+input, written for a tree in body frames (spatial.py: A_i, p_i, M_i): after the bias pass
+above, one inward recursion of the articulated inertias and one outward recursion of the
+accelerations. Inward, for i = n..1,
+
+    M^_i   = M_i + sum_{children j} A_j^T (M^_j - psi^_j psi^_j^T / m^_j) A_j     (19d)
+    psi^_i = M^_i p_i,   m^_i = p_i^T psi^_i                                        (19c)
+    eta_i  = sum_{children j} A_j^T (eta_j + psi^_j phi^_j / m^_j)                  (19b)
+    phi^_i = phi_i - p_i^T eta_i                                                    (19a)
+
+then phi~_i = phi^_i / m^_i (eq. 20) and outward, for i = 1..n, with mu~_0 = 0 (gravity is
+in phi)
+
+    qdd_i = phi~_i - psi^_i^T A_i mu~_p / m^_i,   mu~_i = A_i mu~_p + p_i qdd_i      (21a-b)
+
+(eqs. 19c and 21a as extracted place the 1/m^_i and A_i in psi_i; it is the same product).
+Seed 002 writes the chain; on a tree each sum runs over the children. A fixed joint has no
+degree of freedom: M^ and eta pass to the parent unchanged, mu~_i = A_i mu~_p. A massless
+(virtual) body has M_i = 0; its m^_i is that of the bodies it carries, positive whenever
+they have mass along its joint (CHARMIE's d1 and d2 carry the whole robot).
+
+**Coupled coordinates in the ABA.** A coordinate that moves several joints (the claw halves:
+theta13a turns body_13a1 by +theta13a and body_13a2 by -theta13a) is one degree of freedom
+of the group of bodies it moves. When these joints share one parent, the group is handled
+exactly as one joint whose motion subspace is p_k multiplier_k on each member k: the sums
+above run over the group (m^_c = sum_k mult_k^2 p_k^T M^_k p_k, phi^_c = phi_c -
+sum_k mult_k p_k^T eta_k, W = sum_k A_k^T mult_k M^_k p_k replacing A^T psi^), and outward
+qdd_c = (phi^_c - W^T mu~_p) / m^_c, mu~_k = A_k mu~_p + p_k mult_k qdd_c. This is
+exact and stays O(n). A coordinate whose joints do not share a parent (one above the other,
+or on different branches) would couple the recursion across levels; ``method="aba"``
+rejects such a model with a ValueError and ``method="cholesky"`` handles any coupling.
+
+**Held coordinates** (``held``, the joint stops of integrate.py): qdd = 0 for them, the others
+solve H_ff qdd_f = phi_f. Cholesky: the held rows and columns of H become the identity's;
+ABA: a held coordinate's joints act as fixed joints (its psi^ terms drop out of eqs. 19b, d).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..kinematics.forward import Placements, forward_kinematics
+from ..model.model import Model
+from .mass_matrix import bias_forces, mass_matrix
+from .spatial import (force_to_parent, inertia_to_parent, motion_subspaces, motion_to_child,
+                      parent_transforms, spatial_inertias)
+
+METHODS = ("cholesky", "aba")
+
+
+def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarray,
+                     method: str = "cholesky", held: Optional[np.ndarray] = None) -> np.ndarray:
+    """Joint accelerations qdd (..., n) for coordinates, rates and efforts (..., n) (SI).
+
+    ``tau``: generalized effort of every coordinate (N m or N); for an actuator-driven
+    coordinate (CHARMIE's d4, theta5) the effort the actuator puts on it. Springs and
+    balancers act by themselves. Leading axes of q, qd and tau broadcast. ``method``:
+    "cholesky" or "aba" (see the module docstring). ``held``: boolean (..., n), coordinates
+    held at zero acceleration by a workless constraint (a joint resting on its stop); the
+    others move with them held: H_ff qdd_f = phi_f, qdd_h = 0.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method: got {method!r}, expected one of {', '.join(METHODS)}")
+    q, qd, tau = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (q, qd, tau)))
+    if q.shape[-1:] != (model.n_coordinates,):
+        raise ValueError(f"q, qd, tau: got last axis {q.shape[-1:]}, expected "
+                         f"({model.n_coordinates},) coordinates of {model.name}")
+    fk = forward_kinematics(model, q)
+    phi = tau - bias_forces(model, q, qd, placements=fk)
+    if held is not None:
+        held = np.broadcast_to(np.asarray(held, dtype=bool), phi.shape)
+    if method == "cholesky":
+        H = mass_matrix(model, q, placements=fk)
+        return cholesky_solve(H, phi) if held is None else held_solve(H, phi, held)
+    return articulated_body_solve(model, fk, phi, held)
+
+
+def cholesky_solve(H: np.ndarray, phi: np.ndarray) -> np.ndarray:
+    """Solve H x = phi for symmetric positive definite H (..., n, n), phi (..., n).
+
+    H = L L^T (numpy.linalg.cholesky, LinAlgError if H is not positive definite), then
+    forward substitution L y = phi and back substitution L^T x = y, batched over the
+    leading axes.
+    """
+    L = np.linalg.cholesky(H)
+    n = phi.shape[-1]
+    y = np.empty_like(phi)
+    for k in range(n):
+        y[..., k] = (phi[..., k] - np.sum(L[..., k, :k] * y[..., :k], axis=-1)) / L[..., k, k]
+    x = np.empty_like(phi)
+    for k in range(n - 1, -1, -1):
+        x[..., k] = ((y[..., k] - np.sum(L[..., k + 1:, k] * x[..., k + 1:], axis=-1))
+                     / L[..., k, k])
+    return x
+
+
+def held_solve(H: np.ndarray, phi: np.ndarray, held: np.ndarray) -> np.ndarray:
+    """x with x_h = 0 and H_ff x_f = phi_f for the coordinates not ``held`` (batched): the
+    held rows and columns of H are replaced by those of the identity."""
+    n = phi.shape[-1]
+    cross = held[..., :, None] | held[..., None, :]
+    return cholesky_solve(np.where(cross, np.eye(n), H), np.where(held, 0.0, phi))
+
+
+def coordinate_groups(model: Model) -> list[tuple[int, ...]]:
+    """Bodies moved by each coordinate, in ``model.coordinate_names`` order.
+
+    Raises ValueError for a coordinate whose joints do not share one parent (see the module
+    docstring: the ABA handles coupled joints that are siblings).
+    """
+    groups: list[list[int]] = [[] for _ in range(model.n_coordinates)]
+    for i, c in enumerate(model.coordinate_index.tolist()):
+        if c >= 0:
+            groups[c].append(i)
+    parent = model.parent.tolist()
+    for c, members in enumerate(groups):
+        parents = {parent[i] for i in members}
+        if len(parents) > 1:
+            names = ", ".join(model.body_names[i] for i in members)
+            raise ValueError(f"coordinate {model.coordinate_names[c]!r} moves the joints of "
+                             f"{names}, which have different parents; method='aba' handles a "
+                             "coordinate's joints only when they share a parent, use "
+                             "method='cholesky'")
+    return [tuple(members) for members in groups]
+
+
+def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray,
+                           held: Optional[np.ndarray] = None) -> np.ndarray:
+    """qdd solving H qdd = phi by seed 002 eqs. 19-21 on the tree (module docstring), (..., n).
+
+    ``held`` (boolean (..., n)): those coordinates get qdd = 0 and act as fixed joints in the
+    recursion (M^ and eta pass to the parent without the psi^ terms). Raises
+    ``numpy.linalg.LinAlgError`` when a coordinate has no inertia (m^ <= 0).
+    """
+    groups = coordinate_groups(model)
+    A = parent_transforms(placements)
+    p = motion_subspaces(model)
+    parents = model.parent.tolist()
+    coord = model.coordinate_index.tolist()        # -1: fixed joint
+    mult = model.multiplier.tolist()
+    lead = phi.shape[:-1]
+    n, nb = model.n_coordinates, model.n_bodies
+    M_hat = np.broadcast_to(spatial_inertias(model), lead + (nb, 6, 6)).copy()
+    eta = np.zeros(lead + (nb, 6))
+    m_hat = np.empty(lead + (n,))
+    phi_hat = np.empty(lead + (n,))
+    free = np.ones(lead + (n,)) if held is None else np.where(held, 0.0, 1.0)
+    gain = np.empty(lead + (n,))                   # 1 / m^, 0 where held
+    W: list[np.ndarray] = [np.empty(0)] * n        # sum_k A_k^T psi^_k of each coordinate
+    for i in range(nb - 1, -1, -1):                                     # eqs. 19a-d
+        parent, c = parents[i], coord[i]
+        if c < 0:
+            if parent >= 0:
+                M_hat[..., parent, :, :] += inertia_to_parent(A[..., i, :, :], M_hat[..., i, :, :])
+                eta[..., parent, :] += force_to_parent(A[..., i, :, :], eta[..., i, :])
+            continue
+        members = groups[c]
+        if i != members[0]:
+            continue                    # a coupled group is reduced at its first member
+        psi = [mult[k] * (M_hat[..., k, :, :] @ p[k]) for k in members]
+        m_hat[..., c] = sum(mult[k] * (psi_k @ p[k]) for k, psi_k in zip(members, psi))
+        if not np.all(m_hat[..., c] > 0.0):
+            raise np.linalg.LinAlgError(f"coordinate {model.coordinate_names[c]!r} moves no "
+                                        "mass: the mass matrix is singular")
+        phi_hat[..., c] = phi[..., c] - sum(mult[k] * (eta[..., k, :] @ p[k]) for k in members)
+        gain[..., c] = free[..., c] / m_hat[..., c]
+        if parent < 0:
+            continue
+        W[c] = sum(force_to_parent(A[..., k, :, :], psi_k) for k, psi_k in zip(members, psi))
+        scale = gain[..., c, None]
+        M_hat[..., parent, :, :] += sum(inertia_to_parent(A[..., k, :, :], M_hat[..., k, :, :])
+                                        for k in members) \
+            - W[c][..., :, None] * (W[c] * scale)[..., None, :]
+        eta[..., parent, :] += sum(force_to_parent(A[..., k, :, :], eta[..., k, :])
+                                   for k in members) + W[c] * (phi_hat[..., c, None] * scale)
+    qdd = np.empty(lead + (n,))
+    mu = np.zeros(lead + (nb, 6))                   # mu~ of every body; 0 at the world
+    for i in range(nb):                                                 # eqs. 20-21
+        parent, c = parents[i], coord[i]
+        if c < 0:
+            if parent >= 0:
+                mu[..., i, :] = motion_to_child(A[..., i, :, :], mu[..., parent, :])
+            continue
+        members = groups[c]
+        if i != members[0]:
+            continue
+        qdd[..., c] = phi_hat[..., c] * gain[..., c]
+        if parent >= 0:
+            qdd[..., c] -= np.sum(W[c] * mu[..., parent, :], axis=-1) * gain[..., c]
+        for k in members:
+            if parent >= 0:
+                mu[..., k, :] = motion_to_child(A[..., k, :, :], mu[..., parent, :])
+            mu[..., k, :] += p[k] * (mult[k] * qdd[..., c, None])
+    return qdd

@@ -1,0 +1,113 @@
+"""The joint-space equations of motion of the open tree, tau = H(q) qdd + u'(q, qd)
+(seed 002 eq. 16a: I qdd + h = tau; seed 004 eqs. 2-3 and 34: H and the bias vector u',
+which holds the external forces too).
+
+* :func:`mass_matrix`: H by the composite-rigid-body algorithm on the tree. With
+  M^c_i = M_i + sum_{children j} A_j^T M^c_j A_j, the composite inertia of body i and its
+  subtree, the joint-space entry of joint i and its ancestor k is
+
+      H_ik = p_k^T (A_{k..i})^T M^c_i p_i                       (seed 002: I = N^T M N, eq. 16a)
+
+  i.e. the wrench F = M^c_i p_i carried down to each ancestor's joint by A^T. A coordinate
+  moving several joints (``multiplier``) gets H = S^T H_joint S with S_ic = multiplier_i
+  when joint i is moved by coordinate c, so the entries of joints that share a coordinate add
+  up.
+* :func:`bias_forces`: u' = ID(q, qd, 0), the recursive Newton-Euler algorithm with zero
+  accelerations (seed 002 section 2.4.2 input item 4; seed 004 eq. 36): Coriolis, centrifugal and
+  gravity terms and the springs and balancers of the model as external wrenches, composed of
+  the same steps as :func:`~charmie_dynamics.dynamics.inverse.inverse_dynamics`, so that
+  H qdd + u' is its ``coordinate_effort``.
+* :func:`mass_matrix_from_inverse_dynamics`: H e_k = ID(q, 0, e_k) - ID(q, 0, 0), the
+  columns of H from the inverse dynamics. Seed 004 section III carries the coefficients of
+  every qdd_k through one modified RNEA pass (eqs. 12-35); here the n unit accelerations
+  travel as n samples of one batched pass. It is the reference the tests hold the
+  composite-rigid-body algorithm to.
+
+The actuators of the closed loops play no part: the driven joints are joints of the tree.
+Arrays have optional leading sample axes: q of shape (..., n_coordinates).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..kinematics.forward import Placements, forward_kinematics
+from ..kinematics.motion import body_motion
+from ..mechanisms.forces import passive_forces
+from ..model.model import Model
+from .rnea import joint_efforts, tree_backward_pass
+from .spatial import (force_to_parent, inertia_to_parent, motion_subspaces, parent_transforms,
+                      spatial_inertias)
+
+
+def mass_matrix(model: Model, q: np.ndarray, placements: Optional[Placements] = None
+                ) -> np.ndarray:
+    """H(q), (..., n, n), symmetric positive definite (kg m^2, kg m, kg).
+
+    ``placements``: forward kinematics of ``q`` when already computed.
+    """
+    fk = forward_kinematics(model, q) if placements is None else placements
+    A = parent_transforms(fk)
+    p = motion_subspaces(model)
+    lead = A.shape[:-3]
+    parents = model.parent.tolist()
+    coord = model.coordinate_index.tolist()        # -1: fixed joint
+    mult = model.multiplier.tolist()
+    composite = np.broadcast_to(spatial_inertias(model), A.shape).copy()
+    for i in range(model.n_bodies - 1, -1, -1):
+        if parents[i] >= 0:
+            composite[..., parents[i], :, :] += inertia_to_parent(A[..., i, :, :],
+                                                                  composite[..., i, :, :])
+    H = np.zeros(lead + (model.n_coordinates, model.n_coordinates))
+    for i in range(model.n_bodies):
+        ci = coord[i]
+        if ci < 0:
+            continue
+        F = mult[i] * (composite[..., i, :, :] @ p[i])                  # M^c_i p_i, as a row
+        H[..., ci, ci] += mult[i] * (F @ p[i])
+        j = i
+        while parents[j] >= 0:
+            F = force_to_parent(A[..., j, :, :], F)
+            j = parents[j]
+            cj = coord[j]
+            if cj >= 0:
+                h = mult[j] * (F @ p[j])
+                H[..., ci, cj] += h
+                H[..., cj, ci] += h
+    return H
+
+
+def _coordinate_efforts(model: Model, placements: Placements, qd: np.ndarray,
+                        qdd: np.ndarray) -> np.ndarray:
+    """Inverse dynamics of the tree with the passive forces: ``coordinate_effort``."""
+    motion = body_motion(model, placements, qd, qdd, base_acceleration=-model.gravity)
+    passive = passive_forces(model, placements)
+    tree = tree_backward_pass(model, placements, motion, passive.external_force,
+                              passive.external_torque)
+    return joint_efforts(model, tree)
+
+
+def bias_forces(model: Model, q: np.ndarray, qd: np.ndarray,
+                placements: Optional[Placements] = None) -> np.ndarray:
+    """u'(q, qd) = ID(q, qd, 0), (..., n): N m (revolute) or N (prismatic).
+
+    ``placements``: forward kinematics of ``q`` when already computed.
+    """
+    fk = forward_kinematics(model, q) if placements is None else placements
+    qd = np.asarray(qd, dtype=float)
+    return _coordinate_efforts(model, fk, qd, np.zeros_like(qd))
+
+
+def mass_matrix_from_inverse_dynamics(model: Model, q: np.ndarray) -> np.ndarray:
+    """H(q) column by column, H e_k = ID(q, 0, e_k) - ID(q, 0, 0), (..., n, n).
+
+    The n + 1 accelerations (0, e_1, ..., e_n) are one batch on an extra axis before the last.
+    """
+    q = np.asarray(q, dtype=float)
+    n = model.n_coordinates
+    qdd = np.concatenate([np.zeros((1, n)), np.eye(n)])
+    qs = np.broadcast_to(q[..., None, :], q.shape[:-1] + (n + 1, n))
+    efforts = _coordinate_efforts(model, forward_kinematics(model, qs), np.zeros(qs.shape),
+                                  np.broadcast_to(qdd, qs.shape))
+    return np.swapaxes(efforts[..., 1:, :] - efforts[..., :1, :], -1, -2)

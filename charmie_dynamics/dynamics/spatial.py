@@ -1,0 +1,104 @@
+"""Six-dimensional (spatial) quantities in body frames, for the joint-space algorithms
+(composite rigid bodies, articulated bodies).
+
+These are seed 002's twists and wrenches (section 2.1, eqs. 6-7): a motion vector is
+``[omega; v]`` (angular velocity, velocity of the body origin A_i) and a force vector is
+``[n; f]`` (torque about A_i, force), both in the body's own frame, as in the motion pass
+(kinematics/motion.py) and the tree pass (dynamics/rnea.py). With R = R^{p}_{i} and
+r = r^{p}_{i} from forward kinematics:
+
+    t_i = A_i t_p + p_i qd_i,   A_i = [[R^T, 0], [-R^T [r]x, R^T]]      (seed 002 eqs. 11c-d)
+    w_p = A_i^T w_i   (a wrench at A_i, moved to A_p in the parent frame)
+    p_i = [a; 0] (revolute), [0; a] (prismatic), 0 (fixed); a the joint axis (eqs. 11d, 12b)
+    M_i = [[I_Ci + m (c.c 1 - c c^T), m [c]x], [m [c]x^T, m 1]]            (eq. 6, about A_i)
+
+with c the centre of mass in the body frame and [.]x the cross-product matrix. Seed 002
+writes A_{i,i-1} in one common frame; here each body has its own, so A_i also rotates.
+"""
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Callable
+
+import numpy as np
+
+from ..kinematics.forward import Placements
+from ..model.model import JointType, Model
+
+
+def skew(v: np.ndarray) -> np.ndarray:
+    """Cross-product matrices [v]x of (..., 3) vectors: (..., 3, 3)."""
+    out = np.zeros(v.shape + (3,))
+    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
+    return out
+
+
+def _per_model(build: Callable[[Model], np.ndarray]) -> Callable[[Model], np.ndarray]:
+    """Cache a model's constant array (read-only) for as long as the model lives."""
+    cache: "weakref.WeakKeyDictionary[Model, np.ndarray]" = weakref.WeakKeyDictionary()
+
+    @functools.wraps(build)
+    def get(model: Model) -> np.ndarray:
+        if model not in cache:
+            value = build(model)
+            value.flags.writeable = False
+            cache[model] = value
+        return cache[model]
+    return get
+
+
+@_per_model
+def spatial_inertias(model: Model) -> np.ndarray:
+    """M_i of every body about its origin in its frame, (nb, 6, 6), kg and kg m^2 (cached)."""
+    m = model.mass[:, None, None]
+    c = model.com
+    cx = skew(c)
+    out = np.empty((model.n_bodies, 6, 6))
+    out[:, :3, :3] = model.inertia + m * (np.einsum("bi,bi->b", c, c)[:, None, None] * np.eye(3)
+                                          - c[:, :, None] * c[:, None, :])
+    out[:, :3, 3:] = m * cx
+    out[:, 3:, :3] = m * np.swapaxes(cx, -1, -2)
+    out[:, 3:, 3:] = m * np.eye(3)
+    return out
+
+
+@_per_model
+def motion_subspaces(model: Model) -> np.ndarray:
+    """p_i of every joint in its body frame (seed 002 eqs. 11d, 12b), (nb, 6); 0 for fixed
+    (cached)."""
+    out = np.zeros((model.n_bodies, 6))
+    for i in range(model.n_bodies):
+        if model.joint_type[i] == JointType.REVOLUTE:
+            out[i, :3] = model.axis[i]
+        elif model.joint_type[i] == JointType.PRISMATIC:
+            out[i, 3:] = model.axis[i]
+    return out
+
+
+def parent_transforms(placements: Placements) -> np.ndarray:
+    """A_i: parent-frame twist at A_p -> body-frame twist at A_i, (..., nb, 6, 6)."""
+    E = np.swapaxes(placements.rotation_parent, -1, -2)
+    shape = E.shape[:-2] + (6, 6)
+    out = np.zeros(shape)
+    out[..., :3, :3] = E
+    out[..., 3:, 3:] = E
+    out[..., 3:, :3] = -E @ skew(placements.origin_parent)
+    return out
+
+
+def inertia_to_parent(A: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """A^T M A: a body-frame inertia (..., 6, 6) seen from the parent through A (..., 6, 6)."""
+    return np.swapaxes(A, -1, -2) @ M @ A
+
+
+def force_to_parent(A: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """A^T f: a body-frame wrench (..., 6) moved to the parent's origin and frame."""
+    return (f[..., None, :] @ A)[..., 0, :]
+
+
+def motion_to_child(A: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """A v: a parent-frame twist or twist rate (..., 6) carried to the child (seed 002 eq. 11c)."""
+    return (A @ v[..., None])[..., 0]
