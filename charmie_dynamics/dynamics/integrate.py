@@ -140,6 +140,61 @@ def mechanical_energy(model: Model, q: np.ndarray, qd: np.ndarray) -> Energy:
     return Energy(kinetic, gravitational, spring)
 
 
+def accelerations(model: Model, t: float, q: np.ndarray, qd: np.ndarray,
+                  tau_fn: Optional[EffortFunction], dynamics: str = "cholesky",
+                  limits: bool = True) -> np.ndarray:
+    """qdd at (t, q, qd) with the stops' contact rule of the module docstring."""
+    tau = np.zeros_like(q) if tau_fn is None else tau_fn(t, q, qd)
+    qdd = forward_dynamics(model, q, qd, tau, method=dynamics)
+    if not limits:
+        return qdd
+    lower, upper = coordinate_limits(model)
+    at_lower, at_upper = (q <= lower) & (qd <= 0.0), (q >= upper) & (qd >= 0.0)
+    held = np.zeros(q.shape, dtype=bool)
+    while True:
+        pushing = ((at_lower & (qdd < 0.0)) | (at_upper & (qdd > 0.0))) & ~held
+        if not np.any(pushing):
+            return qdd
+        held = held | pushing
+        qdd = forward_dynamics(model, q, qd, tau, method=dynamics, held=held)
+
+
+def step(model: Model, t: float, q: np.ndarray, qd: np.ndarray,
+         tau_fn: Optional[EffortFunction], dt: float = 1e-3, method: str = "rk4", *,
+         dynamics: str = "cholesky", limits: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """One integration step from (t, q, qd): the state at t + dt (stops applied)."""
+    if method not in INTEGRATORS:
+        raise ValueError(f"method: got {method!r}, expected one of {', '.join(INTEGRATORS)}")
+
+    def accel(tk: float, qk: np.ndarray, qdk: np.ndarray) -> np.ndarray:
+        return accelerations(model, tk, qk, qdk, tau_fn, dynamics, limits)
+
+    if method == "euler":
+        qd = qd + dt * accel(t, q, qd)
+        q = q + dt * qd
+    else:
+        a1 = accel(t, q, qd)
+        v2 = qd + 0.5 * dt * a1
+        a2 = accel(t + 0.5 * dt, q + 0.5 * dt * qd, v2)
+        v3 = qd + 0.5 * dt * a2
+        a3 = accel(t + 0.5 * dt, q + 0.5 * dt * v2, v3)
+        v4 = qd + dt * a3
+        a4 = accel(t + dt, q + dt * v3, v4)
+        q = q + dt / 6.0 * (qd + 2.0 * v2 + 2.0 * v3 + v4)
+        qd = qd + dt / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+    return stop_at_limits(model, q, qd) if limits else (q, qd)
+
+
+def check_within_limits(model: Model, q: np.ndarray) -> None:
+    """Raise ValueError naming the first coordinate of q outside its position limits."""
+    lower, upper = coordinate_limits(model)
+    outside = (q < lower) | (q > upper)
+    if np.any(outside):
+        c = int(np.flatnonzero(np.any(outside.reshape(-1, q.shape[-1]), axis=0))[0])
+        raise ValueError(f"q0: coordinate {model.coordinate_names[c]!r} is outside its limits "
+                         f"[{lower[c]:g}, {upper[c]:g}]")
+
+
 def simulate(model: Model, q0: np.ndarray, qd0: np.ndarray,
              tau_fn: Optional[EffortFunction], duration: float, dt: float = 1e-3,
              method: str = "rk4", *, dynamics: str = "cholesky", limits: bool = True
@@ -161,47 +216,13 @@ def simulate(model: Model, q0: np.ndarray, qd0: np.ndarray,
         raise ValueError(f"duration: got {duration!r}, expected a positive multiple of "
                          f"dt = {dt!r}")
     q, qd = np.broadcast_arrays(np.asarray(q0, dtype=float), np.asarray(qd0, dtype=float))
-    lower, upper = coordinate_limits(model)
-    if limits and (np.any(q < lower) or np.any(q > upper)):
-        c = int(np.flatnonzero(np.any(((q < lower) | (q > upper)).reshape(-1, q.shape[-1]),
-                                      axis=0))[0])
-        raise ValueError(f"q0: coordinate {model.coordinate_names[c]!r} is outside its limits "
-                         f"[{lower[c]:g}, {upper[c]:g}]")
-
-    def accel(t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        tau = np.zeros_like(q) if tau_fn is None else tau_fn(t, q, qd)
-        qdd = forward_dynamics(model, q, qd, tau, method=dynamics)
-        if not limits:
-            return qdd
-        at_lower, at_upper = (q <= lower) & (qd <= 0.0), (q >= upper) & (qd >= 0.0)
-        held = np.zeros(q.shape, dtype=bool)
-        while True:
-            pushing = ((at_lower & (qdd < 0.0)) | (at_upper & (qdd > 0.0))) & ~held
-            if not np.any(pushing):
-                return qdd
-            held = held | pushing
-            qdd = forward_dynamics(model, q, qd, tau, method=dynamics, held=held)
-
+    if limits:
+        check_within_limits(model, q)
     t = dt * np.arange(steps + 1)
     q_out = np.empty((steps + 1,) + q.shape)
     qd_out = np.empty_like(q_out)
     q_out[0], qd_out[0] = q, qd
     for k in range(steps):
-        tk = t[k]
-        if method == "euler":
-            qd = qd + dt * accel(tk, q, qd)
-            q = q + dt * qd
-        else:
-            a1 = accel(tk, q, qd)
-            v2 = qd + 0.5 * dt * a1
-            a2 = accel(tk + 0.5 * dt, q + 0.5 * dt * qd, v2)
-            v3 = qd + 0.5 * dt * a2
-            a3 = accel(tk + 0.5 * dt, q + 0.5 * dt * v2, v3)
-            v4 = qd + dt * a3
-            a4 = accel(tk + dt, q + dt * v3, v4)
-            q = q + dt / 6.0 * (qd + 2.0 * v2 + 2.0 * v3 + v4)
-            qd = qd + dt / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
-        if limits:
-            q, qd = stop_at_limits(model, q, qd)
+        q, qd = step(model, t[k], q, qd, tau_fn, dt, method, dynamics=dynamics, limits=limits)
         q_out[k + 1], qd_out[k + 1] = q, qd
     return Simulation(t, q_out, qd_out)
