@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -79,9 +80,16 @@ def input_jacobians(model: Model, q: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return x, J, Jp
 
 
-def friction(space: ActuatorSpace, xd: np.ndarray) -> np.ndarray:
-    """Seed 004 eq. 43: viscous x' + coulomb sign(x')."""
-    return space.viscous * xd + space.coulomb * np.sign(xd)
+def friction(space: ActuatorSpace, xd: np.ndarray,
+             smoothing: Optional[np.ndarray] = None) -> np.ndarray:
+    """Seed 004 eq. 43: viscous x' + coulomb sign(x').
+
+    ``smoothing`` (velocities, one per input): sign(x') becomes clip(x' / smoothing, -1, 1),
+    for explicit time integration, where a discontinuous Coulomb term near x' = 0 makes light
+    bodies chatter (no static friction is modelled).
+    """
+    sign = np.sign(xd) if smoothing is None else np.clip(xd / smoothing, -1.0, 1.0)
+    return space.viscous * xd + space.coulomb * sign
 
 
 def input_space_dynamics(model: Model, q: np.ndarray, qd: np.ndarray
@@ -142,8 +150,8 @@ def achievable_accelerations(model: Model, q: np.ndarray, qd: np.ndarray,
     return Achievable(xdd, J * xdd + Jp * xd * xd, effort, required, saturated, excess)
 
 
-def joint_efforts_from_inputs(model: Model, q: np.ndarray, qd: np.ndarray,
-                              effort: np.ndarray) -> np.ndarray:
+def joint_efforts_from_inputs(model: Model, q: np.ndarray, qd: np.ndarray, effort: np.ndarray,
+                              smoothing: Optional[np.ndarray] = None) -> np.ndarray:
     """Joint-space efforts tau from actuator efforts u, friction removed: tau = (u - f) / J."""
     _, J, _ = input_jacobians(model, q)
-    return (effort - friction(actuator_space(model), qd / J)) / J
+    return (effort - friction(actuator_space(model), qd / J, smoothing)) / J

@@ -13,6 +13,11 @@ def to_seconds(stamp: Time) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
 
 
+def stamp_from_seconds(seconds: float) -> Time:
+    sec = int(np.floor(seconds))
+    return Time(sec=sec, nanosec=min(int(round((seconds - sec) * 1e9)), 999_999_999))
+
+
 def quaternion(R: np.ndarray) -> Quaternion:
     """Unit quaternion of a rotation matrix (Shepperd's method: stable for every rotation)."""
     t = np.trace(R)

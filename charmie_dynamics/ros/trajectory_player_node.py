@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from builtin_interfaces.msg import Duration, Time
+from builtin_interfaces.msg import Duration
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
@@ -21,7 +21,7 @@ from ..model import load_model
 from ..resources import bundled_model
 from ..trajectories import MOTIONS, from_csv
 from . import qos
-from .messages import joint_state
+from .messages import joint_state, stamp_from_seconds
 
 PARAMETERS = {
     "model_file": (str(bundled_model()), "Model whose inputs are played"),
@@ -32,11 +32,6 @@ PARAMETERS = {
     "publish_reference": (True, "Publish the motion on reference_trajectory (with accelerations)"),
     "publish_clock": (False, "Publish /clock from the motion's time (simulated time)"),
 }
-
-
-def _time(seconds: float) -> Time:
-    sec = int(np.floor(seconds))
-    return Time(sec=sec, nanosec=int(round((seconds - sec) * 1e9)) % 1_000_000_000)
 
 
 class TrajectoryPlayerNode(Node):
@@ -70,7 +65,7 @@ class TrajectoryPlayerNode(Node):
 
     def _publish_reference(self, t0: float) -> None:
         msg = JointTrajectory()
-        msg.header.stamp = _time(t0)
+        msg.header.stamp = stamp_from_seconds(t0)
         msg.joint_names = list(self.model.input_names)
         step = max(1, len(self.traj.t) // 500)        # about 500 points per motion
         for k in range(0, len(self.traj.t), step):
@@ -89,7 +84,7 @@ class TrajectoryPlayerNode(Node):
         if self.pub_clock is not None:      # simulated time advances one period per tick
             self.sim_time += 1.0 / self.p["rate"]
             now = self.sim_time
-            self.pub_clock.publish(Clock(clock=_time(now)))
+            self.pub_clock.publish(Clock(clock=stamp_from_seconds(now)))
         else:
             now = self.get_clock().now().nanoseconds * 1e-9
         if self.start is None:
@@ -110,7 +105,7 @@ class TrajectoryPlayerNode(Node):
         t = self.traj.t[0] + elapsed
         x = np.array([np.interp(t, self.traj.t, col) for col in self.traj.x.T])
         xd = np.array([np.interp(t, self.traj.t, col) for col in self.traj.xd.T])
-        stamp = _time(now)
+        stamp = stamp_from_seconds(now)
         names = self.model.input_names
         # joint_states carries every input, the actuator lengths included, so that each
         # evaluation of the dynamics node uses the lengths of the same sample; actuator_states

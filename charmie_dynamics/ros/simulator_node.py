@@ -1,0 +1,215 @@
+"""The simulator node (sim mode ``dynamic``): CHARMIE moved by its actuators through the
+forward dynamics, in actuator space.
+
+Every period (1 / ``rate``) the node integrates ``round(1 / (rate dt))`` steps of ``dt``
+(``integrator`` rk4 or euler, ``fd_method`` aba or cholesky; joint stops of integrate.py):
+
+* ``control: effort``: the latest std_msgs/Float64MultiArray on ``command_topic`` in
+  ``command_joints`` order, held over the period (zero-order hold) (the order of the dynamics node's feedforward); inputs not in
+  the command get 0. With ``wait_for_command`` the simulation does not advance before the
+  first command (the robot is held still), so a controller can start in time.
+* ``control: pd``: follows ``motion`` by computed torque, the package's own inverse
+  dynamics (in actuator space, friction included) at the current state for the reference
+  acceleration plus a PD correction: u = H_x (x''_ref + kp e + kd e') + b_x + f(x'),
+  e = x_ref - x; the gains are accelerations (1/s^2, 1/s), the same for every input. This
+  controller runs at every integration step: the model's light wrist joints (no motor
+  inertia is modelled) have modes too fast for a 100 Hz zero-order hold.
+
+Efforts beyond an actuator's limit are clamped and counted (saturation events, in
+/diagnostics); the joint efforts are tau = (u - friction) / J (dynamics/actuation.py). The
+Coulomb term is smoothed below the velocity 2 dt coulomb (H_x^-1)_ii (1 / (H_x^-1)_ii the
+effective inertia of input i), the steepest slope the explicit step damps stably: a
+stand-in for the static friction the model does not have (the pd controller compensates the
+same friction law).
+Publishes joint_states (every input, the actuator lengths included), actuator_states
+(lengths, rates and applied forces), and /clock from the simulated time when
+``publish_clock`` (run the other nodes with use_sim_time). A malformed command (wrong size,
+NaN) is rejected and counted; the previous command stays.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from typing import Optional
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from ..dynamics.actuation import (actuator_space, friction, input_jacobians,
+                                  input_space_dynamics, joint_efforts_from_inputs)
+from ..dynamics.forward import METHODS
+from ..dynamics.integrate import INTEGRATORS, check_within_limits, step
+from ..kinematics import resolve_state
+from ..model import load_model
+from ..resources import bundled_model
+from ..trajectories import MOTIONS
+from . import qos
+from .messages import joint_state, stamp_from_seconds
+
+CONTROLS = ("effort", "pd")
+PARAMETERS = {
+    "model_file": (str(bundled_model()), "Model to simulate"),
+    "rate": (100.0, "Hz: publishing rate and period of the effort commands' zero-order hold"),
+    "dt": (0.001, "Integration step, s"),
+    "integrator": ("euler", f"{' | '.join(INTEGRATORS)} (euler: semi-implicit, 4x cheaper than rk4)"),
+    "fd_method": ("aba", f"Forward dynamics: {' | '.join(METHODS)}"),
+    "control": ("effort", "effort (commands on command_topic) | pd (follow motion)"),
+    "command_topic": ("effort_commands", "std_msgs/Float64MultiArray of actuator efforts"),
+    "command_joints": ([""], "Order of the commands (model inputs); empty: all inputs"),
+    "wait_for_command": (True, "control=effort: hold the robot still until the first command"),
+    "motion": ("validation", f"Start state, and the reference of control=pd: {', '.join(MOTIONS)}"),
+    "kp": (100.0, "control=pd: proportional gain, 1/s^2"),
+    "kd": (20.0, "control=pd: derivative gain, 1/s"),
+    "publish_clock": (True, "Publish /clock from the simulated time"),
+}
+
+
+class SimulatorNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("simulator", **kwargs)
+        for name, (default, description) in PARAMETERS.items():
+            self.declare_parameter(name, default, ParameterDescriptor(description=description,
+                                                                      read_only=True))
+        p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        problems = [
+            (not 0.0 < p["rate"] <= 1000.0, f"rate {p['rate']!r}: expected 0 < rate <= 1000 Hz"),
+            (not 0.0 < p["dt"] <= 1.0 / p["rate"] if p["rate"] > 0 else True,
+             f"dt {p['dt']!r}: expected 0 < dt <= 1/rate"),
+            (p["integrator"] not in INTEGRATORS, f"integrator {p['integrator']!r}: expected {INTEGRATORS}"),
+            (p["fd_method"] not in METHODS, f"fd_method {p['fd_method']!r}: expected {METHODS}"),
+            (p["control"] not in CONTROLS, f"control {p['control']!r}: expected {CONTROLS}"),
+            (p["motion"] not in MOTIONS, f"motion {p['motion']!r}: expected {tuple(MOTIONS)}"),
+        ]
+        for bad, message in problems:
+            if bad:
+                raise ValueError(f"parameter {message}")
+        self.p = p
+        self.model = load_model(p["model_file"])
+        m = self.model
+        names = [j for j in p["command_joints"] if j] or list(m.input_names)
+        unknown = [j for j in names if j not in m.input_names]
+        if unknown:
+            raise ValueError(f"parameter command_joints: {', '.join(unknown)} not in the model's inputs")
+        self.command_index = [m.input_names.index(j) for j in names]
+        self.space = actuator_space(m)
+        self.reference = MOTIONS[p["motion"]](m, 0.001)
+        x0 = self.reference.x[0]
+        state0 = resolve_state(m, x0, np.zeros_like(x0), np.zeros_like(x0))
+        check_within_limits(m, state0.q)
+        self.q, self.qd = state0.q, state0.qd
+        self.t = 0.0
+        self.substeps = max(1, int(round(1.0 / (p["rate"] * p["dt"]))))
+        self.command: Optional[np.ndarray] = None
+        self.effort = np.zeros(len(m.input_names))
+        self.saturation_events = 0
+        self.saturated_now: list[str] = []
+        self.rejected_commands = 0
+        self.wall_start = time.monotonic()
+        self.pub_joints = self.create_publisher(JointState, "joint_states", qos.SENSOR)
+        self.pub_actuators = self.create_publisher(JointState, "actuator_states", qos.SENSOR)
+        self.pub_clock = self.create_publisher(Clock, "/clock", 10) if p["publish_clock"] else None
+        self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.OUTPUT)
+        if p["control"] == "effort":
+            self.create_subscription(Float64MultiArray, p["command_topic"], self._on_command, qos.OUTPUT)
+        self.create_timer(1.0 / p["rate"], self._tick)
+        self.create_timer(1.0, self._publish_diagnostics)
+        self._publish_state()
+
+    def _on_command(self, msg: Float64MultiArray) -> None:
+        data = list(msg.data)
+        if len(data) != len(self.command_index) or not all(math.isfinite(v) for v in data):
+            self.rejected_commands += 1
+            self.get_logger().warn(f"command rejected: {len(data)} values (expected "
+                                   f"{len(self.command_index)}, finite)", throttle_duration_sec=2.0)
+            return
+        command = np.zeros(len(self.model.input_names))
+        command[self.command_index] = data
+        self.command = command
+
+    def _pd_effort(self, Hx: np.ndarray, b: np.ndarray, xd: np.ndarray,
+                   smoothing: np.ndarray) -> np.ndarray:
+        """Computed torque: the package's inverse dynamics at the current state for the
+        reference acceleration plus the PD correction, u = H_x a + b_x + f(x')."""
+        ref = self.reference
+        k = min(int(round(self.t / 0.001)), len(ref.t) - 1)
+        x, _, _ = input_jacobians(self.model, self.q)
+        a = ref.xdd[k] + self.p["kp"] * (ref.x[k] - x) + self.p["kd"] * (ref.xd[k] - xd)
+        return Hx @ a + b + friction(self.space, xd, smoothing)
+
+    def _efforts(self) -> tuple[Optional[np.ndarray], np.ndarray]:
+        """The effort to apply now (None: hold still) and the friction smoothing velocities."""
+        Hx, b, xd = input_space_dynamics(self.model, self.q, self.qd)
+        # the effective inertia of each input with the others free: 1 / (H_x^-1)_ii
+        smoothing = np.maximum(2.0 * self.p["dt"] * self.space.coulomb
+                               * np.diag(np.linalg.inv(Hx)), 1e-9)
+        if self.p["control"] == "pd":
+            return self._pd_effort(Hx, b, xd, smoothing), smoothing
+        if self.command is None:
+            return (None if self.p["wait_for_command"] else np.zeros_like(xd)), smoothing
+        return self.command, smoothing
+
+    def _tick(self) -> None:
+        wanted, smoothing = self._efforts()
+        for k in range(self.substeps):
+            if wanted is None:
+                break                          # held still until a controller commands
+            if k > 0 and self.p["control"] == "pd":
+                wanted, smoothing = self._efforts()   # the pd controller runs every step
+            limit = self.space.effort_limit
+            clamped = np.clip(wanted, -limit, limit)
+            over = np.abs(wanted) > limit
+            self.saturation_events += int(over.any())
+            self.saturated_now = [n for n, o in zip(self.model.input_names, over) if o]
+            self.effort = clamped
+
+            def tau(t, q, qd, u=clamped, smoothing=smoothing):
+                return joint_efforts_from_inputs(self.model, q, qd, u, smoothing)
+
+            self.q, self.qd = step(self.model, self.t, self.q, self.qd, tau, self.p["dt"],
+                                   self.p["integrator"], dynamics=self.p["fd_method"])
+            self.t += self.p["dt"]
+        self._publish_state()
+
+    def _publish_state(self) -> None:
+        m = self.model
+        x, J, _ = input_jacobians(m, self.q)
+        xd = self.qd / J
+        stamp = stamp_from_seconds(self.t) if self.pub_clock is not None else \
+            self.get_clock().now().to_msg()
+        if self.pub_clock is not None:
+            self.pub_clock.publish(Clock(clock=stamp))
+        slots = [m.input_names.index(a) for a in m.actuator_names]
+        self.pub_actuators.publish(joint_state(stamp, m.actuator_names, x[slots], xd[slots],
+                                               self.effort[slots]))
+        self.pub_joints.publish(joint_state(stamp, m.input_names, x, xd, self.effort))
+
+    def _publish_diagnostics(self) -> None:
+        wall = time.monotonic() - self.wall_start
+        values = {"simulated_time_s": f"{self.t:.3f}",
+                  "real_time_factor": f"{self.t / wall:.3f}" if wall > 0 else "0",
+                  "saturation_events": str(self.saturation_events),
+                  "saturated_now": ", ".join(self.saturated_now) or "none",
+                  "rejected_commands": str(self.rejected_commands),
+                  "control": self.p["control"]}
+        status = DiagnosticStatus(name="charmie_dynamics: simulator", hardware_id="charmie")
+        status.level = DiagnosticStatus.WARN if self.saturated_now else DiagnosticStatus.OK
+        status.message = ("saturated: " + ", ".join(self.saturated_now)) if self.saturated_now else "ok"
+        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diagnostics.publish(msg)
+
+
+def main(args=None) -> int:
+    from .run import run_node
+    return run_node(SimulatorNode, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

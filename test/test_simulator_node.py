@@ -1,0 +1,136 @@
+"""The simulator node (sim mode ``dynamic``) over real DDS, in separate processes:
+gravity-compensation feedforward from the dynamics node keeps the simulated robot still,
+a step in an effort command moves the right inputs the right way, and saturation is
+reported in /diagnostics. Processes, DDS set-up and helpers are those of test_ros_nodes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from rclpy.qos import qos_profile_sensor_data  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+from charmie_dynamics.dynamics import inverse_dynamics  # noqa: E402
+from charmie_dynamics.kinematics import inputs_from_dict, resolve_state  # noqa: E402
+
+from conftest import CHARMIE  # noqa: E402
+from test_ros_nodes import (MODEL, RELIABLE, Child, Ros, dump_on_failure, log_dir,  # noqa: E402,F401
+                            node_argv, params, ros, ros_env)
+
+SIM_STATUS = "charmie_dynamics: simulator"
+
+
+def remapped(ns: str) -> list[str]:
+    """Namespace ``/ns`` with the absolute topics moved under it (runs stay apart)."""
+    out = ["-r", f"__ns:=/{ns}"]
+    for topic in ("tf", "tf_static", "diagnostics", "clock"):
+        out += ["-r", f"/{topic}:=/{ns}/{topic}"]
+    return out
+
+
+class SimulatedRobot:
+    """The simulator's outputs under ``/ns``, seen from the test node."""
+
+    def __init__(self, ros: Ros, ns: str):
+        self.ros = ros
+        self.states: list[JointState] = []
+        self.diagnostics: list[dict] = []
+        node = ros.node
+        self.subs = [
+            node.create_subscription(JointState, f"/{ns}/joint_states", self.states.append,
+                                     qos_profile_sensor_data),
+            node.create_subscription(DiagnosticArray, f"/{ns}/diagnostics", self._on_diag, RELIABLE),
+        ]
+        self.clock = []
+        self.subs.append(node.create_subscription(Clock, f"/{ns}/clock", self.clock.append, 10))
+
+    def _on_diag(self, msg: DiagnosticArray) -> None:
+        for status in msg.status:
+            if status.name == SIM_STATUS:
+                self.diagnostics.append({kv.key: kv.value for kv in status.values})
+
+    def sim_time(self) -> float:
+        if not self.states:
+            return -1.0
+        s = self.states[-1].header.stamp
+        return s.sec + s.nanosec * 1e-9
+
+    def positions(self) -> np.ndarray:
+        last = self.states[-1]
+        got = dict(zip(last.name, last.position))
+        return np.array([got[n] for n in MODEL.input_names])
+
+
+def start_state() -> np.ndarray:
+    """The simulator's start: the validation motion's first sample (coordinates 0, actuators
+    at 400 mm)."""
+    x, _, _ = inputs_from_dict(MODEL, {"act4": 0.4, "act5": 0.4})
+    return x
+
+
+@dump_on_failure
+def test_gravity_compensation_keeps_the_robot_still(ros, ros_env, log_dir):
+    ns = "gravity"
+    dynamics = Child("dynamics_gravity", node_argv("dynamics_node", *remapped(ns), *params(
+        model_file=CHARMIE, gravity_only=True, feedforward_topic="effort_commands",
+        use_sim_time=True, stale_timeout=1000.0)), ros_env, log_dir)
+    simulator = Child("simulator_gravity", node_argv("simulator_node", *remapped(ns), *params(
+        control="effort", publish_clock=True, integrator="euler", fd_method="aba")),
+        ros_env, log_dir)
+    robot = SimulatedRobot(ros, ns)
+    try:
+        ros.watched = [dynamics, simulator]
+        assert ros.spin_until(lambda: robot.sim_time() >= 0.3, 120.0), \
+            f"simulated time {robot.sim_time():.3f} s after 120 s"
+        drift = np.abs(robot.positions() - start_state())
+        # still to 1e-9 (rad or m) after 0.3 s of simulated time under gravity
+        assert drift.max() < 1e-9, dict(zip(MODEL.input_names, drift))
+    finally:
+        ros.watched = []
+        for child in (simulator, dynamics):
+            child.stop()
+        for sub in robot.subs:
+            ros.node.destroy_subscription(sub)
+
+
+@dump_on_failure
+def test_effort_steps_move_the_right_inputs_and_saturation_is_reported(ros, ros_env, log_dir):
+    ns = "step"
+    simulator = Child("simulator_step", node_argv("simulator_node", *remapped(ns), *params(
+        control="effort", publish_clock=True, integrator="euler", fd_method="aba")),
+        ros_env, log_dir)
+    robot = SimulatedRobot(ros, ns)
+    pub = ros.node.create_publisher(Float64MultiArray, f"/{ns}/effort_commands", RELIABLE)
+    x0 = start_state()
+    state = resolve_state(MODEL, x0, np.zeros_like(x0), np.zeros_like(x0))
+    loads = inverse_dynamics(MODEL, state, gravity_only=True)
+    hold = loads.coordinate_effort.copy()
+    for k, name in enumerate(MODEL.actuator_names):
+        hold[MODEL.input_names.index(name)] = loads.actuator_force[k]
+    names = MODEL.input_names
+    command = hold.copy()
+    command[names.index("theta8a")] += 3.0          # N m, within the 30 N m motor
+    command[names.index("act4")] += 300.0            # N: pushes, the actuator extends
+    command[names.index("theta12b")] = 50.0          # beyond its 10 N m limit: saturates
+    try:
+        ros.watched = [simulator]
+        assert ros.spin_until(lambda: pub.get_subscription_count() >= 1 and robot.states, 60.0)
+        deadline_ok = ros.spin_until(lambda: (pub.publish(Float64MultiArray(data=list(command)))
+                                              or robot.sim_time() >= 0.15), 120.0)
+        assert deadline_ok, f"simulated time {robot.sim_time():.3f} s"
+        moved = robot.positions() - x0
+        assert moved[names.index("theta8a")] > 1e-3, moved[names.index("theta8a")]
+        assert moved[names.index("act4")] > 1e-4, moved[names.index("act4")]
+        assert ros.spin_until(lambda: any(int(d["saturation_events"]) > 0 and "theta12b" in d["saturated_now"]
+                                          for d in robot.diagnostics), 10.0), robot.diagnostics[-1:]
+    finally:
+        ros.watched = []
+        simulator.stop()
+        for sub in robot.subs:
+            ros.node.destroy_subscription(sub)
+        ros.node.destroy_publisher(pub)
