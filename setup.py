@@ -29,6 +29,7 @@ setup(
             "model_loader = charmie_dynamics.ros.model_loader_node:main",
             "dynamics = charmie_dynamics.ros.dynamics_node:main",
             "trajectory_player = charmie_dynamics.ros.trajectory_player_node:main",
+            "simulator = charmie_dynamics.ros.simulator_node:main",
         ],
     },
 )

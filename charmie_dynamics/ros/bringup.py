@@ -26,6 +26,7 @@ class StatusPrinter(Node):
         self.counts = {"joint_states": 0, "joint_loads": 0}
         self.last: dict[str, JointState] = {}
         self.diagnostics: dict[str, str] = {}
+        self.simulator: dict[str, str] = {}
         self.create_subscription(JointState, "joint_states", self._count("joint_states"), qos.SENSOR)
         self.create_subscription(JointState, "joint_loads", self._count("joint_loads"), qos.OUTPUT)
         self.create_subscription(JointState, "actuator_loads", self._keep("actuator_loads"), qos.OUTPUT)
@@ -46,9 +47,12 @@ class StatusPrinter(Node):
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
         for status in msg.status:
+            values = {kv.key: kv.value for kv in status.values}
+            values["level_message"] = status.message
             if status.name.endswith("dynamics"):
-                self.diagnostics = {kv.key: kv.value for kv in status.values}
-                self.diagnostics["level_message"] = status.message
+                self.diagnostics = values
+            elif status.name.endswith("simulator"):
+                self.simulator = values
 
     def line(self) -> str:
         now = time.monotonic()
@@ -65,6 +69,10 @@ class StatusPrinter(Node):
         if loads is not None:
             efforts = dict(zip(loads.name, loads.effort))
             parts += [f"{n} {efforts[n]:+6.2f} N m" for n in ("theta8a",) if n in efforts]
+        sim = self.simulator
+        if sim:
+            parts.insert(1, f"sim t={sim['simulated_time_s']} s (x{sim['real_time_factor']} real time, "
+                            f"saturated: {sim['saturated_now']})")
         d = self.diagnostics
         if d:
             rejected = sum(int(v) for k, v in d.items() if k.startswith("rejected_") and k != "rejected_throttled")
@@ -82,13 +90,18 @@ def add_bringup_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--duration", type=float, default=None,
                    help="seconds to run (default: sim ends 1 s after the motion, hardware runs until Ctrl-C)")
     p.add_argument("--status-period", type=float, default=1.0, help="seconds between status lines")
-    p.add_argument("--use-sim-time", action="store_true", help="the player publishes /clock")
+    p.add_argument("--sim", choices=("kinematic", "dynamic"), default="kinematic",
+                   help="sim mode: kinematic (the trajectory player) or dynamic (the simulator "
+                        "node integrating the forward dynamics; it publishes /clock)")
+    p.add_argument("--use-sim-time", action="store_true",
+                   help="kinematic sim: the player publishes /clock and the nodes run on it")
     p.set_defaults(func=run_bringup)
 
 
 def run_bringup(args: argparse.Namespace) -> int:
     from .dynamics_node import DynamicsNode
     from .model_loader_node import ModelLoaderNode
+    from .simulator_node import SimulatorNode
     from .trajectory_player_node import TrajectoryPlayerNode
     from ..cli.errors import InputError
     from ..model import ModelError
@@ -96,17 +109,23 @@ def run_bringup(args: argparse.Namespace) -> int:
     params = args.params or share_directory() / "config" / f"{args.mode}.yaml"
     if not Path(params).is_file():
         raise InputError(f"--params {params}: no such parameter file")
+    dynamic = args.mode == "sim" and args.sim == "dynamic"
+    sim_time = args.use_sim_time or dynamic
     ros_args = ["--ros-args", "--params-file", str(params)]
-    if args.use_sim_time:
+    if sim_time:
         ros_args += ["-p", "use_sim_time:=true"]
     rclpy.init(args=ros_args)
     nodes = []
+    player = None
     try:
         nodes.append(ModelLoaderNode())
         nodes.append(DynamicsNode())
-        player = None
-        if args.mode == "sim":
-            overrides = [rclpy.parameter.Parameter("publish_clock", value=True)] if args.use_sim_time else []
+        if dynamic:
+            # the simulator owns simulated time: its own timer runs on the wall clock
+            nodes.append(SimulatorNode(parameter_overrides=[
+                rclpy.parameter.Parameter("use_sim_time", value=False)]))
+        elif args.mode == "sim":
+            overrides = [rclpy.parameter.Parameter("publish_clock", value=True)] if sim_time else []
             player = TrajectoryPlayerNode(parameter_overrides=overrides)
             nodes.append(player)
     except (ModelError, ValueError, ParameterException) as exc:
@@ -122,7 +141,11 @@ def run_bringup(args: argparse.Namespace) -> int:
     duration = args.duration
     if duration is None and player is not None and not player.p["loop"]:
         duration = player.duration + 1.0
-    print(f"charmie_dynamics bringup --mode {args.mode}: {', '.join(n.get_name() for n in nodes)} "
+    if duration is None and dynamic:
+        duration = 30.0        # the simulator runs at a fraction of real time: see its status
+    print(f"charmie_dynamics bringup --mode {args.mode}"
+          + (f" --sim {args.sim}" if args.mode == "sim" else "")
+          + f": {', '.join(n.get_name() for n in nodes)} "
           f"with {params}" + (f" for {duration:.1f} s" if duration else " (Ctrl-C to stop)"), flush=True)
     start = next_status = time.monotonic()
     try:
