@@ -104,7 +104,7 @@ def main() -> int:
         / results["pinocchio.forwardKinematics"]["median"],
         "fk+id single / pin.rnea": results["ours.fk+id_with_loops"]["median"]
         / results["pinocchio.rnea"]["median"],
-        f"fk+id batch / pin.rneaInParallel(1 thread)": results[f"ours.fk+id_with_loops.batch{n}"]["median"]
+        "fk+id batch / pin.rneaInParallel(1 thread)": results[f"ours.fk+id_with_loops.batch{n}"]["median"]
         / results[f"pinocchio.rneaInParallel.1thread.batch{n}"]["median"],
     }
     print(f"CHARMIE ({model.n_bodies} bodies, {model.n_coordinates} coordinates); Pinocchio "

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from charmie_dynamics import inputs_from_dict, resolve_state
+from charmie_dynamics import resolve_state
 from charmie_dynamics.dynamics import inverse_dynamics
 from charmie_dynamics.dynamics.actuation import (achievable_accelerations, actuator_space, friction,
                                                  input_jacobians, input_space_dynamics,

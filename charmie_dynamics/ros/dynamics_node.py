@@ -17,7 +17,6 @@ from collections import Counter, deque
 from typing import Optional
 
 import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, WrenchStamped
 from nav_msgs.msg import Odometry
@@ -304,7 +303,7 @@ class DynamicsNode(Node):
             w.wrench.force = vector3(loads.joint_force[i])
             w.wrench.torque = vector3(loads.joint_torque[i])
             self.pub_wrenches[body].publish(w)
-            markers.markers.append(self._arrow(stamp_msg, k, body, fk.origin_world[i],
+            markers.markers.append(self._arrow(stamp_msg, k, fk.origin_world[i],
                                                loads.joint_force_world[i]))
         if markers.markers:
             self.pub_markers.publish(markers)
@@ -314,7 +313,7 @@ class DynamicsNode(Node):
             self.last_tf_stamp = stamp
             self._publish_tf(stamp_msg, loads)
 
-    def _arrow(self, stamp_msg, k: int, body: str, origin: np.ndarray, force: np.ndarray) -> Marker:
+    def _arrow(self, stamp_msg, k: int, origin: np.ndarray, force: np.ndarray) -> Marker:
         marker = Marker()
         marker.header.stamp = stamp_msg
         marker.header.frame_id = self.frame(self.p["world_frame"])
