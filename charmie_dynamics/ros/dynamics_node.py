@@ -17,7 +17,7 @@ from collections import Counter, deque
 from typing import Optional
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Point, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
@@ -36,7 +36,7 @@ from ..model.model import JointType, Model
 from . import qos
 from .inputs import (REASONS, AccelerationEstimator, InputRejected, ReferenceTrajectory,
                      StateAssembler, read_joint_state)
-from .messages import joint_state, to_seconds, transform, vector3
+from .messages import diagnostics, joint_state, to_seconds, transform, vector3
 
 ACCELERATION_SOURCES = ("zero", "estimate", "reference")
 STALE_POLICIES = ("gravity", "zero")
@@ -361,7 +361,6 @@ class DynamicsNode(Node):
         self._publish_feedforward(fallback)
 
     def _publish_diagnostics(self) -> None:
-        status = DiagnosticStatus(name="charmie_dynamics: dynamics", hardware_id="charmie")
         n = self.stats["evaluated"]
         rate = 0.0
         if len(self.arrivals) >= 2 and self.arrivals[-1] > self.arrivals[0]:
@@ -380,19 +379,18 @@ class DynamicsNode(Node):
         for reason in REASONS + ("bad_model",):
             values[f"rejected_{reason}"] = str(self.rejected[reason])
         values["actuator_lengths_out_of_range"] = str(self.rejected["out_of_range"])
-        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
         if self.model is None:
-            status.level, status.message = DiagnosticStatus.ERROR, "no model"
+            level, message = DiagnosticStatus.ERROR, "no model"
         elif self.stale or age is None:
-            status.level, status.message = DiagnosticStatus.WARN, "inputs stale or missing"
+            level, message = DiagnosticStatus.WARN, "inputs stale or missing"
         elif any(self.rejected[r] > self.rejected_reported[r] for r in REASONS if r != "throttled"):
-            status.level, status.message = DiagnosticStatus.WARN, "inputs rejected in the last period"
+            level, message = DiagnosticStatus.WARN, "inputs rejected in the last period"
         else:
-            status.level, status.message = DiagnosticStatus.OK, "ok"
+            level, message = DiagnosticStatus.OK, "ok"
         self.rejected_reported = Counter(self.rejected)
-        msg = DiagnosticArray(status=[status])
-        msg.header.stamp = self.get_clock().now().to_msg()
-        self.pub_diagnostics.publish(msg)
+        self.pub_diagnostics.publish(diagnostics(self.get_clock().now().to_msg(),
+                                                 "charmie_dynamics: dynamics", level, message,
+                                                 values))
 
 
 def main(args=None) -> int:

@@ -5,6 +5,7 @@ from typing import Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Quaternion, TransformStamped, Vector3
 from sensor_msgs.msg import JointState
 
@@ -59,4 +60,14 @@ def joint_state(stamp: Time, names: Sequence[str], position: np.ndarray, velocit
     msg.position = [float(v) for v in position]
     msg.velocity = [float(v) for v in velocity]
     msg.effort = [float(v) for v in effort]
+    return msg
+
+
+def diagnostics(stamp: Time, name: str, level: bytes, message: str,
+                values: dict[str, str]) -> DiagnosticArray:
+    """A DiagnosticArray with one status of this package's nodes."""
+    status = DiagnosticStatus(name=name, hardware_id="charmie", level=level, message=message)
+    status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+    msg = DiagnosticArray(status=[status])
+    msg.header.stamp = stamp
     return msg

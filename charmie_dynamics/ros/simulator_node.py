@@ -34,7 +34,7 @@ import time
 from typing import Optional
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
@@ -50,7 +50,7 @@ from ..model import load_model
 from ..resources import bundled_model
 from ..trajectories import MOTIONS
 from . import qos
-from .messages import joint_state, stamp_from_seconds
+from .messages import diagnostics, joint_state, stamp_from_seconds
 
 CONTROLS = ("effort", "pd")
 PARAMETERS = {
@@ -197,13 +197,11 @@ class SimulatorNode(Node):
                   "saturated_now": ", ".join(self.saturated_now) or "none",
                   "rejected_commands": str(self.rejected_commands),
                   "control": self.p["control"]}
-        status = DiagnosticStatus(name="charmie_dynamics: simulator", hardware_id="charmie")
-        status.level = DiagnosticStatus.WARN if self.saturated_now else DiagnosticStatus.OK
-        status.message = ("saturated: " + ", ".join(self.saturated_now)) if self.saturated_now else "ok"
-        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
-        msg = DiagnosticArray(status=[status])
-        msg.header.stamp = self.get_clock().now().to_msg()
-        self.pub_diagnostics.publish(msg)
+        level = DiagnosticStatus.WARN if self.saturated_now else DiagnosticStatus.OK
+        message = ("saturated: " + ", ".join(self.saturated_now)) if self.saturated_now else "ok"
+        self.pub_diagnostics.publish(diagnostics(self.get_clock().now().to_msg(),
+                                                 "charmie_dynamics: simulator", level, message,
+                                                 values))
 
 
 def main(args=None) -> int:
