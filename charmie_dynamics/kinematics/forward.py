@@ -18,6 +18,8 @@ import numpy as np
 
 from ..linalg import rotate
 from ..model.model import JointType, Model
+
+REVOLUTE, PRISMATIC = int(JointType.REVOLUTE), int(JointType.PRISMATIC)
 from ..model.rotations import axis_rotation
 
 
@@ -54,14 +56,15 @@ def forward_kinematics(model: Model, q: np.ndarray) -> Placements:
     r_par = np.empty(lead + (nb, 3))
     R_w = np.empty(lead + (nb, 3, 3))
     O_w = np.empty(lead + (nb, 3))
+    types = model.joint_type.tolist()         # plain ints: cheap comparisons in the loop
     for i in range(nb):
         Rc = model.rotation[i]
-        jt = model.joint_type[i]
-        if jt == JointType.REVOLUTE:
+        jt = types[i]
+        if jt == REVOLUTE:
             R_par[..., i, :, :] = Rc @ axis_rotation(model.axis[i], values[..., i])
         else:
             R_par[..., i, :, :] = Rc
-        if jt == JointType.PRISMATIC:
+        if jt == PRISMATIC:
             r_par[..., i, :] = model.origin[i] + values[..., i, None] * (Rc @ model.axis[i])
         else:
             r_par[..., i, :] = model.origin[i]

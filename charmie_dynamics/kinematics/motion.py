@@ -26,6 +26,8 @@ import numpy as np
 
 from ..linalg import cross, rotate_back
 from ..model.model import JointType, Model
+
+REVOLUTE, PRISMATIC = int(JointType.REVOLUTE), int(JointType.PRISMATIC)
 from .forward import Placements, joint_values
 
 
@@ -55,6 +57,7 @@ def body_motion(model: Model, placements: Placements, qd: np.ndarray, qdd: np.nd
     w, dw, v, a = (np.empty(shape) for _ in range(4))
     zero = np.zeros(lead + (3,))
     a0 = zero if base_acceleration is None else np.broadcast_to(base_acceleration, zero.shape)
+    types = model.joint_type.tolist()         # plain ints: cheap comparisons in the loop
     for i in range(model.n_bodies):
         R = placements.rotation_parent[..., i, :, :]
         r = placements.origin_parent[..., i, :]
@@ -66,16 +69,16 @@ def body_motion(model: Model, placements: Placements, qd: np.ndarray, qdd: np.nd
         w_in = rotate_back(R, w_p)
         lin_v = v_p + cross(w_p, r)
         lin_a = a_p + cross(dw_p, r) + cross(w_p, cross(w_p, r))
-        jt = model.joint_type[i]
+        jt = types[i]
         axis = model.axis[i]
-        if jt == JointType.REVOLUTE:
+        if jt == REVOLUTE:
             w[..., i, :] = w_in + wd[..., i, None] * axis
             dw[..., i, :] = (rotate_back(R, dw_p) + wdd[..., i, None] * axis
                              + wd[..., i, None] * cross(w_in, np.broadcast_to(axis, w_in.shape)))
         else:
             w[..., i, :] = w_in
             dw[..., i, :] = rotate_back(R, dw_p)
-            if jt == JointType.PRISMATIC:
+            if jt == PRISMATIC:
                 u = np.broadcast_to(model.rotation[i] @ axis, w_p.shape)
                 lin_v = lin_v + wd[..., i, None] * u
                 lin_a = lin_a + wdd[..., i, None] * u + 2.0 * wd[..., i, None] * cross(w_p, u)
