@@ -20,7 +20,6 @@ import functools
 import math
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -53,6 +52,7 @@ from charmie_dynamics.mechanisms.auxiliary import auxiliary_segments  # noqa: E4
 from charmie_dynamics.model import load_model, model_from_text  # noqa: E402
 from charmie_dynamics.model.model import JointType  # noqa: E402
 from conftest import CHARMIE  # noqa: E402
+from node_process import CHILDREN, Child  # noqa: E402
 
 DOMAIN = 100 + os.getpid() % 100            # this module's nodes
 BRINGUP_DOMAIN = 10 + os.getpid() % 90      # the in-process bring-up (test 6): apart from them
@@ -69,40 +69,9 @@ MODEL = load_model(CHARMIE)
 ACTUATORS = tuple(MODEL.actuator_names)                       # act4, act5
 JOINT_INPUTS = tuple(n for n in MODEL.input_names if n not in ACTUATORS)
 
-CHILDREN: list["Child"] = []                 # every process started here, for the logs
 
 
 # ---------------------------------------------------------------------------- processes
-class Child:
-    """A node process; its stdout and stderr go to a log file, printed when a test fails."""
-
-    def __init__(self, label: str, argv: list[str], env: dict, log_dir: Path):
-        self.label = label
-        self.log = log_dir / f"{label}.log"
-        self._file = open(self.log, "w", encoding="utf-8")
-        self.proc = subprocess.Popen(argv, env=env, stdout=self._file, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
-        CHILDREN.append(self)
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def text(self) -> str:
-        if not self._file.closed:
-            self._file.flush()
-        return self.log.read_text(encoding="utf-8", errors="replace")
-
-    def stop(self) -> None:
-        if self.alive():
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        self._file.close()
-
-
 def node_argv(module: str, *ros_args: str) -> list[str]:
     return [sys.executable, "-m", f"charmie_dynamics.ros.{module}", "--ros-args", *ros_args]
 

@@ -86,7 +86,7 @@ class DynamicsNode(Node):
         self.arrivals: deque = deque(maxlen=200)
         self.last_stamp: Optional[float] = None
         self.last_eval_stamp: Optional[float] = None
-        self.last_tf_stamp: Optional[float] = None
+        self.next_tf_stamp: Optional[float] = None
         self.last_valid_time: Optional[float] = None
         self.last_feedforward: Optional[np.ndarray] = None
         self.last_x: Optional[np.ndarray] = None
@@ -107,10 +107,13 @@ class DynamicsNode(Node):
         self.create_subscription(String, self.p["model_topic"], self._on_model, qos.LATCHED)
         # actuator_states first: when both are waiting, the executor serves it first, so an
         # evaluation (triggered by joint_states) uses the newest actuator lengths
-        self.create_subscription(JointState, self.p["actuator_states_topic"], self._on_actuator_state, qos.SENSOR)
-        self.create_subscription(JointState, self.p["joint_states_topic"], self._on_joint_state, qos.SENSOR)
+        self.create_subscription(JointState, self.p["actuator_states_topic"],
+                                 self._on_actuator_state, qos.NEWEST_SAMPLE)
+        self.create_subscription(JointState, self.p["joint_states_topic"], self._on_joint_state,
+                                 qos.NEWEST_SAMPLE)
         if self.p["odometry_topic"]:
-            self.create_subscription(Odometry, self.p["odometry_topic"], self._on_odometry, qos.SENSOR)
+            self.create_subscription(Odometry, self.p["odometry_topic"], self._on_odometry,
+                                     qos.NEWEST_SAMPLE)
         self.create_subscription(JointTrajectory, self.p["reference_topic"], self._on_reference, qos.OUTPUT)
         self.create_timer(1.0 / self.p["watchdog_rate"], self._watchdog)
         self.create_timer(self.p["diagnostics_period"], self._publish_diagnostics)
@@ -307,10 +310,16 @@ class DynamicsNode(Node):
                                                loads.joint_force_world[i]))
         if markers.markers:
             self.pub_markers.publish(markers)
+        # /tf on a grid of stamps 1/tf_rate apart, so that jitter in the input stamps does not
+        # lower the average rate; a gap of more than a period, or time going back, restarts it
         rate = self.p["tf_rate"]
-        if rate <= 0 or self.last_tf_stamp is None or stamp - self.last_tf_stamp >= 1.0 / rate \
-                or stamp < self.last_tf_stamp:
-            self.last_tf_stamp = stamp
+        if rate <= 0:
+            self._publish_tf(stamp_msg, loads)
+            return
+        period, due = 1.0 / rate, self.next_tf_stamp
+        if due is None or stamp >= due or stamp < due - 2.0 * period:
+            on_grid = due is not None and due <= stamp < due + period
+            self.next_tf_stamp = (due if on_grid else stamp) + period
             self._publish_tf(stamp_msg, loads)
 
     def _arrow(self, stamp_msg, k: int, origin: np.ndarray, force: np.ndarray) -> Marker:

@@ -8,8 +8,13 @@ TF = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
 #: /tf_static, robot_description and the model: reliable, transient local, depth 1
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
-#: measurements (joint_states, actuator_states, odometry): best effort, depth 5
+#: measurements published (sensor-data QoS: best effort, depth 5)
 SENSOR = qos_profile_sensor_data
+#: measurements read by the dynamics node: best effort, depth 1. Only the newest sample is
+#: worth evaluating; a deeper queue makes an overloaded node evaluate old samples (latency
+#: of several input periods, measured by benchmarks/bench_node.py)
+NEWEST_SAMPLE = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT,
+                           durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)
 #: computed outputs and commands: reliable, volatile, depth 10
 OUTPUT = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
                     durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)

@@ -1,0 +1,506 @@
+"""Benchmark of the dynamics node as CHARMIE runs it: model_loader and dynamics as separate
+processes over real DDS (loopback only), fed joint_states from this process.
+
+    .venv/bin/python benchmarks/bench_node.py [--rate 1000] [--duration 30] [--runs a,b]
+                                              [--out benchmarks/results/node_latest.json]
+
+Two runs, each with fresh node processes in a DDS domain of its own:
+
+* (a) ``tf_rate: 100``: /tf at most 100 Hz (the node's default);
+* (b) ``tf_rate: 0``: one /tf per evaluation.
+
+Both with ``acceleration_source: zero`` and every other parameter at its default.
+
+Inputs: sensor_msgs/JointState on ``joint_states`` with every ``model.input_names`` entry
+(act4 and act5 included), positions and velocities of the ``validation`` motion (seed 000
+section 6) sampled at the publish time, played forward then backward (10 s period; the
+velocity is zero at both ends, so the loop is smooth), each message with a unique, increasing
+stamp (wall clock, ns). The publisher uses the node's own sensor-data QoS (best effort).
+
+Pacing: a plain thread (no rclpy timer) with absolute deadlines from ``time.perf_counter``
+and ``time.sleep`` until each deadline (the sleep releases the GIL, so this process's
+executor, spinning in the main thread, keeps receiving; sleep overshoot is some tens of us
+and does not accumulate). If the thread falls more than 50 periods behind, the schedule
+is reset (counted as ``schedule_resets``). The achieved rate is measured and printed.
+
+Measured, over the publishing window (after a 1 s warm-up at 20 Hz that is not counted):
+
+* latency from ``perf_counter`` just before ``publish`` of an input to the receipt, in this
+  process, of the ``joint_loads`` with the same ``header.stamp``; and of the
+  ``feedforward_efforts`` of that evaluation: Float64MultiArray has no stamp, so the
+  feedforwards are paired with the joint_loads by order (the node publishes one per
+  evaluation, in input order), each pairing checked against the content of the
+  ``actuator_loads`` of the same stamp (with the default ``feedforward_joints`` the
+  feedforward equals its efforts exactly); feedforwards that are not an evaluation's (the
+  safe policy's hold or watchdog values, e.g. after the warm-up) are skipped and counted;
+* inputs published, inputs evaluated (joint_loads received, and the node's own /diagnostics
+  ``evaluations`` and ``rejected_*`` counts, differences between a report after the warm-up
+  and one after the end), dropped = published - evaluated (diagnostics);
+* CPU of the dynamics node process (``/proc/<pid>/stat`` utime + stime, every thread,
+  including DDS's) over the publishing window, in % of one core; likewise this process, and
+  everything else on the machine (from /proc/stat): a figure well above 0 means another
+  load shared the CPUs and the run is not clean.
+
+Latencies include this process's receive path (rclpy executor in Python, sharing the GIL
+with the publishing thread) and DDS on loopback; with the node's best-effort depth-5 input
+queue, inputs that arrive while it computes overwrite older ones (those are the drops).
+Every child process is stopped at the end (SIGINT, then kill), also on Ctrl-C or an error.
+"""
+from __future__ import annotations
+
+import argparse
+import atexit
+import json
+import os
+import platform
+import signal
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
+from node_process import CHILDREN, Child  # noqa: E402  (shared with the node tests)
+
+STATUS_NAME = "charmie_dynamics: dynamics"
+WARMUP_RATE, WARMUP_SECONDS = 20.0, 1.0
+RUNS = {"a": ("tf_rate 100 Hz", 100.0), "b": ("tf every evaluation", 0.0)}
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+INTERRUPTED = threading.Event()       # set by SIGINT/SIGTERM; checked where it is safe to stop
+
+
+# ---------------------------------------------------------------------------- processes
+def stop_all() -> None:
+    for child in list(CHILDREN):
+        try:
+            child.stop()
+        except Exception as exc:               # keep stopping the others
+            print(f"could not stop {child.label} (pid {child.pid}): {exc}", file=sys.stderr)
+
+
+def node_argv(module: str, **params) -> list[str]:
+    argv = [sys.executable, "-m", f"charmie_dynamics.ros.{module}", "--ros-args"]
+    for name, value in params.items():
+        argv += ["-p", f"{name}:={value}"]
+    return argv
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds spent by the whole machine, every CPU (/proc/stat, all but idle and iowait)."""
+    with open("/proc/stat", encoding="ascii") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) / CLK_TCK
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads), seconds."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK     # fields 14 and 15 of stat
+
+
+# ---------------------------------------------------------------------------- inputs
+class Motion:
+    """The validation motion at 1 ms resolution, played forward then backward."""
+
+    def __init__(self, model):
+        from charmie_dynamics.trajectories import validation
+        traj = validation(model, dt=0.001)
+        self.n = len(traj.t) - 1                       # 5000 steps of 1 ms
+        self.T = float(traj.t[-1])
+        self.pos = traj.x.tolist()
+        self.vel = traj.xd.tolist()
+        self.vel_back = (-traj.xd).tolist()
+
+    def sample(self, t: float) -> tuple[list, list]:
+        phase = t % (2.0 * self.T)
+        if phase <= self.T:
+            k = min(int(round(phase / self.T * self.n)), self.n)
+            return self.pos[k], self.vel[k]
+        k = min(int(round((2.0 * self.T - phase) / self.T * self.n)), self.n)
+        return self.pos[k], self.vel_back[k]
+
+
+class Publisher(threading.Thread):
+    """Publishes joint_states at ``rate`` for ``duration`` s (perf_counter deadlines, sleeps)."""
+
+    def __init__(self, pub, names, motion: Motion, rate: float, duration: float,
+                 times: dict, t_motion0: float, stamp_state: list, stop: threading.Event):
+        super().__init__(daemon=True)
+        from sensor_msgs.msg import JointState
+        from builtin_interfaces.msg import Time
+        self.Time = Time
+        self.pub, self.motion, self.rate, self.duration = pub, motion, rate, duration
+        self.times, self.t_motion0, self.stamp_state, self.stop = times, t_motion0, stamp_state, stop
+        self.msg = JointState()
+        self.msg.name = list(names)
+        self.count = 0
+        self.first = self.last = None
+        self.schedule_resets = 0
+        self.late_max = 0.0
+        self.error = None
+
+    def run(self) -> None:
+        try:
+            self._run()
+        except BaseException as exc:             # reported by the main thread
+            self.error = exc
+
+    def _run(self) -> None:
+        period = 1.0 / self.rate
+        msg, pub, times, Time = self.msg, self.pub, self.times, self.Time
+        start = time.perf_counter()
+        deadline = start
+        end = start + self.duration
+        while not (self.stop.is_set() or INTERRUPTED.is_set()):
+            now = time.perf_counter()
+            if now >= end:
+                break
+            if now < deadline:
+                time.sleep(deadline - now)
+                continue
+            late = now - deadline
+            self.late_max = max(self.late_max, late)
+            if late > 50 * period:
+                self.schedule_resets += 1
+                deadline = now
+            pos, vel = self.motion.sample(now - self.t_motion0)
+            stamp_ns = max(time.time_ns(), self.stamp_state[0] + 1)   # unique, increasing
+            self.stamp_state[0] = stamp_ns
+            msg.header.stamp = Time(sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000)
+            msg.position = pos
+            msg.velocity = vel
+            t_pub = time.perf_counter()
+            times[stamp_ns] = t_pub
+            pub.publish(msg)
+            if self.first is None:
+                self.first = t_pub
+            self.last = t_pub
+            self.count += 1
+            deadline += period
+
+    def achieved_rate(self) -> float:
+        if self.count < 2:
+            return 0.0
+        return (self.count - 1) / (self.last - self.first)
+
+
+# ---------------------------------------------------------------------------- one run
+def stamp_ns_of(stamp) -> int:
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+def percentiles_ms(values: list[float]) -> dict:
+    if not values:
+        return {"p50": None, "p99": None, "max": None, "n": 0}
+    a = np.asarray(values) * 1e3
+    return {"p50": float(np.percentile(a, 50)), "p99": float(np.percentile(a, 99)),
+            "max": float(a.max()), "n": len(values)}
+
+
+def run_once(key: str, tf_rate: float, rate: float, duration: float, domain: int,
+             log_dir: Path, model) -> dict:
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+    from rclpy.signals import SignalHandlerOptions
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from tf2_msgs.msg import TFMessage
+
+    from charmie_dynamics.ros import qos
+
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+               PYTHONUNBUFFERED="1")
+    loader = Child(f"{key}_model_loader", node_argv("model_loader_node"), env, log_dir)
+    dyn = Child(f"{key}_dynamics", node_argv("dynamics_node", acceleration_source="zero",
+                                             tf_rate=f"{tf_rate:.1f}"), env, log_dir)
+    children = (loader, dyn)
+
+    context = Context()
+    rclpy.init(context=context, domain_id=domain, signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("bench_node", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    # deep reliable queues here, so this process never loses outputs by falling behind
+    deep = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)
+    loads: list = []          # (stamp_ns, t_recv), arrival order
+    act: dict = {}            # stamp_ns -> efforts tuple
+    ffs: list = []            # (t_recv, data tuple), arrival order
+    diags: list = []          # (stamp_ns of the report, values dict)
+    tf_count = [0]
+
+    def on_loads(m):
+        loads.append((stamp_ns_of(m.header.stamp), time.perf_counter()))
+
+    def on_ff(m):
+        ffs.append((time.perf_counter(), tuple(m.data)))
+
+    def on_act(m):
+        act[stamp_ns_of(m.header.stamp)] = tuple(m.effort)
+
+    def on_diag(m):
+        for s in m.status:
+            if s.name == STATUS_NAME:
+                diags.append((stamp_ns_of(m.header.stamp), {kv.key: kv.value for kv in s.values}))
+
+    def on_tf(m):
+        tf_count[0] += 1
+
+    subs = [node.create_subscription(JointState, "joint_loads", on_loads, deep),
+            node.create_subscription(Float64MultiArray, "feedforward_efforts", on_ff, deep),
+            node.create_subscription(JointState, "actuator_loads", on_act, deep),
+            node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, deep),
+            node.create_subscription(TFMessage, "/tf", on_tf, qos.TF)]
+    pub = node.create_publisher(JointState, "joint_states", qos.SENSOR)   # best effort, as the node's sub
+
+    def spin_until(predicate, timeout: float, what: str, required: bool = True) -> bool:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if INTERRUPTED.is_set():
+                raise KeyboardInterrupt
+            for c in children:
+                if not c.alive():
+                    raise RuntimeError(f"{c.label} exited with {c.proc.returncode}:\n{c.tail()}")
+            if time.monotonic() > deadline:
+                if required:
+                    raise RuntimeError(f"run {key}: timed out after {timeout} s waiting for {what}")
+                return False
+            executor.spin_once(timeout_sec=0.01)
+        return True
+
+    stop = threading.Event()
+    thread = None
+    try:
+        spin_until(lambda: pub.get_subscription_count() >= 1
+                   and all(s.get_publisher_count() >= 1 for s in subs[:4]),
+                   60.0, "the dynamics node's topics to match")
+        spin_until(lambda: any(v.get("model", "none") != "none" for _, v in diags), 60.0,
+                   "the dynamics node to report a model")
+        motion = Motion(model)
+        t_motion0 = time.perf_counter()
+        stamp_state = [0]
+        # warm-up (not counted): first evaluations, caches
+        warm_times: dict = {}
+        thread = Publisher(pub, model.input_names, motion, WARMUP_RATE, WARMUP_SECONDS,
+                           warm_times, t_motion0, stamp_state, stop)
+        thread.start()
+        spin_until(lambda: not thread.is_alive(), WARMUP_SECONDS + 10.0, "the warm-up")
+        if thread.error:
+            raise thread.error
+        spin_until(lambda: sum(s in warm_times for s, _ in loads) >= len(warm_times), 3.0,
+                   "the warm-up's joint_loads", required=False)   # best effort: one may be lost
+        t_base = time.time_ns()
+        spin_until(lambda: diags and diags[-1][0] > t_base, 5.0, "a diagnostics report")
+        base = diags[-1][1]
+
+        # measured window
+        times: dict = {}
+        thread = Publisher(pub, model.input_names, motion, rate, duration, times, t_motion0,
+                           stamp_state, stop)
+        load0 = os.getloadavg()[0]
+        busy0, ldr0 = machine_busy_seconds(), cpu_seconds(loader.pid)
+        cpu0, own0, wall0 = cpu_seconds(dyn.pid), time.process_time(), time.perf_counter()
+        tf0 = tf_count[0]
+        thread.start()
+        spin_until(lambda: not thread.is_alive(), duration + 30.0, "the publishing thread")
+        cpu1, own1, wall1 = cpu_seconds(dyn.pid), time.process_time(), time.perf_counter()
+        busy1, ldr1 = machine_busy_seconds(), cpu_seconds(loader.pid)
+        tf1 = tf_count[0]
+        load1 = os.getloadavg()[0]
+        if thread.error:
+            raise thread.error
+        # drain: until no joint_loads for 1 s, then a diagnostics report after that
+        last_n, last_change = len(loads), time.monotonic()
+
+        def drained():
+            nonlocal last_n, last_change
+            if len(loads) != last_n:
+                last_n, last_change = len(loads), time.monotonic()
+            return time.monotonic() - last_change > 1.0
+        spin_until(drained, 30.0, "the outputs to drain")
+        t_end = time.time_ns()
+        spin_until(lambda: diags[-1][0] > t_end, 5.0, "the final diagnostics report")
+        final = diags[-1][1]
+    finally:
+        stop.set()
+        if thread is not None and thread.is_alive():
+            thread.join(timeout=5)
+        for c in reversed(children):
+            c.stop()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+    # ---- analysis
+    published = len(times)
+    lat_loads = [t - times[s] for s, t in loads if s in times]
+    # feedforward k <-> the k-th joint_loads (arrival order), checked against actuator_loads
+    ff_lat, ff_checked, ff_other, i = [], 0, 0, 0
+    for t_ff, data in ffs:
+        if i >= len(loads):
+            ff_other += 1
+            continue
+        s = loads[i][0]
+        expected = act.get(s)
+        if expected is not None and expected != data:
+            ff_other += 1                        # a hold or watchdog value: no evaluation
+            continue
+        ff_checked += expected is not None
+        if s in times:
+            ff_lat.append(t_ff - times[s])
+        i += 1
+    ff_unpaired = len(loads) - i
+
+    def delta(k: str) -> int:
+        return int(final.get(k, 0)) - int(base.get(k, 0))
+    evaluated_diag = delta("evaluations")
+    # the node reports its mean compute latency over its life: the window's mean from the sums
+    n0, n1 = int(base.get("evaluations", 0)), int(final.get("evaluations", 0))
+    m0 = float(base.get("compute_latency_mean_ms", 0.0))
+    m1 = float(final.get("compute_latency_mean_ms", 0.0))
+    compute_mean = (m1 * n1 - m0 * n0) / (n1 - n0) if n1 > n0 else None
+    rejected = {k[len("rejected_"):]: delta(k) for k in final if k.startswith("rejected_") and delta(k)}
+    window = wall1 - wall0
+    return {
+        "run": key, "label": RUNS[key][0], "tf_rate": tf_rate, "domain": domain,
+        "rate_target_hz": rate, "duration_s": duration,
+        "rate_achieved_hz": thread.achieved_rate(), "schedule_resets": thread.schedule_resets,
+        "publish_late_max_ms": thread.late_max * 1e3,
+        "published": published,
+        "evaluated_joint_loads": len(lat_loads),
+        "evaluated_diagnostics": evaluated_diag,
+        "rejected": rejected,
+        "dropped": published - evaluated_diag,
+        "dropped_pct": 100.0 * (published - evaluated_diag) / published if published else None,
+        "evaluation_rate_hz": len(lat_loads) / window if window > 0 else None,
+        "latency_joint_loads_ms": percentiles_ms(lat_loads),
+        "latency_feedforward_ms": percentiles_ms(ff_lat),
+        "feedforward_checked_against_actuator_loads": ff_checked,
+        "feedforward_not_evaluations": ff_other,
+        "joint_loads_without_feedforward": ff_unpaired,
+        "tf_messages": tf1 - tf0,
+        "tf_rate_received_hz": (tf1 - tf0) / (wall1 - wall0),
+        "node_compute_latency_ms": {"mean": compute_mean,
+                                    "max_whole_life": float(final.get("compute_latency_max_ms", "nan"))},
+        "loadavg_1min_before_after": [load0, load1],
+        "cpu_dynamics_pct_of_core": 100.0 * (cpu1 - cpu0) / window,
+        "cpu_benchmark_pct_of_core": 100.0 * (own1 - own0) / window,
+        # everything else on the machine (other processes, kernel) during the window
+        "cpu_others_pct_of_core": 100.0 * ((busy1 - busy0) - (cpu1 - cpu0) - (own1 - own0)
+                                           - (ldr1 - ldr0)) / window,
+        "window_s": window,
+        "diagnostics_final": final,
+    }
+
+
+# ---------------------------------------------------------------------------- report
+def table(results: list[dict]) -> str:
+    def f(v, fmt="{:.1f}"):
+        return "-" if v is None else fmt.format(v)
+    head = (f"{'run':24s} {'in Hz':>7s} {'pub':>6s} {'eval':>5s} {'eval':>5s} {'rej':>4s} "
+            f"{'drop':>6s} {'drop%':>5s} {'loads p50':>9s} {'p99':>6s} {'max':>6s} "
+            f"{'ff p50':>7s} {'p99':>6s} {'max':>6s} {'node ms':>7s} {'CPU%':>5s} {'tf/s':>5s}")
+    sub = (f"{'':24s} {'(ach.)':>7s} {'':>6s} {'loads':>5s} {'diag':>5s} {'':>4s} "
+           f"{'':>6s} {'':>5s} {'ms':>9s} {'':>6s} {'':>6s} {'ms':>7s} {'':>6s} {'':>6s} "
+           f"{'mean':>7s} {'node':>5s} {'':>5s}")
+    lines = [head, sub]
+    for r in results:
+        L, F = r["latency_joint_loads_ms"], r["latency_feedforward_ms"]
+        lines.append(
+            f"({r['run']}) {r['label']:20s} {r['rate_achieved_hz']:7.1f} {r['published']:6d} "
+            f"{r['evaluated_joint_loads']:5d} {r['evaluated_diagnostics']:5d} "
+            f"{sum(r['rejected'].values()):4d} {r['dropped']:6d} {f(r['dropped_pct']):>5s} "
+            f"{f(L['p50'], '{:.2f}'):>9s} {f(L['p99'], '{:.2f}'):>6s} {f(L['max'], '{:.1f}'):>6s} "
+            f"{f(F['p50'], '{:.2f}'):>7s} {f(F['p99'], '{:.2f}'):>6s} {f(F['max'], '{:.1f}'):>6s} "
+            f"{f(r['node_compute_latency_ms']['mean'], '{:.2f}'):>7s} "
+            f"{r['cpu_dynamics_pct_of_core']:5.1f} {r['tf_rate_received_hz']:5.1f}")
+    return "\n".join(lines)
+
+
+def _on_signal(signum, frame):
+    # not raised here: an exception raised inside rclpy's take would come out as a
+    # RuntimeError; the spin loop raises KeyboardInterrupt at its next turn
+    INTERRUPTED.set()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rate", type=float, default=1000.0, help="joint_states rate, Hz")
+    parser.add_argument("--duration", type=float, default=30.0, help="seconds per run")
+    parser.add_argument("--runs", default="a,b", help="which runs: a (tf_rate 100), b (tf_rate 0)")
+    parser.add_argument("--domain", type=int, default=None,
+                        help="first ROS_DOMAIN_ID (default: from the process id); run b uses the next")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/node_latest.json"))
+    args = parser.parse_args()
+    keys = [k.strip() for k in args.runs.split(",") if k.strip()]
+    if not keys or any(k not in RUNS for k in keys):
+        parser.error(f"--runs: expected a comma list of {', '.join(RUNS)}")
+    if not (args.rate > 0 and args.duration > 0):
+        parser.error("--rate and --duration must be > 0")
+
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    # Ctrl-C and SIGTERM end the benchmark; the finally blocks stop the children. Installed
+    # before any child starts, so the children get the default SIGINT handling even when
+    # this process was started with SIGINT ignored (a background job)
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+    atexit.register(stop_all)
+
+    from charmie_dynamics import bundled_model, load_model
+    model = load_model(bundled_model())
+    domain0 = args.domain if args.domain is not None else 150 + (os.getpid() % 40) * 2
+    results = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench_node_") as tmp:
+            for n, key in enumerate(keys):
+                label, tf_rate = RUNS[key]
+                print(f"run ({key}) {label}: {args.rate:g} Hz for {args.duration:g} s, "
+                      f"domain {domain0 + n} ...", flush=True)
+                results.append(run_once(key, tf_rate, args.rate, args.duration, domain0 + n,
+                                        Path(tmp), model))
+    except KeyboardInterrupt:
+        stop_all()
+        print("interrupted; node processes stopped", file=sys.stderr)
+        return 130
+    finally:
+        stop_all()
+
+    print(f"\ndynamics node, CHARMIE ({len(model.input_names)} inputs), acceleration_source zero; "
+          f"target input rate {args.rate:g} Hz, {args.duration:g} s per run; "
+          f"{os.cpu_count()} CPUs, Python {platform.python_version()}, numpy {np.__version__}")
+    print(table(results))
+    for r in results:
+        print(f"({r['run']}) achieved input rate {r['rate_achieved_hz']:.1f} Hz "
+              f"(target {r['rate_target_hz']:g}; schedule resets {r['schedule_resets']}, "
+              f"latest publish {r['publish_late_max_ms']:.2f} ms behind); evaluations "
+              f"{r['evaluation_rate_hz']:.1f}/s; feedforwards paired {r['latency_feedforward_ms']['n']} "
+              f"(checked against actuator_loads {r['feedforward_checked_against_actuator_loads']}, "
+              f"non-evaluation {r['feedforward_not_evaluations']}); rejected {r['rejected'] or 'none'}; "
+              f"node compute max {r['node_compute_latency_ms']['max_whole_life']:.1f} ms; "
+              f"this process {r['cpu_benchmark_pct_of_core']:.1f}% of a core, everything else on the "
+              f"machine {max(0.0, r['cpu_others_pct_of_core']):.1f}%; load average "
+              f"{r['loadavg_1min_before_after'][0]:.2f} -> {r['loadavg_1min_before_after'][1]:.2f}")
+    print("columns: in Hz = achieved joint_states rate; eval loads = joint_loads received for "
+          "measured inputs; eval diag = the node's 'evaluations' (difference); drop = published "
+          "- eval diag; latency from publish to receipt here (ms); node ms mean = the node's own "
+          "compute_latency_mean_ms over the window (receipt to published, in the node); CPU% node = the dynamics process, % of one core; "
+          "tf/s = /tf messages received per second")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "python": platform.python_version(),
+        "machine": platform.machine(), "cpus": os.cpu_count(), "numpy": np.__version__,
+        "rate_hz": args.rate, "duration_s": args.duration, "runs": results}, indent=2))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
