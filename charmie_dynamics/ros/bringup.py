@@ -99,12 +99,12 @@ def add_bringup_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_bringup(args: argparse.Namespace) -> int:
+    from ..cli.errors import InputError
+    from ..model import ModelError
     from .dynamics_node import DynamicsNode
     from .model_loader_node import ModelLoaderNode
     from .simulator_node import SimulatorNode
     from .trajectory_player_node import TrajectoryPlayerNode
-    from ..cli.errors import InputError
-    from ..model import ModelError
 
     params = args.params or share_directory() / "config" / f"{args.mode}.yaml"
     if not Path(params).is_file():

@@ -20,7 +20,7 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Point, WrenchStamped
 from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -34,9 +34,16 @@ from ..mechanisms.auxiliary import auxiliary_segments
 from ..model import ModelError, load_model, model_from_text
 from ..model.model import JointType, Model
 from . import qos
-from .inputs import (REASONS, AccelerationEstimator, InputRejected, ReferenceTrajectory,
-                     StateAssembler, read_joint_state)
+from .inputs import (
+    REASONS,
+    AccelerationEstimator,
+    InputRejected,
+    ReferenceTrajectory,
+    StateAssembler,
+    read_joint_state,
+)
 from .messages import diagnostics, joint_state, to_seconds, transform, vector3
+from .parameters import declare_parameters
 
 ACCELERATION_SOURCES = ("zero", "estimate", "reference")
 STALE_POLICIES = ("gravity", "zero")
@@ -71,10 +78,7 @@ PARAMETERS = {
 class DynamicsNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("dynamics", **kwargs)
-        for name, (default, description, read_only) in PARAMETERS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(
-                description=description, read_only=read_only))
-        self.p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        self.p = declare_parameters(self, PARAMETERS)
         problem = self._check_parameters(self.p)
         if problem:
             raise ValueError(f"parameter {problem}")

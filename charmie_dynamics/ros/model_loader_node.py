@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
@@ -20,29 +19,27 @@ from ..export.urdf import urdf_from_model
 from ..model import ModelError, read_model_file
 from ..resources import bundled_model
 from . import qos
+from .parameters import declare_parameters
 
 
 class ModelLoaderNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("model_loader", **kwargs)
-        self.declare_parameter("model_file", str(bundled_model()), ParameterDescriptor(
-            description="Model file (YAML, docs/model_format.md); default: the bundled CHARMIE",
-            read_only=True))
-        self.declare_parameter("model_topic", "charmie/model", ParameterDescriptor(
-            description="Topic of the validated model (std_msgs/String)", read_only=True))
-        self.declare_parameter("frame_prefix", "", ParameterDescriptor(
-            description="Prefix of the URDF's link names, as robot_state_publisher's",
-            read_only=True))
-        self.path = Path(self.get_parameter("model_file").value)
-        self.pub_model = self.create_publisher(String, self.get_parameter("model_topic").value,
-                                               qos.LATCHED)
+        self.p = declare_parameters(self, {
+            "model_file": (str(bundled_model()),
+                           "Model file (YAML, docs/model_format.md); default: the bundled CHARMIE"),
+            "model_topic": ("charmie/model", "Topic of the validated model (std_msgs/String)"),
+            "frame_prefix": ("", "Prefix of the URDF's link names, as robot_state_publisher's"),
+        })
+        self.path = Path(self.p["model_file"])
+        self.pub_model = self.create_publisher(String, self.p["model_topic"], qos.LATCHED)
         self.pub_description = self.create_publisher(String, "robot_description", qos.LATCHED)
         self._load()                       # ModelError ends start-up
         self.create_service(Trigger, "~/reload", self._on_reload)
 
     def _load(self) -> str:
         model, text = read_model_file(self.path)
-        urdf = urdf_from_model(model, frame_prefix=self.get_parameter("frame_prefix").value)
+        urdf = urdf_from_model(model, frame_prefix=self.p["frame_prefix"])
         self.pub_model.publish(String(data=text))
         self.pub_description.publish(String(data=urdf))
         summary = (f"{self.path}: model {model.name!r}, {model.n_bodies} bodies, "

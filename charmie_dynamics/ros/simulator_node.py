@@ -35,14 +35,18 @@ from typing import Optional
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from ..dynamics.actuation import (actuator_space, friction, input_jacobians,
-                                  input_space_dynamics, joint_efforts_from_inputs)
+from ..dynamics.actuation import (
+    actuator_space,
+    friction,
+    input_jacobians,
+    input_space_dynamics,
+    joint_efforts_from_inputs,
+)
 from ..dynamics.forward import METHODS
 from ..dynamics.integrate import INTEGRATORS, check_within_limits, step
 from ..kinematics import resolve_state
@@ -51,6 +55,7 @@ from ..resources import bundled_model
 from ..trajectories import MOTIONS
 from . import qos
 from .messages import diagnostics, joint_state, stamp_from_seconds
+from .parameters import declare_parameters
 
 CONTROLS = ("effort", "pd")
 PARAMETERS = {
@@ -73,10 +78,7 @@ PARAMETERS = {
 class SimulatorNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("simulator", **kwargs)
-        for name, (default, description) in PARAMETERS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(description=description,
-                                                                      read_only=True))
-        p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        p = declare_parameters(self, PARAMETERS)
         problems = [
             (not 0.0 < p["rate"] <= 1000.0, f"rate {p['rate']!r}: expected 0 < rate <= 1000 Hz"),
             (not 0.0 < p["dt"] <= 1.0 / p["rate"] if p["rate"] > 0 else True,

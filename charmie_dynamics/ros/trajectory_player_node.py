@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import sys
 
-from builtin_interfaces.msg import Duration
 import numpy as np
-from rcl_interfaces.msg import ParameterDescriptor
+from builtin_interfaces.msg import Duration
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -22,6 +21,7 @@ from ..resources import bundled_model
 from ..trajectories import MOTIONS, from_csv
 from . import qos
 from .messages import joint_state, stamp_from_seconds
+from .parameters import declare_parameters
 
 PARAMETERS = {
     "model_file": (str(bundled_model()), "Model whose inputs are played"),
@@ -37,10 +37,7 @@ PARAMETERS = {
 class TrajectoryPlayerNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("trajectory_player", **kwargs)
-        for name, (default, description) in PARAMETERS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(description=description,
-                                                                      read_only=True))
-        p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        p = declare_parameters(self, PARAMETERS)
         if not 0.0 < p["rate"] <= 10000.0:
             raise ValueError(f"parameter rate {p['rate']!r}: expected 0 < rate <= 10000 Hz")
         if p["motion"] not in MOTIONS and not p["trajectory_file"]:
