@@ -623,3 +623,22 @@ def test_friction_of_a_prismatic_joint_in_mm_is_converted(tmp_path):
         body.pop("points", None)
     mm = load_model(write(tmp_path, data, "mm.yaml"))
     assert mm.bodies[mm.body_index("link")].friction.viscous == pytest.approx(0.5, rel=1e-12)
+
+
+def test_yaml_alias_expansion_in_an_error_stays_small(tmp_path):
+    """A few lines of mutually referencing YAML aliases must not blow up the error message
+    (it used to be written out whole: hundreds of MB for 8 lines)."""
+    lines = ["- &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"]
+    for k in range(1, 9):
+        lines.append(f"- &a{k} [" + ", ".join([f"*a{k - 1}"] * 10) + "]")
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(ModelError, match="top level: got list") as info:
+        load_model(path)
+    assert len(str(info.value)) < 2000          # bounded (was 580 MB for these 9 lines)
+
+
+def test_balancer_spring_anchor_out_of_the_lever_plane(tmp_path, charmie_data):
+    anchor = next(b for b in charmie_data["bodies"] if b["name"] == "body_3")["points"]
+    anchor["S3L"] = [-220, 60, 330]
+    expect_error(write(tmp_path, charmie_data), "balancers[0] (balancer_left).spring.anchor",
+                 "expected the lever's plane")

@@ -7,6 +7,7 @@ millimetres (``units: {length: mm}``) are converted to metres here, once.
 from __future__ import annotations
 
 import math
+import reprlib
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -30,6 +31,15 @@ class ModelError(ValueError):
     """A model file that cannot be used; the message says where and why."""
 
 
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 3, 6, 6, 60, 60
+
+
+def _show(value: Any) -> str:
+    """A bounded repr for messages: a document's YAML aliases can make a value huge."""
+    return _REPR.repr(value)
+
+
 class _Reader:
     """Typed field access that reports ``file: where.field: got X, expected Y``."""
 
@@ -43,7 +53,7 @@ class _Reader:
 
     def mapping(self, data: Any, where: str) -> Mapping:
         if not isinstance(data, Mapping):
-            raise self.fail(where, f"got {type(data).__name__} {data!r}, expected a mapping")
+            raise self.fail(where, f"got {type(data).__name__} {_show(data)}, expected a mapping")
         return data
 
     def get(self, data: Mapping, key: str, where: str, default: Any = ...) -> Any:
@@ -62,35 +72,35 @@ class _Reader:
     def number(self, value: Any, where: str, *, positive: bool = False,
                nonnegative: bool = False) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(where, f"got {value!r}, expected a number")
+            raise self.fail(where, f"got {_show(value)}, expected a number")
         try:
             value = float(value)
         except OverflowError:
             raise self.fail(where, "got an integer too large for a float, expected a finite "
                                    "number") from None
         if not math.isfinite(value):
-            raise self.fail(where, f"got {value!r}, expected a finite number")
+            raise self.fail(where, f"got {_show(value)}, expected a finite number")
         if positive and value <= 0:
-            raise self.fail(where, f"got {value!r}, expected a number > 0")
+            raise self.fail(where, f"got {_show(value)}, expected a number > 0")
         if nonnegative and value < 0:
-            raise self.fail(where, f"got {value!r}, expected a number >= 0")
+            raise self.fail(where, f"got {_show(value)}, expected a number >= 0")
         return value
 
     def choice(self, value: Any, options: Mapping | tuple, where: str) -> Any:
         if not isinstance(value, str) or value not in options:
             *head, last = options
-            raise self.fail(where, f"got {value!r}, expected {', '.join(head)} or {last}")
+            raise self.fail(where, f"got {_show(value)}, expected {', '.join(head)} or {last}")
         return value
 
     def vector(self, value: Any, where: str, n: int = 3) -> np.ndarray:
         if not isinstance(value, (list, tuple)) or len(value) != n:
-            raise self.fail(where, f"got {value!r}, expected a list of {n} numbers")
+            raise self.fail(where, f"got {_show(value)}, expected a list of {n} numbers")
         return np.array([self.number(v, f"{where}[{k}]") for k, v in enumerate(value)])
 
     def length_value(self, value: Any, where: str, **kw: bool) -> float:
         v = self.number(value, where, **kw) * self.length
         if abs(v) > MAX_LENGTH_M:
-            raise self.fail(where, f"got {value!r} ({v:g} m), expected |length| <= "
+            raise self.fail(where, f"got {_show(value)} ({v:g} m), expected |length| <= "
                                    f"{MAX_LENGTH_M:g} m: are the units (units.length) right?")
         return v
 
@@ -100,7 +110,7 @@ class _Reader:
 
     def name(self, value: Any, where: str) -> str:
         if not isinstance(value, str) or not value or not value.replace("_", "a").isalnum():
-            raise self.fail(where, f"got {value!r}, expected a name of letters, digits and _")
+            raise self.fail(where, f"got {_show(value)}, expected a name of letters, digits and _")
         return value
 
 
@@ -109,7 +119,7 @@ def _inertia(r: _Reader, value: Any, mass: float, where: str) -> np.ndarray:
     s2 = r.length ** 2
     if isinstance(value, (list, tuple)):
         if len(value) != 3:
-            raise r.fail(where, f"got {value!r}, expected a 3x3 matrix")
+            raise r.fail(where, f"got {_show(value)}, expected a 3x3 matrix")
         inertia = np.array([r.vector(row, f"{where}[{k}]") for k, row in enumerate(value)]) * s2
     else:
         value = r.mapping(value, where)
@@ -165,7 +175,7 @@ def _limits(r: _Reader, value: Any, jtype: JointType, where: str) -> JointLimits
             out[key] = r.number(value[key], f"{where}.{key}",
                                 positive=key in ("velocity", "effort")) * scale
     if "lower" in out and "upper" in out and out["lower"] >= out["upper"]:
-        raise r.fail(where, f"lower {value['lower']!r} >= upper {value['upper']!r}, expected lower < upper")
+        raise r.fail(where, f"lower {_show(value['lower'])} >= upper {_show(value['upper'])}, expected lower < upper")
     return JointLimits(**out)
 
 
@@ -218,7 +228,7 @@ def _body(r: _Reader, data: Any, k: int) -> Body:
                          f"{where}.joint.friction")
     virtual = r.get(data, "virtual", where, False)
     if not isinstance(virtual, bool):
-        raise r.fail(f"{where}.virtual", f"got {virtual!r}, expected true or false")
+        raise r.fail(f"{where}.virtual", f"got {_show(virtual)}, expected true or false")
     if virtual:
         extra = sorted(set(data) & {"mass", "com", "inertia"})
         if extra:
@@ -245,12 +255,12 @@ def _order_parents_first(r: _Reader, bodies: list[Body]) -> list[Body]:
     by_name: dict[str, Body] = {}
     for k, b in enumerate(bodies):
         if b.name in by_name:
-            raise r.fail(f"bodies[{k}].name", f"duplicate body name {b.name!r}, expected unique names")
+            raise r.fail(f"bodies[{k}].name", f"duplicate body name {_show(b.name)}, expected unique names")
         by_name[b.name] = b
     for k, b in enumerate(bodies):
         if b.parent != "world" and b.parent not in by_name:
             raise r.fail(f"bodies[{k}] ({b.name}).parent",
-                         f"unknown parent {b.parent!r}, expected world or one of the bodies")
+                         f"unknown parent {_show(b.parent)}, expected world or one of the bodies")
     # Depth-first from the world, children in file order: chains stay together.
     ordered: list[Body] = []
     seen: set[str] = set()
@@ -271,7 +281,7 @@ def _order_parents_first(r: _Reader, bodies: list[Body]) -> list[Body]:
 
 def _point(r: _Reader, model: Model, value: Any, where: str) -> PointRef:
     if not isinstance(value, str) or "." not in value:
-        raise r.fail(where, f"got {value!r}, expected BODY.POINT")
+        raise r.fail(where, f"got {_show(value)}, expected BODY.POINT")
     try:
         return model.point(value)
     except KeyError as exc:
@@ -298,7 +308,7 @@ def _actuator(r: _Reader, tree: Model, data: Any, k: int) -> Actuator:
     try:
         drives = tree.body_index(drives_name)
     except KeyError:
-        raise r.fail(f"{where}.drives", f"got {drives_name!r}, expected a body name") from None
+        raise r.fail(f"{where}.drives", f"got {_show(drives_name)}, expected a body name") from None
     body = tree.bodies[drives]
     if body.joint_type == JointType.FIXED:
         raise r.fail(f"{where}.drives", f"{drives_name} has a fixed joint, expected R or P")
@@ -312,18 +322,18 @@ def _actuator(r: _Reader, tree: Model, data: Any, k: int) -> Actuator:
                                      f"point of {drives_name}")
     branch = r.get(data, "branch", where)
     if branch not in (1, -1) or isinstance(branch, bool):
-        raise r.fail(f"{where}.branch", f"got {branch!r}, expected +1 or -1")
+        raise r.fail(f"{where}.branch", f"got {_show(branch)}, expected +1 or -1")
     stroke = r.get(data, "stroke", where)
     if not isinstance(stroke, (list, tuple)) or len(stroke) != 2:
-        raise r.fail(f"{where}.stroke", f"got {stroke!r}, expected [min, max]")
+        raise r.fail(f"{where}.stroke", f"got {_show(stroke)}, expected [min, max]")
     lo, hi = (r.length_value(v, f"{where}.stroke[{i}]", positive=True) for i, v in enumerate(stroke))
     if lo >= hi:
-        raise r.fail(f"{where}.stroke", f"got {stroke!r}, expected min < max")
+        raise r.fail(f"{where}.stroke", f"got {_show(stroke)}, expected min < max")
     default = r.length_value(r.get(data, "default_length", where), f"{where}.default_length",
                              positive=True)
     if not lo <= default <= hi:
-        raise r.fail(f"{where}.default_length", f"got {data['default_length']!r}, expected a "
-                                                f"value within the stroke {stroke!r}")
+        raise r.fail(f"{where}.default_length", f"got {_show(data['default_length'])}, expected a "
+                                                f"value within the stroke {_show(stroke)}")
     force_limit = data.get("force_limit")
     if force_limit is not None:
         force_limit = r.number(force_limit, f"{where}.force_limit", positive=True)
@@ -340,7 +350,7 @@ def _spring(r: _Reader, tree: Model, data: Any, k: int) -> Spring:
     r.check_keys(data, {"name", "between", "stiffness", "free_length", "preload"}, where)
     between = r.get(data, "between", where)
     if not isinstance(between, (list, tuple)) or len(between) != 2:
-        raise r.fail(f"{where}.between", f"got {between!r}, expected [BODY.POINT, BODY.POINT]")
+        raise r.fail(f"{where}.between", f"got {_show(between)}, expected [BODY.POINT, BODY.POINT]")
     start = _point(r, tree, between[0], f"{where}.between[0]")
     end = _point(r, tree, between[1], f"{where}.between[1]")
     return Spring(name=name, start=start, end=end, params=_spring_params(r, data, where))
@@ -360,16 +370,19 @@ def _balancer(r: _Reader, tree: Model, data: Any, k: int) -> Balancer:
     attach = r.length_value(r.get(data, "spring_attach", where), f"{where}.spring_attach",
                             positive=True)
     if attach > lever:
-        raise r.fail(f"{where}.spring_attach", f"got {data['spring_attach']!r}, expected a "
-                                               f"distance <= lever_length {data['lever_length']!r}")
+        raise r.fail(f"{where}.spring_attach", f"got {_show(data['spring_attach'])}, expected a "
+                                               f"distance <= lever_length {_show(data['lever_length'])}")
     side = r.get(data, "side", where)
     if side not in (1, -1) or isinstance(side, bool):
-        raise r.fail(f"{where}.side", f"got {side!r}, expected +1 or -1")
+        raise r.fail(f"{where}.side", f"got {_show(side)}, expected +1 or -1")
     spring = r.mapping(r.get(data, "spring", where), f"{where}.spring")
     r.check_keys(spring, {"anchor", "stiffness", "free_length", "preload"}, f"{where}.spring")
     anchor = _point(r, tree, r.get(spring, "anchor", f"{where}.spring"), f"{where}.spring.anchor")
     if anchor.body != pivot.body:
         raise r.fail(f"{where}.spring.anchor", "expected a point of the pivot's body")
+    if abs(anchor.local[1] - pivot.local[1]) > 1e-9:
+        raise r.fail(f"{where}.spring.anchor", f"y = {anchor.local[1]:g} m, expected the lever's "
+                                               f"plane y = {pivot.local[1]:g} m (the pivot's)")
     return Balancer(name=name, pivot=pivot, hanger=hanger, spring_anchor=anchor,
                     lever_length=lever, hanger_length=hang, spring_attach=attach, side=int(side),
                     spring=_spring_params(r, spring, f"{where}.spring"))
@@ -383,7 +396,7 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
                            "balancers"}, "top level")
     fmt = base.get(data, "format", "top level")
     if fmt != FORMAT:
-        raise base.fail("format", f"got {fmt!r}, expected {FORMAT!r}")
+        raise base.fail("format", f"got {_show(fmt)}, expected {_show(FORMAT)}")
     units = base.mapping(base.get(data, "units", "top level", {}) or {}, "units")
     base.check_keys(units, {"length", "angle"}, "units")
     length_unit = base.choice(units.get("length", "m"), tuple(LENGTH_UNITS), "units.length")
@@ -393,14 +406,14 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     gravity = r.vector(r.get(data, "gravity", "top level", [0.0, 0.0, -9.81]), "gravity")
     bodies_data = r.get(data, "bodies", "top level")
     if not isinstance(bodies_data, list) or not bodies_data:
-        raise r.fail("bodies", f"got {bodies_data!r}, expected a non-empty list")
+        raise r.fail("bodies", f"got {_show(bodies_data)}, expected a non-empty list")
     bodies = _order_parents_first(r, [_body(r, b, k) for k, b in enumerate(bodies_data)])
     tree = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies))
     sections = {}
     for key, build in (("actuators", _actuator), ("springs", _spring), ("balancers", _balancer)):
         items = r.get(data, key, "top level", []) or []
         if not isinstance(items, list):
-            raise r.fail(key, f"got {items!r}, expected a list")
+            raise r.fail(key, f"got {_show(items)}, expected a list")
         sections[key] = tuple(build(r, tree, item, k) for k, item in enumerate(items))
     names = [b.name for b in bodies] + [x.name for s in sections.values() for x in s]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -417,7 +430,7 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
         users = [b.name for b in bodies if b.coordinate == c]
         if driven.count(c) > 1 or len(users) > 1:
             raise r.fail(f"actuators ({a.name}).drives",
-                         f"coordinate {c!r} must be driven by one actuator and move one joint, "
+                         f"coordinate {_show(c)} must be driven by one actuator and move one joint, "
                          f"it moves {', '.join(users)}")
     model = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies), **sections)
     from ..mechanisms.indirect import check_actuator_geometry  # mechanisms build on the model
