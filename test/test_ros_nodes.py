@@ -479,7 +479,8 @@ def test_bad_input_is_counted_never_published_and_the_node_lives_on(ros, system)
         seen = b.wait_count(reason, base[f"rejected_{reason}"] + 1)
         assert seen == base[f"rejected_{reason}"] + 1, (reason, base, b.diagnostics[-1])
         good = ros.next_stamp()
-        b.publish_joints(good, last_valid, vel)
+        # the actuator lengths inside: those of actuator_states are older than stale_timeout
+        b.publish_joints(good, last_valid, vel, names=MODEL.input_names)
         assert ros.spin_until(lambda: stamp_key(good) in b.joint_loads
                               and stamp_key(good) in b.actuator_loads, 5.0), \
             f"{reason}: no joint_loads for the valid state after the bad one"
@@ -515,6 +516,20 @@ def test_bad_input_is_counted_never_published_and_the_node_lives_on(ros, system)
     # a stamp earlier than the last accepted one
     earlier = Time(sec=last_key[0] - 1, nanosec=last_key[1])
     expect_rejected("time_backwards", lambda: b.publish_joints(earlier, pos, vel), earlier)
+    # finite but absurd: loads overflow and must not be published
+    s = ros.next_stamp()
+    expect_rejected("non_finite", lambda: b.publish_joints(s, pos, dict(vel, theta7a=1e200),
+                                                           names=MODEL.input_names), s)
+    # a joint_states without every joint coordinate (an empty one too)
+    s = ros.next_stamp()
+    expect_rejected("missing_name", lambda: b.publish_joints(
+        s, pos, vel, names=tuple(n for n in MODEL.input_names if n != "theta8a")), s)
+    s = ros.next_stamp()
+    expect_rejected("missing_name", lambda: b.pub_joints.publish(joint_state_msg(s, (), ())), s)
+    # joint coordinates alone, the last actuator_states older than stale_timeout (0.3 s)
+    s = ros.next_stamp()
+    ros.spin_for(0.4)
+    expect_rejected("stale_input", lambda: b.publish_joints(s, pos, vel), s)
 
     # and a later valid input still gives loads equal to the core's
     pos2, vel2 = random_state(rng)

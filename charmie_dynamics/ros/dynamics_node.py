@@ -206,7 +206,7 @@ class DynamicsNode(Node):
             return self._reject("no_model", "no model yet")
         try:
             pos, vel = read_joint_state(msg.name, msg.position, msg.velocity, self.model.actuator_names)
-            self.assembler.update(pos, vel)
+            self.assembler.update(pos, vel, self._now())
         except InputRejected as exc:
             self._reject(exc.reason, f"actuator_states: {exc.detail}")
 
@@ -214,6 +214,9 @@ class DynamicsNode(Node):
         if self.model is None:
             return self._reject("no_model", "no model yet")
         o = msg.pose.pose.orientation
+        norm = math.sqrt(o.x * o.x + o.y * o.y + o.z * o.z + o.w * o.w)
+        if not (math.isfinite(norm) and abs(norm - 1.0) < 1e-3):
+            return self._reject("invalid_value", f"odometry orientation norm {norm:g}, expected 1")
         yaw = math.atan2(2.0 * (o.w * o.z + o.x * o.y), 1.0 - 2.0 * (o.y * o.y + o.z * o.z))
         v = msg.twist.twist.linear
         values = [msg.pose.pose.position.x, msg.pose.pose.position.y, yaw, v.x, v.y,
@@ -223,7 +226,7 @@ class DynamicsNode(Node):
         c, s = math.cos(yaw), math.sin(yaw)     # the twist is in the robot's frame
         self.assembler.update(dict(zip(BASE_COORDINATES, values[:3])),
                               dict(zip(BASE_COORDINATES, (c * v.x - s * v.y, s * v.x + c * v.y,
-                                                          values[5]))))
+                                                          values[5]))), self._now())
 
     def _on_reference(self, msg: JointTrajectory) -> None:
         if self.model is None or not msg.points:
@@ -246,21 +249,31 @@ class DynamicsNode(Node):
         stamp = to_seconds(msg.header.stamp)
         try:
             pos, vel = read_joint_state(msg.name, msg.position, msg.velocity,
-                                        self.assembler.accepted_names())
+                                        self.assembler.accepted_names(),
+                                        self.assembler.required_names())
             if self.last_stamp is not None and stamp < self.last_stamp:
                 raise InputRejected("time_backwards", f"stamp {stamp:.6f} s before {self.last_stamp:.6f} s")
-            self.assembler.update(pos, vel)
+            now = self._now()
+            self.assembler.update(pos, vel, now)
             self.last_stamp = stamp
             self.arrivals.append(received)
             limit = self.p["publish_rate_limit"]
             if limit > 0 and self.last_eval_stamp is not None and stamp - self.last_eval_stamp < 1.0 / limit:
                 raise InputRejected("throttled", "faster than publish_rate_limit")
-            x, xd = self.assembler.assemble()
+            # actuator lengths (and odometry) may come on their own topics: not older than
+            # the stale timeout
+            x, xd = self.assembler.assemble(now, self.p["stale_timeout"])
         except InputRejected as exc:
             return self._reject(exc.reason, exc.detail)
         xdd = self._accelerations(stamp, x, xd)
         state = resolve_state(self.model, x, xd, xdd)
-        loads = inverse_dynamics(self.model, state, gravity_only=self.p["gravity_only"])
+        with np.errstate(all="ignore"):          # overflow shows as non-finite, checked below
+            loads = inverse_dynamics(self.model, state, gravity_only=self.p["gravity_only"])
+        if not (np.all(np.isfinite(loads.coordinate_effort)) and np.all(np.isfinite(
+                loads.actuator_force)) and np.all(np.isfinite(loads.joint_force))
+                and np.all(np.isfinite(loads.joint_torque))):
+            return self._reject("non_finite", "the loads of this input are not finite "
+                                              "(inputs too large)")
         self.last_eval_stamp = stamp
         self._publish(msg.header.stamp, stamp, x, xd, state, loads)
         latency = time.perf_counter() - received

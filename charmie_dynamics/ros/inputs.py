@@ -17,7 +17,8 @@ from ..mechanisms.indirect import indirect_joints, valid_range
 from ..model.model import Model
 
 REASONS = ("length_mismatch", "non_finite", "unknown_name", "duplicate_name", "missing_name",
-           "out_of_range", "time_backwards", "throttled", "no_model")
+           "out_of_range", "invalid_value", "stale_input", "time_backwards", "throttled",
+           "no_model")
 
 
 class InputRejected(ValueError):
@@ -30,11 +31,13 @@ class InputRejected(ValueError):
 
 
 def read_joint_state(names: Sequence[str], position: Sequence[float],
-                     velocity: Sequence[float], allowed: Sequence[str]
-                     ) -> tuple[dict[str, float], dict[str, float]]:
+                     velocity: Sequence[float], allowed: Sequence[str],
+                     required: Sequence[str] = ()) -> tuple[dict[str, float], dict[str, float]]:
     """Positions and velocities by name from a sensor_msgs/JointState's arrays.
 
     ``velocity`` may be empty (JointState's convention for "not measured": taken as 0).
+    Every name of ``required`` must be present (a partial message would keep the others'
+    old values looking fresh).
     """
     if len(position) != len(names) or (len(velocity) not in (0, len(names))):
         raise InputRejected("length_mismatch", f"{len(names)} names, {len(position)} positions, "
@@ -45,6 +48,9 @@ def read_joint_state(names: Sequence[str], position: Sequence[float],
     if unknown:
         raise InputRejected("unknown_name", f"{', '.join(unknown[:5])} not among the model's "
                                             "inputs")
+    missing = [n for n in required if n not in names]
+    if missing:
+        raise InputRejected("missing_name", f"{', '.join(missing[:6])} not in the message")
     values = list(position) + list(velocity)
     if not all(math.isfinite(v) for v in values):
         raise InputRejected("non_finite", "NaN or infinite position or velocity")
@@ -64,16 +70,26 @@ class StateAssembler:
     base_coordinates: tuple[str, ...] = ()       # set when the base comes from odometry
     positions: dict[str, float] = field(default_factory=dict)
     velocities: dict[str, float] = field(default_factory=dict)
+    received: dict[str, float] = field(default_factory=dict)   # arrival time of each value
 
     def __post_init__(self) -> None:
         self.names = self.model.input_names
         self.ranges = {j.actuator: valid_range(j) for j in indirect_joints(self.model)}
 
     def accepted_names(self) -> tuple[str, ...]:
+        """Names joint_states may carry: every input but the base's when it comes from odometry."""
         return tuple(n for n in self.names if n not in self.base_coordinates)
 
-    def update(self, positions: Mapping[str, float], velocities: Mapping[str, float]) -> None:
-        """Store a checked measurement (raises ``out_of_range`` for an actuator length)."""
+    def required_names(self) -> tuple[str, ...]:
+        """Names every joint_states must carry: the joint coordinates (the actuator lengths may
+        come from actuator_states instead)."""
+        actuators = set(self.model.actuator_names)
+        return tuple(n for n in self.accepted_names() if n not in actuators)
+
+    def update(self, positions: Mapping[str, float], velocities: Mapping[str, float],
+               now: float = 0.0) -> None:
+        """Store a checked measurement received at ``now`` (raises ``out_of_range`` for an
+        actuator length)."""
         for name, value in positions.items():
             if name in self.ranges:
                 lo, hi = self.ranges[name]
@@ -82,12 +98,18 @@ class StateAssembler:
                                                         f"[{lo:.4g}, {hi:.4g}] m")
         self.positions.update(positions)
         self.velocities.update(velocities)
+        self.received.update(dict.fromkeys(positions, now))
 
-    def assemble(self) -> tuple[np.ndarray, np.ndarray]:
-        """Input positions and velocities in ``model.input_names`` order."""
+    def assemble(self, now: float = 0.0, max_age: float = math.inf
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Input positions and velocities in ``model.input_names`` order; every value must have
+        been received at most ``max_age`` before ``now``."""
         missing = [n for n in self.names if n not in self.positions]
         if missing:
             raise InputRejected("missing_name", f"no measurement yet of {', '.join(missing[:6])}")
+        old = [n for n in self.names if now - self.received[n] > max_age]
+        if old:
+            raise InputRejected("stale_input", f"{', '.join(old[:6])} older than {max_age:g} s")
         return (np.array([self.positions[n] for n in self.names]),
                 np.array([self.velocities.get(n, 0.0) for n in self.names]))
 
@@ -103,9 +125,11 @@ class AccelerationEstimator:
     _estimate: Optional[np.ndarray] = None
 
     def update(self, t: float, v: np.ndarray) -> np.ndarray:
-        if self._last_t is None or t <= self._last_t:
+        if self._last_t is None or t < self._last_t:      # first sample, or time reset
             self._last_t, self._last_v = t, v.copy()
             self._estimate = np.zeros_like(v)
+            return self._estimate.copy()
+        if t == self._last_t:                             # same instant: nothing new to learn
             return self._estimate.copy()
         dt = t - self._last_t
         raw = (v - self._last_v) / dt

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from builtin_interfaces.msg import Time
+from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Quaternion, TransformStamped, Vector3
 from sensor_msgs.msg import JointState
@@ -14,9 +14,20 @@ def to_seconds(stamp: Time) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
 
 
+def _split_seconds(seconds: float) -> tuple[int, int]:
+    """(sec, nanosec) with the rounding carried into the seconds."""
+    total = int(round(seconds * 1e9))
+    return total // 1_000_000_000, total % 1_000_000_000
+
+
 def stamp_from_seconds(seconds: float) -> Time:
-    sec = int(np.floor(seconds))
-    return Time(sec=sec, nanosec=min(int(round((seconds - sec) * 1e9)), 999_999_999))
+    sec, nanosec = _split_seconds(seconds)
+    return Time(sec=sec, nanosec=nanosec)
+
+
+def duration_from_seconds(seconds: float) -> Duration:
+    sec, nanosec = _split_seconds(seconds)
+    return Duration(sec=sec, nanosec=nanosec)
 
 
 def quaternion(R: np.ndarray) -> Quaternion:

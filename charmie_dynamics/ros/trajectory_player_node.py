@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-from builtin_interfaces.msg import Duration
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -20,7 +19,7 @@ from ..model import load_model
 from ..resources import bundled_model
 from ..trajectories import MOTIONS, from_csv
 from . import qos
-from .messages import joint_state, stamp_from_seconds
+from .messages import duration_from_seconds, joint_state, stamp_from_seconds
 from .parameters import declare_parameters
 
 PARAMETERS = {
@@ -71,7 +70,7 @@ class TrajectoryPlayerNode(Node):
             point.velocities = [float(v) for v in self.traj.xd[k]]
             point.accelerations = [float(v) for v in self.traj.xdd[k]]
             dt = float(self.traj.t[k] - self.traj.t[0])
-            point.time_from_start = Duration(sec=int(dt), nanosec=int(round((dt % 1) * 1e9)) % 1_000_000_000)
+            point.time_from_start = duration_from_seconds(dt)
             msg.points.append(point)
         self.pub_reference.publish(msg)
 
