@@ -229,18 +229,31 @@ class DynamicsNode(Node):
                                                           values[5]))), self._now())
 
     def _on_reference(self, msg: JointTrajectory) -> None:
-        if self.model is None or not msg.points:
-            return
-        known = [n for n in msg.joint_names if n in self.model.input_names]
-        if len(known) != len(msg.joint_names) or any(
-                len(p.accelerations) not in (0, len(known)) for p in msg.points):
-            return self._reject("unknown_name", "reference trajectory names or sizes")
+        """A new desired trajectory; a stamp of 0 means "starts now" (JointTrajectory's
+        convention): the stamp of the newest joint_states. A bad one is rejected and the
+        previous reference stays."""
+        if self.model is None:
+            return self._reject("no_model", "no model yet")
+        names = list(msg.joint_names)
+        if not msg.points:
+            return self._reject("invalid_value", "reference trajectory without points")
+        if len(set(names)) != len(names):
+            return self._reject("duplicate_name", "reference trajectory names")
+        unknown = [n for n in names if n not in self.model.input_names]
+        if unknown:
+            return self._reject("unknown_name", f"reference trajectory: {', '.join(unknown[:5])}")
+        if any(len(p.accelerations) not in (0, len(names)) for p in msg.points):
+            return self._reject("length_mismatch", "reference trajectory accelerations")
         t0 = to_seconds(msg.header.stamp)
+        if t0 == 0.0:
+            t0 = self.last_stamp if self.last_stamp is not None else self._now()
         times = np.array([t0 + to_seconds(p.time_from_start) for p in msg.points])
-        acc = np.array([list(p.accelerations) or [0.0] * len(known) for p in msg.points])
-        if not np.all(np.isfinite(acc)) or np.any(np.diff(times) <= 0):
-            return self._reject("non_finite", "reference trajectory values or times")
-        self.reference = ReferenceTrajectory(tuple(known), times, acc)
+        acc = np.array([list(p.accelerations) or [0.0] * len(names) for p in msg.points])
+        if not np.all(np.isfinite(acc)):
+            return self._reject("non_finite", "reference trajectory accelerations")
+        if np.any(np.diff(times) <= 0):
+            return self._reject("invalid_value", "reference trajectory times do not increase")
+        self.reference = ReferenceTrajectory(tuple(names), times, acc)
 
     def _on_joint_state(self, msg: JointState) -> None:
         received = time.perf_counter()

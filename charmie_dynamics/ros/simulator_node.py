@@ -5,9 +5,12 @@ Every period (1 / ``rate``) the node integrates ``round(1 / (rate dt))`` steps o
 (``integrator`` rk4 or euler, ``fd_method`` aba or cholesky; joint stops of integrate.py):
 
 * ``control: effort``: the latest std_msgs/Float64MultiArray on ``command_topic`` in
-  ``command_joints`` order, held over the period (zero-order hold) (the order of the dynamics node's feedforward); inputs not in
-  the command get 0. With ``wait_for_command`` the simulation does not advance before the
-  first command (the robot is held still), so a controller can start in time.
+  ``command_joints`` order (the order of the dynamics node's feedforward), held over the
+  period (zero-order hold); inputs not in the command get 0. With ``wait_for_command`` the
+  simulation does not advance before the first command (the robot is held still), so a
+  controller can start in time; a command older than ``command_timeout`` (simulated time)
+  is dropped: zero efforts, as with the motors switched off. A non-finite state stops the
+  simulation (reported in /diagnostics).
 * ``control: pd``: follows ``motion`` by computed torque, the package's own inverse
   dynamics (in actuator space, friction included) at the current state for the reference
   acceleration plus a PD correction: u = H_x (x''_ref + kp e + kd e') + b_x + f(x'),
@@ -68,6 +71,8 @@ PARAMETERS = {
     "command_topic": ("effort_commands", "std_msgs/Float64MultiArray of actuator efforts"),
     "command_joints": ([""], "Order of the commands (model inputs); empty: all inputs"),
     "wait_for_command": (True, "control=effort: hold the robot still until the first command"),
+    "command_timeout": (0.1, "control=effort: simulated seconds a command is applied without a "
+                             "newer one; after that the efforts are zero (motors off)"),
     "motion": ("validation", f"Start state, and the reference of control=pd: {', '.join(MOTIONS)}"),
     "kp": (100.0, "control=pd: proportional gain, 1/s^2"),
     "kd": (20.0, "control=pd: derivative gain, 1/s"),
@@ -108,6 +113,9 @@ class SimulatorNode(Node):
         self.t = 0.0
         self.substeps = max(1, int(round(1.0 / (p["rate"] * p["dt"]))))
         self.command: Optional[np.ndarray] = None
+        self.command_time = 0.0
+        self.command_timeouts = 0                # periods run with zero effort (no command)
+        self.failed = ""                         # why the simulation stopped, if it did
         self.effort = np.zeros(len(m.input_names))
         self.saturation_events = 0
         self.saturated_now: list[str] = []
@@ -133,6 +141,7 @@ class SimulatorNode(Node):
         command = np.zeros(len(self.model.input_names))
         command[self.command_index] = data
         self.command = command
+        self.command_time = self.t
 
     def _pd_effort(self, Hx: np.ndarray, b: np.ndarray, xd: np.ndarray,
                    smoothing: np.ndarray) -> np.ndarray:
@@ -154,9 +163,14 @@ class SimulatorNode(Node):
             return self._pd_effort(Hx, b, xd, smoothing), smoothing
         if self.command is None:
             return (None if self.p["wait_for_command"] else np.zeros_like(xd)), smoothing
+        if self.t - self.command_time > self.p["command_timeout"]:
+            self.command_timeouts += 1
+            return np.zeros_like(xd), smoothing
         return self.command, smoothing
 
     def _tick(self) -> None:
+        if self.failed:
+            return
         wanted, smoothing = self._efforts()
         for k in range(self.substeps):
             if wanted is None:
@@ -173,8 +187,13 @@ class SimulatorNode(Node):
             def tau(t, q, qd, u=clamped, smoothing=smoothing):
                 return joint_efforts_from_inputs(self.model, q, qd, u, smoothing)
 
-            self.q, self.qd = step(self.model, self.t, self.q, self.qd, tau, self.p["dt"],
-                                   self.p["integrator"], dynamics=self.p["fd_method"])
+            q, qd = step(self.model, self.t, self.q, self.qd, tau, self.p["dt"],
+                         self.p["integrator"], dynamics=self.p["fd_method"])
+            if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
+                self.failed = f"the state became non-finite at t = {self.t:.3f} s"
+                self.get_logger().error(f"simulation stopped: {self.failed}")
+                break
+            self.q, self.qd = q, qd
             self.t += self.p["dt"]
         self._publish_state()
 
@@ -195,12 +214,16 @@ class SimulatorNode(Node):
         wall = time.monotonic() - self.wall_start
         values = {"simulated_time_s": f"{self.t:.3f}",
                   "real_time_factor": f"{self.t / wall:.3f}" if wall > 0 else "0",
+                  # integration steps in which an actuator was saturated
                   "saturation_events": str(self.saturation_events),
+                  "command_timeouts": str(self.command_timeouts),
                   "saturated_now": ", ".join(self.saturated_now) or "none",
                   "rejected_commands": str(self.rejected_commands),
                   "control": self.p["control"]}
         level = DiagnosticStatus.WARN if self.saturated_now else DiagnosticStatus.OK
         message = ("saturated: " + ", ".join(self.saturated_now)) if self.saturated_now else "ok"
+        if self.failed:
+            level, message = DiagnosticStatus.ERROR, f"stopped: {self.failed}"
         self.pub_diagnostics.publish(diagnostics(self.get_clock().now().to_msg(),
                                                  "charmie_dynamics: simulator", level, message,
                                                  values))
