@@ -83,3 +83,66 @@ def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
+
+
+def test_reference_acceleration_source(monkeypatch):
+    """acceleration_source=reference: the loads use the reference's accelerations sampled at
+    the state's stamp (linear interpolation); stamp 0 starts the reference at the newest
+    joint_states; a reference whose times go back is rejected."""
+    rclpy = pytest.importorskip("rclpy")
+    import os
+
+    from builtin_interfaces.msg import Duration, Time
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from charmie_dynamics import inputs_from_dict, load_model, resolve_state
+    from charmie_dynamics.dynamics import inverse_dynamics
+    from charmie_dynamics.ros.dynamics_node import DynamicsNode
+    from conftest import CHARMIE
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(200 + os.getpid() % 30))
+    model = load_model(CHARMIE)
+    context = rclpy.context.Context()
+    rclpy.init(context=context)
+    try:
+        node = DynamicsNode(context=context, parameter_overrides=[
+            Parameter("model_file", value=str(CHARMIE)),
+            Parameter("acceleration_source", value="reference"),
+            Parameter("stale_timeout", value=1000.0)])
+        published = []
+        monkeypatch.setattr(node.pub_joint_loads, "publish", published.append)
+        traj = JointTrajectory()
+        traj.header.stamp = Time(sec=100, nanosec=0)
+        traj.joint_names = ["theta8a", "act4"]
+        for t, acc in ((0.0, [0.0, 0.0]), (1.0, [2.0, 0.02])):
+            traj.points.append(JointTrajectoryPoint(accelerations=acc,
+                                                    time_from_start=Duration(sec=int(t))))
+        node._on_reference(traj)
+        positions = {"act4": 0.41, "act5": 0.40, "theta8a": 0.3}
+        x, xd, _ = inputs_from_dict(model, positions)
+        msg = JointState(name=list(model.input_names), position=[float(v) for v in x],
+                         velocity=[0.0] * len(x))
+        msg.header.stamp = Time(sec=100, nanosec=250_000_000)          # a quarter of the way
+        node._on_joint_state(msg)
+        assert len(published) == 1
+        _, _, xdd = inputs_from_dict(model, positions, None, {"theta8a": 0.5, "act4": 0.005})
+        expected = inverse_dynamics(model, resolve_state(model, x, xd, xdd)).coordinate_effort
+        np.testing.assert_allclose(published[0].effort, expected, rtol=1e-12, atol=1e-12)
+        traj.header.stamp = Time(sec=0, nanosec=0)          # "now": the newest state, 100.25 s
+        node._on_reference(traj)
+        msg.header.stamp = Time(sec=100, nanosec=750_000_000)          # half way
+        node._on_joint_state(msg)
+        _, _, xdd = inputs_from_dict(model, positions, None, {"theta8a": 1.0, "act4": 0.01})
+        expected = inverse_dynamics(model, resolve_state(model, x, xd, xdd)).coordinate_effort
+        np.testing.assert_allclose(published[1].effort, expected, rtol=1e-12, atol=1e-12)
+        backwards = JointTrajectory(joint_names=["theta8a"], points=[
+            JointTrajectoryPoint(accelerations=[1.0], time_from_start=Duration(sec=2)),
+            JointTrajectoryPoint(accelerations=[1.0], time_from_start=Duration(sec=1))])
+        node._on_reference(backwards)
+        assert node.rejected["invalid_value"] == 1
+        assert node.reference.names == ("theta8a", "act4")           # the previous one stays
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
