@@ -16,7 +16,7 @@ setup(
         ("share/" + package_name + "/config/examples", glob("config/examples/*.yaml")),
     ],
     python_requires=">=3.10",
-    install_requires=["setuptools", "numpy>=1.22", "PyYAML>=5.4", "matplotlib>=3.5"],
+    install_requires=["setuptools", "numpy>=1.22", "PyYAML>=5.4", "matplotlib>=3.5", "numba>=0.59"],
     extras_require={"test": ["pytest>=7", "pin>=3.0", "scipy>=1.8", "urdf-parser-py>=0.0.4"]},
     zip_safe=True,
     maintainer="charmie_dynamics developers",

@@ -15,3 +15,6 @@ if [ ! -f "$stamp" ] || [ setup.py -nt "$stamp" ] || [ scripts/setup.sh -nt "$st
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
   touch "$stamp"
 fi
+# compile the numerical kernels once (numba caches them on disk; about 25 s the first time,
+# a second when cached) so that the first node start and the first test do not pay for it
+.venv/bin/charmie-dynamics compile

@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -18,7 +19,8 @@ from ..dynamics import ExternalWrench, Payload, inverse_dynamics
 from ..kinematics import StateError, forward_kinematics, inputs_from_dict, point_positions, \
     resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
-from ..mechanisms.indirect import MechanismRangeError
+from .. import jit
+from ..mechanisms.indirect import MechanismRangeError, indirect_joints, joint_from_length
 from ..model import ModelError, load_model
 from ..resources import bundled_model
 from ..trajectories import TrajectoryFileError
@@ -156,6 +158,35 @@ def _cmd_fk(args: argparse.Namespace) -> int:
     return 0
 
 
+def compile_kernels(model) -> None:
+    """Run every compiled algorithm once on ``model``: one state and a batch of two."""
+    from ..dynamics import forward_dynamics, mass_matrix, simulate
+    x, xd, xdd = inputs_from_dict(model)
+    for shape in ((), (2,)):
+        state = resolve_state(model, *(np.broadcast_to(v, shape + v.shape) for v in (x, xd, xdd)))
+        loads = inverse_dynamics(model, state)
+        auxiliary_segments(model, loads.placements)
+        mass_matrix(model, state.q)
+        for method in ("aba", "cholesky"):
+            forward_dynamics(model, state.q, state.qd, np.zeros_like(state.q), method=method)
+    for joint in indirect_joints(model):
+        joint_from_length(joint, np.array(joint.stroke))
+    simulate(model, resolve_state(model, x, xd, xdd).q, np.zeros_like(x), None, duration=0.002)
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    model = load_model(args.model)
+    if not jit.ENABLED:
+        print("numba is not installed (or CHARMIE_DYNAMICS_JIT=0): the kernels run as plain "
+              "Python; nothing to compile")
+        return 0
+    start = time.perf_counter()
+    compile_kernels(model)
+    print(f"kernels compiled (or loaded from numba's cache) and run on {model.name} in "
+          f"{time.perf_counter() - start:.1f} s; later runs load them from the cache")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -181,6 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--indent", type=int, default=None, help="indent the JSON output")
     p.set_defaults(func=_cmd_id)
     add_analyze_parser(sub)
+    p = sub.add_parser("compile", help="compile the numerical kernels now (numba) and cache them "
+                                       "on disk, so that the first node start is fast")
+    p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
+    p.set_defaults(func=_cmd_compile)
     p = sub.add_parser("bringup", help="start the ROS 2 nodes in one process (needs rclpy)",
                        add_help=False)
     p.set_defaults(func=_cmd_bringup)

@@ -19,52 +19,108 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kinematics.forward import Placements
+from ..jit import kernel
 from ..kinematics.motion import BodyMotion
-from ..linalg import cross, rotate
-from ..model.model import JointType, Model
+from ..linalg import accumulate, add, cross3, dot, mat, mat_vec, scale, store, sub, vec
+from ..model.model import Model
+from ..slots import AC, DW, F, N, W
+from ..model.packed import AXIS, COM, COORD, INERTIA, JOINT, PARENT, REVOLUTE, SCALARS, packed
 
 
 @dataclass(frozen=True)
 class TreeWrenches:
-    """Wrench of the parent on each body at its joint point, in the body frame, (..., nb, 3)."""
+    """Wrench of the parent on each body at its joint point, in the body frame; ``buffer``
+    (..., nb, 2, 3) holds force and torque (the kernels' layout)."""
 
-    force: np.ndarray
-    torque: np.ndarray
+    buffer: np.ndarray
+
+    @property
+    def force(self) -> np.ndarray:
+        return self.buffer[..., F, :]
+
+    @property
+    def torque(self) -> np.ndarray:
+        return self.buffer[..., N, :]
+
+
+@kernel
+def tree_backward_pass_sample(body_int, body_vec, body_mat, rotations, origins, motion,
+                              external, wrenches) -> None:
+    """Eqs. 33-34 for one sample (kernel); ``external`` (nb, 2, 3) holds the external
+    force and torque on each body (body frame, about its origin)."""
+    nb = body_int.shape[0]
+    for i in range(nb):
+        m = body_vec[i, SCALARS, 1]
+        I = mat(body_mat, i, INERTIA)
+        w = vec(motion, i, W)
+        f = scale(m, vec(motion, i, AC))                                   # m_i a_Ci
+        n = add(add(mat_vec(I, vec(motion, i, DW)), cross3(w, mat_vec(I, w))),
+                cross3(vec(body_vec, i, COM), f))
+        store(wrenches, i, F, sub(f, vec(external, i, F)))
+        store(wrenches, i, N, sub(n, vec(external, i, N)))
+    for i in range(nb - 1, -1, -1):
+        p = body_int[i, PARENT]
+        if p < 0:
+            continue
+        R = mat(rotations, i, 0)
+        fp = mat_vec(R, vec(wrenches, i, F))
+        accumulate(wrenches, p, F, fp)
+        accumulate(wrenches, p, N, add(mat_vec(R, vec(wrenches, i, N)),
+                                       cross3(vec(origins, i, 0), fp)))
+
+
+@kernel
+def joint_efforts_sample(body_int, body_vec, wrenches, tau) -> None:
+    """Generalized efforts of one sample (kernel), see :func:`joint_efforts`."""
+    tau[:] = 0.0
+    for i in range(body_int.shape[0]):
+        c = body_int[i, COORD]
+        if c < 0:
+            continue
+        slot = N if body_int[i, JOINT] == REVOLUTE else F
+        tau[c] += body_vec[i, SCALARS, 0] * dot(vec(wrenches, i, slot), vec(body_vec, i, AXIS))
+
+
+@kernel
+def _tree_backward_pass_batch(body_int, body_vec, body_mat, rotations, origins, motion,
+                              external, wrenches) -> None:
+    for s in range(motion.shape[0]):
+        tree_backward_pass_sample(body_int, body_vec, body_mat, rotations[s], origins[s],
+                                  motion[s], external[s], wrenches[s])
+
+
+@kernel
+def _joint_efforts_batch(body_int, body_vec, wrenches, tau) -> None:
+    for s in range(wrenches.shape[0]):
+        joint_efforts_sample(body_int, body_vec, wrenches[s], tau[s])
 
 
 def tree_backward_pass(model: Model, placements: Placements, motion: BodyMotion,
                        external_force: np.ndarray | None = None,
                        external_torque: np.ndarray | None = None) -> TreeWrenches:
     """Eqs. 33-34 from the end bodies to the root. ``motion`` must include -g (base acceleration)."""
-    m = model.mass[:, None]
-    F = m * motion.com_acceleration                              # m_i a_Ci
-    Iw = np.einsum("bij,...bj->...bi", model.inertia, motion.angular_velocity)
-    N = (np.einsum("bij,...bj->...bi", model.inertia, motion.angular_acceleration)
-         + cross(motion.angular_velocity, Iw) + cross(np.broadcast_to(model.com, F.shape), F))
-    f = F if external_force is None else F - external_force
-    n = N if external_torque is None else N - external_torque
-    f, n = f.copy(), n.copy()
-    for i in range(model.n_bodies - 1, -1, -1):
-        p = model.parent[i]
-        if p < 0:
-            continue
-        R = placements.rotation_parent[..., i, :, :]
-        fp = rotate(R, f[..., i, :])
-        f[..., p, :] += fp
-        n[..., p, :] += rotate(R, n[..., i, :]) + cross(placements.origin_parent[..., i, :], fp)
-    return TreeWrenches(f, n)
+    lead, nb = placements.lead, model.n_bodies
+    external = np.zeros(lead + (nb, 2, 3))
+    if external_force is not None:
+        external[..., F, :] = external_force
+    if external_torque is not None:
+        external[..., N, :] = external_torque
+    pm = packed(model)
+    wrenches = np.empty(external.shape)
+    _tree_backward_pass_batch(pm.body_int, pm.body_vec, pm.body_mat, *placements.per_sample(),
+                              motion.buffer.reshape(-1, nb, 6, 3), external.reshape(-1, nb, 2, 3),
+                              wrenches.reshape(-1, nb, 2, 3))
+    return TreeWrenches(wrenches)
 
 
 def joint_efforts(model: Model, wrenches: TreeWrenches) -> np.ndarray:
     """Generalized effort of every coordinate (..., n_coordinates): torque about a revolute
     axis (N m) or force along a prismatic axis (N), summed over coupled joints with their
     multipliers (virtual work: the coordinate moves joint i by multiplier_i)."""
-    lead = wrenches.force.shape[:-2]
-    tau = np.zeros(lead + (model.n_coordinates,))
-    for i in range(model.n_bodies):
-        c = model.coordinate_index[i]
-        if c < 0:
-            continue
-        w = wrenches.torque if model.joint_type[i] == JointType.REVOLUTE else wrenches.force
-        tau[..., c] += model.multiplier[i] * (w[..., i, :] @ model.axis[i])
+    nb = model.n_bodies
+    lead = wrenches.buffer.shape[:-3]
+    tau = np.empty(lead + (model.n_coordinates,))
+    pm = packed(model)
+    _joint_efforts_batch(pm.body_int, pm.body_vec, wrenches.buffer.reshape(-1, nb, 2, 3),
+                         tau.reshape(-1, model.n_coordinates))
     return tau

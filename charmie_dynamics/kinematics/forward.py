@@ -16,22 +16,55 @@ from typing import Iterable
 
 import numpy as np
 
-from ..linalg import rotate
-from ..model.model import JointType, Model
-
-REVOLUTE, PRISMATIC = int(JointType.REVOLUTE), int(JointType.PRISMATIC)
-from ..model.rotations import axis_rotation
+from ..jit import kernel
+from ..linalg import add, mat, mat_mul, mat_vec, rotate, scale, store, store_mat, vec
+from ..model.model import Model
+from ..model.packed import (AXIS, AXIS_PARENT, COORD, JOINT, ORIGIN, PARENT, PRISMATIC, REVOLUTE,
+                            ROTATION, SCALARS, packed)
+from ..model.rotations import axis_rotation_rows
 
 
 @dataclass(frozen=True)
 class Placements:
-    """Result of forward kinematics; body index on axis -3 / -2 (``model.body_names`` order)."""
+    """Result of forward kinematics (body index in ``model.body_names`` order).
+
+    ``rotations`` (..., nb, 2, 3, 3) holds R^{parent}_i and R^0_i, ``origins`` (..., nb, 2, 3)
+    the origin of i in the parent frame and in the world frame (m): the kernels' layout.
+    """
 
     joint_values: np.ndarray      # (..., nb): q_i of each joint (0 for fixed), rad or m
-    rotation_parent: np.ndarray   # (..., nb, 3, 3): R^{parent}_i
-    origin_parent: np.ndarray     # (..., nb, 3): origin of i in the parent frame, m
-    rotation_world: np.ndarray    # (..., nb, 3, 3): R^0_i
-    origin_world: np.ndarray      # (..., nb, 3): O_i in the world frame, m
+    rotations: np.ndarray
+    origins: np.ndarray
+
+    @property
+    def rotation_parent(self) -> np.ndarray:
+        """R^{parent}_i, (..., nb, 3, 3)."""
+        return self.rotations[..., 0, :, :]
+
+    @property
+    def rotation_world(self) -> np.ndarray:
+        """R^0_i, (..., nb, 3, 3)."""
+        return self.rotations[..., 1, :, :]
+
+    @property
+    def origin_parent(self) -> np.ndarray:
+        """Origin of i in its parent's frame, (..., nb, 3)."""
+        return self.origins[..., 0, :]
+
+    @property
+    def origin_world(self) -> np.ndarray:
+        """O_i, (..., nb, 3)."""
+        return self.origins[..., 1, :]
+
+    @property
+    def lead(self) -> tuple[int, ...]:
+        """Leading sample axes."""
+        return self.joint_values.shape[:-1]
+
+    def per_sample(self) -> tuple[np.ndarray, np.ndarray]:
+        """``rotations`` and ``origins`` with the sample axes flattened, for the kernels."""
+        nb = self.joint_values.shape[-1]
+        return self.rotations.reshape(-1, nb, 2, 3, 3), self.origins.reshape(-1, nb, 2, 3)
 
     def to_world(self, body: int, local: np.ndarray) -> np.ndarray:
         """World coordinates of a point given in body ``body``'s frame (eqs. 15 and 19)."""
@@ -47,35 +80,55 @@ def joint_values(model: Model, q: np.ndarray) -> np.ndarray:
     return values
 
 
+@kernel
+def forward_kinematics_sample(body_int, body_vec, body_mat, q, values, rotations, origins
+                              ) -> None:
+    """Forward kinematics of one sample (kernel): per body i, ``rotations[i, 0]`` =
+    R^{parent}_i, ``rotations[i, 1]`` = R^0_i, ``origins[i, 0]`` = r^{parent}_i,
+    ``origins[i, 1]`` = O_i."""
+    for i in range(body_int.shape[0]):
+        c = body_int[i, COORD]
+        value = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * q[c]
+        values[i] = value
+        jt = body_int[i, JOINT]
+        R_par = mat(body_mat, i, ROTATION)
+        if jt == REVOLUTE:
+            R_par = mat_mul(R_par, axis_rotation_rows(vec(body_vec, i, AXIS), value))
+        r = vec(body_vec, i, ORIGIN)
+        if jt == PRISMATIC:
+            r = add(r, scale(value, vec(body_vec, i, AXIS_PARENT)))
+        store_mat(rotations, i, 0, R_par)
+        store(origins, i, 0, r)
+        p = body_int[i, PARENT]
+        if p < 0:
+            store_mat(rotations, i, 1, R_par)
+            store(origins, i, 1, r)
+        else:
+            R_p = mat(rotations, p, 1)
+            store_mat(rotations, i, 1, mat_mul(R_p, R_par))
+            store(origins, i, 1, add(vec(origins, p, 1), mat_vec(R_p, r)))
+
+
+@kernel
+def _forward_kinematics_batch(body_int, body_vec, body_mat, q, values, rotations, origins
+                              ) -> None:
+    for s in range(q.shape[0]):
+        forward_kinematics_sample(body_int, body_vec, body_mat, q[s], values[s], rotations[s],
+                                  origins[s])
+
+
 def forward_kinematics(model: Model, q: np.ndarray) -> Placements:
     """Placement of every body for joint coordinates ``q`` (..., n_coordinates)."""
-    values = joint_values(model, q)
-    lead = values.shape[:-1]
-    nb = model.n_bodies
-    R_par = np.empty(lead + (nb, 3, 3))
-    r_par = np.empty(lead + (nb, 3))
-    R_w = np.empty(lead + (nb, 3, 3))
-    O_w = np.empty(lead + (nb, 3))
-    types = model.joint_type.tolist()         # plain ints: cheap comparisons in the loop
-    for i in range(nb):
-        Rc = model.rotation[i]
-        jt = types[i]
-        if jt == REVOLUTE:
-            R_par[..., i, :, :] = Rc @ axis_rotation(model.axis[i], values[..., i])
-        else:
-            R_par[..., i, :, :] = Rc
-        if jt == PRISMATIC:
-            r_par[..., i, :] = model.origin[i] + values[..., i, None] * (Rc @ model.axis[i])
-        else:
-            r_par[..., i, :] = model.origin[i]
-        p = model.parent[i]
-        if p < 0:
-            R_w[..., i, :, :] = R_par[..., i, :, :]
-            O_w[..., i, :] = r_par[..., i, :]
-        else:
-            R_w[..., i, :, :] = R_w[..., p, :, :] @ R_par[..., i, :, :]
-            O_w[..., i, :] = O_w[..., p, :] + rotate(R_w[..., p, :, :], r_par[..., i, :])
-    return Placements(values, R_par, r_par, R_w, O_w)
+    q = np.asarray(q, dtype=float)
+    lead, nb = q.shape[:-1], model.n_bodies
+    flat = np.ascontiguousarray(q.reshape(-1, q.shape[-1]))
+    values, rotations, origins = (np.empty((flat.shape[0], nb) + tail)
+                                  for tail in ((), (2, 3, 3), (2, 3)))
+    pm = packed(model)
+    _forward_kinematics_batch(pm.body_int, pm.body_vec, pm.body_mat, flat, values, rotations,
+                              origins)
+    return Placements(values.reshape(lead + (nb,)), rotations.reshape(lead + (nb, 2, 3, 3)),
+                      origins.reshape(lead + (nb, 2, 3)))
 
 
 def point_positions(model: Model, placements: Placements,

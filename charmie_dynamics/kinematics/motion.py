@@ -24,23 +24,98 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..linalg import cross, rotate_back
-from ..model.model import JointType, Model
-
-REVOLUTE, PRISMATIC = int(JointType.REVOLUTE), int(JointType.PRISMATIC)
-from .forward import Placements, joint_values
+from ..jit import kernel
+from ..linalg import vec3, add, cross3, mat, mat_t_vec, scale, store, vec
+from ..model.model import Model
+from ..slots import A, AC, DW, V, VC, W
+from ..model.packed import (AXIS, AXIS_PARENT, COM, COORD, JOINT, PARENT, PRISMATIC, REVOLUTE,
+                            SCALARS, packed)
+from .forward import Placements
 
 
 @dataclass(frozen=True)
 class BodyMotion:
-    """Velocities and accelerations of every body in its own frame, (..., nb, 3), SI."""
+    """Velocities and accelerations of every body in its own frame, SI; ``buffer``
+    (..., nb, 6, 3) holds them in the slots W, DW, V, A, VC, AC (the kernels' layout)."""
 
-    angular_velocity: np.ndarray
-    angular_acceleration: np.ndarray
-    linear_velocity: np.ndarray       # of the body origin
-    linear_acceleration: np.ndarray   # of the body origin
-    com_velocity: np.ndarray
-    com_acceleration: np.ndarray
+    buffer: np.ndarray
+
+    @property
+    def angular_velocity(self) -> np.ndarray:
+        return self.buffer[..., W, :]
+
+    @property
+    def angular_acceleration(self) -> np.ndarray:
+        return self.buffer[..., DW, :]
+
+    @property
+    def linear_velocity(self) -> np.ndarray:
+        """Of the body origin."""
+        return self.buffer[..., V, :]
+
+    @property
+    def linear_acceleration(self) -> np.ndarray:
+        """Of the body origin."""
+        return self.buffer[..., A, :]
+
+    @property
+    def com_velocity(self) -> np.ndarray:
+        return self.buffer[..., VC, :]
+
+    @property
+    def com_acceleration(self) -> np.ndarray:
+        return self.buffer[..., AC, :]
+
+
+@kernel
+def body_motion_sample(body_int, body_vec, rotations, origins, qd, qdd, base_acceleration,
+                       motion) -> None:
+    """Forward iterations of one sample (kernel): ``motion[i, W..AC]`` as in the module
+    docstring; ``rotations``/``origins`` are forward_kinematics_sample's."""
+    zero = (0.0, 0.0, 0.0)
+    for i in range(body_int.shape[0]):
+        R = mat(rotations, i, 0)
+        r = vec(origins, i, 0)
+        p = body_int[i, PARENT]
+        if p < 0:
+            w_p, dw_p, v_p, a_p = zero, zero, zero, vec3(base_acceleration)
+        else:
+            w_p, dw_p = vec(motion, p, W), vec(motion, p, DW)
+            v_p, a_p = vec(motion, p, V), vec(motion, p, A)
+        c = body_int[i, COORD]
+        rate = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * qd[c]
+        acc = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * qdd[c]
+        w_in = mat_t_vec(R, w_p)
+        dw = mat_t_vec(R, dw_p)
+        lin_v = add(v_p, cross3(w_p, r))
+        lin_a = add(add(a_p, cross3(dw_p, r)), cross3(w_p, cross3(w_p, r)))
+        jt = body_int[i, JOINT]
+        w = w_in
+        if jt == REVOLUTE:
+            axis = vec(body_vec, i, AXIS)
+            w = add(w_in, scale(rate, axis))
+            dw = add(add(dw, scale(acc, axis)), scale(rate, cross3(w_in, axis)))
+        elif jt == PRISMATIC:
+            u = vec(body_vec, i, AXIS_PARENT)
+            lin_v = add(lin_v, scale(rate, u))
+            lin_a = add(add(lin_a, scale(acc, u)), scale(2.0 * rate, cross3(w_p, u)))
+        v = mat_t_vec(R, lin_v)
+        a = mat_t_vec(R, lin_a)
+        com = vec(body_vec, i, COM)
+        store(motion, i, W, w)
+        store(motion, i, DW, dw)
+        store(motion, i, V, v)
+        store(motion, i, A, a)
+        store(motion, i, VC, add(v, cross3(w, com)))
+        store(motion, i, AC, add(add(a, cross3(dw, com)), cross3(w, cross3(w, com))))
+
+
+@kernel
+def _body_motion_batch(body_int, body_vec, rotations, origins, qd, qdd, base_acceleration,
+                       motion) -> None:
+    for s in range(qd.shape[0]):
+        body_motion_sample(body_int, body_vec, rotations[s], origins[s], qd[s], qdd[s],
+                           base_acceleration, motion[s])
 
 
 def body_motion(model: Model, placements: Placements, qd: np.ndarray, qdd: np.ndarray,
@@ -50,41 +125,12 @@ def body_motion(model: Model, placements: Placements, qd: np.ndarray, qdd: np.nd
     ``base_acceleration`` (world frame) is added to the world's linear acceleration:
     passing ``-gravity`` folds gravity into the accelerations, as the RNEA does.
     """
-    wd = joint_values(model, qd)
-    wdd = joint_values(model, qdd)
-    lead = wd.shape[:-1]
-    shape = lead + (model.n_bodies, 3)
-    w, dw, v, a = (np.empty(shape) for _ in range(4))
-    zero = np.zeros(lead + (3,))
-    a0 = zero if base_acceleration is None else np.broadcast_to(base_acceleration, zero.shape)
-    types = model.joint_type.tolist()         # plain ints: cheap comparisons in the loop
-    for i in range(model.n_bodies):
-        R = placements.rotation_parent[..., i, :, :]
-        r = placements.origin_parent[..., i, :]
-        p = model.parent[i]
-        if p < 0:
-            w_p, dw_p, v_p, a_p = zero, zero, zero, a0
-        else:
-            w_p, dw_p, v_p, a_p = w[..., p, :], dw[..., p, :], v[..., p, :], a[..., p, :]
-        w_in = rotate_back(R, w_p)
-        lin_v = v_p + cross(w_p, r)
-        lin_a = a_p + cross(dw_p, r) + cross(w_p, cross(w_p, r))
-        jt = types[i]
-        axis = model.axis[i]
-        if jt == REVOLUTE:
-            w[..., i, :] = w_in + wd[..., i, None] * axis
-            dw[..., i, :] = (rotate_back(R, dw_p) + wdd[..., i, None] * axis
-                             + wd[..., i, None] * cross(w_in, np.broadcast_to(axis, w_in.shape)))
-        else:
-            w[..., i, :] = w_in
-            dw[..., i, :] = rotate_back(R, dw_p)
-            if jt == PRISMATIC:
-                u = np.broadcast_to(model.rotation[i] @ axis, w_p.shape)
-                lin_v = lin_v + wd[..., i, None] * u
-                lin_a = lin_a + wdd[..., i, None] * u + 2.0 * wd[..., i, None] * cross(w_p, u)
-        v[..., i, :] = rotate_back(R, lin_v)
-        a[..., i, :] = rotate_back(R, lin_a)
-    c = np.broadcast_to(model.com, shape)
-    vc = v + cross(w, c)
-    ac = a + cross(dw, c) + cross(w, cross(w, c))
-    return BodyMotion(w, dw, v, a, vc, ac)
+    lead, n, nb = placements.lead, model.n_coordinates, model.n_bodies
+    qd, qdd = (np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype=float), lead + (n,))
+                                    .reshape(-1, n)) for v in (qd, qdd))
+    a0 = np.zeros(3) if base_acceleration is None else \
+        np.array(base_acceleration, dtype=float).reshape(3)
+    pm = packed(model)
+    motion = np.empty((qd.shape[0], nb, 6, 3))
+    _body_motion_batch(pm.body_int, pm.body_vec, *placements.per_sample(), qd, qdd, a0, motion)
+    return BodyMotion(motion.reshape(lead + (nb, 6, 3)))

@@ -12,8 +12,12 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from ..mechanisms.indirect import indirect_joints, joint_from_length
+from ..jit import kernel
+from ..linalg import vec
+from ..mechanisms.indirect import check_length, indirect_joints, solve_joint
 from ..model.model import Model
+from ..model.packed import (A_BRANCH, A_DRIVES, A_PERP2, A_SOLVE, A_STROKE, COORD, JOINT,
+                            REVOLUTE, SCALARS, packed)
 
 
 class StateError(ValueError):
@@ -64,25 +68,75 @@ def inputs_from_dict(model: Model, positions: Optional[Mapping[str, float]] = No
     return out[0], out[1], out[2]
 
 
-def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray
-                  ) -> JointSpaceState:
+@kernel
+def resolve_state_sample(body_int, body_vec, act_int, act_vec, x, xd, xdd, q, qd, qdd, length,
+                         velocity, acceleration, jacobian) -> int:
+    """Joint-space state of one sample (kernel). Returns the index of an actuator whose
+    length is outside its stroke (or not a number), or -1."""
+    q[:] = x
+    qd[:] = xd
+    qdd[:] = xdd
+    bad = -1
+    for k in range(act_int.shape[0]):
+        i = act_int[k, A_DRIVES]
+        c = body_int[i, COORD]      # the input slot of the actuator is its coordinate's slot
+        L, Ld, Ldd = x[c], xd[c], xdd[c]
+        if not (act_vec[k, A_STROKE, 0] <= L <= act_vec[k, A_STROKE, 1]):
+            bad = k
+            L = act_vec[k, A_STROKE, 0]                 # any valid length: the result is refused
+        value, d1, d2 = solve_joint(body_int[i, JOINT] == REVOLUTE, act_int[k, A_BRANCH],
+                                    vec(act_vec, k, A_SOLVE), act_vec[k, A_PERP2, 0], L)
+        m = body_vec[i, SCALARS, 0]
+        q[c] = value / m
+        qd[c] = d1 * Ld / m
+        qdd[c] = (d1 * Ldd + d2 * Ld * Ld) / m
+        length[k], velocity[k], acceleration[k], jacobian[k] = L, Ld, Ldd, d1 / m
+    return bad
+
+
+@kernel
+def _resolve_state_batch(body_int, body_vec, act_int, act_vec, x, xd, xdd, q, qd, qdd, length,
+                         velocity, acceleration, jacobian) -> int:
+    bad = -1
+    for s in range(x.shape[0]):
+        k = resolve_state_sample(body_int, body_vec, act_int, act_vec, x[s], xd[s], xdd[s],
+                                 q[s], qd[s], qdd[s], length[s], velocity[s], acceleration[s],
+                                 jacobian[s])
+        if k >= 0:
+            bad = k
+    return bad
+
+
+def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
+                  out: Optional[JointSpaceState] = None) -> JointSpaceState:
     """Joint-space state from inputs (..., n_inputs) in ``model.input_names`` order.
 
-    Raises ``ActuatorRangeError`` for an actuator length outside its valid range.
+    ``out``: a state of the same shape returned by an earlier call, whose arrays are
+    overwritten and returned (no allocation). Raises ``ActuatorRangeError`` for an actuator
+    length outside its valid range.
     """
-    x, xd, xdd = (np.asarray(v, dtype=float) for v in (x, xd, xdd))
-    q, qd, qdd = x.copy(), xd.copy(), xdd.copy()
-    lead = x.shape[:-1]
-    na = len(model.actuators)
-    length, velocity, acceleration, jac = (np.zeros(lead + (na,)) for _ in range(4))
-    for k, joint in enumerate(indirect_joints(model)):
-        c = joint.coordinate       # the input slot of the actuator is its coordinate's slot
-        L, Ld, Ldd = x[..., c], xd[..., c], xdd[..., c]
-        value, d1, d2 = joint_from_length(joint, L)
-        m = joint.multiplier
-        q[..., c] = value / m
-        qd[..., c] = d1 * Ld / m
-        qdd[..., c] = (d1 * Ldd + d2 * Ld * Ld) / m
-        length[..., k], velocity[..., k], acceleration[..., k] = L, Ld, Ldd
-        jac[..., k] = d1 / m
-    return JointSpaceState(q, qd, qdd, length, velocity, acceleration, jac)
+    x = np.asarray(x, dtype=float)
+    lead, n, na = x.shape[:-1], model.n_coordinates, len(model.actuators)
+    if x.shape != lead + (n,):
+        raise StateError(f"inputs of shape {x.shape}, expected (..., {n})")
+    inputs = []
+    for v in (x, xd, xdd):
+        v = np.asarray(v, dtype=float)
+        if v.shape != x.shape:
+            v = np.broadcast_to(v, x.shape)
+        inputs.append(np.ascontiguousarray(v).reshape(-1, n))
+    if out is None:
+        out = JointSpaceState(*(np.empty(lead + (n,)) for _ in range(3)),
+                              *(np.empty(lead + (na,)) for _ in range(4)))
+    elif out.q.shape != x.shape:
+        raise StateError(f"out has the shape {out.q.shape}, expected {x.shape}")
+    pm = packed(model)
+    bad = _resolve_state_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, *inputs,
+                               *(a.reshape(len(inputs[0]), a.shape[-1]) for a in (
+                                   out.q, out.qd, out.qdd, out.actuator_length,
+                                   out.actuator_velocity, out.actuator_acceleration,
+                                   out.actuator_jacobian)))
+    if bad >= 0:
+        check_length(indirect_joints(model)[bad], inputs[0][:, model.coordinate_index[
+            model.actuators[bad].drives]])
+    return out

@@ -14,13 +14,18 @@ extracted text: eq. 25 (``B4slc x = B4slc x``, a tautology) is read as ``B4slc x
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..jit import kernel
 from ..kinematics.forward import Placements
-from ..linalg import cross, rotate, rotate_back
+from ..linalg import add, cross, mat, mat_t_vec, mat_vec, rotate, scale, store, sub, vec
 from ..model.model import Balancer, JointType, Model
+from ..model.packed import (B_ANCHOR, B_HANGER, B_HANGER_BODY, B_PIVOT, B_PIVOT_BODY, B_SIDE,
+                            B_SIZES, packed)
 from .indirect import MechanismRangeError
 
 
@@ -48,32 +53,68 @@ def _segment(name: str, kind: str, body: int, start: np.ndarray, end: np.ndarray
     return Segment(name, kind, body, start, end, length, rotation)
 
 
+@kernel
+def balancer_local_points(bal_int, bal_vec, b, rotations, origins):
+    """Points of balancer half ``b`` in its pivot body's frame (seed 000 eqs. 22-27), for one
+    sample (kernel): ``(reachable, pivot F3, lever end B4sla, hanger top B4slc, spring attach
+    B4slb, spring anchor)``. Where the lever cannot reach, ``reachable`` is False."""
+    pb, hb, side = bal_int[b, B_PIVOT_BODY], bal_int[b, B_HANGER_BODY], bal_int[b, B_SIDE]
+    R = mat(rotations, pb, 1)
+    hanger_world = add(vec(origins, hb, 1), mat_vec(mat(rotations, hb, 1), vec(bal_vec, b, B_HANGER)))
+    hanger = mat_t_vec(R, sub(hanger_world, vec(origins, pb, 1)))
+    pivot = vec(bal_vec, b, B_PIVOT)
+    lever, hanger_length, attach = vec(bal_vec, b, B_SIZES)
+    top_z = hanger[2]                                                 # eq. 22
+    end_z = top_z - hanger_length                                     # eq. 23
+    dz = end_z - pivot[2]
+    reach2 = lever * lever - dz * dz
+    end_x = pivot[0] + side * math.sqrt(max(reach2, 0.0))             # eq. 24
+    lever_end = (end_x, pivot[1], end_z)
+    hanger_top = (end_x, pivot[1], top_z)                             # eqs. 22, 25
+    attach_point = add(pivot, scale(attach / lever, sub(lever_end, pivot)))   # eqs. 26-27
+    return (reach2 >= 0.0, pivot, lever_end, hanger_top, attach_point,
+            vec(bal_vec, b, B_ANCHOR))
+
+
+@kernel
+def _balancer_points_batch(bal_int, bal_vec, b, rotations, origins, out) -> int:
+    failed = -1
+    for s in range(rotations.shape[0]):
+        pts = balancer_local_points(bal_int, bal_vec, b, rotations[s], origins[s])
+        if not pts[0] and failed < 0:
+            failed = s
+        R = mat(rotations[s], bal_int[b, B_PIVOT_BODY], 1)
+        O = vec(origins[s], bal_int[b, B_PIVOT_BODY], 1)
+        store(out, s, 0, add(O, mat_vec(R, pts[1])))
+        store(out, s, 1, add(O, mat_vec(R, pts[2])))
+        store(out, s, 2, add(O, mat_vec(R, pts[3])))
+        store(out, s, 3, add(O, mat_vec(R, pts[4])))
+        store(out, s, 4, add(O, mat_vec(R, pts[5])))
+    return failed
+
+
+BALANCER_POINTS = ("pivot", "lever_end", "hanger_top", "spring_attach", "spring_anchor")
+
+
 def balancer_points(model: Model, placements: Placements, bal: Balancer) -> dict[str, np.ndarray]:
     """Points of one balancer half in the world frame (seed 000 eqs. 22-27).
 
     Keys: ``pivot`` (F3), ``lever_end`` (B4sla), ``hanger_top`` (B4slc), ``spring_attach``
     (B4slb), ``spring_anchor``. Raises MechanismRangeError if the lever cannot reach.
     """
-    pb = bal.pivot.body
-    R = placements.rotation_world[..., pb, :, :]
-    O = placements.origin_world[..., pb, :]
-    hanger = rotate_back(R, placements.to_world(bal.hanger.body, bal.hanger.local) - O)
-    pivot = np.broadcast_to(bal.pivot.local, hanger.shape)
-    top_z = hanger[..., 2]                                            # eq. 22
-    end_z = top_z - bal.hanger_length                                 # eq. 23
-    dz = end_z - pivot[..., 2]
-    reach2 = bal.lever_length ** 2 - dz * dz
-    if np.any(reach2 < 0):
-        raise MechanismRangeError(f"{bal.name}: the lever of length {bal.lever_length:g} m cannot "
-                                  f"reach the hanger (height difference {np.max(np.abs(dz)):g} m)")
-    end_x = pivot[..., 0] + bal.side * np.sqrt(reach2)                # eq. 24
-    lever_end = np.stack([end_x, pivot[..., 1], end_z], axis=-1)
-    hanger_top = np.stack([end_x, pivot[..., 1], top_z], axis=-1)     # eqs. 22, 25
-    attach = pivot + bal.spring_attach / bal.lever_length * (lever_end - pivot)   # eqs. 26-27
-    local = {"pivot": pivot, "lever_end": lever_end, "hanger_top": hanger_top,
-             "spring_attach": attach,
-             "spring_anchor": np.broadcast_to(bal.spring_anchor.local, hanger.shape)}
-    return {k: O + rotate(R, v) for k, v in local.items()}
+    pm = packed(model)
+    rotations, origins = placements.per_sample()
+    out = np.empty((rotations.shape[0], 5, 3))
+    if _balancer_points_batch(pm.bal_int, pm.bal_vec, model.balancers.index(bal), rotations,
+                              origins, out) >= 0:
+        raise balancer_range_error(bal)
+    out = out.reshape(placements.lead + (5, 3))
+    return {name: out[..., k, :] for k, name in enumerate(BALANCER_POINTS)}
+
+
+def balancer_range_error(bal: Balancer) -> MechanismRangeError:
+    return MechanismRangeError(f"{bal.name}: the lever of length {bal.lever_length:g} m cannot "
+                               f"reach the hanger of length {bal.hanger_length:g} m")
 
 
 def auxiliary_segments(model: Model, placements: Placements) -> list[Segment]:

@@ -24,10 +24,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..jit import kernel
 from ..kinematics.forward import Placements
-from ..linalg import cross, rotate, rotate_back
+from ..linalg import accumulate, add, cross3, mat, mat_t_vec, mat_vec, norm, scale, sub, vec
 from ..model.model import Model, SpringParams
-from .auxiliary import balancer_points
+from ..model.packed import (B_HANGER_BODY, B_LAW, B_PIVOT_BODY, S_END, S_END_BODY, S_LAW, S_START,
+                            S_START_BODY, packed)
+from ..slots import F, N
+from .auxiliary import balancer_local_points, balancer_range_error
 
 
 @dataclass(frozen=True)
@@ -36,69 +40,124 @@ class PassiveForces:
 
     spring_names: tuple[str, ...]
     spring_tension: np.ndarray      # (..., n_springs) N, springs then balancer springs
-    external_force: np.ndarray      # (..., nb, 3) body frame
-    external_torque: np.ndarray     # (..., nb, 3) body frame, about the body origin
+    external: np.ndarray            # (..., nb, 2, 3): force and torque on each body, body
+                                    # frame, about the body origin (rnea's F, N slots)
     hanger_force: np.ndarray        # (..., n_balancers) N: force on the sliding body along
                                     # the pivot body's +z (the balancing force)
 
+    @property
+    def external_force(self) -> np.ndarray:
+        return self.external[..., F, :]
 
-def tension(params: SpringParams, length: np.ndarray) -> np.ndarray:
-    """Spring tension (N) at ``length`` (m)."""
-    return params.stiffness * (length - params.free_length) + params.preload
+    @property
+    def external_torque(self) -> np.ndarray:
+        return self.external[..., N, :]
+
+
+@kernel
+def spring_tension(law, length):
+    """Tension (N) of a spring with ``law`` = (stiffness, free length, preload) at ``length``."""
+    return law[0] * (length - law[1]) + law[2]
 
 
 def spring_energy(params: SpringParams, length: np.ndarray) -> np.ndarray:
-    """Potential energy (J) whose derivative w.r.t. the length is :func:`tension`."""
+    """Potential energy (J) whose derivative w.r.t. the length is :func:`spring_tension`."""
     s = length - params.free_length
     return 0.5 * params.stiffness * s * s + params.preload * s
 
 
-def add_point_force(force: np.ndarray, torque: np.ndarray, placements: Placements, body: int,
-                    point_world: np.ndarray, force_world: np.ndarray) -> None:
-    """Accumulate a world-frame force applied at a world point on ``body`` (in place)."""
-    R = placements.rotation_world[..., body, :, :]
-    f = rotate_back(R, force_world)
-    r = rotate_back(R, point_world - placements.origin_world[..., body, :])
-    force[..., body, :] += f
-    torque[..., body, :] += cross(r, f)
+@kernel
+def to_world(rotations, origins, body, local):
+    """World coordinates of a point given in ``body``'s frame, one sample (eqs. 15 and 19)."""
+    return add(vec(origins, body, 1), mat_vec(mat(rotations, body, 1), local))
+
+
+@kernel
+def add_point_force(external, rotations, origins, body, point_world, force_world) -> None:
+    """Accumulate a world-frame force applied at a world point on ``body`` (one sample)."""
+    R = mat(rotations, body, 1)
+    f = mat_t_vec(R, force_world)
+    r = mat_t_vec(R, sub(point_world, vec(origins, body, 1)))
+    accumulate(external, body, F, f)
+    accumulate(external, body, N, cross3(r, f))
+
+
+@kernel
+def passive_forces_sample(spring_int, spring_vec, bal_int, bal_vec, rotations, origins,
+                          tension, hanger_force, external) -> int:
+    """Spring and balancer forces of one sample (kernel), added to ``external``; returns
+    the index of a balancer whose lever cannot reach its hanger, or -1."""
+    failed = -1
+    ns = spring_int.shape[0]
+    for k in range(ns):
+        a = to_world(rotations, origins, spring_int[k, S_START_BODY], vec(spring_vec, k, S_START))
+        b = to_world(rotations, origins, spring_int[k, S_END_BODY], vec(spring_vec, k, S_END))
+        d = sub(b, a)
+        length = norm(d)
+        T = spring_tension(vec(spring_vec, k, S_LAW), length)                 # eq. 35
+        pull = scale(T / length, d)                                           # on the start body
+        add_point_force(external, rotations, origins, spring_int[k, S_START_BODY], a, pull)
+        add_point_force(external, rotations, origins, spring_int[k, S_END_BODY], b,
+                        scale(-1.0, pull))
+        tension[k] = T
+    for k in range(bal_int.shape[0]):
+        reachable, P, E, top, S, A = balancer_local_points(bal_int, bal_vec, k, rotations,
+                                                           origins)
+        if not reachable:
+            failed = k
+        pb = bal_int[k, B_PIVOT_BODY]
+        R = mat(rotations, pb, 1)
+        O = vec(origins, pb, 1)
+        d = sub(A, S)
+        length = norm(d)
+        T = spring_tension(vec(bal_vec, k, B_LAW), length)
+        f_s = scale(T / length, d)                                            # spring on the lever
+        SP, EP = sub(S, P), sub(E, P)
+        h = (SP[2] * f_s[0] - SP[0] * f_s[2]) / EP[0]                          # eqs. 40-41
+        z = (R[0][2], R[1][2], R[2][2])
+        f_s_world = mat_vec(R, f_s)
+        # the sliding body gets -h along z at the hanger top; the pivot body the rest
+        add_point_force(external, rotations, origins, bal_int[k, B_HANGER_BODY],
+                        add(O, mat_vec(R, top)), scale(-h, z))
+        add_point_force(external, rotations, origins, pb, add(O, mat_vec(R, P)),
+                        add(f_s_world, scale(h, z)))
+        add_point_force(external, rotations, origins, pb, add(O, mat_vec(R, A)),
+                        scale(-1.0, f_s_world))
+        tension[ns + k] = T
+        hanger_force[k] = -h
+    return failed
+
+
+@kernel
+def _passive_forces_batch(spring_int, spring_vec, bal_int, bal_vec, rotations, origins,
+                          tension, hanger_force, external) -> int:
+    failed = -1
+    for s in range(rotations.shape[0]):
+        external[s] = 0.0
+        k = passive_forces_sample(spring_int, spring_vec, bal_int, bal_vec, rotations[s],
+                                  origins[s], tension[s], hanger_force[s], external[s])
+        if k >= 0:
+            failed = k
+    return failed
+
+
+def spring_names(model: Model) -> tuple[str, ...]:
+    """Names of the tensions of :class:`PassiveForces`: springs, then balancer springs."""
+    return tuple(s.name for s in model.springs) + tuple(f"{b.name}_spring"
+                                                        for b in model.balancers)
 
 
 def passive_forces(model: Model, placements: Placements) -> PassiveForces:
-    lead = placements.origin_world.shape[:-2]
-    ext_f = np.zeros(lead + (model.n_bodies, 3))
-    ext_n = np.zeros_like(ext_f)
-    names, tensions = [], []
-    for spring in model.springs:
-        a = placements.to_world(spring.start.body, spring.start.local)
-        b = placements.to_world(spring.end.body, spring.end.local)
-        length = np.linalg.norm(b - a, axis=-1)
-        T = tension(spring.params, length)
-        pull = T[..., None] * (b - a) / length[..., None]          # on the start body
-        add_point_force(ext_f, ext_n, placements, spring.start.body, a, pull)
-        add_point_force(ext_f, ext_n, placements, spring.end.body, b, -pull)
-        names.append(spring.name)
-        tensions.append(T)
-    hanger = []
-    for bal in model.balancers:
-        world = balancer_points(model, placements, bal)
-        pb = bal.pivot.body
-        R = placements.rotation_world[..., pb, :, :]
-        O = placements.origin_world[..., pb, :]
-        P, E, S, A = (rotate_back(R, world[k] - O) for k in
-                      ("pivot", "lever_end", "spring_attach", "spring_anchor"))
-        length = np.linalg.norm(A - S, axis=-1)
-        T = tension(bal.spring, length)
-        f_s = T[..., None] * (A - S) / length[..., None]             # spring on the lever
-        h = ((S - P)[..., 2] * f_s[..., 0] - (S - P)[..., 0] * f_s[..., 2]) / (E - P)[..., 0]
-        z = R[..., :, 2]
-        # the sliding body gets -h along z at the hanger top; the pivot body the rest
-        add_point_force(ext_f, ext_n, placements, bal.hanger.body, world["hanger_top"],
-                        -h[..., None] * z)
-        add_point_force(ext_f, ext_n, placements, pb, world["pivot"],
-                        rotate(R, f_s) + h[..., None] * z)
-        add_point_force(ext_f, ext_n, placements, pb, world["spring_anchor"], -rotate(R, f_s))
-        names.append(f"{bal.name}_spring")
-        tensions.append(T)
-        hanger.append(-h)
-    stack = (lambda xs: np.stack(xs, axis=-1) if xs else np.zeros(lead + (0,)))
-    return PassiveForces(tuple(names), stack(tensions), ext_f, ext_n, stack(hanger))
+    lead, nb = placements.lead, model.n_bodies
+    pm = packed(model)
+    rotations, origins = placements.per_sample()
+    n = rotations.shape[0]
+    tension = np.empty((n, len(model.springs) + len(model.balancers)))
+    hanger = np.empty((n, len(model.balancers)))
+    external = np.empty((n, nb, 2, 3))
+    failed = _passive_forces_batch(pm.spring_int, pm.spring_vec, pm.bal_int, pm.bal_vec,
+                                   rotations, origins, tension, hanger, external)
+    if failed >= 0:
+        raise balancer_range_error(model.balancers[failed])
+    return PassiveForces(spring_names(model), tension.reshape(lead + tension.shape[-1:]),
+                         external.reshape(lead + (nb, 2, 3)), hanger.reshape(lead + hanger.shape[-1:]))

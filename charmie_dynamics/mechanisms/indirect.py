@@ -21,11 +21,13 @@ w.r.t. L are exact, so ``qd = J Ld`` and ``qdd = J Ldd + J' Ld^2``.
 """
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..jit import kernel
 from ..model.model import Actuator, JointType, Model
 from ..model.rotations import axis_rotation
 
@@ -121,6 +123,31 @@ def check_length(joint: IndirectJoint, length: np.ndarray) -> None:
                                  f"[{lo:.6g}, {hi:.6g}] m")
 
 
+@kernel
+def solve_joint(revolute, branch, solve, perp2, length):
+    """Joint value, d(value)/dL and d2(value)/dL2 at one actuator length (kernel).
+
+    ``solve`` = (c0, alpha, beta) and ``perp2`` are the joint's constants (IndirectJoint)."""
+    c0, alpha, beta = solve
+    s = branch
+    L = length
+    if revolute:
+        rho2 = alpha * alpha + beta * beta
+        K = 0.5 * (c0 - L * L)
+        root = math.sqrt(rho2 - K * K)
+        value = math.atan2(beta, alpha) + s * math.acos(K / math.sqrt(rho2))
+        value = (value + math.pi) % (2.0 * math.pi) - math.pi
+        return value, s * L / root, s * (rho2 - K * K - K * L * L) / root ** 3
+    root = math.sqrt(L * L - perp2)
+    return c0 + s * root, s * L / root, -s * perp2 / root ** 3
+
+
+@kernel
+def _solve_joint_batch(revolute, branch, solve, perp2, lengths, out) -> None:
+    for k in range(lengths.shape[0]):
+        out[k, 0], out[k, 1], out[k, 2] = solve_joint(revolute, branch, solve, perp2, lengths[k])
+
+
 def joint_from_length(joint: IndirectJoint, length: np.ndarray) -> tuple[np.ndarray, np.ndarray,
                                                                          np.ndarray]:
     """Joint value, d(value)/dL and d2(value)/dL2 for actuator lengths (any shape).
@@ -129,21 +156,10 @@ def joint_from_length(joint: IndirectJoint, length: np.ndarray) -> tuple[np.ndar
     """
     check_length(joint, length)
     L = np.asarray(length, dtype=float)
-    s = joint.branch
-    if joint.revolute:
-        rho2 = joint.alpha ** 2 + joint.beta ** 2
-        K = 0.5 * (joint.c0 - L * L)
-        root = np.sqrt(rho2 - K * K)
-        value = np.arctan2(joint.beta, joint.alpha) + s * np.arccos(K / np.sqrt(rho2))
-        value = np.mod(value + np.pi, 2.0 * np.pi) - np.pi
-        d1 = s * L / root
-        d2 = s * (rho2 - K * K - K * L * L) / root ** 3
-    else:
-        root = np.sqrt(L * L - joint.perp2)
-        value = joint.c0 + s * root
-        d1 = s * L / root
-        d2 = -s * joint.perp2 / root ** 3
-    return value, d1, d2
+    out = np.empty((L.size, 3))
+    _solve_joint_batch(joint.revolute, joint.branch, (joint.c0, joint.alpha, joint.beta),
+                       joint.perp2, np.ascontiguousarray(L.reshape(-1)), out)
+    return tuple(out[:, k].reshape(L.shape) for k in range(3))
 
 
 def length_from_joint(joint: IndirectJoint, value: np.ndarray) -> np.ndarray:

@@ -30,66 +30,104 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dynamics.rnea import TreeWrenches
+from ..jit import kernel
 from ..kinematics.forward import Placements
-from ..linalg import cross, rotate_back
-from ..model.model import JointType, Model
+from ..linalg import add, cross3, dot, mat, mat_t_vec, norm, scale, store, sub, vec
+from ..model.model import Model
+from ..model.packed import (A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, A_SHARING, AXIS,
+                            B_SHARES, JOINT, REVOLUTE, packed)
+from ..slots import COUPLE, END_FORCE, F, JOINT_FORCE, JOINT_TORQUE, N
+from .forces import to_world
 
 
 @dataclass(frozen=True)
 class LoopLoads:
-    """Loads of the actuator-driven joints, child frames, in ``model.actuators`` order."""
+    """Loads of the actuator-driven joints, child frames, in ``model.actuators`` order.
+
+    ``buffer`` (..., na, 4, 3) holds, in the slots of ``charmie_dynamics.slots``, the force of
+    the actuator on the child at its end, the couple of the actuator's pin on the child, and
+    the joint's own share of force and torque (at the joint point)."""
 
     actuator_force: np.ndarray     # (..., na) axial force, N; positive pushes the ends apart
-    actuator_end_force: np.ndarray  # (..., na, 3) force of the actuator on the child, at its end
-    actuator_couple: np.ndarray    # (..., na, 3) couple of the actuator's pin on the child
-    joint_force: np.ndarray        # (..., na, 3) share of the joint itself, at the joint point
-    joint_torque: np.ndarray       # (..., na, 3)
+    buffer: np.ndarray
     balancer_couple: np.ndarray    # (..., n_balancers) couple about the slide axis, N m
 
+    @property
+    def actuator_end_force(self) -> np.ndarray:
+        return self.buffer[..., END_FORCE, :]
 
-def _unit(v: np.ndarray) -> np.ndarray:
-    return v / np.linalg.norm(v, axis=-1)[..., None]
+    @property
+    def actuator_couple(self) -> np.ndarray:
+        return self.buffer[..., COUPLE, :]
+
+    @property
+    def joint_force(self) -> np.ndarray:
+        return self.buffer[..., JOINT_FORCE, :]
+
+    @property
+    def joint_torque(self) -> np.ndarray:
+        return self.buffer[..., JOINT_TORQUE, :]
+
+
+@kernel
+def distribute_sample(body_int, body_vec, act_int, act_vec, bal_int, rotations, origins,
+                      wrenches, axial, loads, balancer_couple) -> None:
+    """The split at every actuator-driven joint, one sample (kernel)."""
+    balancer_couple[:] = 0.0
+    for k in range(act_int.shape[0]):
+        i = act_int[k, A_DRIVES]
+        a = vec(body_vec, i, AXIS)
+        base = to_world(rotations, origins, act_int[k, A_BASE_BODY], vec(act_vec, k, A_BASE))
+        r = vec(act_vec, k, A_END)                     # end anchor from the joint point
+        end = to_world(rotations, origins, act_int[k, A_END_BODY], r)
+        d = mat_t_vec(mat(rotations, i, 1), sub(end, base))
+        u = scale(1.0 / norm(d), d)                    # actuator direction, child frame
+        f_sum, n_sum = vec(wrenches, i, F), vec(wrenches, i, N)
+        if body_int[i, JOINT] == REVOLUTE:
+            u_perp = sub(u, scale(dot(u, a), a))
+            norm_perp = norm(u_perp)
+            w = scale(1.0 / norm_perp, u_perp)
+            f_w = dot(n_sum, a) / dot(cross3(r, w), a)                       # eq. 36 rows 4-5
+            f_end = add(scale(f_w, w), scale(0.5 * dot(f_sum, a), a))        # eq. 36 row 6
+            axial[k] = f_w / norm_perp
+            residual = sub(n_sum, cross3(r, f_end))
+            residual = sub(residual, scale(dot(residual, a), a))   # zero by construction
+            store(loads, k, COUPLE, scale(0.5, residual))                    # eq. 38
+            store(loads, k, JOINT_TORQUE, scale(0.5, residual))
+        else:
+            force = dot(f_sum, a) / dot(u, a)                                # eq. 42
+            f_end = scale(force, u)
+            axial[k] = force
+            residual = sub(n_sum, cross3(r, f_end))
+            sharing = act_int[k, A_SHARING]
+            if sharing > 0:                                                  # eq. 43
+                along = dot(residual, a)
+                for b in range(bal_int.shape[0]):
+                    if bal_int[b, B_SHARES] == k:
+                        balancer_couple[b] = along / sharing
+                residual = sub(residual, scale(along, a))
+            store(loads, k, COUPLE, (0.0, 0.0, 0.0))
+            store(loads, k, JOINT_TORQUE, residual)
+        store(loads, k, END_FORCE, f_end)
+        store(loads, k, JOINT_FORCE, sub(f_sum, f_end))
+
+
+@kernel
+def _distribute_batch(body_int, body_vec, act_int, act_vec, bal_int, rotations, origins,
+                      wrenches, axial, loads, balancer_couple) -> None:
+    for s in range(rotations.shape[0]):
+        distribute_sample(body_int, body_vec, act_int, act_vec, bal_int, rotations[s],
+                          origins[s], wrenches[s], axial[s], loads[s], balancer_couple[s])
 
 
 def distribute(model: Model, placements: Placements, tree: TreeWrenches) -> LoopLoads:
-    lead = tree.force.shape[:-2]
-    na = len(model.actuators)
-    out = {k: np.zeros(lead + (na, 3)) for k in ("end", "couple", "jf", "jt")}
-    axial = np.zeros(lead + (na,))
-    bal_couple = np.zeros(lead + (len(model.balancers),))
-    for k, act in enumerate(model.actuators):
-        i = act.drives
-        a = model.axis[i]
-        Rc = placements.rotation_world[..., i, :, :]
-        base = placements.to_world(act.base.body, act.base.local)
-        end = placements.to_world(act.end.body, act.end.local)
-        u = rotate_back(Rc, _unit(end - base))        # actuator direction, child frame
-        r = np.broadcast_to(act.end.local, u.shape)   # end anchor from the joint point
-        f_sum, n_sum = tree.force[..., i, :], tree.torque[..., i, :]
-        if model.joint_type[i] == JointType.REVOLUTE:
-            u_perp = u - (u @ a)[..., None] * a
-            norm_perp = np.linalg.norm(u_perp, axis=-1)
-            w = u_perp / norm_perp[..., None]
-            f_w = (n_sum @ a) / (cross(r, w) @ a)                        # eq. 36 rows 4-5
-            f_end = f_w[..., None] * w + 0.5 * (f_sum @ a)[..., None] * a   # eq. 36 row 6
-            axial[..., k] = f_w / norm_perp
-            residual = n_sum - cross(r, f_end)
-            residual = residual - (residual @ a)[..., None] * a   # zero by construction
-            out["couple"][..., k, :] = 0.5 * residual                   # eq. 38
-            out["jt"][..., k, :] = 0.5 * residual
-        else:
-            F = (f_sum @ a) / (u @ a)                                   # eq. 42
-            f_end = F[..., None] * u
-            axial[..., k] = F
-            residual = n_sum - cross(r, f_end)
-            along = residual @ a
-            sharing = [b for b, bal in enumerate(model.balancers)
-                       if bal.hanger.body == i and bal.pivot.body == model.parent[i]]
-            if sharing:                                                 # eq. 43
-                for b in sharing:
-                    bal_couple[..., b] = along / len(sharing)
-                residual = residual - along[..., None] * a
-            out["jt"][..., k, :] = residual
-        out["end"][..., k, :] = f_end
-        out["jf"][..., k, :] = f_sum - f_end
-    return LoopLoads(axial, out["end"], out["couple"], out["jf"], out["jt"], bal_couple)
+    lead, nb = placements.lead, model.n_bodies
+    na, nbal = len(model.actuators), len(model.balancers)
+    pm = packed(model)
+    rotations, origins = placements.per_sample()
+    n = rotations.shape[0]
+    axial, loads, couple = np.empty((n, na)), np.empty((n, na, 4, 3)), np.empty((n, nbal))
+    _distribute_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.bal_int, rotations,
+                      origins, tree.buffer.reshape(-1, nb, 2, 3), axial, loads, couple)
+    return LoopLoads(axial.reshape(lead + (na,)), loads.reshape(lead + (na, 4, 3)),
+                     couple.reshape(lead + (nbal,)))

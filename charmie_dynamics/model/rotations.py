@@ -5,7 +5,12 @@ of its predecessor, composed as ``R^0_i = R^0_{i-1} R^{i-1}_i`` (eq. 16).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from ..jit import kernel
+from ..linalg import store_mat
 
 AXES = {"x": 0, "y": 1, "z": 2}
 
@@ -25,15 +30,31 @@ def zxz_euler(z1: float, x2: float, z3: float) -> np.ndarray:
     ])
 
 
-def axis_rotation(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
-    """Rotation by ``angle`` (shape (N,)) about the unit vector ``axis`` (shape (3,)).
+@kernel
+def axis_rotation_rows(axis, angle):
+    """Rotation by ``angle`` about the unit vector ``axis`` (Rodrigues' formula), as rows.
 
-    Rodrigues' formula, vectorised over the angles; returns shape (N, 3, 3). For the
-    coordinate axes this is the true rotation of seed 000 eq. 18 (for y:
+    For the coordinate axes this is the true rotation of seed 000 eq. 18 (for y:
     ZXZEuler(pi/2, q, -pi/2), not seed 001 eq. 3's ZXZEuler(pi/2, q, 0)).
     """
+    c, s = math.cos(angle), math.sin(angle)
+    t = 1.0 - c
+    x, y, z = axis
+    return ((c + t * x * x, t * x * y - s * z, t * x * z + s * y),
+            (t * x * y + s * z, c + t * y * y, t * y * z - s * x),
+            (t * x * z - s * y, t * y * z + s * x, c + t * z * z))
+
+
+@kernel
+def _axis_rotations(axis, angles, out) -> None:
+    for k in range(angles.shape[0]):
+        store_mat(out, k, 0, axis_rotation_rows(axis, angles[k]))
+
+
+def axis_rotation(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """Rotation by ``angle`` (any shape) about the unit vector ``axis`` (3,): (..., 3, 3)."""
     angle = np.asarray(angle, dtype=float)
-    c = np.cos(angle)[..., None, None]
-    s = np.sin(angle)[..., None, None]
-    k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
-    return np.eye(3) + s * k + (1.0 - c) * (k @ k)
+    out = np.empty(angle.shape + (3, 3))
+    _axis_rotations((float(axis[0]), float(axis[1]), float(axis[2])), angle.reshape(-1),
+                    out.reshape(-1, 1, 3, 3))
+    return out

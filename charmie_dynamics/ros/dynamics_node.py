@@ -29,7 +29,8 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..dynamics import Loads, inverse_dynamics
-from ..kinematics import JointSpaceState, resolve_state
+from ..dynamics.inverse import InverseDynamicsData
+from ..kinematics import JointSpaceState, inputs_from_dict, resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..model import ModelError, load_model, model_from_text
 from ..model.model import JointType, Model
@@ -165,6 +166,12 @@ class DynamicsNode(Node):
         self.assembler = StateAssembler(model, base)
         self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
         self.actuator_slots = [model.input_names.index(a) for a in model.actuator_names]
+        # buffers reused by every evaluation (single-threaded executor: one at a time)
+        self.state_buffer = resolve_state(model, *inputs_from_dict(model))
+        self.loads_buffer = InverseDynamicsData(model)
+        # compile (or load from numba's disk cache) the kernels now, not at the first input
+        auxiliary_segments(model, inverse_dynamics(model, self.state_buffer,
+                                                   data=self.loads_buffer).placements)
         self.last_stamp = self.last_x = self.last_feedforward = None
         for body in self.p["wrench_joints"]:
             if body and body not in self.pub_wrenches:
@@ -279,9 +286,10 @@ class DynamicsNode(Node):
         except InputRejected as exc:
             return self._reject(exc.reason, exc.detail)
         xdd = self._accelerations(stamp, x, xd)
-        state = resolve_state(self.model, x, xd, xdd)
+        state = resolve_state(self.model, x, xd, xdd, out=self.state_buffer)
         with np.errstate(all="ignore"):          # overflow shows as non-finite, checked below
-            loads = inverse_dynamics(self.model, state, gravity_only=self.p["gravity_only"])
+            loads = inverse_dynamics(self.model, state, gravity_only=self.p["gravity_only"],
+                                     data=self.loads_buffer)
         if not (np.all(np.isfinite(loads.coordinate_effort)) and np.all(np.isfinite(
                 loads.actuator_force)) and np.all(np.isfinite(loads.joint_force))
                 and np.all(np.isfinite(loads.joint_torque))):

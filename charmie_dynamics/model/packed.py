@@ -1,0 +1,107 @@
+"""The model's constants packed into a few arrays for the compiled kernels.
+
+A kernel call pays for every array argument (numba checks its type), so the parameters the
+recursions read are grouped by what they belong to: bodies, actuators, springs, balancers.
+Columns and slots are named by the constants below; the arrays are built once per model and
+cached (the model is immutable).
+"""
+from __future__ import annotations
+
+import weakref
+from typing import NamedTuple
+
+import numpy as np
+
+from .model import JointType, Model
+
+# body_int columns
+PARENT, JOINT, COORD = 0, 1, 2
+# body_vec slots (3-vectors); SCALARS holds (multiplier, mass, 0)
+AXIS, ORIGIN, COM, AXIS_PARENT, SCALARS = 0, 1, 2, 3, 4
+# body_mat slots
+ROTATION, INERTIA = 0, 1
+# act_int columns
+A_DRIVES, A_BASE_BODY, A_END_BODY, A_BRANCH, A_SHARING = 0, 1, 2, 3, 4
+# act_vec slots: anchors in their bodies' frames; SOLVE = (c0, alpha, beta) and
+# PERP2 = (perp2, 0, 0) of the indirect joint's solution; STROKE = (shortest, longest, 0)
+A_BASE, A_END, A_SOLVE, A_PERP2, A_STROKE = 0, 1, 2, 3, 4
+# spring_int columns and spring_vec slots; LAW = (stiffness, free length, preload)
+S_START_BODY, S_END_BODY = 0, 1
+S_START, S_END, S_LAW = 0, 1, 2
+# bal_int columns: the pivot body, the sliding (hanger) body, the side, the actuator whose
+# joint's couple the balancer shares (-1: none)
+B_PIVOT_BODY, B_HANGER_BODY, B_SIDE, B_SHARES = 0, 1, 2, 3
+# bal_vec slots: points in their bodies' frames; SIZES = (lever, hanger, spring attach)
+B_PIVOT, B_HANGER, B_ANCHOR, B_SIZES, B_LAW = 0, 1, 2, 3, 4
+
+REVOLUTE, PRISMATIC = int(JointType.REVOLUTE), int(JointType.PRISMATIC)
+
+
+class PackedModel(NamedTuple):
+    """Constant arrays of a model, in the layout of the column and slot names above."""
+
+    body_int: np.ndarray      # (nb, 3) int64
+    body_vec: np.ndarray      # (nb, 5, 3)
+    body_mat: np.ndarray      # (nb, 2, 3, 3)
+    base_acceleration: np.ndarray   # (3,): -gravity, folds gravity into the accelerations
+    act_int: np.ndarray       # (na, 5) int64
+    act_vec: np.ndarray       # (na, 5, 3)
+    spring_int: np.ndarray    # (ns, 2) int64
+    spring_vec: np.ndarray    # (ns, 3, 3)
+    bal_int: np.ndarray       # (nbal, 4) int64
+    bal_vec: np.ndarray       # (nbal, 5, 3)
+
+
+def _law(params) -> list[float]:
+    return [params.stiffness, params.free_length, params.preload]
+
+
+def _build(model: Model) -> PackedModel:
+    from ..mechanisms.indirect import indirect_joints   # the indirect joints' solved constants
+    nb = model.n_bodies
+    body_int = np.column_stack([model.parent, model.joint_type, model.coordinate_index])
+    body_vec = np.zeros((nb, 5, 3))
+    body_vec[:, AXIS] = model.axis
+    body_vec[:, ORIGIN] = model.origin
+    body_vec[:, COM] = model.com
+    body_vec[:, AXIS_PARENT] = np.einsum("bij,bj->bi", model.rotation, model.axis)
+    body_vec[:, SCALARS, 0] = model.multiplier
+    body_vec[:, SCALARS, 1] = model.mass
+    body_mat = np.stack([model.rotation, model.inertia], axis=1)
+
+    sharing = {k: [b for b, bal in enumerate(model.balancers)
+                   if bal.hanger.body == act.drives and bal.pivot.body == model.parent[act.drives]]
+               for k, act in enumerate(model.actuators)}
+    act_int = np.zeros((len(model.actuators), 5), dtype=np.int64)
+    act_vec = np.zeros((len(model.actuators), 5, 3))
+    for k, (act, joint) in enumerate(zip(model.actuators, indirect_joints(model))):
+        act_int[k] = act.drives, act.base.body, act.end.body, act.branch, len(sharing[k])
+        act_vec[k] = act.base.local, act.end.local, (joint.c0, joint.alpha, joint.beta), \
+            (joint.perp2, 0.0, 0.0), (*joint.stroke, 0.0)
+    spring_int = np.array([[s.start.body, s.end.body] for s in model.springs],
+                          dtype=np.int64).reshape(-1, 2)
+    spring_vec = np.array([[s.start.local, s.end.local, _law(s.params)] for s in model.springs],
+                          dtype=float).reshape(-1, 3, 3)
+    shares = {b: k for k, bs in sharing.items() for b in bs}
+    bal_int = np.array([[b.pivot.body, b.hanger.body, b.side, shares.get(j, -1)]
+                        for j, b in enumerate(model.balancers)], dtype=np.int64).reshape(-1, 4)
+    bal_vec = np.array([[b.pivot.local, b.hanger.local, b.spring_anchor.local,
+                         [b.lever_length, b.hanger_length, b.spring_attach], _law(b.spring)]
+                        for b in model.balancers], dtype=float).reshape(-1, 5, 3)
+    arrays = PackedModel(body_int.astype(np.int64), body_vec, body_mat,
+                         -np.array(model.gravity, dtype=float), act_int, act_vec,
+                         spring_int, spring_vec, bal_int, bal_vec)
+    return arrays
+
+
+# Kernel arguments are left writable: numba's call costs more for read-only arrays. They are
+# private to this cache and never written.
+_CACHE: "weakref.WeakKeyDictionary[Model, PackedModel]" = weakref.WeakKeyDictionary()
+
+
+def packed(model: Model) -> PackedModel:
+    """The model's kernel arrays (built on first use, cached per model)."""
+    arrays = _CACHE.get(model)
+    if arrays is None:
+        arrays = _CACHE[model] = _build(model)
+    return arrays
