@@ -1,42 +1,42 @@
 """Benchmark of the numerical core against Pinocchio, in one process, on the bundled CHARMIE.
 
-    .venv/bin/python benchmarks/bench_dynamics.py [--batch 10000] [--repeats 7] [--out FILE.json]
+    .venv/bin/python benchmarks/bench_dynamics.py [--batch 10000] [--repeats 9] [--no-startup]
+                                                   [--out FILE.json]
 
-Prints microseconds per state (median, min and max over repeats) for our forward kinematics,
-forward kinematics + inverse dynamics with the closed loops (single state and batched), and
-Pinocchio's forwardKinematics, rnea and rneaInParallel (one thread) on the same open tree
-(exported through our URDF: the loops replaced by their joints, no springs), with the
-ratios ours/Pinocchio. Results are also written as JSON, so runs can be compared.
+Prints microseconds per state (median, min and max over the timed rounds; the cases take
+turns within each round, so a change of machine load hits them alike) for our forward
+kinematics, forward kinematics + inverse dynamics with the closed loops (resolve_state and
+inverse_dynamics: single state and batched; with fresh result arrays and with reused
+buffers, ``out=``/``data=``, as the dynamics node does; and keeping only the efforts, as
+Pinocchio's rneaInParallel does), forward dynamics, and Pinocchio's
+forwardKinematics, rnea and rneaInParallel (one thread) on the same open tree (exported
+through our URDF: the loops replaced by their joints, no springs), with the ratios
+ours/Pinocchio (no ratio for forward dynamics: Pinocchio's aba refuses the mimic joints of
+the claws). Unless ``--no-startup``: the start-up cost of the compiled kernels, cold
+(an empty numba cache) and cached, each in a new process. Results are also written as JSON.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
-import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
-from charmie_dynamics import bundled_model, forward_kinematics, load_model, resolve_state
-from charmie_dynamics.dynamics import inverse_dynamics
+from bench_forward_dynamics import timings_us
+from charmie_dynamics import bundled_model, forward_kinematics, jit, load_model, resolve_state
+from charmie_dynamics.dynamics import forward_dynamics, inverse_dynamics
+from charmie_dynamics.dynamics.inverse import InverseDynamicsData
 from charmie_dynamics.export.urdf import urdf_from_model
 
-
-def per_call_us(fn, calls: int, repeats: int, per: int = 1) -> dict:
-    """Microseconds per state: ``fn`` is called ``calls`` times per repeat, each call
-    evaluating ``per`` states."""
-    fn()                                            # warm-up (caches, first allocations)
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - start) / calls / per * 1e6)
-    return {"median": statistics.median(samples), "min": min(samples), "max": max(samples)}
+import numba
 
 
 def random_inputs(model, rng, n):
@@ -46,11 +46,36 @@ def random_inputs(model, rng, n):
     return x, rng.normal(size=x.shape) * 0.1, rng.normal(size=x.shape) * 0.1
 
 
+def startup_seconds(cache_dir: str) -> float:
+    """Wall time of ``charmie-dynamics compile`` in a new process with numba's cache in
+    ``cache_dir`` (import, model load, every kernel compiled or loaded, and run once)."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "charmie_dynamics.cli.main", "compile"], check=True,
+                   env=dict(os.environ, NUMBA_CACHE_DIR=cache_dir), stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def pinocchio_arrays(model, pm, state):
+    """Our coordinates and rates -> Pinocchio's q, v (continuous joints take cos, sin)."""
+    joints = [pm.joints[pm.getJointId(name)] for name in model.coordinate_names]
+    lead = state.q.shape[:-1]
+    q = np.tile(pin.neutral(pm), lead + (1,))
+    v, a = np.zeros(lead + (pm.nv,)), np.zeros(lead + (pm.nv,))
+    for c, j in enumerate(joints):
+        if j.nq == 2:
+            q[..., j.idx_q], q[..., j.idx_q + 1] = np.cos(state.q[..., c]), np.sin(state.q[..., c])
+        else:
+            q[..., j.idx_q] = state.q[..., c]
+        v[..., j.idx_v], a[..., j.idx_v] = state.qd[..., c], state.qdd[..., c]
+    return q, v, a
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=10000)
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--calls", type=int, default=50, help="single-state calls per repeat")
+    parser.add_argument("--repeats", type=int, default=9, help="timed rounds")
+    parser.add_argument("--calls", type=int, default=200, help="single-state calls per round")
+    parser.add_argument("--no-startup", action="store_true", help="skip the start-up timing")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/latest.json"))
     args = parser.parse_args()
 
@@ -58,69 +83,89 @@ def main() -> int:
     rng = np.random.default_rng(0)
     x1, xd1, xdd1 = (v[0] for v in random_inputs(model, rng, 1))
     xb, xdb, xddb = random_inputs(model, rng, args.batch)
-    state1 = resolve_state(model, x1, xd1, xdd1)
+    state1, stateb = resolve_state(model, x1, xd1, xdd1), resolve_state(model, xb, xdb, xddb)
+    data1, datab = InverseDynamicsData(model), InverseDynamicsData(model, (args.batch,))
+    efforts_only = InverseDynamicsData(model, (args.batch,), keep="efforts")
+    tau1, taub = np.zeros_like(state1.q), np.zeros_like(stateb.q)
 
     pm = pin.buildModelFromXML(urdf_from_model(model, include_auxiliary=False), True)
     pm.gravity = pin.Motion(np.asarray(model.gravity), np.zeros(3))
     pd = pm.createData()
-    # our coordinates -> Pinocchio's q (continuous joints take cos, sin)
-    def pin_q(q):
-        out = pin.neutral(pm)
-        for c, name in enumerate(model.coordinate_names):
-            j = pm.joints[pm.getJointId(name)]
-            if j.nq == 2:
-                out[j.idx_q:j.idx_q + 2] = np.cos(q[c]), np.sin(q[c])
-            else:
-                out[j.idx_q] = q[c]
-        return out
-
-    def pin_v(v):
-        out = np.zeros(pm.nv)
-        for c, name in enumerate(model.coordinate_names):
-            out[pm.joints[pm.getJointId(name)].idx_v] = v[c]
-        return out
-
-    q1, v1, a1 = pin_q(state1.q), pin_v(state1.qd), pin_v(state1.qdd)
-    stateb = resolve_state(model, xb, xdb, xddb)
-    qb = np.column_stack([pin_q(q) for q in stateb.q])
-    vb = np.column_stack([pin_v(v) for v in stateb.qd])
-    ab = np.column_stack([pin_v(a) for a in stateb.qdd])
+    q1, v1, a1 = pinocchio_arrays(model, pm, state1)
+    qb, vb, ab = (np.asfortranarray(v.T) for v in pinocchio_arrays(model, pm, stateb))
     pool = pin.ModelPool(pm, 1)
 
-    r, c, n = args.repeats, args.calls, args.batch
-    results = {
-        "ours.forward_kinematics": per_call_us(lambda: forward_kinematics(model, state1.q), c, r),
-        "ours.fk+id_with_loops": per_call_us(
-            lambda: inverse_dynamics(model, resolve_state(model, x1, xd1, xdd1)), c, r),
-        f"ours.fk+id_with_loops.batch{n}": per_call_us(
-            lambda: inverse_dynamics(model, resolve_state(model, xb, xdb, xddb)), 1, r, n),
-        "pinocchio.forwardKinematics": per_call_us(lambda: pin.forwardKinematics(pm, pd, q1), 1000, r),
-        "pinocchio.rnea": per_call_us(lambda: pin.rnea(pm, pd, q1, v1, a1), 1000, r),
-        f"pinocchio.rneaInParallel.1thread.batch{n}": per_call_us(
-            lambda: pin.rneaInParallel(1, pool, qb, vb, ab), 1, r, n),
+    n = args.batch
+    single = {
+        "ours.forward_kinematics": lambda: forward_kinematics(model, state1.q),
+        "ours.fk+id_with_loops": lambda: inverse_dynamics(
+            model, resolve_state(model, x1, xd1, xdd1)),
+        "ours.fk+id_with_loops.reused_buffers": lambda: inverse_dynamics(
+            model, resolve_state(model, x1, xd1, xdd1, out=state1), data=data1),
+        "ours.forward_dynamics.aba": lambda: forward_dynamics(model, state1.q, state1.qd, tau1,
+                                                              "aba"),
+        "ours.forward_dynamics.cholesky": lambda: forward_dynamics(model, state1.q, state1.qd,
+                                                                   tau1, "cholesky"),
+        "pinocchio.forwardKinematics": lambda: pin.forwardKinematics(pm, pd, q1),
+        "pinocchio.rnea": lambda: pin.rnea(pm, pd, q1, v1, a1),
     }
+    batch = {
+        f"ours.forward_kinematics.batch{n}": lambda: forward_kinematics(model, stateb.q),
+        f"ours.fk+id_with_loops.batch{n}": lambda: inverse_dynamics(
+            model, resolve_state(model, xb, xdb, xddb)),
+        f"ours.fk+id_with_loops.reused_buffers.batch{n}": lambda: inverse_dynamics(
+            model, resolve_state(model, xb, xdb, xddb, out=stateb), data=datab),
+        f"ours.fk+id_with_loops.reused_buffers.efforts_only.batch{n}": lambda: inverse_dynamics(
+            model, resolve_state(model, xb, xdb, xddb, out=stateb), data=efforts_only),
+        f"ours.forward_dynamics.aba.batch{n}": lambda: forward_dynamics(
+            model, stateb.q, stateb.qd, taub, "aba"),
+        f"pinocchio.rneaInParallel.1thread.batch{n}": lambda: pin.rneaInParallel(
+            1, pool, qb, vb, ab),
+    }
+    results = {}
+    for name, (med, low, high) in timings_us(single, args.repeats, args.calls).items():
+        results[name] = {"median": med, "min": low, "max": high}
+    for name, (med, low, high) in timings_us(batch, args.repeats, 1).items():
+        results[name] = {"median": med / n, "min": low / n, "max": high / n}
+    med = {k: v["median"] for k, v in results.items()}
     ratios = {
-        "fk / pin.forwardKinematics": results["ours.forward_kinematics"]["median"]
-        / results["pinocchio.forwardKinematics"]["median"],
-        "fk+id single / pin.rnea": results["ours.fk+id_with_loops"]["median"]
-        / results["pinocchio.rnea"]["median"],
-        "fk+id batch / pin.rneaInParallel(1 thread)": results[f"ours.fk+id_with_loops.batch{n}"]["median"]
-        / results[f"pinocchio.rneaInParallel.1thread.batch{n}"]["median"],
+        "fk / pin.forwardKinematics": med["ours.forward_kinematics"]
+        / med["pinocchio.forwardKinematics"],
+        "fk+id single / pin.rnea": med["ours.fk+id_with_loops"] / med["pinocchio.rnea"],
+        "fk+id single, reused buffers / pin.rnea": med["ours.fk+id_with_loops.reused_buffers"]
+        / med["pinocchio.rnea"],
+        "fk+id batch / pin.rneaInParallel(1 thread)": med[f"ours.fk+id_with_loops.batch{n}"]
+        / med[f"pinocchio.rneaInParallel.1thread.batch{n}"],
+        "fk+id batch, reused buffers / pin.rneaInParallel(1 thread)":
+            med[f"ours.fk+id_with_loops.reused_buffers.batch{n}"]
+            / med[f"pinocchio.rneaInParallel.1thread.batch{n}"],
+        "fk+id batch, reused buffers, efforts only / pin.rneaInParallel(1 thread)":
+            med[f"ours.fk+id_with_loops.reused_buffers.efforts_only.batch{n}"]
+            / med[f"pinocchio.rneaInParallel.1thread.batch{n}"],
     }
+    startup = {}
+    if not args.no_startup:
+        with tempfile.TemporaryDirectory() as cache:
+            startup = {"cold_compile_s": startup_seconds(cache), "cached_s": startup_seconds(cache)}
+
     print(f"CHARMIE ({model.n_bodies} bodies, {model.n_coordinates} coordinates); Pinocchio "
-          f"{pin.__version__} on the same open tree (nq={pm.nq}, nv={pm.nv}); numpy {np.__version__}")
-    print(f"{'benchmark':48s} {'median':>10s} {'min':>10s} {'max':>10s}   us per state")
+          f"{pin.__version__} on the same open tree (nq={pm.nq}, nv={pm.nv}); numpy "
+          f"{np.__version__}; numba {numba.__version__} (kernels compiled: {jit.ENABLED})")
+    print(f"{'benchmark':68s} {'median':>9s} {'min':>9s} {'max':>9s}   us per state")
     for name, v in results.items():
-        print(f"{name:48s} {v['median']:10.2f} {v['min']:10.2f} {v['max']:10.2f}")
+        print(f"{name:68s} {v['median']:9.2f} {v['min']:9.2f} {v['max']:9.2f}")
     print("ratios (ours / Pinocchio, medians):")
     for name, v in ratios.items():
-        print(f"  {name:46s} {v:10.1f}")
+        print(f"  {name:72s} {v:7.2f}")
+    if startup:
+        print(f"start-up of `charmie-dynamics compile` in a new process: cold (empty numba "
+              f"cache) {startup['cold_compile_s']:.1f} s, cached {startup['cached_s']:.1f} s")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "python": sys.version.split()[0],
-        "machine": platform.machine(), "processor": platform.processor(),
-        "numpy": np.__version__, "pinocchio": pin.__version__, "batch": n,
-        "us_per_state": results, "ratios": ratios}, indent=2))
+        "machine": platform.machine(), "cpus": os.cpu_count(), "numpy": np.__version__,
+        "numba": numba.__version__, "pinocchio": pin.__version__, "batch": n,
+        "us_per_state": results, "ratios": ratios, "startup": startup}, indent=2))
     print(f"wrote {args.out}")
     return 0
 

@@ -32,8 +32,9 @@ def random_states(model, rng: np.random.Generator, count: int):
 
 
 def timings_us(cases: dict[str, Callable[[], object]], repeats: int, calls: int
-               ) -> dict[str, tuple[float, float]]:
-    """(median, min) over ``repeats`` rounds of the mean time of ``calls`` calls, microseconds.
+               ) -> dict[str, tuple[float, float, float]]:
+    """(median, min, max) over ``repeats`` rounds of the mean time of ``calls`` calls, in
+    microseconds.
     The cases take turns within each round, so a change of machine load hits them alike."""
     samples: dict[str, list[float]] = {name: [] for name in cases}
     for fn in cases.values():
@@ -44,7 +45,7 @@ def timings_us(cases: dict[str, Callable[[], object]], repeats: int, calls: int
             for _ in range(calls):
                 fn()
             samples[name].append(1e6 * (time.perf_counter() - start) / calls)
-    return {name: (statistics.median(v), min(v)) for name, v in samples.items()}
+    return {name: (statistics.median(v), min(v), max(v)) for name, v in samples.items()}
 
 
 def main() -> None:
@@ -72,7 +73,7 @@ def main() -> None:
           f"median (min) over the runs, microseconds")
     print(f"{'':30s} {'single state':>16s} {f'batch of {args.batch}':>20s} {'per state':>9s}")
     for name in cases:
-        (s_med, s_min), (b_med, b_min) = single[name], batch[name]
+        (s_med, s_min, _), (b_med, b_min, _) = single[name], batch[name]
         print(f"{name:30s} {s_med:8.0f} ({s_min:5.0f}) {b_med:10.0f} ({b_min:7.0f}) "
               f"{b_med / args.batch:9.1f}")
     for label, table in (("single state", single), (f"batch of {args.batch}", batch)):

@@ -3,14 +3,21 @@
 The recursions are written once, as plain Python loops over float scalars, 3-tuples and
 preallocated arrays, in the subset of Python that numba compiles. With numba installed (a
 dependency on every supported platform: PyPI wheels for x86_64 and aarch64) each kernel is
-compiled on first use and cached on disk (``__pycache__`` beside the module, or numba's
-user-wide cache where the install is read-only), so only the first run on a machine pays
-the compilation. Without numba, or with ``CHARMIE_DYNAMICS_JIT=0``, the same functions run
-as plain Python: the same results, about a thousand times slower.
+compiled on first use and cached on disk, so only the first run on a machine pays the
+compilation (``charmie-dynamics compile`` does it ahead). Without numba, or with
+``CHARMIE_DYNAMICS_JIT=0``, the same functions run as plain Python: the same results, about
+a thousand times slower.
+
+The cache lives in ``$NUMBA_CACHE_DIR`` or ``~/.cache/charmie_dynamics`` (``$XDG_CACHE_HOME``),
+in a folder named after a fingerprint of the core's source files: numba checks only the file
+of each compiled function, not the helpers it calls from other files, so a changed helper
+must not meet kernels cached before the change.
 """
 from __future__ import annotations
 
+import hashlib
 import os
+from pathlib import Path
 from typing import Callable, TypeVar
 
 try:
@@ -22,10 +29,38 @@ F = TypeVar("F", bound=Callable)
 
 ENABLED: bool = numba is not None and os.environ.get("CHARMIE_DYNAMICS_JIT", "1") != "0"
 
+_PACKAGE = Path(__file__).resolve().parent
+_NOT_KERNELS = ("ros", "cli", "export")     # folders without kernels: editing them keeps the cache
+
+
+def _fingerprint() -> str:
+    digest = hashlib.sha1()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        relative = path.relative_to(_PACKAGE)
+        if relative.parts[0] not in _NOT_KERNELS:
+            digest.update(str(relative).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    """Where the compiled kernels of this version of the sources are cached."""
+    root = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "charmie_dynamics")
+    return Path(root) / f"kernels-{_fingerprint()}"
+
+
+_CACHE_DIR = str(cache_dir()) if ENABLED else ""
+
 
 def kernel(fn: F) -> F:
-    """Compile ``fn`` with numba (nopython, cached, releasing the GIL) when enabled."""
+    """Compile ``fn`` with numba (nopython, cached, releasing the GIL; division by zero gives
+    inf or nan, which the callers check, instead of an exception) when enabled."""
     if not ENABLED:
         return fn
-    return numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
-
+    saved = numba.config.CACHE_DIR           # numba reads it when the cache is set up
+    numba.config.CACHE_DIR = _CACHE_DIR
+    try:
+        return numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
+    finally:
+        numba.config.CACHE_DIR = saved

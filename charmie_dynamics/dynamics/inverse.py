@@ -26,7 +26,7 @@ from ..mechanisms.forces import (add_point_force, passive_forces_sample,
                                  spring_names, to_world)
 from ..mechanisms.loops import LoopLoads, distribute_sample
 from ..model.model import Model
-from ..model.packed import A_DRIVES, packed
+from ..model.packed import DRIVEN_BY, packed
 from ..slots import A, DW, F, F_WORLD, JOINT_FORCE, JOINT_TORQUE, N, N_WORLD, W
 from .rnea import TreeWrenches, joint_efforts_sample, tree_backward_pass_sample
 
@@ -124,36 +124,40 @@ def apply_loads_sample(load_body, load_vec, rotations, origins, motion, external
 def _inverse_dynamics_batch(body_int, body_vec, body_mat, act_int, act_vec, spring_int,
                             spring_vec, bal_int, bal_vec, load_body, load_vec, base_acceleration,
                             q, qd, qdd, values, rotations, origins, motion, tension, hanger,
-                            external, tree, tau, axial, loops, balancer_couple, joints) -> int:
+                            applied, tree, tau, axial, loops, balancer_couple, joints) -> int:
+    """The pipeline of the module docstring, sample by sample. The per-body buffers (values
+    to tree) hold every sample, or one sample that each sample overwrites (keep="efforts",
+    where ``joints`` has no rows and the joint wrenches are skipped)."""
     failed = -1
     for s in range(q.shape[0]):
-        forward_kinematics_sample(body_int, body_vec, body_mat, q[s], values[s], rotations[s],
-                                  origins[s])
-        body_motion_sample(body_int, body_vec, rotations[s], origins[s], qd[s], qdd[s],
-                           base_acceleration, motion[s])
-        external[s] = 0.0
-        k = passive_forces_sample(spring_int, spring_vec, bal_int, bal_vec, rotations[s],
-                                  origins[s], tension[s], hanger[s], external[s])
+        t = s % rotations.shape[0]
+        R, O, M, E, T = rotations[t], origins[t], motion[t], applied[t], tree[t]
+        forward_kinematics_sample(body_int, body_vec, body_mat, q[s], values[t], R, O)
+        body_motion_sample(body_int, body_vec, R, O, qd[s], qdd[s], base_acceleration, M)
+        E[:] = 0.0
+        k = passive_forces_sample(spring_int, spring_vec, bal_int, bal_vec, R, O, tension[s],
+                                  hanger[s], E)
         if k >= 0:
             failed = k
-        apply_loads_sample(load_body, load_vec, rotations[s], origins[s], motion[s], external[s])
-        tree_backward_pass_sample(body_int, body_vec, body_mat, rotations[s], origins[s],
-                                  motion[s], external[s], tree[s])
-        joint_efforts_sample(body_int, body_vec, tree[s], tau[s])
-        distribute_sample(body_int, body_vec, act_int, act_vec, bal_int, rotations[s],
-                          origins[s], tree[s], axial[s], loops[s], balancer_couple[s])
+        apply_loads_sample(load_body, load_vec, R, O, M, E)
+        tree_backward_pass_sample(body_int, body_vec, body_mat, R, O, M, E, T)
+        joint_efforts_sample(body_int, body_vec, T, tau[s])
+        distribute_sample(body_int, body_vec, act_int, act_vec, bal_int, R, O, T, axial[s],
+                          loops[s], balancer_couple[s])
+        if joints.shape[0] == 0:             # keep="efforts": no joint wrenches
+            continue
+        J = joints[t]
         for i in range(body_int.shape[0]):
-            f, n = vec(tree[s], i, F), vec(tree[s], i, N)
-            store(joints[s], i, F, f)
-            store(joints[s], i, N, n)
-        for k in range(act_int.shape[0]):
-            i = act_int[k, A_DRIVES]
-            store(joints[s], i, F, vec(loops[s], k, JOINT_FORCE))
-            store(joints[s], i, N, vec(loops[s], k, JOINT_TORQUE))
-        for i in range(body_int.shape[0]):
-            R = mat(rotations[s], i, 1)
-            store(joints[s], i, F_WORLD, mat_vec(R, vec(joints[s], i, F)))
-            store(joints[s], i, N_WORLD, mat_vec(R, vec(joints[s], i, N)))
+            k = body_int[i, DRIVEN_BY]
+            if k < 0:
+                f, n = vec(T, i, F), vec(T, i, N)
+            else:                            # the joint's own share of a driven joint
+                f, n = vec(loops[s], k, JOINT_FORCE), vec(loops[s], k, JOINT_TORQUE)
+            R_i = mat(R, i, 1)
+            store(J, i, F, f)
+            store(J, i, N, n)
+            store(J, i, F_WORLD, mat_vec(R_i, f))
+            store(J, i, N_WORLD, mat_vec(R_i, n))
     return failed
 
 
@@ -180,28 +184,46 @@ class InverseDynamicsData:
     """Preallocated buffers and results of :func:`inverse_dynamics` for one model and one
     batch shape, as Pinocchio's ``Data``: a loop that passes the same data to every call
     allocates nothing. ``loads`` is returned by every call; its arrays are views of the
-    buffers and are overwritten by the next call."""
+    buffers and are overwritten by the next call.
 
-    def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
+    ``keep="efforts"`` keeps, for every sample, only the coordinate efforts, actuator
+    forces, spring tensions and the loop loads; the per-body arrays (placements, motion,
+    tree and joint wrenches, applied loads) are then None in ``loads``, and the recursions
+    work in one sample's worth of memory (for training data and parametric studies over
+    many states, where writing every body's intermediate results would cost more memory
+    traffic than the arithmetic)."""
+
+    def __init__(self, model: Model, lead: tuple[int, ...] = (), keep: str = "all") -> None:
+        if keep not in ("all", "efforts"):
+            raise ValueError(f"keep: got {keep!r}, expected 'all' or 'efforts'")
         self.model = model
         self.lead = tuple(lead)
         S = int(np.prod(self.lead, dtype=np.int64))
+        per_body = S if keep == "all" else 1
         nb, n = model.n_bodies, model.n_coordinates
         na, ns, nbal = len(model.actuators), len(model.springs), len(model.balancers)
-        shapes = {"values": (nb,), "rotations": (nb, 2, 3, 3), "origins": (nb, 2, 3),
-                  "motion": (nb, 6, 3), "tension": (ns + nbal,), "hanger": (nbal,),
-                  "applied": (nb, 2, 3), "tree": (nb, 2, 3), "tau": (n,), "axial": (na,),
-                  "loops": (na, 4, 3), "balancer_couple": (nbal,), "joints": (nb, 4, 3)}
-        # the kernel's outputs, in its argument order, with the samples on one axis
-        self.buffers = tuple(np.empty((S,) + shape) for shape in shapes.values())
-        b = {k: v.reshape(self.lead + v.shape[1:]) for k, v in zip(shapes, self.buffers)}
+        # the kernel's outputs in its argument order: name, (per-body?, shape of one sample)
+        layout = {"values": (True, (nb,)), "rotations": (True, (nb, 2, 3, 3)),
+                  "origins": (True, (nb, 2, 3)), "motion": (True, (nb, 6, 3)),
+                  "tension": (False, (ns + nbal,)), "hanger": (False, (nbal,)),
+                  "applied": (True, (nb, 2, 3)), "tree": (True, (nb, 2, 3)),
+                  "tau": (False, (n,)), "axial": (False, (na,)), "loops": (False, (na, 4, 3)),
+                  "balancer_couple": (False, (nbal,)), "joints": (True, (nb, 4, 3))}
+        self.buffers = tuple(np.empty(((per_body if body else S),) + shape)
+                             for body, shape in layout.values())
+        if keep == "efforts":
+            self.buffers = self.buffers[:-1] + (np.empty((0,) + layout["joints"][1]),)
+        b = {k: (v.reshape(self.lead + v.shape[1:]) if keep == "all" or not layout[k][0]
+                 else None) for k, v in zip(layout, self.buffers)}
         self.zeros = np.zeros((S, n))
         self.loads = Loads(
             coordinate_effort=b["tau"], actuator_force=b["axial"],
             spring_names=spring_names(model), spring_tension=b["tension"],
             joint_wrenches=b["joints"], base_body=base_body(model),
-            placements=Placements(b["values"], b["rotations"], b["origins"]),
-            motion=BodyMotion(b["motion"]), tree=TreeWrenches(b["tree"]),
+            placements=None if b["values"] is None else
+            Placements(b["values"], b["rotations"], b["origins"]),
+            motion=None if b["motion"] is None else BodyMotion(b["motion"]),
+            tree=None if b["tree"] is None else TreeWrenches(b["tree"]),
             loops=LoopLoads(b["axial"], b["loops"], b["balancer_couple"]),
             applied=b["applied"], hanger_force=b["hanger"])
 

@@ -19,9 +19,9 @@ import numpy as np
 from ..jit import kernel
 from ..linalg import add, mat, mat_mul, mat_vec, rotate, scale, store, store_mat, vec
 from ..model.model import Model
-from ..model.packed import (AXIS, AXIS_PARENT, COORD, JOINT, ORIGIN, PARENT, PRISMATIC, REVOLUTE,
+from ..model.packed import (AXIS_INDEX, AXIS_PARENT, COORD, JOINT, ORIGIN, PARENT, PRISMATIC, REVOLUTE,
                             ROTATION, SCALARS, packed)
-from ..model.rotations import axis_rotation_rows
+from ..model.rotations import turn_about_coordinate_axis
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,8 @@ def forward_kinematics_sample(body_int, body_vec, body_mat, q, values, rotations
         jt = body_int[i, JOINT]
         R_par = mat(body_mat, i, ROTATION)
         if jt == REVOLUTE:
-            R_par = mat_mul(R_par, axis_rotation_rows(vec(body_vec, i, AXIS), value))
+            R_par = turn_about_coordinate_axis(R_par, body_int[i, AXIS_INDEX],
+                                               body_vec[i, SCALARS, 2] * value)
         r = vec(body_vec, i, ORIGIN)
         if jt == PRISMATIC:
             r = add(r, scale(value, vec(body_vec, i, AXIS_PARENT)))

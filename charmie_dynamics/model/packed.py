@@ -13,10 +13,12 @@ from typing import NamedTuple
 import numpy as np
 
 from .model import JointType, Model
+from .rotations import coordinate_axis
 
-# body_int columns
-PARENT, JOINT, COORD = 0, 1, 2
-# body_vec slots (3-vectors); SCALARS holds (multiplier, mass, 0)
+# body_int columns; AXIS_INDEX: k of the joint axis +-e_k; DRIVEN_BY: the actuator that
+# drives the joint, or -1
+PARENT, JOINT, COORD, AXIS_INDEX, DRIVEN_BY = 0, 1, 2, 3, 4
+# body_vec slots (3-vectors); SCALARS holds (multiplier, mass, sign of the joint axis)
 AXIS, ORIGIN, COM, AXIS_PARENT, SCALARS = 0, 1, 2, 3, 4
 # body_mat slots
 ROTATION, INERTIA = 0, 1
@@ -40,7 +42,7 @@ REVOLUTE, PRISMATIC = int(JointType.REVOLUTE), int(JointType.PRISMATIC)
 class PackedModel(NamedTuple):
     """Constant arrays of a model, in the layout of the column and slot names above."""
 
-    body_int: np.ndarray      # (nb, 3) int64
+    body_int: np.ndarray      # (nb, 5) int64
     body_vec: np.ndarray      # (nb, 5, 3)
     body_mat: np.ndarray      # (nb, 2, 3, 3)
     base_acceleration: np.ndarray   # (3,): -gravity, folds gravity into the accelerations
@@ -59,7 +61,13 @@ def _law(params) -> list[float]:
 def _build(model: Model) -> PackedModel:
     from ..mechanisms.indirect import indirect_joints   # the indirect joints' solved constants
     nb = model.n_bodies
-    body_int = np.column_stack([model.parent, model.joint_type, model.coordinate_index])
+    driven_by = np.full(nb, -1)
+    for k, act in enumerate(model.actuators):
+        driven_by[act.drives] = k
+    axes = [coordinate_axis(a) if t != JointType.FIXED else (0, 0.0)
+            for a, t in zip(model.axis, model.joint_type)]
+    body_int = np.column_stack([model.parent, model.joint_type, model.coordinate_index,
+                                [k for k, _ in axes], driven_by])
     body_vec = np.zeros((nb, 5, 3))
     body_vec[:, AXIS] = model.axis
     body_vec[:, ORIGIN] = model.origin
@@ -67,6 +75,7 @@ def _build(model: Model) -> PackedModel:
     body_vec[:, AXIS_PARENT] = np.einsum("bij,bj->bi", model.rotation, model.axis)
     body_vec[:, SCALARS, 0] = model.multiplier
     body_vec[:, SCALARS, 1] = model.mass
+    body_vec[:, SCALARS, 2] = [sign for _, sign in axes]
     body_mat = np.stack([model.rotation, model.inertia], axis=1)
 
     sharing = {k: [b for b, bal in enumerate(model.balancers)

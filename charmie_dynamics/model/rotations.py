@@ -31,30 +31,47 @@ def zxz_euler(z1: float, x2: float, z3: float) -> np.ndarray:
 
 
 @kernel
-def axis_rotation_rows(axis, angle):
-    """Rotation by ``angle`` about the unit vector ``axis`` (Rodrigues' formula), as rows.
-
-    For the coordinate axes this is the true rotation of seed 000 eq. 18 (for y:
-    ZXZEuler(pi/2, q, -pi/2), not seed 001 eq. 3's ZXZEuler(pi/2, q, 0)).
-    """
-    c, s = math.cos(angle), math.sin(angle)
-    t = 1.0 - c
-    x, y, z = axis
-    return ((c + t * x * x, t * x * y - s * z, t * x * z + s * y),
-            (t * x * y + s * z, c + t * y * y, t * y * z - s * x),
-            (t * x * z - s * y, t * y * z + s * x, c + t * z * z))
+def _turn_row(a, k, c, s):
+    """A row of ``M @ Rot(e_k, angle)`` from the row ``a`` of M (c, s: cos, sin of the angle)."""
+    if k == 0:
+        return (a[0], c * a[1] + s * a[2], c * a[2] - s * a[1])
+    if k == 1:
+        return (c * a[0] - s * a[2], a[1], c * a[2] + s * a[0])
+    return (c * a[0] + s * a[1], c * a[1] - s * a[0], a[2])
 
 
 @kernel
-def _axis_rotations(axis, angles, out) -> None:
-    for k in range(angles.shape[0]):
-        store_mat(out, k, 0, axis_rotation_rows(axis, angles[k]))
+def turn_about_coordinate_axis(M, k, angle):
+    """``M @ Rot(e_k, angle)`` for the coordinate axis e_k (k = 0, 1, 2: x, y, z), rows.
+
+    Rot is the true rotation of seed 000 eq. 18 (for y: ZXZEuler(pi/2, q, -pi/2), not seed
+    001 eq. 3's ZXZEuler(pi/2, q, 0)); a joint about -e_k turns by -angle.
+    """
+    c, s = math.cos(angle), math.sin(angle)
+    return (_turn_row(M[0], k, c, s), _turn_row(M[1], k, c, s), _turn_row(M[2], k, c, s))
+
+
+@kernel
+def _axis_rotations(k, angles, out) -> None:
+    identity = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    for n in range(angles.shape[0]):
+        store_mat(out, n, 0, turn_about_coordinate_axis(identity, k, angles[n]))
+
+
+def coordinate_axis(axis: np.ndarray) -> tuple[int, float]:
+    """(k, sign) of a joint axis ``sign * e_k``; ValueError for any other vector."""
+    axis = np.asarray(axis, dtype=float)
+    k = int(np.argmax(np.abs(axis)))
+    if not (abs(axis[k]) == 1.0 and np.count_nonzero(axis) == 1):
+        raise ValueError(f"joint axis {axis.tolist()} is not +-x, +-y or +-z")
+    return k, float(axis[k])
 
 
 def axis_rotation(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
-    """Rotation by ``angle`` (any shape) about the unit vector ``axis`` (3,): (..., 3, 3)."""
+    """Rotation by ``angle`` (any shape) about the joint axis ``axis`` (+-x, +-y or +-z):
+    (..., 3, 3)."""
+    k, sign = coordinate_axis(axis)
     angle = np.asarray(angle, dtype=float)
     out = np.empty(angle.shape + (3, 3))
-    _axis_rotations((float(axis[0]), float(axis[1]), float(axis[2])), angle.reshape(-1),
-                    out.reshape(-1, 1, 3, 3))
+    _axis_rotations(k, np.ascontiguousarray(sign * angle).reshape(-1), out.reshape(-1, 1, 3, 3))
     return out

@@ -1,0 +1,91 @@
+"""The compiled kernels and their plain-Python fallback are one implementation: the same
+functions run with numba disabled (CHARMIE_DYNAMICS_JIT=0) give the same results."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from charmie_dynamics import bundled_model, jit, load_model, resolve_state
+from charmie_dynamics.dynamics import Payload, inverse_dynamics
+from charmie_dynamics.dynamics.inverse import InverseDynamicsData
+
+SCRIPT = """
+import json, sys
+import numpy as np
+from charmie_dynamics import bundled_model, jit, load_model, resolve_state
+from charmie_dynamics.dynamics import Payload, inverse_dynamics
+x, xd, xdd = (np.array(v) for v in json.loads(sys.stdin.read()))
+model = load_model(bundled_model())
+loads = inverse_dynamics(model, resolve_state(model, x, xd, xdd),
+                         payloads=[Payload("body_12a.D12a", 0.7)])
+print(json.dumps({"jit": jit.ENABLED, "effort": loads.coordinate_effort.tolist(),
+                  "actuators": loads.actuator_force.tolist(),
+                  "wrenches": loads.joint_wrenches.tolist(),
+                  "origins": loads.placements.origin_world.tolist()}))
+"""
+
+
+def random_inputs(model, rng, n):
+    x = rng.uniform(-1.0, 1.0, (n, model.n_coordinates))
+    for a in model.actuators:
+        x[:, model.input_names.index(a.name)] = rng.uniform(*a.stroke, n)
+    return x, rng.normal(size=x.shape), rng.normal(size=x.shape)
+
+
+@pytest.fixture(scope="module")
+def charmie():
+    return load_model(bundled_model())
+
+
+def test_plain_python_fallback_equals_compiled(charmie):
+    assert jit.ENABLED, "numba is a dependency: the tests run the compiled kernels"
+    x, xd, xdd = random_inputs(charmie, np.random.default_rng(7), 3)
+    env = dict(os.environ, CHARMIE_DYNAMICS_JIT="0")
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], input=json.dumps(
+        [x.tolist(), xd.tolist(), xdd.tolist()]), env=env, capture_output=True, text=True,
+        timeout=300, check=True)
+    plain = json.loads(proc.stdout)
+    assert plain["jit"] is False
+    loads = inverse_dynamics(charmie, resolve_state(charmie, x, xd, xdd),
+                             payloads=[Payload("body_12a.D12a", 0.7)])
+    for key, ours in (("effort", loads.coordinate_effort), ("actuators", loads.actuator_force),
+                      ("wrenches", loads.joint_wrenches),
+                      ("origins", loads.placements.origin_world)):
+        np.testing.assert_allclose(ours, plain[key], rtol=1e-12, atol=1e-9, err_msg=key)
+
+
+def test_reused_data_equals_fresh_results(charmie):
+    rng = np.random.default_rng(3)
+    x, xd, xdd = random_inputs(charmie, rng, 4)
+    data = InverseDynamicsData(charmie, (4,))
+    state = resolve_state(charmie, x, xd, xdd)
+    first = inverse_dynamics(charmie, state, data=data).coordinate_effort.copy()
+    # a second batch through the same buffers, then the first again
+    x2, xd2, xdd2 = random_inputs(charmie, rng, 4)
+    other = inverse_dynamics(charmie, resolve_state(charmie, x2, xd2, xdd2), data=data)
+    np.testing.assert_allclose(other.coordinate_effort, inverse_dynamics(
+        charmie, resolve_state(charmie, x2, xd2, xdd2)).coordinate_effort, rtol=0, atol=0)
+    again = inverse_dynamics(charmie, resolve_state(charmie, x, xd, xdd, out=state), data=data)
+    np.testing.assert_array_equal(again.coordinate_effort, first)
+
+
+def test_data_of_another_shape_is_refused(charmie):
+    x, xd, xdd = random_inputs(charmie, np.random.default_rng(1), 2)
+    with pytest.raises(ValueError, match="sample shape"):
+        inverse_dynamics(charmie, resolve_state(charmie, x, xd, xdd),
+                         data=InverseDynamicsData(charmie, (3,)))
+
+
+def test_keep_efforts_equals_the_full_results(charmie):
+    x, xd, xdd = random_inputs(charmie, np.random.default_rng(11), 5)
+    state = resolve_state(charmie, x, xd, xdd)
+    full = inverse_dynamics(charmie, state, payloads=[Payload("body_12a.D12a", 0.4)])
+    lean = inverse_dynamics(charmie, state, payloads=[Payload("body_12a.D12a", 0.4)],
+                            data=InverseDynamicsData(charmie, (5,), keep="efforts"))
+    for name in ("coordinate_effort", "actuator_force", "spring_tension"):
+        np.testing.assert_array_equal(getattr(lean, name), getattr(full, name), err_msg=name)
+    np.testing.assert_array_equal(lean.loops.buffer, full.loops.buffer)
+    assert lean.placements is None and lean.joint_wrenches is None
