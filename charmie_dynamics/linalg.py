@@ -77,6 +77,12 @@ def store_mat(a, i, k, M) -> None:
 
 
 @kernel
+def column(M, c):
+    """Column ``c`` of a matrix of rows."""
+    return (M[0][c], M[1][c], M[2][c])
+
+
+@kernel
 def add(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 

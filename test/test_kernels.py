@@ -89,3 +89,18 @@ def test_keep_efforts_equals_the_full_results(charmie):
         np.testing.assert_array_equal(getattr(lean, name), getattr(full, name), err_msg=name)
     np.testing.assert_array_equal(lean.loops.buffer, full.loops.buffer)
     assert lean.placements is None and lean.joint_wrenches is None
+
+
+def test_quaternions_match_scipy_for_every_branch():
+    from scipy.spatial.transform import Rotation
+
+    from charmie_dynamics.model.rotations import quaternions
+    R = Rotation.random(500, random_state=2).as_matrix()
+    # Shepperd's four branches: trace largest, then each diagonal entry largest
+    special = np.stack([np.eye(3), np.diag([1.0, -1.0, -1.0]), np.diag([-1.0, 1.0, -1.0]),
+                        np.diag([-1.0, -1.0, 1.0])])
+    R = np.concatenate([R, special])
+    q = quaternions(R)
+    ref = Rotation.from_matrix(R).as_quat()               # (x, y, z, w)
+    sign = np.where(np.sum(q * ref, axis=-1) < 0, -1.0, 1.0)[:, None]
+    np.testing.assert_allclose(q, sign * ref, atol=1e-14)

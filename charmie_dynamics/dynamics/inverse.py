@@ -17,13 +17,13 @@ from typing import Sequence
 import numpy as np
 
 from ..jit import kernel
-from ..kinematics.forward import Placements, forward_kinematics_sample
+from ..kinematics.forward import Placements, forward_kinematics_sample, to_world
 from ..kinematics.motion import BodyMotion, body_motion_sample
 from ..kinematics.state import JointSpaceState
 from ..linalg import accumulate, add, cross3, mat, mat_t_vec, mat_vec, scale, store, vec
 from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.forces import (add_point_force, passive_forces_sample,
-                                 spring_names, to_world)
+                                 spring_names)
 from ..mechanisms.loops import LoopLoads, distribute_sample
 from ..model.model import Model
 from ..model.packed import DRIVEN_BY, packed

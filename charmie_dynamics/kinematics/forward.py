@@ -81,6 +81,13 @@ def joint_values(model: Model, q: np.ndarray) -> np.ndarray:
 
 
 @kernel
+def to_world(rotations, origins, body, local):
+    """World coordinates of a point given in ``body``'s frame, one sample (kernel; eqs. 15
+    and 19)."""
+    return add(vec(origins, body, 1), mat_vec(mat(rotations, body, 1), local))
+
+
+@kernel
 def forward_kinematics_sample(body_int, body_vec, body_mat, q, values, rotations, origins
                               ) -> None:
     """Forward kinematics of one sample (kernel): per body i, ``rotations[i, 0]`` =

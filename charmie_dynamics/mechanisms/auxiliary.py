@@ -15,17 +15,18 @@ extracted text: eq. 25 (``B4slc x = B4slc x``, a tautology) is read as ``B4slc x
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..jit import kernel
-from ..kinematics.forward import Placements
-from ..linalg import add, cross, mat, mat_t_vec, mat_vec, rotate, scale, store, sub, vec
-from ..model.model import Balancer, JointType, Model
-from ..model.packed import (B_ANCHOR, B_HANGER, B_HANGER_BODY, B_PIVOT, B_PIVOT_BODY, B_SIDE,
-                            B_SIZES, packed)
+from ..kinematics.forward import Placements, to_world
+from ..linalg import (add, column, cross3, dot, mat, mat_t_vec, mat_vec, norm, scale, store,
+                      store_mat, sub, vec)
+from ..model.model import Balancer, Model
+from ..model.packed import (A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, AXIS, B_ANCHOR,
+                            B_HANGER, B_HANGER_BODY, B_PIVOT, B_PIVOT_BODY, B_SIDE, B_SIZES,
+                            JOINT, REVOLUTE, S_END, S_END_BODY, S_START, S_START_BODY, packed)
 from .indirect import MechanismRangeError
 
 
@@ -40,17 +41,6 @@ class Segment:
     end: np.ndarray        # (..., 3) world
     length: np.ndarray     # (...,) m
     rotation: np.ndarray   # (..., 3, 3) world orientation, z along start -> end
-
-
-def _segment(name: str, kind: str, body: int, start: np.ndarray, end: np.ndarray,
-             pin_axis: np.ndarray) -> Segment:
-    d = end - start
-    length = np.linalg.norm(d, axis=-1)
-    z = d / length[..., None]
-    x = pin_axis - np.sum(pin_axis * z, axis=-1)[..., None] * z
-    x = x / np.linalg.norm(x, axis=-1)[..., None]
-    rotation = np.stack([x, cross(z, x), z], axis=-1)
-    return Segment(name, kind, body, start, end, length, rotation)
 
 
 @kernel
@@ -76,70 +66,113 @@ def balancer_local_points(bal_int, bal_vec, b, rotations, origins):
             vec(bal_vec, b, B_ANCHOR))
 
 
-@kernel
-def _balancer_points_batch(bal_int, bal_vec, b, rotations, origins, out) -> int:
-    failed = -1
-    for s in range(rotations.shape[0]):
-        pts = balancer_local_points(bal_int, bal_vec, b, rotations[s], origins[s])
-        if not pts[0] and failed < 0:
-            failed = s
-        R = mat(rotations[s], bal_int[b, B_PIVOT_BODY], 1)
-        O = vec(origins[s], bal_int[b, B_PIVOT_BODY], 1)
-        store(out, s, 0, add(O, mat_vec(R, pts[1])))
-        store(out, s, 1, add(O, mat_vec(R, pts[2])))
-        store(out, s, 2, add(O, mat_vec(R, pts[3])))
-        store(out, s, 3, add(O, mat_vec(R, pts[4])))
-        store(out, s, 4, add(O, mat_vec(R, pts[5])))
-    return failed
-
-
-BALANCER_POINTS = ("pivot", "lever_end", "hanger_top", "spring_attach", "spring_anchor")
-
-
-def balancer_points(model: Model, placements: Placements, bal: Balancer) -> dict[str, np.ndarray]:
-    """Points of one balancer half in the world frame (seed 000 eqs. 22-27).
-
-    Keys: ``pivot`` (F3), ``lever_end`` (B4sla), ``hanger_top`` (B4slc), ``spring_attach``
-    (B4slb), ``spring_anchor``. Raises MechanismRangeError if the lever cannot reach.
-    """
-    pm = packed(model)
-    rotations, origins = placements.per_sample()
-    out = np.empty((rotations.shape[0], 5, 3))
-    if _balancer_points_batch(pm.bal_int, pm.bal_vec, model.balancers.index(bal), rotations,
-                              origins, out) >= 0:
-        raise balancer_range_error(bal)
-    out = out.reshape(placements.lead + (5, 3))
-    return {name: out[..., k, :] for k, name in enumerate(BALANCER_POINTS)}
-
-
 def balancer_range_error(bal: Balancer) -> MechanismRangeError:
     return MechanismRangeError(f"{bal.name}: the lever of length {bal.lever_length:g} m cannot "
                                f"reach the hanger of length {bal.hanger_length:g} m")
 
 
+@kernel
+def segment_frame(start, end, pin):
+    """Length and world orientation (rows) of a segment: z along start -> end, x the pin axis
+    made perpendicular to z, y = z x x (module docstring)."""
+    d = sub(end, start)
+    length = norm(d)
+    z = scale(1.0 / length, d)
+    x = sub(pin, scale(dot(pin, z), z))
+    x = scale(1.0 / norm(x), x)
+    y = cross3(z, x)
+    return length, ((x[0], y[0], z[0]), (x[1], y[1], z[1]), (x[2], y[2], z[2]))
+
+
+@kernel
+def _store_segment(k, start, end, pin, ends, lengths, frames) -> None:
+    length, R = segment_frame(start, end, pin)
+    store(ends, k, 0, start)
+    store(ends, k, 1, end)
+    lengths[k] = length
+    store_mat(frames, k, 0, R)
+
+
+@kernel
+def auxiliary_segments_sample(body_int, body_vec, act_int, act_vec, spring_int, spring_vec, bal_int,
+                              bal_vec, rotations, origins, ends, lengths, frames) -> int:
+    """Every auxiliary segment of one sample (kernel), in the order of
+    :func:`auxiliary_segments`; ``ends`` (n, 2, 3) start and end, ``lengths`` (n,),
+    ``frames`` (n, 1, 3, 3). Returns a balancer whose lever cannot reach, or -1."""
+    k = 0
+    for a in range(act_int.shape[0]):
+        i = act_int[a, A_DRIVES]
+        base_body = act_int[a, A_BASE_BODY]
+        if body_int[i, JOINT] == REVOLUTE:
+            pin = mat_vec(mat(rotations, i, 1), vec(body_vec, i, AXIS))
+        else:
+            pin = column(mat(rotations, base_body, 1), 0)
+        _store_segment(k, to_world(rotations, origins, base_body, vec(act_vec, a, A_BASE)),
+                       to_world(rotations, origins, act_int[a, A_END_BODY], vec(act_vec, a, A_END)),
+                       pin, ends, lengths, frames)
+        k += 1
+    for sp in range(spring_int.shape[0]):
+        start_body = spring_int[sp, S_START_BODY]
+        _store_segment(k, to_world(rotations, origins, start_body, vec(spring_vec, sp, S_START)),
+                       to_world(rotations, origins, spring_int[sp, S_END_BODY],
+                                vec(spring_vec, sp, S_END)),
+                       column(mat(rotations, start_body, 1), 0), ends, lengths, frames)
+        k += 1
+    failed = -1
+    for b in range(bal_int.shape[0]):
+        reachable, P, E, top, S, A = balancer_local_points(bal_int, bal_vec, b, rotations,
+                                                           origins)
+        if not reachable:
+            failed = b
+        pb = bal_int[b, B_PIVOT_BODY]
+        R = mat(rotations, pb, 1)
+        O = vec(origins, pb, 1)
+        pin = column(R, 1)
+        P, E, top = add(O, mat_vec(R, P)), add(O, mat_vec(R, E)), add(O, mat_vec(R, top))
+        S, A = add(O, mat_vec(R, S)), add(O, mat_vec(R, A))
+        _store_segment(k, P, E, pin, ends, lengths, frames)            # lever
+        _store_segment(k + 1, E, top, pin, ends, lengths, frames)      # hanger
+        _store_segment(k + 2, S, A, pin, ends, lengths, frames)        # spring
+        k += 3
+    return failed
+
+
+@kernel
+def _auxiliary_segments_batch(body_int, body_vec, act_int, act_vec, spring_int, spring_vec, bal_int,
+                              bal_vec, rotations, origins, ends, lengths, frames) -> int:
+    failed = -1
+    for s in range(rotations.shape[0]):
+        b = auxiliary_segments_sample(body_int, body_vec, act_int, act_vec, spring_int, spring_vec,
+                                      bal_int, bal_vec, rotations[s], origins[s], ends[s],
+                                      lengths[s], frames[s])
+        if b >= 0:
+            failed = b
+    return failed
+
+
+def segment_names(model: Model) -> list[tuple[str, str, int]]:
+    """(name, kind, body its start is attached to) of every auxiliary segment, in order."""
+    out = [(a.name, "actuator", a.base.body) for a in model.actuators]
+    out += [(s.name, "spring", s.start.body) for s in model.springs]
+    for bal in model.balancers:
+        out += [(f"{bal.name}_{part}", kind, bal.pivot.body) for part, kind in
+                (("lever", "lever"), ("hanger", "hanger"), ("spring", "spring"))]
+    return out
+
+
 def auxiliary_segments(model: Model, placements: Placements) -> list[Segment]:
     """Every auxiliary body of the model: actuators, springs, balancer levers/hangers/springs."""
-    out = []
-    for act in model.actuators:
-        start = placements.to_world(act.base.body, act.base.local)
-        end = placements.to_world(act.end.body, act.end.local)
-        i = act.drives
-        pin = rotate(placements.rotation_world[..., i, :, :], model.axis[i]) \
-            if model.joint_type[i] == JointType.REVOLUTE else \
-            placements.rotation_world[..., act.base.body, :, 0]
-        out.append(_segment(act.name, "actuator", act.base.body, start, end, pin))
-    for spring in model.springs:
-        start = placements.to_world(spring.start.body, spring.start.local)
-        end = placements.to_world(spring.end.body, spring.end.local)
-        out.append(_segment(spring.name, "spring", spring.start.body, start, end,
-                            placements.rotation_world[..., spring.start.body, :, 0]))
-    for bal in model.balancers:
-        pts = balancer_points(model, placements, bal)
-        pin = placements.rotation_world[..., bal.pivot.body, :, 1]
-        b = bal.pivot.body
-        out.append(_segment(f"{bal.name}_lever", "lever", b, pts["pivot"], pts["lever_end"], pin))
-        out.append(_segment(f"{bal.name}_hanger", "hanger", b, pts["lever_end"], pts["hanger_top"],
-                            pin))
-        out.append(_segment(f"{bal.name}_spring", "spring", b, pts["spring_attach"],
-                            pts["spring_anchor"], pin))
-    return out
+    names = segment_names(model)
+    pm = packed(model)
+    rotations, origins = placements.per_sample()
+    n, lead = rotations.shape[0], placements.lead
+    ends, lengths, frames = (np.empty((n, len(names)) + tail) for tail in ((2, 3), (), (1, 3, 3)))
+    failed = _auxiliary_segments_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.spring_int,
+                                       pm.spring_vec, pm.bal_int, pm.bal_vec, rotations, origins,
+                                       ends, lengths, frames)
+    if failed >= 0:
+        raise balancer_range_error(model.balancers[failed])
+    return [Segment(name, kind, body, ends[:, k, 0].reshape(lead + (3,)),
+                    ends[:, k, 1].reshape(lead + (3,)), lengths[:, k].reshape(lead),
+                    frames[:, k, 0].reshape(lead + (3, 3)))
+            for k, (name, kind, body) in enumerate(names)]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..jit import kernel
-from ..kinematics.forward import Placements
+from ..kinematics.forward import Placements, to_world
 from ..linalg import accumulate, add, cross3, mat, mat_t_vec, mat_vec, norm, scale, sub, vec
 from ..model.model import Model, SpringParams
 from ..model.packed import (B_HANGER_BODY, B_LAW, B_PIVOT_BODY, S_END, S_END_BODY, S_LAW, S_START,
@@ -64,12 +64,6 @@ def spring_energy(params: SpringParams, length: np.ndarray) -> np.ndarray:
     """Potential energy (J) whose derivative w.r.t. the length is :func:`spring_tension`."""
     s = length - params.free_length
     return 0.5 * params.stiffness * s * s + params.preload * s
-
-
-@kernel
-def to_world(rotations, origins, body, local):
-    """World coordinates of a point given in ``body``'s frame, one sample (eqs. 15 and 19)."""
-    return add(vec(origins, body, 1), mat_vec(mat(rotations, body, 1), local))
 
 
 @kernel

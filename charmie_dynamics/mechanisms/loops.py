@@ -31,13 +31,12 @@ import numpy as np
 
 from ..dynamics.rnea import TreeWrenches
 from ..jit import kernel
-from ..kinematics.forward import Placements
+from ..kinematics.forward import Placements, to_world
 from ..linalg import add, cross3, dot, mat, mat_t_vec, norm, scale, store, sub, vec
 from ..model.model import Model
 from ..model.packed import (A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, A_SHARING, AXIS,
                             B_SHARES, JOINT, REVOLUTE, packed)
 from ..slots import COUPLE, END_FORCE, F, JOINT_FORCE, JOINT_TORQUE, N
-from .forces import to_world
 
 
 @dataclass(frozen=True)

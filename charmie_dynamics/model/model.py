@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
+from functools import cached_property
 from typing import Mapping, Optional
 
 import numpy as np
@@ -202,7 +203,7 @@ class Model:
     def n_coordinates(self) -> int:
         return len(self.coordinate_names)
 
-    @property
+    @cached_property
     def actuator_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.actuators)
 
@@ -211,7 +212,7 @@ class Model:
         """Coordinate name -> name of the actuator that drives it."""
         return {self.bodies[a.drives].coordinate: a.name for a in self.actuators}
 
-    @property
+    @cached_property
     def input_names(self) -> tuple[str, ...]:
         """Independent inputs: the coordinates, with each driven one replaced by its actuator."""
         driven = self.driven_coordinates

@@ -75,3 +75,39 @@ def axis_rotation(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
     out = np.empty(angle.shape + (3, 3))
     _axis_rotations(k, np.ascontiguousarray(sign * angle).reshape(-1), out.reshape(-1, 1, 3, 3))
     return out
+
+
+@kernel
+def quaternion_of(M):
+    """Unit quaternion (x, y, z, w) of a rotation matrix given as rows, by Shepperd's method
+    (stable for every rotation): from the largest of 1 + trace and 1 + 2 M_kk - trace."""
+    t = M[0][0] + M[1][1] + M[2][2]
+    a21, a02, a10 = M[2][1] - M[1][2], M[0][2] - M[2][0], M[1][0] - M[0][1]
+    b01, b02, b12 = M[0][1] + M[1][0], M[0][2] + M[2][0], M[1][2] + M[2][1]
+    if t >= M[0][0] and t >= M[1][1] and t >= M[2][2]:
+        s = 2.0 * math.sqrt(1.0 + t)
+        return (a21 / s, a02 / s, a10 / s, 0.25 * s)
+    if M[0][0] >= M[1][1] and M[0][0] >= M[2][2]:
+        s = 2.0 * math.sqrt(1.0 + 2.0 * M[0][0] - t)
+        return (0.25 * s, b01 / s, b02 / s, a21 / s)
+    if M[1][1] >= M[2][2]:
+        s = 2.0 * math.sqrt(1.0 + 2.0 * M[1][1] - t)
+        return (b01 / s, 0.25 * s, b12 / s, a02 / s)
+    s = 2.0 * math.sqrt(1.0 + 2.0 * M[2][2] - t)
+    return (b02 / s, b12 / s, 0.25 * s, a10 / s)
+
+
+@kernel
+def _quaternions(R, out) -> None:
+    for k in range(R.shape[0]):
+        out[k, 0], out[k, 1], out[k, 2], out[k, 3] = quaternion_of(
+            ((R[k, 0, 0], R[k, 0, 1], R[k, 0, 2]), (R[k, 1, 0], R[k, 1, 1], R[k, 1, 2]),
+             (R[k, 2, 0], R[k, 2, 1], R[k, 2, 2])))
+
+
+def quaternions(R: np.ndarray) -> np.ndarray:
+    """Unit quaternions (x, y, z, w) of rotation matrices (..., 3, 3): (..., 4)."""
+    R = np.ascontiguousarray(R, dtype=float)
+    out = np.empty(R.shape[:-2] + (4,))
+    _quaternions(R.reshape(-1, 3, 3), out.reshape(-1, 4))
+    return out

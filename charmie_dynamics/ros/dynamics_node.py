@@ -18,12 +18,12 @@ from typing import Optional
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-from geometry_msgs.msg import Point, WrenchStamped
+from geometry_msgs.msg import Point, TransformStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Float64MultiArray, Header, String
 from tf2_msgs.msg import TFMessage
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
@@ -43,7 +43,8 @@ from .inputs import (
     StateAssembler,
     read_joint_state,
 )
-from .messages import diagnostics, joint_state, to_seconds, transform, vector3
+from .messages import (diagnostics, float_array, joint_state, quaternions, set_transform, set_vector3,
+                       to_seconds, transform)
 from .parameters import declare_parameters
 
 ACCELERATION_SOURCES = ("zero", "estimate", "reference")
@@ -61,7 +62,7 @@ PARAMETERS = {
     "frame_prefix": ("", "Prefix of every published frame name, as robot_state_publisher's", True),
     "world_frame": ("world", "Name of the model's ground frame (before the prefix)", True),
     "publish_rate_limit": (0.0, "Most evaluations per second; faster inputs are counted as throttled (0: every input)", False),
-    "tf_rate": (100.0, "Most /tf messages per second (0: one per evaluation)", False),
+    "tf_rate": (100.0, "Most /tf and wrench_markers messages per second (0: one per evaluation)", False),
     "acceleration_source": ("zero", "zero | estimate (filtered differences of velocities) | reference", False),
     "acceleration_filter_cutoff": (20.0, "Cut-off frequency (Hz) of the estimate filter", False),
     "gravity_only": (False, "Gravity compensation: velocities and accelerations taken as zero", False),
@@ -103,6 +104,7 @@ class DynamicsNode(Node):
         self.pub_joint_loads = self.create_publisher(JointState, "joint_loads", qos.OUTPUT)
         self.pub_actuator_loads = self.create_publisher(JointState, "actuator_loads", qos.OUTPUT)
         self.pub_feedforward = self.create_publisher(Float64MultiArray, self.p["feedforward_topic"], qos.OUTPUT)
+        self.msg_feedforward = Float64MultiArray()
         self.pub_markers = self.create_publisher(MarkerArray, "wrench_markers", qos.OUTPUT)
         self.pub_tf = self.create_publisher(TFMessage, "/tf", qos.TF)
         self.pub_tf_static = self.create_publisher(TFMessage, "/tf_static", qos.LATCHED)
@@ -170,13 +172,26 @@ class DynamicsNode(Node):
         self.state_buffer = resolve_state(model, *inputs_from_dict(model))
         self.loads_buffer = InverseDynamicsData(model)
         # compile (or load from numba's disk cache) the kernels now, not at the first input
-        auxiliary_segments(model, inverse_dynamics(model, self.state_buffer,
-                                                   data=self.loads_buffer).placements)
+        segments = auxiliary_segments(model, inverse_dynamics(
+            model, self.state_buffer, data=self.loads_buffer).placements)
+        # messages refilled by every evaluation: names and frames are set once
+        self.msg_joint_loads = JointState(name=list(model.coordinate_names))
+        self.msg_actuator_loads = JointState(name=list(model.input_names))
+        self.tf_bodies = [i for i in range(model.n_bodies) if model.joint_type[i] != JointType.FIXED]
+        self.tf_segment_bodies = [seg.body for seg in segments]
+        frames = [(self._parent_frame(i), self.frame(model.body_names[i])) for i in self.tf_bodies]
+        frames += [(self.frame(model.body_names[seg.body]), self.frame(seg.name)) for seg in segments]
+        self.msg_tf = TFMessage(transforms=[TransformStamped(header=Header(frame_id=parent),
+                                                             child_frame_id=child)
+                                            for parent, child in frames])
         self.last_stamp = self.last_x = self.last_feedforward = None
         for body in self.p["wrench_joints"]:
             if body and body not in self.pub_wrenches:
                 self.pub_wrenches[body] = self.create_publisher(
                     WrenchStamped, f"joint_wrenches/{body}", qos.OUTPUT)
+        self.msg_wrenches = {body: WrenchStamped(header=Header(frame_id=self.frame(body)))
+                             for body in self.pub_wrenches}
+        self.wrench_bodies = {body: model.body_index(body) for body in self.pub_wrenches}
         self._publish_static_frames()
         self.get_logger().info(f"model {model.name!r}: {model.n_bodies} bodies, "
                                f"{len(model.input_names)} inputs")
@@ -290,9 +305,9 @@ class DynamicsNode(Node):
         with np.errstate(all="ignore"):          # overflow shows as non-finite, checked below
             loads = inverse_dynamics(self.model, state, gravity_only=self.p["gravity_only"],
                                      data=self.loads_buffer)
-        if not (np.all(np.isfinite(loads.coordinate_effort)) and np.all(np.isfinite(
-                loads.actuator_force)) and np.all(np.isfinite(loads.joint_force))
-                and np.all(np.isfinite(loads.joint_torque))):
+        # one sum: non-finite if any term is (or if the loads overflow: rejected alike)
+        if not math.isfinite(loads.coordinate_effort.sum() + loads.actuator_force.sum()
+                             + loads.joint_wrenches.sum()):
             return self._reject("non_finite", "the loads of this input are not finite "
                                               "(inputs too large)")
         self.last_eval_stamp = stamp
@@ -320,45 +335,47 @@ class DynamicsNode(Node):
         return efforts
 
     def _publish_feedforward(self, efforts: np.ndarray) -> None:
-        self.pub_feedforward.publish(Float64MultiArray(data=[float(v) for v in efforts]))
+        self.msg_feedforward.data = float_array(efforts)
+        self.pub_feedforward.publish(self.msg_feedforward)
 
     def _publish(self, stamp_msg, stamp: float, x: np.ndarray, xd: np.ndarray,
                  state: JointSpaceState, loads: Loads) -> None:
-        m = self.model
         efforts = self.actuator_efforts(loads)
-        fk = loads.placements
-        self.pub_joint_loads.publish(joint_state(stamp_msg, m.coordinate_names, state.q, state.qd,
-                                                 loads.coordinate_effort))
-        self.pub_actuator_loads.publish(joint_state(stamp_msg, m.input_names, x, xd, efforts))
+        self.pub_joint_loads.publish(joint_state(stamp_msg, (), state.q, state.qd,
+                                                 loads.coordinate_effort, self.msg_joint_loads))
+        self.pub_actuator_loads.publish(joint_state(stamp_msg, (), x, xd, efforts,
+                                                    self.msg_actuator_loads))
         self.last_feedforward = efforts[self.feedforward_index]
         self.last_x = x
         self.last_valid_time = self._now()
         self.stale = False
         self._publish_feedforward(self.last_feedforward)
-        markers = MarkerArray()
-        for k, body in enumerate(self.pub_wrenches):
-            i = m.body_index(body)
-            w = WrenchStamped()
+        for body, w in self.msg_wrenches.items():
+            i = self.wrench_bodies[body]
             w.header.stamp = stamp_msg
-            w.header.frame_id = self.frame(body)
-            w.wrench.force = vector3(loads.joint_force[i])
-            w.wrench.torque = vector3(loads.joint_torque[i])
+            set_vector3(w.wrench.force, loads.joint_force[i])
+            set_vector3(w.wrench.torque, loads.joint_torque[i])
             self.pub_wrenches[body].publish(w)
-            markers.markers.append(self._arrow(stamp_msg, k, fk.origin_world[i],
+        # /tf and the RViz arrows on a grid of stamps 1/tf_rate apart, so that jitter in the
+        # input stamps does not lower the average rate; a gap of more than a period, or time
+        # going back, restarts it
+        rate = self.p["tf_rate"]
+        if rate > 0:
+            period, due = 1.0 / rate, self.next_tf_stamp
+            if not (due is None or stamp >= due or stamp < due - 2.0 * period):
+                return
+            on_grid = due is not None and due <= stamp < due + period
+            self.next_tf_stamp = (due if on_grid else stamp) + period
+        self._publish_tf(stamp_msg, loads)
+        self._publish_markers(stamp_msg, loads)
+
+    def _publish_markers(self, stamp_msg, loads: Loads) -> None:
+        markers = MarkerArray()
+        for k, i in enumerate(self.wrench_bodies.values()):
+            markers.markers.append(self._arrow(stamp_msg, k, loads.placements.origin_world[i],
                                                loads.joint_force_world[i]))
         if markers.markers:
             self.pub_markers.publish(markers)
-        # /tf on a grid of stamps 1/tf_rate apart, so that jitter in the input stamps does not
-        # lower the average rate; a gap of more than a period, or time going back, restarts it
-        rate = self.p["tf_rate"]
-        if rate <= 0:
-            self._publish_tf(stamp_msg, loads)
-            return
-        period, due = 1.0 / rate, self.next_tf_stamp
-        if due is None or stamp >= due or stamp < due - 2.0 * period:
-            on_grid = due is not None and due <= stamp < due + period
-            self.next_tf_stamp = (due if on_grid else stamp) + period
-            self._publish_tf(stamp_msg, loads)
 
     def _arrow(self, stamp_msg, k: int, origin: np.ndarray, force: np.ndarray) -> Marker:
         marker = Marker()
@@ -376,17 +393,25 @@ class DynamicsNode(Node):
         return marker
 
     def _publish_tf(self, stamp_msg, loads: Loads) -> None:
-        m = self.model
+        """Every moving body in its parent's frame, and every auxiliary body in the frame of
+        the body it starts on (one message, refilled)."""
         fk = loads.placements
-        transforms = [transform(stamp_msg, self._parent_frame(i), self.frame(m.body_names[i]),
-                                fk.rotation_parent[i], fk.origin_parent[i])
-                      for i in range(m.n_bodies) if m.joint_type[i] != JointType.FIXED]
-        for seg in auxiliary_segments(m, fk):
-            R_body = fk.rotation_world[seg.body]
-            transforms.append(transform(stamp_msg, self.frame(m.body_names[seg.body]),
-                                        self.frame(seg.name), R_body.T @ seg.rotation,
-                                        R_body.T @ (seg.start - fk.origin_world[seg.body])))
-        self.pub_tf.publish(TFMessage(transforms=transforms))
+        bodies = self.tf_bodies
+        translations = [fk.origin_parent[bodies]]
+        rotations = [fk.rotation_parent[bodies]]
+        segments = auxiliary_segments(self.model, fk)
+        if segments:
+            R_body = fk.rotation_world[self.tf_segment_bodies]          # (n_seg, 3, 3)
+            start = np.stack([seg.start for seg in segments])
+            rotation = np.stack([seg.rotation for seg in segments])
+            O = fk.origin_world[self.tf_segment_bodies]
+            translations.append(np.einsum("sji,sj->si", R_body, start - O))
+            rotations.append(np.einsum("sji,sjk->sik", R_body, rotation))
+        translations = np.concatenate(translations)
+        xyzw = quaternions(np.concatenate(rotations))
+        for msg, p, q in zip(self.msg_tf.transforms, translations, xyzw):
+            set_transform(msg, stamp_msg, p, q)
+        self.pub_tf.publish(self.msg_tf)
 
     # ------------------------------------------------------------------ watchdog, diagnostics
     def _now(self) -> float:

@@ -42,17 +42,18 @@ def read_joint_state(names: Sequence[str], position: Sequence[float],
     if len(position) != len(names) or (len(velocity) not in (0, len(names))):
         raise InputRejected("length_mismatch", f"{len(names)} names, {len(position)} positions, "
                                                f"{len(velocity)} velocities")
-    if len(set(names)) != len(names):
+    given = set(names)
+    if len(given) != len(names):
         raise InputRejected("duplicate_name", "a name appears twice")
-    unknown = [n for n in names if n not in allowed]
-    if unknown:
+    if not given.issubset(allowed):
+        unknown = [n for n in names if n not in allowed]
         raise InputRejected("unknown_name", f"{', '.join(unknown[:5])} not among the model's "
                                             "inputs")
-    missing = [n for n in required if n not in names]
-    if missing:
+    if not given.issuperset(required):
+        missing = [n for n in required if n not in given]
         raise InputRejected("missing_name", f"{', '.join(missing[:6])} not in the message")
-    values = list(position) + list(velocity)
-    if not all(math.isfinite(v) for v in values):
+    if not (np.isfinite(np.asarray(position, dtype=float)).all()
+            and np.isfinite(np.asarray(velocity, dtype=float)).all()):
         raise InputRejected("non_finite", "NaN or infinite position or velocity")
     vel = dict(zip(names, velocity)) if velocity else dict.fromkeys(names, 0.0)
     return dict(zip(names, position)), vel
@@ -75,16 +76,18 @@ class StateAssembler:
     def __post_init__(self) -> None:
         self.names = self.model.input_names
         self.ranges = {j.actuator: valid_range(j) for j in indirect_joints(self.model)}
+        self._accepted = tuple(n for n in self.names if n not in self.base_coordinates)
+        actuators = set(self.model.actuator_names)
+        self._required = tuple(n for n in self._accepted if n not in actuators)
 
     def accepted_names(self) -> tuple[str, ...]:
         """Names joint_states may carry: every input but the base's when it comes from odometry."""
-        return tuple(n for n in self.names if n not in self.base_coordinates)
+        return self._accepted
 
     def required_names(self) -> tuple[str, ...]:
         """Names every joint_states must carry: the joint coordinates (the actuator lengths may
         come from actuator_states instead)."""
-        actuators = set(self.model.actuator_names)
-        return tuple(n for n in self.accepted_names() if n not in actuators)
+        return self._required
 
     def update(self, positions: Mapping[str, float], velocities: Mapping[str, float],
                now: float = 0.0) -> None:

@@ -1,13 +1,16 @@
 """Conversions between the core's arrays and ROS messages."""
 from __future__ import annotations
 
-from typing import Sequence
+from array import array
+from typing import Optional, Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import Quaternion, TransformStamped, Vector3
+from geometry_msgs.msg import TransformStamped, Vector3
 from sensor_msgs.msg import JointState
+
+from ..model.rotations import quaternions
 
 
 def to_seconds(stamp: Time) -> float:
@@ -30,47 +33,43 @@ def duration_from_seconds(seconds: float) -> Duration:
     return Duration(sec=sec, nanosec=nanosec)
 
 
-def quaternion(R: np.ndarray) -> Quaternion:
-    """Unit quaternion of a rotation matrix (Shepperd's method: stable for every rotation)."""
-    t = np.trace(R)
-    k = int(np.argmax([t, R[0, 0], R[1, 1], R[2, 2]]))
-    if k == 0:
-        s = 2.0 * np.sqrt(1.0 + t)
-        w, x, y, z = 0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s
-    elif k == 1:
-        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
-        w, x, y, z = (R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s
-    elif k == 2:
-        s = 2.0 * np.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
-        w, x, y, z = (R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s
-    else:
-        s = 2.0 * np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
-        w, x, y, z = (R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s
-    return Quaternion(x=float(x), y=float(y), z=float(z), w=float(w))
-
-
-def vector3(v: np.ndarray) -> Vector3:
-    return Vector3(x=float(v[0]), y=float(v[1]), z=float(v[2]))
+def set_transform(msg: TransformStamped, stamp: Time, translation: np.ndarray,
+                  xyzw: np.ndarray) -> None:
+    """Fill a TransformStamped whose frames are already set (reused from message to message)."""
+    msg.header.stamp = stamp
+    t, r = msg.transform.translation, msg.transform.rotation
+    t.x, t.y, t.z = float(translation[0]), float(translation[1]), float(translation[2])
+    r.x, r.y, r.z, r.w = float(xyzw[0]), float(xyzw[1]), float(xyzw[2]), float(xyzw[3])
 
 
 def transform(stamp: Time, parent: str, child: str, R: np.ndarray, p: np.ndarray) -> TransformStamped:
     msg = TransformStamped()
-    msg.header.stamp = stamp
     msg.header.frame_id = parent
     msg.child_frame_id = child
-    msg.transform.translation = vector3(p)
-    msg.transform.rotation = quaternion(R)
+    set_transform(msg, stamp, p, quaternions(R))
     return msg
 
 
+def set_vector3(msg: Vector3, v: np.ndarray) -> None:
+    msg.x, msg.y, msg.z = float(v[0]), float(v[1]), float(v[2])
+
+
+def float_array(values: np.ndarray) -> array:
+    """A float64 sequence field's own type: assigned without per-element checks, sent as
+    one block."""
+    return array("d", np.ascontiguousarray(values, dtype=float).tobytes())
+
+
 def joint_state(stamp: Time, names: Sequence[str], position: np.ndarray, velocity: np.ndarray,
-                effort: np.ndarray) -> JointState:
-    msg = JointState()
+                effort: np.ndarray, msg: Optional[JointState] = None) -> JointState:
+    """A JointState; ``msg``: one to refill whose ``name`` is already ``names``."""
+    if msg is None:
+        msg = JointState()
+        msg.name = list(names)
     msg.header.stamp = stamp
-    msg.name = list(names)
-    msg.position = [float(v) for v in position]
-    msg.velocity = [float(v) for v in velocity]
-    msg.effort = [float(v) for v in effort]
+    msg.position = float_array(position)
+    msg.velocity = float_array(velocity)
+    msg.effort = float_array(effort)
     return msg
 
 

@@ -1,0 +1,140 @@
+"""What one evaluation of the dynamics node costs, without the input's transport: the node
+runs in this process and its joint_states callback is called directly with ready messages,
+back to back; its outputs are published over real DDS (loopback) to a subscriber process
+that takes every output topic (as RViz and a controller would).
+
+    .venv/bin/python benchmarks/bench_node_callback.py [--calls 5000] [--out FILE.json]
+
+Prints, for tf_rate 100 Hz (the default; the inputs' stamps are 1 ms apart, so one in ten
+evaluations also publishes /tf and the wrench markers) and tf_rate 0 (every evaluation): the
+time per callback (p50, p99, max and mean, microseconds) and the evaluation rate one core
+sustains (1 / mean). This bounds what the node can serve on this machine; bench_node.py
+measures the whole path from another process over DDS.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+os.environ.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 50))
+
+import rclpy  # noqa: E402
+from builtin_interfaces.msg import Time  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+from charmie_dynamics import bundled_model, load_model  # noqa: E402
+from charmie_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
+from charmie_dynamics.trajectories import MOTIONS  # noqa: E402
+
+SUBSCRIBER = """
+import sys, time, rclpy
+from rclpy.node import Node
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import WrenchStamped
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
+from charmie_dynamics.ros import qos
+rclpy.init()
+node = Node("bench_outputs")
+count = [0]
+def seen(msg):
+    count[0] += 1
+for kind, topic, profile in ((JointState, "joint_loads", qos.OUTPUT),
+                             (JointState, "actuator_loads", qos.OUTPUT),
+                             (Float64MultiArray, "feedforward_efforts", qos.OUTPUT),
+                             (WrenchStamped, "joint_wrenches/body_3", qos.OUTPUT),
+                             (MarkerArray, "wrench_markers", qos.OUTPUT),
+                             (TFMessage, "/tf", qos.TF), (DiagnosticArray, "/diagnostics", qos.OUTPUT)):
+    node.create_subscription(kind, topic, seen, profile)
+print("ready", flush=True)
+end = time.time() + float(sys.argv[1])
+while time.time() < end and rclpy.ok():
+    rclpy.spin_once(node, timeout_sec=0.1)
+print(count[0], flush=True)
+"""
+
+
+def messages(model, count: int) -> list[JointState]:
+    """joint_states of the validation motion, 1 ms apart, every input by name."""
+    motion = MOTIONS["validation"](model, 1e-3)
+    out = []
+    for k in range(count):
+        sample = k % len(motion.t)
+        msg = JointState(name=list(model.input_names), position=motion.x[sample].tolist(),
+                         velocity=motion.xd[sample].tolist())
+        stamp = 1000.0 + k * 1e-3
+        msg.header.stamp = Time(sec=int(stamp), nanosec=int(round((stamp % 1.0) * 1e9)))
+        out.append(msg)
+    return out
+
+
+def run(model, inputs: list[JointState], tf_rate: float) -> dict:
+    context = rclpy.context.Context()
+    rclpy.init(context=context)
+    try:
+        node = DynamicsNode(context=context, parameter_overrides=[
+            Parameter("model_file", value=str(bundled_model())),
+            Parameter("tf_rate", value=tf_rate), Parameter("stale_timeout", value=1e9)])
+        for msg in inputs[:200]:                      # warm-up
+            node._on_joint_state(msg)
+        times = []
+        for msg in inputs[200:]:
+            start = time.perf_counter()
+            node._on_joint_state(msg)
+            times.append(time.perf_counter() - start)
+        evaluated = node.stats["evaluated"]
+        rejected = sum(node.rejected.values())
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
+    us = np.array(times) * 1e6
+    return {"tf_rate": tf_rate, "calls": len(us), "evaluated": evaluated, "rejected": rejected,
+            "p50_us": float(np.percentile(us, 50)), "p99_us": float(np.percentile(us, 99)),
+            "max_us": float(us.max()), "mean_us": float(us.mean()),
+            "sustained_hz": float(1e6 / us.mean())}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/node_callback.json"))
+    args = parser.parse_args()
+    model = load_model(bundled_model())
+    inputs = messages(model, args.calls + 200)
+    sub = subprocess.Popen([sys.executable, "-c", SUBSCRIBER, "600"], stdout=subprocess.PIPE,
+                           text=True)
+    try:
+        assert sub.stdout.readline().strip() == "ready"
+        time.sleep(2.0)                                # discovery
+        results = [run(model, inputs, rate) for rate in (100.0, 0.0)]
+    finally:
+        sub.terminate()
+        sub.wait(timeout=10)
+    print(f"dynamics node callback, in-process, outputs over DDS to a subscriber process; "
+          f"{args.calls} joint_states 1 ms apart; {os.cpu_count()} CPUs")
+    print(f"{'tf_rate':>8s} {'p50 us':>8s} {'p99 us':>8s} {'max us':>8s} {'mean us':>8s} "
+          f"{'sustained Hz':>13s} {'evaluated':>10s} {'rejected':>9s}")
+    for r in results:
+        print(f"{r['tf_rate']:8.0f} {r['p50_us']:8.0f} {r['p99_us']:8.0f} {r['max_us']:8.0f} "
+              f"{r['mean_us']:8.0f} {r['sustained_hz']:13.0f} {r['evaluated']:10d} "
+              f"{r['rejected']:9d}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                                    "cpus": os.cpu_count(), "runs": results}, indent=2))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
