@@ -8,7 +8,6 @@ import yaml
 from scipy.spatial.transform import Rotation
 
 from charmie_dynamics import forward_kinematics, inputs_from_dict, point_positions, resolve_state
-from charmie_dynamics.kinematics.forward import joint_values
 
 from conftest import CHARMIE
 from pin_oracle import pin_joint_vector, pinocchio_model
@@ -121,7 +120,7 @@ def test_batch_equals_single(charmie):
 def test_coupled_claw_halves_mirror(charmie):
     x, xd, xdd = inputs_from_dict(charmie, {"theta13a": 0.3})
     fk = forward_kinematics(charmie, resolve_state(charmie, x, xd, xdd).q)
-    values = joint_values(charmie, resolve_state(charmie, x, xd, xdd).q)
+    values = fk.joint_values
     assert values[charmie.body_index("body_13a1")] == pytest.approx(0.3)
     assert values[charmie.body_index("body_13a2")] == pytest.approx(-0.3)
     i, j = charmie.body_index("body_13a1"), charmie.body_index("body_13a2")

@@ -71,15 +71,6 @@ class Placements:
         return self.origin_world[..., body, :] + rotate(self.rotation_world[..., body, :, :], local)
 
 
-def joint_values(model: Model, q: np.ndarray) -> np.ndarray:
-    """Per-body joint values ``multiplier * q[coordinate]`` (0 for fixed joints), (..., nb)."""
-    q = np.asarray(q, dtype=float)
-    moving = model.coordinate_index >= 0
-    values = np.zeros(q.shape[:-1] + (model.n_bodies,))
-    values[..., moving] = q[..., model.coordinate_index[moving]] * model.multiplier[moving]
-    return values
-
-
 @kernel
 def to_world(rotations, origins, body, local):
     """World coordinates of a point given in ``body``'s frame, one sample (kernel; eqs. 15
