@@ -19,7 +19,7 @@ import numpy as np
 from ..jit import kernel
 from ..kinematics.forward import Placements, forward_kinematics_sample, to_world
 from ..kinematics.motion import BodyMotion, body_motion_sample
-from ..kinematics.state import JointSpaceState
+from ..kinematics.state import JointSpaceState, state_samples
 from ..linalg import accumulate, add, cross3, mat, mat_t_vec, mat_vec, scale, store, vec
 from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.forces import (add_point_force, passive_forces_sample,
@@ -228,14 +228,6 @@ class InverseDynamicsData:
             applied=b["applied"], hanger_force=b["hanger"])
 
 
-def _samples(a: np.ndarray, lead: tuple[int, ...], n: int) -> np.ndarray:
-    """``a`` as a C-contiguous (samples, n) float array (a view when it already is one)."""
-    a = np.asarray(a, dtype=float)
-    if a.shape != lead + (n,):
-        a = np.broadcast_to(a, lead + (n,))
-    return np.ascontiguousarray(a).reshape(-1, n)
-
-
 _NO_LOADS = (np.empty(0, dtype=np.int64), np.zeros((0, 4, 3)))
 
 
@@ -256,11 +248,11 @@ def inverse_dynamics(model: Model, state: JointSpaceState, *,
     elif data.model is not model or data.lead != lead:
         raise ValueError(f"data is for {data.model.name} with sample shape {data.lead}, "
                          f"got {model.name} with {lead}")
-    q = _samples(state.q, lead, n)
+    q, qd, qdd = state_samples(state)[:3]
+    if not q.shape[1] == qd.shape[1] == qdd.shape[1] == n:
+        raise ValueError(f"state of {q.shape[1]} coordinates, expected {n} ({model.name})")
     if gravity_only:
         qd = qdd = data.zeros
-    else:
-        qd, qdd = _samples(state.qd, lead, n), _samples(state.qdd, lead, n)
     applied = _applied_loads(model, payloads, external) if payloads or external else _NO_LOADS
     pm = packed(model)
     failed = _inverse_dynamics_batch(

@@ -107,6 +107,32 @@ def _resolve_state_batch(body_int, body_vec, act_int, act_vec, x, xd, xdd, q, qd
     return bad
 
 
+def samples(a: np.ndarray, lead: tuple[int, ...], n: int) -> np.ndarray:
+    """``a`` (broadcast to ``lead + (n,)``) as a C-contiguous (samples, n) float array: a
+    view when it already is one, as the kernels take it."""
+    a = np.asarray(a, dtype=float)
+    if a.shape != lead + (n,):
+        a = np.broadcast_to(a, lead + (n,))
+    return np.ascontiguousarray(a).reshape(math.prod(lead), n)
+
+
+def state_samples(state: JointSpaceState) -> tuple[np.ndarray, ...]:
+    """The state's seven arrays as (samples, k) views, for the kernels. Cached on the state
+    (its fields never change) when every array is C-contiguous float64, so that a state
+    reused with ``out=`` costs nothing here; otherwise contiguous copies, not cached."""
+    cached = state.__dict__.get("_samples")
+    if cached is not None:
+        return cached
+    arrays = (state.q, state.qd, state.qdd, state.actuator_length, state.actuator_velocity,
+              state.actuator_acceleration, state.actuator_jacobian)
+    lead = np.shape(state.q)[:-1]
+    views = tuple(samples(a, lead, np.shape(a)[-1]) for a in arrays)
+    if all(isinstance(a, np.ndarray) and a.dtype == np.float64 and a.flags.c_contiguous
+           and a.shape == lead + a.shape[-1:] for a in arrays):
+        object.__setattr__(state, "_samples", views)
+    return views
+
+
 def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
                   out: Optional[JointSpaceState] = None) -> JointSpaceState:
     """Joint-space state from inputs (..., n_inputs) in ``model.input_names`` order.
@@ -119,12 +145,7 @@ def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
     lead, n, na = x.shape[:-1], model.n_coordinates, len(model.actuators)
     if x.shape != lead + (n,):
         raise StateError(f"inputs of shape {x.shape}, expected (..., {n})")
-    inputs = []
-    for v in (x, xd, xdd):
-        v = np.asarray(v, dtype=float)
-        if v.shape != x.shape:
-            v = np.broadcast_to(v, x.shape)
-        inputs.append(np.ascontiguousarray(v).reshape(-1, n))
+    inputs = [samples(v, lead, n) for v in (x, xd, xdd)]
     if out is None:
         out = JointSpaceState(*(np.empty(lead + (n,)) for _ in range(3)),
                               *(np.empty(lead + (na,)) for _ in range(4)))
@@ -132,10 +153,7 @@ def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
         raise StateError(f"out has the shape {out.q.shape}, expected {x.shape}")
     pm = packed(model)
     bad = _resolve_state_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, *inputs,
-                               *(a.reshape(len(inputs[0]), a.shape[-1]) for a in (
-                                   out.q, out.qd, out.qdd, out.actuator_length,
-                                   out.actuator_velocity, out.actuator_acceleration,
-                                   out.actuator_jacobian)))
+                               *state_samples(out))
     if bad >= 0:
         check_length(indirect_joints(model)[bad], inputs[0][:, model.coordinate_index[
             model.actuators[bad].drives]])
