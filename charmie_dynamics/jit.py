@@ -11,12 +11,14 @@ a thousand times slower.
 The cache lives in ``$NUMBA_CACHE_DIR`` or ``~/.cache/charmie_dynamics`` (``$XDG_CACHE_HOME``),
 in a folder named after a fingerprint of the core's source files: numba checks only the file
 of each compiled function, not the helpers it calls from other files, so a changed helper
-must not meet kernels cached before the change.
+must not meet kernels cached before the change. Where that folder cannot be written, a
+folder under the temporary directory is used; where neither can, nothing is cached.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 from typing import Callable, TypeVar
 
@@ -50,7 +52,21 @@ def cache_dir() -> Path:
     return Path(root) / f"kernels-{_fingerprint()}"
 
 
-_CACHE_DIR = str(cache_dir()) if ENABLED else ""
+def _writable_cache() -> str:
+    """The cache folder, or one under the temporary directory where it cannot be written
+    (a read-only home), or "" (compile in every process) where neither can."""
+    fallback = Path(tempfile.gettempdir()) / f"charmie_dynamics-{os.getuid()}" / cache_dir().name
+    for path in (cache_dir(), fallback):
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=path):
+                return str(path)
+        except OSError:
+            continue
+    return ""
+
+
+_CACHE_DIR = _writable_cache() if ENABLED else ""
 
 
 def kernel(fn: F) -> F:
@@ -61,6 +77,6 @@ def kernel(fn: F) -> F:
     saved = numba.config.CACHE_DIR           # numba reads it when the cache is set up
     numba.config.CACHE_DIR = _CACHE_DIR
     try:
-        return numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
+        return numba.njit(cache=bool(_CACHE_DIR), nogil=True, error_model="numpy")(fn)
     finally:
         numba.config.CACHE_DIR = saved
