@@ -10,12 +10,13 @@ from pathlib import Path
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from ..resources import share_directory
 from . import qos
+from .run import make_executor
 
 
 class StatusPrinter(Node):
@@ -135,7 +136,7 @@ def run_bringup(args: argparse.Namespace) -> int:
         raise InputError(str(exc)) from None
     status = StatusPrinter()
     nodes.append(status)
-    executor = SingleThreadedExecutor()
+    executor = make_executor()
     for node in nodes:
         executor.add_node(node)
     duration = args.duration
