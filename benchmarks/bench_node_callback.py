@@ -79,7 +79,7 @@ def messages(model, count: int) -> list[JointState]:
     return out
 
 
-def run(model, inputs: list[JointState], tf_rate: float) -> dict:
+def run(inputs: list[JointState], tf_rate: float) -> dict:
     context = rclpy.context.Context()
     rclpy.init(context=context)
     try:
@@ -117,7 +117,7 @@ def main() -> int:
     try:
         assert sub.stdout.readline().strip() == "ready"
         time.sleep(2.0)                                # discovery
-        results = [run(model, inputs, rate) for rate in (100.0, 0.0)]
+        results = [run(inputs, rate) for rate in (100.0, 0.0)]
     finally:
         sub.terminate()
         sub.wait(timeout=10)

@@ -52,11 +52,25 @@ def cache_dir() -> Path:
     return Path(root) / f"kernels-{_fingerprint()}"
 
 
+def _private(path: Path) -> bool:
+    """True when ``path`` is a folder of this user that nobody else can write (compiled code
+    is loaded from the cache, so a folder in a shared place must not be another user's)."""
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+        info = path.stat()
+    except OSError:
+        return False
+    return info.st_uid == os.getuid() and not info.st_mode & 0o022
+
+
 def _writable_cache() -> str:
-    """The cache folder, or one under the temporary directory where it cannot be written
-    (a read-only home), or "" (compile in every process) where neither can."""
-    fallback = Path(tempfile.gettempdir()) / f"charmie_dynamics-{os.getuid()}" / cache_dir().name
-    for path in (cache_dir(), fallback):
+    """The cache folder, or one in a private folder under the temporary directory where it
+    cannot be written (a read-only home), or "" (compile in every process) where neither can."""
+    preferred = cache_dir()
+    private = Path(tempfile.gettempdir()) / f"charmie_dynamics-{os.getuid()}"
+    for path in (preferred, private / preferred.name):
+        if path.parent == private and not _private(private):
+            continue
         try:
             path.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=path):

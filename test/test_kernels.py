@@ -104,3 +104,40 @@ def test_quaternions_match_scipy_for_every_branch():
     ref = Rotation.from_matrix(R).as_quat()               # (x, y, z, w)
     sign = np.where(np.sum(q * ref, axis=-1) < 0, -1.0, 1.0)[:, None]
     np.testing.assert_allclose(q, sign * ref, atol=1e-14)
+
+
+def test_shapes_the_kernels_cannot_take_are_refused(charmie):
+    """numba does not check bounds: wrong shapes must be refused before the kernels."""
+    from charmie_dynamics import forward_kinematics, load_model
+    from charmie_dynamics.kinematics import JointSpaceState, StateError
+    from charmie_dynamics.mechanisms.auxiliary import auxiliary_segments
+    from conftest import EXAMPLES
+    with pytest.raises(ValueError, match="expected"):
+        forward_kinematics(charmie, np.zeros(3))
+    with pytest.raises(ValueError, match="bodies"):
+        auxiliary_segments(charmie, forward_kinematics(load_model(EXAMPLES["puma"]), np.zeros(6)))
+    x, xd, xdd = random_inputs(charmie, np.random.default_rng(5), 1)
+    state = resolve_state(charmie, x[0], xd[0], xdd[0])
+    short = JointSpaceState(state.q, state.qd, state.qdd, state.actuator_length[:1],
+                            state.actuator_velocity, state.actuator_acceleration,
+                            state.actuator_jacobian)
+    with pytest.raises(StateError, match="actuator_length"):
+        resolve_state(charmie, x[0], xd[0], xdd[0], out=short)
+
+
+def test_copied_state_is_written_not_its_stale_views(charmie):
+    import copy
+    x, xd, xdd = random_inputs(charmie, np.random.default_rng(6), 2)
+    state = resolve_state(charmie, x[0], xd[0], xdd[0])
+    inverse_dynamics(charmie, state)                     # caches the kernel views on the state
+    twin = copy.deepcopy(state)
+    resolve_state(charmie, x[1], xd[1], xdd[1], out=twin)
+    np.testing.assert_array_equal(twin.q, resolve_state(charmie, x[1], xd[1], xdd[1]).q)
+
+
+def test_first_bad_actuator_is_named(charmie):
+    x, xd, xdd = random_inputs(charmie, np.random.default_rng(8), 1)
+    for name in ("act4", "act5"):
+        x[0, charmie.input_names.index(name)] = 9.0
+    with pytest.raises(ValueError, match="act4"):
+        resolve_state(charmie, x, xd, xdd)

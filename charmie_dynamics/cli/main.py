@@ -15,11 +15,11 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from .. import jit
 from ..dynamics import ExternalWrench, Payload, inverse_dynamics
 from ..kinematics import StateError, forward_kinematics, inputs_from_dict, point_positions, \
     resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
-from .. import jit
 from ..mechanisms.indirect import MechanismRangeError, indirect_joints, joint_from_length
 from ..model import ModelError, load_model
 from ..resources import bundled_model

@@ -41,7 +41,8 @@ class Payload:
 
 @dataclass(frozen=True)
 class ExternalWrench:
-    """A force (N) and torque (N m), world frame, applied on the body at ``BODY.POINT``."""
+    """A force (N) and torque (N m), world frame, applied on the body at ``BODY.POINT``; the
+    same 3-vectors for every sample of a batch."""
 
     point: str
     force: Sequence[float]
@@ -183,8 +184,9 @@ def _applied_loads(model: Model, payloads: Sequence[Payload], external: Sequence
 class InverseDynamicsData:
     """Preallocated buffers and results of :func:`inverse_dynamics` for one model and one
     batch shape, as Pinocchio's ``Data``: a loop that passes the same data to every call
-    allocates nothing. ``loads`` is returned by every call; its arrays are views of the
-    buffers and are overwritten by the next call.
+    allocates no result arrays (payloads and external wrenches are packed at each call).
+    ``loads`` is returned by every call; its arrays are views of the buffers and are
+    overwritten by the next call.
 
     ``keep="efforts"`` keeps, for every sample, only the coordinate efforts, actuator
     forces, spring tensions and the loop loads; the per-body arrays (placements, motion,

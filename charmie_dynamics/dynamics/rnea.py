@@ -107,7 +107,7 @@ def tree_backward_pass(model: Model, placements: Placements, motion: BodyMotion,
         external[..., N, :] = external_torque
     pm = packed(model)
     wrenches = np.empty(external.shape)
-    _tree_backward_pass_batch(pm.body_int, pm.body_vec, pm.body_mat, *placements.per_sample(),
+    _tree_backward_pass_batch(pm.body_int, pm.body_vec, pm.body_mat, *placements.per_sample(model),
                               motion.buffer.reshape(-1, nb, 6, 3), external.reshape(-1, nb, 2, 3),
                               wrenches.reshape(-1, nb, 2, 3))
     return TreeWrenches(wrenches)

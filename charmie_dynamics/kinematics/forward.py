@@ -61,10 +61,15 @@ class Placements:
         """Leading sample axes."""
         return self.joint_values.shape[:-1]
 
-    def per_sample(self) -> tuple[np.ndarray, np.ndarray]:
-        """``rotations`` and ``origins`` with the sample axes flattened, for the kernels."""
-        nb = self.joint_values.shape[-1]
-        return self.rotations.reshape(-1, nb, 2, 3, 3), self.origins.reshape(-1, nb, 2, 3)
+    def per_sample(self, model: Model) -> tuple[np.ndarray, np.ndarray]:
+        """``rotations`` and ``origins`` with the sample axes flattened, for the kernels;
+        ValueError unless these are placements of ``model``'s bodies."""
+        nb = model.n_bodies
+        if self.rotations.shape[-4:] != (nb, 2, 3, 3) or self.origins.shape[-3:] != (nb, 2, 3):
+            raise ValueError(f"placements of {self.rotations.shape[-4]} bodies, expected the "
+                             f"{nb} bodies of {model.name}")
+        return (np.ascontiguousarray(self.rotations).reshape(-1, nb, 2, 3, 3),
+                np.ascontiguousarray(self.origins).reshape(-1, nb, 2, 3))
 
     def to_world(self, body: int, local: np.ndarray) -> np.ndarray:
         """World coordinates of a point given in body ``body``'s frame (eqs. 15 and 19)."""
@@ -120,6 +125,9 @@ def forward_kinematics(model: Model, q: np.ndarray) -> Placements:
     """Placement of every body for joint coordinates ``q`` (..., n_coordinates)."""
     q = np.asarray(q, dtype=float)
     lead, nb = q.shape[:-1], model.n_bodies
+    if q.shape[-1:] != (model.n_coordinates,):
+        raise ValueError(f"coordinates of shape {q.shape}, expected (..., {model.n_coordinates}) "
+                         f"for {model.name}")
     flat = np.ascontiguousarray(q.reshape(-1, q.shape[-1]))
     values, rotations, origins = (np.empty((flat.shape[0], nb) + tail)
                                   for tail in ((), (2, 3, 3), (2, 3)))

@@ -132,5 +132,5 @@ def body_motion(model: Model, placements: Placements, qd: np.ndarray, qdd: np.nd
         np.array(base_acceleration, dtype=float).reshape(3)
     pm = packed(model)
     motion = np.empty((qd.shape[0], nb, 6, 3))
-    _body_motion_batch(pm.body_int, pm.body_vec, *placements.per_sample(), qd, qdd, a0, motion)
+    _body_motion_batch(pm.body_int, pm.body_vec, *placements.per_sample(model), qd, qdd, a0, motion)
     return BodyMotion(motion.reshape(lead + (nb, 6, 3)))

@@ -71,8 +71,8 @@ def inputs_from_dict(model: Model, positions: Optional[Mapping[str, float]] = No
 @kernel
 def resolve_state_sample(body_int, body_vec, act_int, act_vec, x, xd, xdd, q, qd, qdd, length,
                          velocity, acceleration, jacobian) -> int:
-    """Joint-space state of one sample (kernel). Returns the index of an actuator whose
-    length is outside its stroke (or not a number), or -1."""
+    """Joint-space state of one sample (kernel). Returns the index of the first actuator
+    whose length is outside its stroke (or not a number), or -1."""
     q[:] = x
     qd[:] = xd
     qdd[:] = xdd
@@ -82,7 +82,8 @@ def resolve_state_sample(body_int, body_vec, act_int, act_vec, x, xd, xdd, q, qd
         c = body_int[i, COORD]      # the input slot of the actuator is its coordinate's slot
         L, Ld, Ldd = x[c], xd[c], xdd[c]
         if not (act_vec[k, A_STROKE, 0] <= L <= act_vec[k, A_STROKE, 1]):
-            bad = k
+            if bad < 0:
+                bad = k
             L = act_vec[k, A_STROKE, 0]                 # any valid length: the result is refused
         value, d1, d2 = solve_joint(body_int[i, JOINT] == REVOLUTE, act_int[k, A_BRANCH],
                                     vec(act_vec, k, A_SOLVE), act_vec[k, A_PERP2, 0], L)
@@ -102,7 +103,7 @@ def _resolve_state_batch(body_int, body_vec, act_int, act_vec, x, xd, xdd, q, qd
         k = resolve_state_sample(body_int, body_vec, act_int, act_vec, x[s], xd[s], xdd[s],
                                  q[s], qd[s], qdd[s], length[s], velocity[s], acceleration[s],
                                  jacobian[s])
-        if k >= 0:
+        if k >= 0 and (bad < 0 or k < bad):
             bad = k
     return bad
 
@@ -120,15 +121,15 @@ def state_samples(state: JointSpaceState) -> tuple[np.ndarray, ...]:
     """The state's seven arrays as (samples, k) views, for the kernels. Cached on the state
     (its fields never change) when every array is C-contiguous float64, so that a state
     reused with ``out=`` costs nothing here; otherwise contiguous copies, not cached."""
-    cached = state.__dict__.get("_samples")
-    if cached is not None:
-        return cached
     arrays = (state.q, state.qd, state.qdd, state.actuator_length, state.actuator_velocity,
               state.actuator_acceleration, state.actuator_jacobian)
+    cached = state.__dict__.get("_samples")
+    # views of these very arrays (a copied or unpickled state has copies: recomputed)
+    if cached is not None and all(v.base is a for v, a in zip(cached, arrays)):
+        return cached
     lead = np.shape(state.q)[:-1]
     views = tuple(samples(a, lead, np.shape(a)[-1]) for a in arrays)
-    if all(isinstance(a, np.ndarray) and a.dtype == np.float64 and a.flags.c_contiguous
-           and a.shape == lead + a.shape[-1:] for a in arrays):
+    if all(v.base is a for v, a in zip(views, arrays)):
         object.__setattr__(state, "_samples", views)
     return views
 
@@ -149,8 +150,15 @@ def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
     if out is None:
         out = JointSpaceState(*(np.empty(lead + (n,)) for _ in range(3)),
                               *(np.empty(lead + (na,)) for _ in range(4)))
-    elif out.q.shape != x.shape:
-        raise StateError(f"out has the shape {out.q.shape}, expected {x.shape}")
+    else:
+        for name, width in (("q", n), ("qd", n), ("qdd", n), ("actuator_length", na),
+                            ("actuator_velocity", na), ("actuator_acceleration", na),
+                            ("actuator_jacobian", na)):
+            a = getattr(out, name)
+            if not (isinstance(a, np.ndarray) and a.shape == lead + (width,)
+                    and a.dtype == np.float64 and a.flags.c_contiguous and a.flags.writeable):
+                raise StateError(f"out.{name}: expected a writable C-contiguous float64 array "
+                                 f"of shape {lead + (width,)} (a state from resolve_state)")
     pm = packed(model)
     bad = _resolve_state_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, *inputs,
                                *state_samples(out))

@@ -164,7 +164,7 @@ def auxiliary_segments(model: Model, placements: Placements) -> list[Segment]:
     """Every auxiliary body of the model: actuators, springs, balancer levers/hangers/springs."""
     names = segment_names(model)
     pm = packed(model)
-    rotations, origins = placements.per_sample()
+    rotations, origins = placements.per_sample(model)
     n, lead = rotations.shape[0], placements.lead
     ends, lengths, frames = (np.empty((n, len(names)) + tail) for tail in ((2, 3), (), (1, 3, 3)))
     failed = _auxiliary_segments_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.spring_int,

@@ -144,7 +144,7 @@ def spring_names(model: Model) -> tuple[str, ...]:
 def passive_forces(model: Model, placements: Placements) -> PassiveForces:
     lead, nb = placements.lead, model.n_bodies
     pm = packed(model)
-    rotations, origins = placements.per_sample()
+    rotations, origins = placements.per_sample(model)
     n = rotations.shape[0]
     tension = np.empty((n, len(model.springs) + len(model.balancers)))
     hanger = np.empty((n, len(model.balancers)))

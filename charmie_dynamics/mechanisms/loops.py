@@ -123,7 +123,7 @@ def distribute(model: Model, placements: Placements, tree: TreeWrenches) -> Loop
     lead, nb = placements.lead, model.n_bodies
     na, nbal = len(model.actuators), len(model.balancers)
     pm = packed(model)
-    rotations, origins = placements.per_sample()
+    rotations, origins = placements.per_sample(model)
     n = rotations.shape[0]
     axial, loads, couple = np.empty((n, na)), np.empty((n, na, 4, 3)), np.empty((n, nbal))
     _distribute_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.bal_int, rotations,

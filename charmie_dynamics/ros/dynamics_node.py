@@ -32,6 +32,7 @@ from ..dynamics import Loads, inverse_dynamics
 from ..dynamics.inverse import InverseDynamicsData
 from ..kinematics import JointSpaceState, inputs_from_dict, resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
+from ..mechanisms.indirect import MechanismRangeError
 from ..model import ModelError, load_model, model_from_text
 from ..model.model import JointType, Model
 from . import qos
@@ -161,19 +162,25 @@ class DynamicsNode(Node):
         if unknown:
             raise ModelError(f"{model.source}: feedforward_joints/wrench_joints name(s) "
                              f"{', '.join(unknown)} not in the model")
+        # buffers reused by every evaluation (single-threaded executor: one at a time); the
+        # first evaluation compiles (or loads from numba's disk cache) the kernels now, not at
+        # the first input, and proves that the model assembles at its default inputs
+        try:
+            state_buffer = resolve_state(model, *inputs_from_dict(model))
+            loads_buffer = InverseDynamicsData(model)
+            segments = auxiliary_segments(model, inverse_dynamics(
+                model, state_buffer, data=loads_buffer).placements)
+        except MechanismRangeError as exc:
+            raise ModelError(f"{model.source}: the model does not assemble at its default "
+                             f"inputs: {exc}") from None
         self.model = model
+        self.state_buffer, self.loads_buffer = state_buffer, loads_buffer
         self.feedforward_index = [model.input_names.index(j) for j in joints]
         base = tuple(c for c in BASE_COORDINATES if c in model.input_names) \
             if self.p["odometry_topic"] else ()
         self.assembler = StateAssembler(model, base)
         self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
         self.actuator_slots = [model.input_names.index(a) for a in model.actuator_names]
-        # buffers reused by every evaluation (single-threaded executor: one at a time)
-        self.state_buffer = resolve_state(model, *inputs_from_dict(model))
-        self.loads_buffer = InverseDynamicsData(model)
-        # compile (or load from numba's disk cache) the kernels now, not at the first input
-        segments = auxiliary_segments(model, inverse_dynamics(
-            model, self.state_buffer, data=self.loads_buffer).placements)
         # messages refilled by every evaluation: names and frames are set once
         self.msg_joint_loads = JointState(name=list(model.coordinate_names))
         self.msg_actuator_loads = JointState(name=list(model.input_names))

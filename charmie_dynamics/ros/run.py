@@ -33,14 +33,16 @@ def run_node(node_class, args=None) -> int:
         print(f"{node_class.__name__}: error: {exc}", file=sys.stderr)
         rclpy.try_shutdown()
         return 1
+    executor = make_executor()
+    executor.add_node(node)
     try:
-        executor = make_executor()
-        executor.add_node(node)
         while rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        executor.remove_node(node)
         node.destroy_node()
+        executor.shutdown()
         rclpy.try_shutdown()
     return 0
