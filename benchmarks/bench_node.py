@@ -42,8 +42,9 @@ Measured, over the publishing window (after a 1 s warm-up at 20 Hz that is not c
   load shared the CPUs and the run is not clean.
 
 Latencies include this process's receive path (rclpy executor in Python, sharing the GIL
-with the publishing thread) and DDS on loopback; with the node's best-effort depth-5 input
-queue, inputs that arrive while it computes overwrite older ones (those are the drops).
+with the publishing thread) and DDS on loopback; with the node's best-effort depth-1 input
+queue, an input that arrives while it computes overwrites the older one (those are the
+drops). The node spins rclpy's events executor where rclpy has it (ros/run.py).
 Every child process is stopped at the end (SIGINT, then kill), also on Ctrl-C or an error.
 """
 from __future__ import annotations

@@ -146,3 +146,15 @@ def test_reference_acceleration_source(monkeypatch):
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
+
+
+def test_reference_sampling_equals_numpy_interp():
+    from charmie_dynamics.ros.inputs import ReferenceTrajectory
+    rng = np.random.default_rng(0)
+    times = np.cumsum(rng.uniform(0.01, 0.1, 20))
+    acc = rng.normal(size=(20, 3))
+    reference = ReferenceTrajectory(("a", "b", "c"), times, acc)
+    # inside, at every point, and before and after the ends (the end values hold)
+    for t in np.concatenate([rng.uniform(times[0] - 1.0, times[-1] + 1.0, 500), times]):
+        expected = [np.interp(t, times, acc[:, k]) for k in range(3)]
+        np.testing.assert_allclose(reference.sample(t), expected, rtol=0, atol=1e-15)

@@ -283,6 +283,7 @@ class DynamicsNode(Node):
         if np.any(np.diff(times) <= 0):
             return self._reject("invalid_value", "reference trajectory times do not increase")
         self.reference = ReferenceTrajectory(tuple(names), times, acc)
+        self.reference_slots = [self.model.input_names.index(n) for n in names]
 
     def _on_joint_state(self, msg: JointState) -> None:
         received = time.perf_counter()
@@ -330,8 +331,7 @@ class DynamicsNode(Node):
             return self.estimator.update(stamp, xd)
         xdd = np.zeros_like(x)
         if source == "reference" and self.reference is not None:
-            for name, value in self.reference.sample(stamp).items():
-                xdd[self.model.input_names.index(name)] = value
+            xdd[self.reference_slots] = self.reference.sample(stamp)
         return xdd
 
     # ------------------------------------------------------------------ outputs

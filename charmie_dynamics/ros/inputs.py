@@ -152,7 +152,13 @@ class ReferenceTrajectory:
     times: np.ndarray             # absolute, s
     accelerations: np.ndarray     # (n_points, n_names)
 
-    def sample(self, t: float) -> dict[str, float]:
-        values = [float(np.interp(t, self.times, self.accelerations[:, k]))
-                  for k in range(len(self.names))]
-        return dict(zip(self.names, values))
+    def sample(self, t: float) -> np.ndarray:
+        """Accelerations at ``t``, in ``names`` order (one interpolation for every name)."""
+        times = self.times
+        if t <= times[0]:
+            return self.accelerations[0].copy()
+        if t >= times[-1]:
+            return self.accelerations[-1].copy()
+        k = int(np.searchsorted(times, t, side="right"))       # times[k-1] <= t < times[k]
+        w = (t - times[k - 1]) / (times[k] - times[k - 1])
+        return (1.0 - w) * self.accelerations[k - 1] + w * self.accelerations[k]
