@@ -31,6 +31,7 @@ from ..slots import A, AC, DW, V, VC, W
 from ..model.packed import (AXIS, AXIS_PARENT, COM, COORD, JOINT, PARENT, PRISMATIC, REVOLUTE,
                             SCALARS, packed)
 from .forward import Placements
+from .state import samples
 
 
 @dataclass(frozen=True)
@@ -126,11 +127,11 @@ def body_motion(model: Model, placements: Placements, qd: np.ndarray, qdd: np.nd
     passing ``-gravity`` folds gravity into the accelerations, as the RNEA does.
     """
     lead, n, nb = placements.lead, model.n_coordinates, model.n_bodies
-    qd, qdd = (np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype=float), lead + (n,))
-                                    .reshape(-1, n)) for v in (qd, qdd))
+    qd, qdd = samples(qd, lead, n), samples(qdd, lead, n)
     a0 = np.zeros(3) if base_acceleration is None else \
         np.array(base_acceleration, dtype=float).reshape(3)
     pm = packed(model)
     motion = np.empty((qd.shape[0], nb, 6, 3))
-    _body_motion_batch(pm.body_int, pm.body_vec, *placements.per_sample(model), qd, qdd, a0, motion)
+    _body_motion_batch(pm.body_int, pm.body_vec, *placements.per_sample(model), qd, qdd, a0,
+                       motion)
     return BodyMotion(motion.reshape(lead + (nb, 6, 3)))
