@@ -55,10 +55,13 @@ from typing import Optional
 import numpy as np
 
 from ..kinematics.forward import Placements, forward_kinematics
+from ..jit import kernel
+from ..kinematics.state import samples
 from ..model.model import Model
+from ..model.packed import COORD, PARENT, SCALARS, packed
 from .mass_matrix import bias_forces, mass_matrix
-from .spatial import (force_to_parent, inertia_to_parent, motion_subspaces, motion_to_child,
-                      parent_transforms, spatial_inertias)
+from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_subspaces,
+                      motion_to_child_into, parent_transform_into, spatial_inertias)
 
 METHODS = ("cholesky", "aba")
 
@@ -139,6 +142,97 @@ def coordinate_groups(model: Model) -> list[tuple[int, ...]]:
     return [tuple(members) for members in groups]
 
 
+@kernel
+def articulated_body_sample(body_int, body_vec, inertias, subspaces, members, rotations,
+                            origins, phi, free, qdd, A, M_hat, eta, W, mu, psi, m_hat, phi_hat,
+                            gain, scratch) -> int:
+    """Seed 002 eqs. 19-21 on the tree for one sample (kernel, module docstring).
+
+    ``members[c]``: the bodies coordinate c moves (-1 padded; the first is where the group
+    is reduced); ``free[c]``: 0 for a held coordinate, else 1. The arrays after ``qdd`` are
+    work arrays. Returns a coordinate that moves no mass (m^ <= 0), or -1.
+    """
+    nb = body_int.shape[0]
+    for i in range(nb):
+        parent_transform_into(rotations, origins, i, A[i])
+        M_hat[i] = inertias[i]
+        eta[i] = 0.0
+        mu[i] = 0.0
+    for i in range(nb - 1, -1, -1):                                     # eqs. 19a-d
+        parent, c = body_int[i, PARENT], body_int[i, COORD]
+        if c < 0:
+            if parent >= 0:
+                add_inertia_to_parent(A[i], M_hat[i], scratch, M_hat[parent])
+                add_force_to_parent(A[i], eta[i], eta[parent])
+            continue
+        if i != members[c, 0]:
+            continue                    # a coupled group is reduced at its first member
+        mass, effort = 0.0, phi[c]
+        for j in range(members.shape[1]):
+            k = members[c, j]
+            if k < 0:
+                break
+            m_k = body_vec[k, SCALARS, 0]
+            for a in range(6):                                          # psi_k = m_k M^_k p_k
+                acc = 0.0
+                for b in range(6):
+                    acc += M_hat[k, a, b] * subspaces[k, b]
+                psi[j, a] = m_k * acc
+            mass += m_k * np.dot(psi[j], subspaces[k])
+            effort -= m_k * np.dot(eta[k], subspaces[k])
+        if not mass > 0.0:
+            return c
+        m_hat[c], phi_hat[c], gain[c] = mass, effort, free[c] / mass
+        if parent < 0:
+            continue
+        W[c] = 0.0
+        for j in range(members.shape[1]):
+            k = members[c, j]
+            if k < 0:
+                break
+            add_force_to_parent(A[k], psi[j], W[c])
+            add_inertia_to_parent(A[k], M_hat[k], scratch, M_hat[parent])
+            add_force_to_parent(A[k], eta[k], eta[parent])
+        for a in range(6):
+            eta[parent, a] += W[c, a] * phi_hat[c] * gain[c]
+            for b in range(6):
+                M_hat[parent, a, b] -= W[c, a] * W[c, b] * gain[c]
+    for i in range(nb):                                                 # eqs. 20-21
+        parent, c = body_int[i, PARENT], body_int[i, COORD]
+        if c < 0:
+            if parent >= 0:
+                motion_to_child_into(A[i], mu[parent], mu[i])
+            continue
+        if i != members[c, 0]:
+            continue
+        acc = phi_hat[c] * gain[c]
+        if parent >= 0:
+            acc -= np.dot(W[c], mu[parent]) * gain[c]
+        qdd[c] = acc
+        for j in range(members.shape[1]):
+            k = members[c, j]
+            if k < 0:
+                break
+            if parent >= 0:
+                motion_to_child_into(A[k], mu[parent], mu[k])
+            for a in range(6):
+                mu[k, a] += subspaces[k, a] * body_vec[k, SCALARS, 0] * acc
+    return -1
+
+
+@kernel
+def _articulated_body_batch(body_int, body_vec, inertias, subspaces, members, rotations,
+                            origins, phi, free, qdd, A, M_hat, eta, W, mu, psi, m_hat, phi_hat,
+                            gain, scratch) -> int:
+    for s in range(phi.shape[0]):
+        c = articulated_body_sample(body_int, body_vec, inertias, subspaces, members,
+                                    rotations[s], origins[s], phi[s], free[s], qdd[s], A, M_hat,
+                                    eta, W, mu, psi, m_hat, phi_hat, gain, scratch)
+        if c >= 0:
+            return c
+    return -1
+
+
 def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray,
                            held: Optional[np.ndarray] = None) -> np.ndarray:
     """qdd solving H qdd = phi by seed 002 eqs. 19-21 on the tree (module docstring), (..., n).
@@ -148,62 +242,23 @@ def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray
     ``numpy.linalg.LinAlgError`` when a coordinate has no inertia (m^ <= 0).
     """
     groups = coordinate_groups(model)
-    A = parent_transforms(placements)
-    p = motion_subspaces(model)
-    parents = model.parent.tolist()
-    coord = model.coordinate_index.tolist()        # -1: fixed joint
-    mult = model.multiplier.tolist()
-    lead = phi.shape[:-1]
     n, nb = model.n_coordinates, model.n_bodies
-    M_hat = np.broadcast_to(spatial_inertias(model), lead + (nb, 6, 6)).copy()
-    eta = np.zeros(lead + (nb, 6))
-    m_hat = np.empty(lead + (n,))
-    phi_hat = np.empty(lead + (n,))
-    free = np.ones(lead + (n,)) if held is None else np.where(held, 0.0, 1.0)
-    gain = np.empty(lead + (n,))                   # 1 / m^, 0 where held
-    W: list[np.ndarray] = [np.empty(0)] * n        # sum_k A_k^T psi^_k of each coordinate
-    for i in range(nb - 1, -1, -1):                                     # eqs. 19a-d
-        parent, c = parents[i], coord[i]
-        if c < 0:
-            if parent >= 0:
-                M_hat[..., parent, :, :] += inertia_to_parent(A[..., i, :, :], M_hat[..., i, :, :])
-                eta[..., parent, :] += force_to_parent(A[..., i, :, :], eta[..., i, :])
-            continue
-        members = groups[c]
-        if i != members[0]:
-            continue                    # a coupled group is reduced at its first member
-        psi = [mult[k] * (M_hat[..., k, :, :] @ p[k]) for k in members]
-        m_hat[..., c] = sum(mult[k] * (psi_k @ p[k]) for k, psi_k in zip(members, psi))
-        if not np.all(m_hat[..., c] > 0.0):
-            raise np.linalg.LinAlgError(f"coordinate {model.coordinate_names[c]!r} moves no "
-                                        "mass: the mass matrix is singular")
-        phi_hat[..., c] = phi[..., c] - sum(mult[k] * (eta[..., k, :] @ p[k]) for k in members)
-        gain[..., c] = free[..., c] / m_hat[..., c]
-        if parent < 0:
-            continue
-        W[c] = sum(force_to_parent(A[..., k, :, :], psi_k) for k, psi_k in zip(members, psi))
-        scale = gain[..., c, None]
-        M_hat[..., parent, :, :] += sum(inertia_to_parent(A[..., k, :, :], M_hat[..., k, :, :])
-                                        for k in members) \
-            - W[c][..., :, None] * (W[c] * scale)[..., None, :]
-        eta[..., parent, :] += sum(force_to_parent(A[..., k, :, :], eta[..., k, :])
-                                   for k in members) + W[c] * (phi_hat[..., c, None] * scale)
-    qdd = np.empty(lead + (n,))
-    mu = np.zeros(lead + (nb, 6))                   # mu~ of every body; 0 at the world
-    for i in range(nb):                                                 # eqs. 20-21
-        parent, c = parents[i], coord[i]
-        if c < 0:
-            if parent >= 0:
-                mu[..., i, :] = motion_to_child(A[..., i, :, :], mu[..., parent, :])
-            continue
-        members = groups[c]
-        if i != members[0]:
-            continue
-        qdd[..., c] = phi_hat[..., c] * gain[..., c]
-        if parent >= 0:
-            qdd[..., c] -= np.sum(W[c] * mu[..., parent, :], axis=-1) * gain[..., c]
-        for k in members:
-            if parent >= 0:
-                mu[..., k, :] = motion_to_child(A[..., k, :, :], mu[..., parent, :])
-            mu[..., k, :] += p[k] * (mult[k] * qdd[..., c, None])
-    return qdd
+    members = np.full((n, max(len(g) for g in groups)), -1, dtype=np.int64)
+    for c, group in enumerate(groups):
+        members[c, :len(group)] = group
+    rotations, origins = placements.per_sample(model)
+    lead = placements.lead
+    phi = samples(phi, lead, n)
+    free = np.ones_like(phi) if held is None else \
+        samples(np.where(np.asarray(held, dtype=bool), 0.0, 1.0), lead, n)
+    qdd = np.empty_like(phi)
+    pm = packed(model)
+    c = _articulated_body_batch(
+        pm.body_int, pm.body_vec, spatial_inertias(model), motion_subspaces(model), members,
+        rotations, origins, phi, free, qdd, np.empty((nb, 6, 6)), np.empty((nb, 6, 6)),
+        np.empty((nb, 6)), np.empty((n, 6)), np.empty((nb, 6)), np.empty((members.shape[1], 6)),
+        np.empty(n), np.empty(n), np.empty(n), np.empty((6, 6)))
+    if c >= 0:
+        raise np.linalg.LinAlgError(f"coordinate {model.coordinate_names[c]!r} moves no mass: "
+                                    "the mass matrix is singular")
+    return qdd.reshape(lead + (n,))

@@ -35,10 +35,57 @@ import numpy as np
 from ..kinematics.forward import Placements, forward_kinematics
 from ..kinematics.motion import body_motion
 from ..mechanisms.forces import passive_forces
+from ..jit import kernel
 from ..model.model import Model
+from ..model.packed import COORD, PARENT, SCALARS, packed
 from .rnea import joint_efforts, tree_backward_pass
-from .spatial import (force_to_parent, inertia_to_parent, motion_subspaces, parent_transforms,
-                      spatial_inertias)
+from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_subspaces,
+                      parent_transform_into, spatial_inertias)
+
+
+@kernel
+def mass_matrix_sample(body_int, body_vec, inertias, subspaces, rotations, origins, A,
+                       composite, scratch, F, G, H) -> None:
+    """H of one sample (kernel, module docstring); A, composite (nb, 6, 6), scratch (6, 6),
+    F, G (6,) are work arrays."""
+    nb = body_int.shape[0]
+    for i in range(nb):
+        parent_transform_into(rotations, origins, i, A[i])
+        composite[i] = inertias[i]
+    for i in range(nb - 1, -1, -1):
+        if body_int[i, PARENT] >= 0:
+            add_inertia_to_parent(A[i], composite[i], scratch, composite[body_int[i, PARENT]])
+    H[:, :] = 0.0
+    for i in range(nb):
+        ci = body_int[i, COORD]
+        if ci < 0:
+            continue
+        m_i = body_vec[i, SCALARS, 0]
+        for a in range(6):                                   # M^c_i p_i
+            acc = 0.0
+            for k in range(6):
+                acc += composite[i, a, k] * subspaces[i, k]
+            F[a] = m_i * acc
+        H[ci, ci] += m_i * np.dot(F, subspaces[i])
+        j = i
+        while body_int[j, PARENT] >= 0:
+            G[:] = 0.0
+            add_force_to_parent(A[j], F, G)
+            F[:] = G
+            j = body_int[j, PARENT]
+            cj = body_int[j, COORD]
+            if cj >= 0:
+                h = body_vec[j, SCALARS, 0] * np.dot(F, subspaces[j])
+                H[ci, cj] += h
+                H[cj, ci] += h
+
+
+@kernel
+def _mass_matrix_batch(body_int, body_vec, inertias, subspaces, rotations, origins, A,
+                       composite, scratch, F, G, H) -> None:
+    for s in range(rotations.shape[0]):
+        mass_matrix_sample(body_int, body_vec, inertias, subspaces, rotations[s], origins[s],
+                           A, composite, scratch, F, G, H[s])
 
 
 def mass_matrix(model: Model, q: np.ndarray, placements: Optional[Placements] = None
@@ -48,34 +95,14 @@ def mass_matrix(model: Model, q: np.ndarray, placements: Optional[Placements] = 
     ``placements``: forward kinematics of ``q`` when already computed.
     """
     fk = forward_kinematics(model, q) if placements is None else placements
-    A = parent_transforms(fk)
-    p = motion_subspaces(model)
-    lead = A.shape[:-3]
-    parents = model.parent.tolist()
-    coord = model.coordinate_index.tolist()        # -1: fixed joint
-    mult = model.multiplier.tolist()
-    composite = np.broadcast_to(spatial_inertias(model), A.shape).copy()
-    for i in range(model.n_bodies - 1, -1, -1):
-        if parents[i] >= 0:
-            composite[..., parents[i], :, :] += inertia_to_parent(A[..., i, :, :],
-                                                                  composite[..., i, :, :])
-    H = np.zeros(lead + (model.n_coordinates, model.n_coordinates))
-    for i in range(model.n_bodies):
-        ci = coord[i]
-        if ci < 0:
-            continue
-        F = mult[i] * (composite[..., i, :, :] @ p[i])                  # M^c_i p_i, as a row
-        H[..., ci, ci] += mult[i] * (F @ p[i])
-        j = i
-        while parents[j] >= 0:
-            F = force_to_parent(A[..., j, :, :], F)
-            j = parents[j]
-            cj = coord[j]
-            if cj >= 0:
-                h = mult[j] * (F @ p[j])
-                H[..., ci, cj] += h
-                H[..., cj, ci] += h
-    return H
+    rotations, origins = fk.per_sample(model)
+    n, nb = model.n_coordinates, model.n_bodies
+    H = np.empty((rotations.shape[0], n, n))
+    pm = packed(model)
+    _mass_matrix_batch(pm.body_int, pm.body_vec, spatial_inertias(model), motion_subspaces(model),
+                       rotations, origins, np.empty((nb, 6, 6)), np.empty((nb, 6, 6)),
+                       np.empty((6, 6)), np.empty(6), np.empty(6), H)
+    return H.reshape(fk.lead + (n, n))
 
 
 def _coordinate_efforts(model: Model, placements: Placements, qd: np.ndarray,

@@ -23,7 +23,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..kinematics.forward import Placements
+from ..jit import kernel
+from ..linalg import mat, vec
 from ..model.model import JointType, Model
 
 
@@ -78,27 +79,57 @@ def motion_subspaces(model: Model) -> np.ndarray:
     return out
 
 
-def parent_transforms(placements: Placements) -> np.ndarray:
-    """A_i: parent-frame twist at A_p -> body-frame twist at A_i, (..., nb, 6, 6)."""
-    E = np.swapaxes(placements.rotation_parent, -1, -2)
-    shape = E.shape[:-2] + (6, 6)
-    out = np.zeros(shape)
-    out[..., :3, :3] = E
-    out[..., 3:, 3:] = E
-    out[..., 3:, :3] = -E @ skew(placements.origin_parent)
-    return out
+@kernel
+def parent_transform_into(rotations, origins, i, A) -> None:
+    """A_i of body i, one sample (kernel), into the (6, 6) array ``A``:
+    [[E, 0], [-E [r]x, E]] with E = (R^{p}_{i})^T and r = r^{p}_{i}."""
+    R = mat(rotations, i, 0)
+    r = vec(origins, i, 0)
+    for a in range(3):
+        e0, e1, e2 = R[0][a], R[1][a], R[2][a]                 # row a of E
+        for b in range(3):
+            A[a, b] = R[b][a]
+            A[a, b + 3] = 0.0
+            A[a + 3, b + 3] = R[b][a]
+        A[a + 3, 0] = e2 * r[1] - e1 * r[2]
+        A[a + 3, 1] = e0 * r[2] - e2 * r[0]
+        A[a + 3, 2] = e1 * r[0] - e0 * r[1]
 
 
-def inertia_to_parent(A: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """A^T M A: a body-frame inertia (..., 6, 6) seen from the parent through A (..., 6, 6)."""
-    return np.swapaxes(A, -1, -2) @ M @ A
+@kernel
+def add_inertia_to_parent(A, M, scratch, out) -> None:
+    """``out += A^T M A``: a body-frame inertia (6, 6) seen from the parent through A;
+    ``scratch`` is a (6, 6) work array."""
+    for a in range(6):
+        for b in range(6):
+            acc = 0.0
+            for k in range(6):
+                acc += M[a, k] * A[k, b]
+            scratch[a, b] = acc
+    for a in range(6):
+        for b in range(6):
+            acc = 0.0
+            for k in range(6):
+                acc += A[k, a] * scratch[k, b]
+            out[a, b] += acc
 
 
-def force_to_parent(A: np.ndarray, f: np.ndarray) -> np.ndarray:
-    """A^T f: a body-frame wrench (..., 6) moved to the parent's origin and frame."""
-    return (f[..., None, :] @ A)[..., 0, :]
+@kernel
+def add_force_to_parent(A, f, out) -> None:
+    """``out += A^T f``: a body-frame wrench (6,) moved to the parent's origin and frame."""
+    for b in range(6):
+        acc = 0.0
+        for k in range(6):
+            acc += A[k, b] * f[k]
+        out[b] += acc
 
 
-def motion_to_child(A: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """A v: a parent-frame twist or twist rate (..., 6) carried to the child (seed 002 eq. 11c)."""
-    return (A @ v[..., None])[..., 0]
+@kernel
+def motion_to_child_into(A, v, out) -> None:
+    """``out = A v``: a parent-frame twist or twist rate (6,) carried to the child (seed 002
+    eq. 11c)."""
+    for a in range(6):
+        acc = 0.0
+        for k in range(6):
+            acc += A[a, k] * v[k]
+        out[a] = acc
