@@ -9,7 +9,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
 from rclpy.qos import qos_profile_sensor_data  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -52,7 +52,9 @@ class SimulatedRobot:
     def _on_diag(self, msg: DiagnosticArray) -> None:
         for status in msg.status:
             if status.name == SIM_STATUS:
-                self.diagnostics.append({kv.key: kv.value for kv in status.values})
+                self.diagnostics.append({kv.key: kv.value for kv in status.values}
+                                        | {"level": LEVELS.get(status.level, "?"),
+                                           "message": status.message})
 
     def sim_time(self) -> float:
         if not self.states:
@@ -64,6 +66,10 @@ class SimulatedRobot:
         last = self.states[-1]
         got = dict(zip(last.name, last.position))
         return np.array([got[n] for n in MODEL.input_names])
+
+
+LEVELS = {DiagnosticStatus.OK: "OK", DiagnosticStatus.WARN: "WARN",
+          DiagnosticStatus.ERROR: "ERROR", DiagnosticStatus.STALE: "STALE"}
 
 
 def start_state() -> np.ndarray:
@@ -126,11 +132,39 @@ def test_effort_steps_move_the_right_inputs_and_saturation_is_reported(ros, ros_
         moved = robot.positions() - x0
         assert moved[names.index("theta8a")] > 1e-3, moved[names.index("theta8a")]
         assert moved[names.index("act4")] > 1e-4, moved[names.index("act4")]
-        assert ros.spin_until(lambda: any(int(d["saturation_events"]) > 0 and "theta12b" in d["saturated_now"]
-                                          for d in robot.diagnostics), 10.0), robot.diagnostics[-1:]
+        # the over-limit command held until a diagnostics report shows it saturated
+        assert ros.spin_until(lambda: pub.publish(Float64MultiArray(data=list(command))) or any(
+            int(d["saturation_events"]) > 0 and "theta12b" in d["saturated_now"]
+            for d in robot.diagnostics), 10.0), robot.diagnostics[-1:]
     finally:
         ros.watched = []
         simulator.stop()
         for sub in robot.subs:
             ros.node.destroy_subscription(sub)
         ros.node.destroy_publisher(pub)
+
+
+@dump_on_failure
+def test_an_actuator_driven_past_its_stroke_stops_the_simulation_not_the_node(ros, ros_env,
+                                                                               log_dir):
+    """Motors off (zero efforts): the upper body falls until act5 leaves its stroke; the
+    simulator keeps the last valid state, reports ERROR in /diagnostics and keeps running."""
+    ns = "fall"
+    simulator = Child("simulator_fall", node_argv("simulator_node", *remapped(ns), *params(
+        control="effort", publish_clock=True, integrator="euler", fd_method="aba")),
+        ros_env, log_dir)
+    robot = SimulatedRobot(ros, ns)
+    pub = ros.node.create_publisher(Float64MultiArray, f"/{ns}/effort_commands", RELIABLE)
+    zeros = Float64MultiArray(data=[0.0] * len(MODEL.input_names))
+    try:
+        ros.watched = [simulator]           # a crash of the node fails the test here
+        assert ros.spin_until(lambda: pub.publish(zeros) or any(
+            d["level"] == "ERROR" for d in robot.diagnostics), 120.0), robot.diagnostics[-1:]
+        stopped = next(d for d in robot.diagnostics if d["level"] == "ERROR")
+        assert "outside the valid range" in stopped["message"], stopped
+        ros.spin_until(lambda: False, 1.0)  # still alive a second later
+    finally:
+        ros.watched = []
+        simulator.stop()
+        for sub in robot.subs:
+            ros.node.destroy_subscription(sub)

@@ -53,6 +53,7 @@ from ..dynamics.actuation import (
 from ..dynamics.forward import METHODS
 from ..dynamics.integrate import INTEGRATORS, check_within_limits, step
 from ..kinematics import resolve_state
+from ..mechanisms.indirect import MechanismRangeError
 from ..model import load_model
 from ..resources import bundled_model
 from ..trajectories import MOTIONS
@@ -187,10 +188,17 @@ class SimulatorNode(Node):
             def tau(t, q, qd, u=clamped, smoothing=smoothing):
                 return joint_efforts_from_inputs(self.model, q, qd, u, smoothing)
 
-            q, qd = step(self.model, self.t, self.q, self.qd, tau, self.p["dt"],
-                         self.p["integrator"], dynamics=self.p["fd_method"])
-            if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
+            try:
+                q, qd = step(self.model, self.t, self.q, self.qd, tau, self.p["dt"],
+                             self.p["integrator"], dynamics=self.p["fd_method"])
+                input_jacobians(self.model, q)     # raises if an actuator left its stroke
+            except (MechanismRangeError, np.linalg.LinAlgError) as exc:
+                # e.g. an actuator driven past its stroke: the last valid state stays
+                q = qd = None
+                self.failed = f"{exc} at t = {self.t:.3f} s"
+            if q is not None and not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
                 self.failed = f"the state became non-finite at t = {self.t:.3f} s"
+            if self.failed:
                 self.get_logger().error(f"simulation stopped: {self.failed}")
                 break
             self.q, self.qd = q, qd
