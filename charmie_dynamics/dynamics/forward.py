@@ -243,7 +243,7 @@ def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray
     """
     groups = coordinate_groups(model)
     n, nb = model.n_coordinates, model.n_bodies
-    members = np.full((n, max(len(g) for g in groups)), -1, dtype=np.int64)
+    members = np.full((n, max((len(g) for g in groups), default=1)), -1, dtype=np.int64)
     for c, group in enumerate(groups):
         members[c, :len(group)] = group
     rotations, origins = placements.per_sample(model)
