@@ -49,9 +49,8 @@ def balancer_local_points(bal_int, bal_vec, b, rotations, origins):
     sample (kernel): ``(reachable, pivot F3, lever end B4sla, hanger top B4slc, spring attach
     B4slb, spring anchor)``. Where the lever cannot reach, ``reachable`` is False."""
     pb, hb, side = bal_int[b, B_PIVOT_BODY], bal_int[b, B_HANGER_BODY], bal_int[b, B_SIDE]
-    R = mat(rotations, pb, 1)
-    hanger_world = add(vec(origins, hb, 1), mat_vec(mat(rotations, hb, 1), vec(bal_vec, b, B_HANGER)))
-    hanger = mat_t_vec(R, sub(hanger_world, vec(origins, pb, 1)))
+    hanger_world = to_world(rotations, origins, hb, vec(bal_vec, b, B_HANGER))
+    hanger = mat_t_vec(mat(rotations, pb, 1), sub(hanger_world, vec(origins, pb, 1)))
     pivot = vec(bal_vec, b, B_PIVOT)
     lever, hanger_length, attach = vec(bal_vec, b, B_SIZES)
     top_z = hanger[2]                                                 # eq. 22
@@ -125,11 +124,10 @@ def auxiliary_segments_sample(body_int, body_vec, act_int, act_vec, spring_int, 
         if not reachable:
             failed = b
         pb = bal_int[b, B_PIVOT_BODY]
-        R = mat(rotations, pb, 1)
-        O = vec(origins, pb, 1)
-        pin = column(R, 1)
-        P, E, top = add(O, mat_vec(R, P)), add(O, mat_vec(R, E)), add(O, mat_vec(R, top))
-        S, A = add(O, mat_vec(R, S)), add(O, mat_vec(R, A))
+        pin = column(mat(rotations, pb, 1), 1)
+        P, E, top = (to_world(rotations, origins, pb, P), to_world(rotations, origins, pb, E),
+                     to_world(rotations, origins, pb, top))
+        S, A = to_world(rotations, origins, pb, S), to_world(rotations, origins, pb, A)
         _store_segment(k, P, E, pin, ends, lengths, frames)            # lever
         _store_segment(k + 1, E, top, pin, ends, lengths, frames)      # hanger
         _store_segment(k + 2, S, A, pin, ends, lengths, frames)        # spring

@@ -101,7 +101,6 @@ def passive_forces_sample(spring_int, spring_vec, bal_int, bal_vec, rotations, o
             failed = k
         pb = bal_int[k, B_PIVOT_BODY]
         R = mat(rotations, pb, 1)
-        O = vec(origins, pb, 1)
         d = sub(A, S)
         length = norm(d)
         T = spring_tension(vec(bal_vec, k, B_LAW), length)
@@ -112,10 +111,10 @@ def passive_forces_sample(spring_int, spring_vec, bal_int, bal_vec, rotations, o
         f_s_world = mat_vec(R, f_s)
         # the sliding body gets -h along z at the hanger top; the pivot body the rest
         add_point_force(external, rotations, origins, bal_int[k, B_HANGER_BODY],
-                        add(O, mat_vec(R, top)), scale(-h, z))
-        add_point_force(external, rotations, origins, pb, add(O, mat_vec(R, P)),
+                        to_world(rotations, origins, pb, top), scale(-h, z))
+        add_point_force(external, rotations, origins, pb, to_world(rotations, origins, pb, P),
                         add(f_s_world, scale(h, z)))
-        add_point_force(external, rotations, origins, pb, add(O, mat_vec(R, A)),
+        add_point_force(external, rotations, origins, pb, to_world(rotations, origins, pb, A),
                         scale(-1.0, f_s_world))
         tension[ns + k] = T
         hanger_force[k] = -h
