@@ -1,0 +1,97 @@
+"""Plots of ``analyze``: the efforts grouped by subsystem, one panel per group and unit.
+
+A subsystem is found from the tree, so it works for any model: the coordinates along one
+unbranched chain of bodies (a branch point, where a body has several children, ends a
+chain; a coordinate that moves several sibling bodies, such as a claw's two halves, is a
+chain of its own); the inputs driven by linear actuators form a group of their own (their
+loads are axial forces). A chain whose coordinates have two units gets a panel per unit. For CHARMIE this gives the base (d1, d2, theta3), the actuators (act4, act5),
+each arm, each claw and the neck.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..model.model import JointType, Model
+
+UNITS = {JointType.REVOLUTE: "N m", JointType.PRISMATIC: "N"}
+
+
+@dataclass(frozen=True)
+class Subsystem:
+    """A group of model inputs plotted together; ``unit`` is that of their efforts."""
+
+    name: str
+    inputs: tuple[str, ...]
+    unit: str
+
+
+def subsystems(model: Model) -> list[Subsystem]:
+    """The model's inputs grouped by chain of the tree, then by unit (see the module)."""
+    driven = model.driven_coordinates                    # coordinate -> actuator
+    bodies_of: dict[str, list[int]] = {}
+    for i, body in enumerate(model.bodies):
+        if body.coordinate is not None:
+            bodies_of.setdefault(body.coordinate, []).append(i)
+    n_children = np.bincount([p for p in model.parent if p >= 0], minlength=model.n_bodies)
+    chains: list[list[str]] = []                         # coordinates, parents first
+    chain_of: dict[int, int] = {}                        # body -> index of its chain
+    for i, body in enumerate(model.bodies):              # parents first
+        c, parent = body.coordinate, model.parent[i]
+        coupled = c is not None and len(bodies_of[c]) > 1
+        if coupled and bodies_of[c][0] != i:             # a later sibling of a coupled group
+            chain_of[i] = chain_of[bodies_of[c][0]]
+            continue
+        if parent >= 0 and n_children[parent] == 1 and not coupled:
+            chain_of[i] = chain_of[parent]
+        else:
+            chain_of[i] = len(chains)
+            chains.append([])
+        if c is not None:
+            chains[chain_of[i]].append(c)
+    groups: list[Subsystem] = []
+    for coordinates in chains:
+        free = [c for c in coordinates if c not in driven]
+        for names, unit in ((free, None), ([c for c in coordinates if c in driven], "N")):
+            if not names:
+                continue
+            first, last = (model.body_names[bodies_of[c][0]] for c in (names[0], names[-1]))
+            span = first if first == last else f"{first}..{last}"
+            if len(names) == 1 and len(bodies_of[names[0]]) > 1:     # e.g. a claw's halves
+                span = "+".join(model.body_names[i] for i in bodies_of[names[0]])
+            if unit:                                     # the actuators' axial forces
+                groups.append(Subsystem(f"actuators of {span}",
+                                        tuple(driven[c] for c in names), unit))
+                continue
+            for jtype, jtype_unit in UNITS.items():
+                inputs = tuple(c for c in names if model.bodies[bodies_of[c][0]].joint_type == jtype)
+                if inputs:
+                    groups.append(Subsystem(span, inputs, jtype_unit))
+    return sorted(groups, key=lambda g: model.input_names.index(g.inputs[0]))
+
+
+def plot_efforts(path: Path, t: np.ndarray, model: Model, efforts: np.ndarray,
+                 title: str) -> None:
+    """One panel per subsystem: ``efforts`` is (samples, inputs) in ``model.input_names``
+    order (the actuators' axial forces in their slots, as ``actuator_loads`` publishes)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = subsystems(model)
+    fig, axes = plt.subplots(len(groups), 1, sharex=True, squeeze=False,
+                             figsize=(9, 1.9 * len(groups) + 0.8))
+    for ax, group in zip(axes[:, 0], groups):
+        for name in group.inputs:
+            ax.plot(t, efforts[:, model.input_names.index(name)], label=name)
+        ax.set_ylabel(f"[{group.unit}]")
+        ax.set_title(group.name, fontsize=9, loc="left")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    axes[-1, 0].set_xlabel("time [s]")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
