@@ -3,8 +3,8 @@ the time conversions of its messages."""
 import numpy as np
 import pytest
 
-from charmie_dynamics.ros.inputs import (AccelerationEstimator, InputRejected, StateAssembler,
-                                         read_joint_state)
+from charmie_dynamics.ros.inputs import (AccelerationEstimator, InputLimits, InputRejected,
+                                         StateAssembler, read_joint_state)
 
 
 def test_required_names_and_empty_messages(charmie):
@@ -32,12 +32,52 @@ def test_values_older_than_the_stale_timeout_are_rejected(charmie):
 
 def test_estimate_holds_on_a_repeated_stamp():
     e = AccelerationEstimator(20.0)
-    e.update(1.00, np.array([0.0]))
-    e.update(1.01, np.array([0.1]))
-    before = e.update(1.02, np.array([0.2]))
+    e.update(1_000_000_000, np.array([0.0]))
+    e.update(1_010_000_000, np.array([0.1]))
+    before = e.update(1_020_000_000, np.array([0.2]))
     assert before[0] > 0
-    np.testing.assert_array_equal(e.update(1.02, np.array([0.2])), before)
-    np.testing.assert_array_equal(e.update(0.5, np.array([0.2])), [0.0])   # time reset
+    np.testing.assert_array_equal(e.update(1_020_000_000, np.array([0.2])), before)
+    np.testing.assert_array_equal(e.update(500_000_000, np.array([0.2])), [0.0])   # time reset
+
+
+def test_estimate_uses_exact_nanosecond_steps():
+    """1 kHz samples at epoch-scale stamps: the step is exactly 1 ms (a float of seconds since
+    1970 would be off by up to 240 ns, 0.02 %), so a constant slope is estimated exactly
+    once the filter has settled."""
+    e = AccelerationEstimator(1e6)                     # filter fast enough to follow at once
+    t0 = 1_700_000_000_123_456_789
+    for k in range(50):
+        got = e.update(t0 + k * 1_000_000, np.array([0.003 * k]))
+    np.testing.assert_allclose(got, [3.0], rtol=1e-9)
+
+
+def test_effort_array_length_is_checked(charmie):
+    assembler = StateAssembler(charmie)
+    names = list(assembler.required_names())
+    zeros = [0.0] * len(names)
+    for effort in ([], zeros):                          # empty (not measured) or one per name
+        read_joint_state(names, zeros, [], assembler.accepted_names(), effort=effort)
+    with pytest.raises(InputRejected, match="3 efforts") as info:
+        read_joint_state(names, zeros, [], assembler.accepted_names(), effort=[0.0] * 3)
+    assert info.value.reason == "length_mismatch"
+
+
+def test_input_limits_from_the_model(charmie):
+    """Coordinate limits are the joint's divided by the multiplier (theta13b: -1, its joint
+    range [-0.8, 0.2] is [-0.2, 0.8] of the coordinate); actuators have none here (their
+    stroke is the assembler's out_of_range)."""
+    limits = InputLimits.of(charmie)
+    assert (limits.lower["theta13b"], limits.upper["theta13b"]) == (pytest.approx(-0.2), pytest.approx(0.8))
+    assert (limits.lower["theta13a"], limits.upper["theta13a"]) == (pytest.approx(-0.2), pytest.approx(0.8))
+    assert limits.velocity["theta11a"] == 3.0 and "d1" not in limits.lower
+    limits.check({"theta13b": 0.805}, {"theta11a": -3.2}, 0.01, 0.1)          # within tolerance
+    for pos, vel, name in (({"theta13b": 0.82}, {}, "theta13b position"),
+                           ({}, {"theta11a": 3.4}, "theta11a velocity"),
+                           ({}, {"d1": -1e150}, "d1 velocity")):
+        with pytest.raises(InputRejected, match=name) as info:
+            limits.check(pos, vel, 0.01, 0.1)
+        assert info.value.reason == "beyond_limits"
+    limits.check({"theta13b": 1e3}, {}, float("inf"), 0.1)                   # positions off
 
 
 def test_durations_carry_the_rounding():

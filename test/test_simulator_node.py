@@ -1,7 +1,7 @@
 """The simulator node (sim mode ``dynamic``) over real DDS, in separate processes:
 gravity-compensation feedforward from the dynamics node keeps the simulated robot still,
 a step in an effort command moves the right inputs the right way, and saturation is
-reported in /diagnostics. Processes, DDS set-up and helpers are those of test_ros_nodes."""
+reported in /diagnostics. Processes, DDS set-up and helpers are those of ros_harness."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +19,8 @@ from charmie_dynamics.dynamics import inverse_dynamics  # noqa: E402
 from charmie_dynamics.kinematics import inputs_from_dict, resolve_state  # noqa: E402
 
 from conftest import CHARMIE  # noqa: E402
-from test_ros_nodes import (MODEL, RELIABLE, Child, Ros, dump_on_failure, log_dir,  # noqa: E402,F401
-                            node_argv, params, ros, ros_env)
+from ros_harness import (MODEL, RELIABLE, Child, Ros, dump_on_failure, log_dir,  # noqa: E402,F401
+                         node_argv, params, ros, ros_env)
 
 SIM_STATUS = "charmie_dynamics: simulator"
 

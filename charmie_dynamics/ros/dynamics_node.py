@@ -4,9 +4,22 @@ reaction wrenches, feedforward efforts and diagnostics out.
 Bad input never crashes the node and never becomes a published number: a message that fails
 a check (see ``inputs.REASONS``) is counted by reason in /diagnostics and no load is
 published for it. The feedforward then follows the safe policy: the last valid value is held
-(republished) for at most ``stale_timeout``; after that the node publishes, every watchdog
-period, either gravity compensation at the last valid positions (``stale_policy: gravity``)
-or zeros (``stale_policy: zero``), until a valid input arrives.
+(republished by the watchdog, at most once a watchdog period) for at most ``stale_timeout``;
+after that the node publishes, every watchdog period, either gravity compensation at the
+last valid positions (``stale_policy: gravity``) or zeros (``stale_policy: zero``), until a
+valid input arrives.
+
+Stamps are integer nanoseconds. The last stamp advances only when an input is evaluated; a
+stamp more than ``max_stamp_lead`` ahead of the node clock is ``future_stamp``; a jump back
+of the source clock (the node clock behind the last stamp by more than ``max_stamp_lead``, as
+when /clock restarts, or inputs going back in time for longer than ``stale_timeout``) re-arms
+the stamp checks with a WARN, counted as ``clock_jumps``.
+
+Models from ``model_topic`` are parsed on a worker thread (``model_updates.ModelParser``) and
+installed on the executor thread. With ``accept_model_updates: once`` only the first model
+(from ``model_file`` or the topic) is installed; a later, different one is held as the
+pending model until the ``~/accept_model_update`` service (std_srvs/Trigger) installs it.
+Every model change is logged at WARN with what changed and counted.
 """
 from __future__ import annotations
 
@@ -14,6 +27,7 @@ import math
 import sys
 import time
 from collections import Counter, deque
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -24,79 +38,129 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header, String
+from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
+from ..documents import DEFAULT_MAX_BYTES
 from ..dynamics import Loads, inverse_dynamics
+from ..dynamics.actuation import actuator_space
 from ..dynamics.inverse import InverseDynamicsData
 from ..kinematics import JointSpaceState, inputs_from_dict, resolve_state
-from ..mechanisms.auxiliary import auxiliary_segments
+from ..mechanisms.auxiliary import Segment, auxiliary_segments
 from ..mechanisms.indirect import MechanismRangeError
-from ..model import ModelError, load_model, model_from_text
+from ..model import ModelError, model_from_text, read_model_file
 from ..model.model import JointType, Model
 from . import qos
 from .inputs import (
     REASONS,
     AccelerationEstimator,
+    InputLimits,
     InputRejected,
     ReferenceTrajectory,
     StateAssembler,
     read_joint_state,
 )
 from .messages import (diagnostics, float_array, joint_state, quaternions, set_transform, set_vector3,
-                       to_seconds, transform)
-from .parameters import declare_parameters
+                       to_nanoseconds, transform)
+from .model_updates import ModelParser, model_change
+from .parameters import Param, declare_parameters
 
 ACCELERATION_SOURCES = ("zero", "estimate", "reference")
 STALE_POLICIES = ("gravity", "zero")
+MODEL_UPDATES = ("once", "always")
 BASE_COORDINATES = ("d1", "d2", "theta3")
+RATE_PARAMETERS = ("publish_rate_limit", "tf_rate")     # 0 (off) or 1 to 10000 Hz
+MODEL_POLL_PERIOD = 0.02       # s: how soon a parsed model is installed
 
-# name: (default, description, read-only after start-up)
 PARAMETERS = {
-    "model_file": ("", "Model file to load at start-up; empty: wait for the model on model_topic", True),
-    "model_topic": ("charmie/model", "std_msgs/String with the validated model (transient local)", True),
-    "joint_states_topic": ("joint_states", "sensor_msgs/JointState input (sensor-data QoS)", True),
-    "actuator_states_topic": ("actuator_states", "sensor_msgs/JointState of the actuator lengths, m and m/s", True),
-    "odometry_topic": ("", "nav_msgs/Odometry giving d1, d2, theta3; empty: from joint_states", True),
-    "reference_topic": ("reference_trajectory", "trajectory_msgs/JointTrajectory for acceleration_source=reference", True),
-    "frame_prefix": ("", "Prefix of every published frame name, as robot_state_publisher's", True),
-    "world_frame": ("world", "Name of the model's ground frame (before the prefix)", True),
-    "publish_rate_limit": (0.0, "Most evaluations per second; faster inputs are counted as throttled (0: every input)", False),
-    "tf_rate": (100.0, "Most /tf and wrench_markers messages per second (0: one per evaluation)", False),
-    "acceleration_source": ("zero", "zero | estimate (filtered differences of velocities) | reference", False),
-    "acceleration_filter_cutoff": (20.0, "Cut-off frequency (Hz) of the estimate filter", False),
-    "gravity_only": (False, "Gravity compensation: velocities and accelerations taken as zero", False),
-    "feedforward_topic": ("feedforward_efforts", "std_msgs/Float64MultiArray for an effort forward_command_controller", True),
-    "feedforward_joints": ([""], "Order of the feedforward efforts: model inputs (coordinates and actuators); empty: all inputs", True),
-    "stale_timeout": (0.2, "Seconds the last valid feedforward is held after inputs stop or turn bad", False),
-    "stale_policy": ("gravity", "After stale_timeout: gravity (compensation at the last valid positions) | zero", False),
-    "watchdog_rate": (20.0, "Hz of the stale-input watchdog", True),
-    "wrench_joints": (["body_3"], "Bodies whose joint reaction wrench is published (WrenchStamped and arrows)", True),
-    "marker_scale": (0.002, "Arrow length per newton in the wrench markers, m/N", False),
-    "diagnostics_period": (1.0, "Seconds between /diagnostics messages", True),
+    "model_file": Param("", "Model file to load at start-up; empty: wait for the model on model_topic"),
+    "model_topic": Param("charmie/model", "std_msgs/String with the validated model (transient local)"),
+    "max_model_bytes": Param(DEFAULT_MAX_BYTES, "Largest model text (bytes, UTF-8) read from model_file or "
+                             "model_topic; larger ones are refused before parsing", False, 1024, 256 * 2**20),
+    "accept_model_updates": Param("once", "once: only the first model (model_file or model_topic) is "
+                                  "installed, later ones wait for the ~/accept_model_update service | "
+                                  "always: every valid model on model_topic is installed"),
+    "joint_states_topic": Param("joint_states", "sensor_msgs/JointState input (sensor-data QoS)"),
+    "actuator_states_topic": Param("actuator_states", "sensor_msgs/JointState of the actuator lengths, m and m/s"),
+    "odometry_topic": Param("", "nav_msgs/Odometry giving d1, d2, theta3; empty: from joint_states"),
+    "reference_topic": Param("reference_trajectory", "trajectory_msgs/JointTrajectory for acceleration_source=reference"),
+    "frame_prefix": Param("", "Prefix of every published frame name, as robot_state_publisher's"),
+    "world_frame": Param("world", "Name of the model's ground frame (before the prefix)"),
+    "publish_rate_limit": Param(0.0, "Most evaluations per second, 0 or 1 to 10000; faster inputs are "
+                                "counted as throttled (0: every input)", False, 0.0, 10000.0),
+    "tf_rate": Param(100.0, "Most /tf and wrench_markers messages per second, 0 or 1 to 10000 (0: one per "
+                     "evaluation)", False, 0.0, 10000.0),
+    "acceleration_source": Param("zero", "zero | estimate (filtered differences of velocities) | reference", False),
+    "acceleration_filter_cutoff": Param(20.0, "Cut-off frequency (Hz) of the estimate filter", False, 0.01, 10000.0),
+    "gravity_only": Param(False, "Gravity compensation: velocities and accelerations taken as zero", False),
+    "feedforward_topic": Param("feedforward_efforts", "std_msgs/Float64MultiArray for an effort forward_command_controller"),
+    "feedforward_joints": Param([""], "Order of the feedforward efforts: model inputs (coordinates and actuators); empty: all inputs"),
+    "clamp_feedforward": Param(False, "Clamp the feedforward (only) at the model's effort and force limits; "
+                               "efforts beyond them are flagged in /diagnostics either way", False),
+    "check_position_limits": Param(True, "Reject inputs beyond the model's joint position limits "
+                                   "(beyond_limits); false for motions that leave them on purpose "
+                                   "(the papers' validation motion, in sim)", False),
+    "position_limit_tolerance": Param(0.01, "rad or m an input position may lie beyond the model's joint "
+                                      "limits before it is rejected (beyond_limits)", False, 0.0, 1.0),
+    "velocity_limit_tolerance": Param(0.1, "Fraction by which an input velocity may exceed the model's "
+                                      "velocity limit before it is rejected (beyond_limits)", False, 0.0, 10.0),
+    "max_stamp_lead": Param(1.0, "Seconds an input stamp may lie ahead of the node clock (future_stamp); "
+                            "also the jump back of the clock that re-arms the stamp checks", False, 0.001, 3600.0),
+    "stale_timeout": Param(0.2, "Seconds the last valid feedforward is held after inputs stop or turn bad",
+                           False, 0.001, 3600.0),
+    "stale_policy": Param("gravity", "After stale_timeout: gravity (compensation at the last valid positions) | zero", False),
+    "watchdog_rate": Param(20.0, "Hz of the stale-input watchdog", True, 1.0, 1000.0),
+    "wrench_joints": Param(["body_3"], "Bodies whose joint reaction wrench is published (WrenchStamped and arrows)"),
+    "marker_scale": Param(0.002, "Arrow length per newton in the wrench markers, m/N", False, 1e-6, 1.0),
+    "diagnostics_period": Param(1.0, "Seconds between /diagnostics messages", True, 0.005, 3600.0),
 }
+
+
+@dataclass(frozen=True)
+class PreparedModel:
+    """A validated model with what the node needs to use it, built off the executor thread."""
+
+    model: Model
+    text: str
+    source: str
+    joints: list[str]                      # feedforward order
+    state_buffer: JointSpaceState
+    loads_buffer: InverseDynamicsData
+    segments: list[Segment]
 
 
 class DynamicsNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("dynamics", **kwargs)
+        # models from the topic are parsed on this worker thread (first: destroy_node, which
+        # rclpy also calls after a start-up error, stops it)
+        self.parser: ModelParser[PreparedModel] = ModelParser(self._parse_model)
         self.p = declare_parameters(self, PARAMETERS)
         problem = self._check_parameters(self.p)
         if problem:
             raise ValueError(f"parameter {problem}")
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.model: Optional[Model] = None
+        self.model_text: Optional[str] = None
+        self.pending: Optional[PreparedModel] = None          # a model update held (once)
         self.rejected: Counter = Counter()
-        self.rejected_reported: Counter = Counter()   # counts at the last diagnostics
-        self.stats = {"accepted": 0, "evaluated": 0, "latency_sum": 0.0, "latency_max": 0.0}
+        self.received: Counter = Counter()                    # messages taken, by topic
+        self.events: Counter = Counter()                      # model and clock events
+        self.reported: Counter = Counter()                    # counts at the last diagnostics
+        self.effort_flags: tuple[str, ...] = ()               # inputs beyond their effort limit
+        self.stats = {"evaluated": 0, "latency_sum": 0.0, "latency_max": 0.0}
         self.arrivals: deque = deque(maxlen=200)
-        self.last_stamp: Optional[float] = None
-        self.last_eval_stamp: Optional[float] = None
-        self.next_tf_stamp: Optional[float] = None
-        self.last_valid_time: Optional[float] = None
+        # stamps and node times in integer nanoseconds
+        self.last_stamp: Optional[int] = None
+        self.last_eval_stamp: Optional[int] = None
+        self.next_tf_stamp: Optional[int] = None
+        self.backwards_since: Optional[int] = None           # first of a run of time_backwards
+        self.last_valid_time: Optional[int] = None
         self.last_feedforward: Optional[np.ndarray] = None
         self.last_x: Optional[np.ndarray] = None
+        self.hold_due = False                                 # a rejection since the last feedforward
         self.stale = False
         self.reference: Optional[ReferenceTrajectory] = None
         prefix = self.p["frame_prefix"]
@@ -111,10 +175,17 @@ class DynamicsNode(Node):
         self.pub_tf_static = self.create_publisher(TFMessage, "/tf_static", qos.LATCHED)
         self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.OUTPUT)
         self.pub_wrenches = {}
-        # inputs
+        if self.p["model_file"]:                              # ModelError ends start-up
+            model, text = read_model_file(self.p["model_file"], self.p["max_model_bytes"])
+            self._install(self._prepare(model, text, self.p["model_file"]))
+        # parsed models are installed by a timer that runs only while a parse is under way or
+        # its result waits
+        self.model_timer = self.create_timer(MODEL_POLL_PERIOD, self._collect_models)
+        self.model_timer.cancel()
         self.create_subscription(String, self.p["model_topic"], self._on_model, qos.LATCHED)
-        # actuator_states first: when both are waiting, the executor serves it first, so an
-        # evaluation (triggered by joint_states) uses the newest actuator lengths
+        self.create_service(Trigger, "~/accept_model_update", self._on_accept_model_update)
+        # inputs; actuator_states first: when both are waiting, the executor serves it first,
+        # so an evaluation (triggered by joint_states) uses the newest actuator lengths
         self.create_subscription(JointState, self.p["actuator_states_topic"],
                                  self._on_actuator_state, qos.NEWEST_SAMPLE)
         self.create_subscription(JointState, self.p["joint_states_topic"], self._on_joint_state,
@@ -125,23 +196,23 @@ class DynamicsNode(Node):
         self.create_subscription(JointTrajectory, self.p["reference_topic"], self._on_reference, qos.OUTPUT)
         self.create_timer(1.0 / self.p["watchdog_rate"], self._watchdog)
         self.create_timer(self.p["diagnostics_period"], self._publish_diagnostics)
-        if self.p["model_file"]:
-            self.set_model(load_model(self.p["model_file"]))   # ModelError ends start-up
+
+    def destroy_node(self) -> None:
+        self.parser.close()
+        super().destroy_node()
 
     # ------------------------------------------------------------------ parameters
     @staticmethod
     def _check_parameters(p: dict) -> Optional[str]:
-        if p["acceleration_source"] not in ACCELERATION_SOURCES:
-            return f"acceleration_source {p['acceleration_source']!r}: expected one of {', '.join(ACCELERATION_SOURCES)}"
-        if p["stale_policy"] not in STALE_POLICIES:
-            return f"stale_policy {p['stale_policy']!r}: expected one of {', '.join(STALE_POLICIES)}"
-        for key in ("publish_rate_limit", "tf_rate"):
-            if not 0.0 <= p[key] <= 10000.0:
-                return f"{key} {p[key]!r}: expected 0 to 10000 Hz"
-        for key in ("acceleration_filter_cutoff", "stale_timeout", "watchdog_rate",
-                    "diagnostics_period", "marker_scale"):
-            if not p[key] > 0.0:
-                return f"{key} {p[key]!r}: expected a value > 0"
+        """What the declared ranges cannot say (ranges and finiteness are rclpy's check)."""
+        for key, allowed in (("acceleration_source", ACCELERATION_SOURCES),
+                             ("stale_policy", STALE_POLICIES),
+                             ("accept_model_updates", MODEL_UPDATES)):
+            if p[key] not in allowed:
+                return f"{key} {p[key]!r}: expected one of {', '.join(allowed)}"
+        for key in RATE_PARAMETERS:
+            if 0.0 < p[key] < 1.0:
+                return f"{key} {p[key]!r}: expected 0 (off) or 1 to 10000 Hz"
         return None
 
     def _on_set_parameters(self, params) -> SetParametersResult:
@@ -154,13 +225,14 @@ class DynamicsNode(Node):
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ model
-    def set_model(self, model: Model) -> None:
-        """Use a new model (validated); bad feedforward or wrench names keep the old one."""
+    def _prepare(self, model: Model, text: str, source: str) -> PreparedModel:
+        """Check that the node can use ``model`` (names of its parameters, assembly at the
+        default inputs) and build its buffers; nothing of the node changes (thread-safe)."""
         joints = [j for j in self.p["feedforward_joints"] if j] or list(model.input_names)
         unknown = [j for j in joints if j not in model.input_names]
         unknown += [b for b in self.p["wrench_joints"] if b and b not in model.body_names]
         if unknown:
-            raise ModelError(f"{model.source}: feedforward_joints/wrench_joints name(s) "
+            raise ModelError(f"{source}: feedforward_joints/wrench_joints name(s) "
                              f"{', '.join(unknown)} not in the model")
         # buffers reused by every evaluation (single-threaded executor: one at a time); the
         # first evaluation compiles (or loads from numba's disk cache) the kernels now, not at
@@ -171,27 +243,41 @@ class DynamicsNode(Node):
             segments = auxiliary_segments(model, inverse_dynamics(
                 model, state_buffer, data=loads_buffer).placements)
         except MechanismRangeError as exc:
-            raise ModelError(f"{model.source}: the model does not assemble at its default "
+            raise ModelError(f"{source}: the model does not assemble at its default "
                              f"inputs: {exc}") from None
-        self.model = model
-        self.state_buffer, self.loads_buffer = state_buffer, loads_buffer
-        self.feedforward_index = [model.input_names.index(j) for j in joints]
+        return PreparedModel(model, text, source, joints, state_buffer, loads_buffer, segments)
+
+    def _parse_model(self, text: str) -> PreparedModel:
+        """The worker thread's job: size cap, guarded parse, validation, buffers."""
+        source = self.p["model_topic"]
+        return self._prepare(model_from_text(text, source, self.p["max_model_bytes"]), text, source)
+
+    def _install(self, prepared: PreparedModel) -> None:
+        """Use a prepared model from now on (executor thread); a change is logged at WARN."""
+        model, old = prepared.model, self.model
+        self.model, self.model_text = model, prepared.text
+        self.state_buffer, self.loads_buffer = prepared.state_buffer, prepared.loads_buffer
+        self.feedforward_index = [model.input_names.index(j) for j in prepared.joints]
         base = tuple(c for c in BASE_COORDINATES if c in model.input_names) \
             if self.p["odometry_topic"] else ()
         self.assembler = StateAssembler(model, base)
+        self.limits = InputLimits.of(model)
+        self.effort_limit = actuator_space(model).effort_limit
         self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
         self.actuator_slots = [model.input_names.index(a) for a in model.actuator_names]
         # messages refilled by every evaluation: names and frames are set once
         self.msg_joint_loads = JointState(name=list(model.coordinate_names))
         self.msg_actuator_loads = JointState(name=list(model.input_names))
         self.tf_bodies = [i for i in range(model.n_bodies) if model.joint_type[i] != JointType.FIXED]
-        self.tf_segment_bodies = [seg.body for seg in segments]
+        self.tf_segment_bodies = [seg.body for seg in prepared.segments]
         frames = [(self._parent_frame(i), self.frame(model.body_names[i])) for i in self.tf_bodies]
-        frames += [(self.frame(model.body_names[seg.body]), self.frame(seg.name)) for seg in segments]
+        frames += [(self.frame(model.body_names[seg.body]), self.frame(seg.name)) for seg in prepared.segments]
         self.msg_tf = TFMessage(transforms=[TransformStamped(header=Header(frame_id=parent),
                                                              child_frame_id=child)
                                             for parent, child in frames])
-        self.last_stamp = self.last_x = self.last_feedforward = None
+        self.last_stamp = self.last_eval_stamp = self.next_tf_stamp = None
+        self.last_x = self.last_feedforward = None
+        self.reference = None
         for body in self.p["wrench_joints"]:
             if body and body not in self.pub_wrenches:
                 self.pub_wrenches[body] = self.create_publisher(
@@ -200,15 +286,52 @@ class DynamicsNode(Node):
                              for body in self.pub_wrenches}
         self.wrench_bodies = {body: model.body_index(body) for body in self.pub_wrenches}
         self._publish_static_frames()
-        self.get_logger().info(f"model {model.name!r}: {model.n_bodies} bodies, "
-                               f"{len(model.input_names)} inputs")
+        summary = f"model {model.name!r} from {prepared.source}: {model.n_bodies} bodies, " \
+                  f"{len(model.input_names)} inputs, {model.total_mass:.6g} kg"
+        if old is None:
+            self.get_logger().info(summary)
+        else:
+            self.events["model_changes"] += 1
+            self.get_logger().warning(f"model changed ({model_change(old, model)}): {summary}")
 
     def _on_model(self, msg: String) -> None:
-        try:
-            self.set_model(model_from_text(msg.data, self.p["model_topic"]))
-        except ModelError as exc:
-            self.rejected["bad_model"] += 1
-            self.get_logger().error(f"model rejected, keeping the previous one: {exc}")
+        self.received["model"] += 1
+        self.parser.submit(msg.data)
+        self.model_timer.reset()
+
+    def _collect_models(self) -> None:
+        """Install (or hold, or reject) what the worker finished; stop polling when idle."""
+        for outcome in self.parser.results():
+            if outcome.error is not None:
+                self.rejected["bad_model"] += 1
+                self.get_logger().error(f"model rejected, keeping the previous one: {outcome.error}")
+            elif self.model is not None and outcome.text == self.model_text:
+                self.events["models_unchanged"] += 1
+            elif self.model is None or self.p["accept_model_updates"] == "always":
+                self.events["models_taken"] += 1
+                self._install(outcome.value)
+            else:
+                self.events["models_held"] += 1
+                self.pending = outcome.value
+                self.get_logger().warning(
+                    f"model update on {self.p['model_topic']} held, not installed "
+                    f"(accept_model_updates: once; call ~/accept_model_update to install it): "
+                    f"{model_change(self.model, outcome.value.model)}")
+        if self.parser.idle():
+            self.model_timer.cancel()
+
+    def _on_accept_model_update(self, request: Trigger.Request,
+                                response: Trigger.Response) -> Trigger.Response:
+        if self.pending is None:
+            response.success = False
+            response.message = "no model update is pending"
+            return response
+        prepared, self.pending = self.pending, None
+        change = model_change(self.model, prepared.model)
+        self._install(prepared)
+        response.success = True
+        response.message = f"installed the pending model from {prepared.source}: {change}"
+        return response
 
     def _publish_static_frames(self) -> None:
         m = self.model
@@ -225,21 +348,66 @@ class DynamicsNode(Node):
     # ------------------------------------------------------------------ inputs
     def _reject(self, reason: str, detail: str) -> None:
         self.rejected[reason] += 1
-        self.get_logger().warn(f"input rejected ({reason}): {detail}", throttle_duration_sec=2.0)
-        # hold the last valid feedforward while it is not stale
-        if self.last_feedforward is not None and not self.stale:
-            self._publish_feedforward(self.last_feedforward)
+        self.get_logger().warning(f"input rejected ({reason}): {detail}", throttle_duration_sec=2.0)
+        # the watchdog republishes the last valid feedforward (once a period, not once a
+        # rejection: a flood of bad input is not echoed) while it is not stale
+        self.hold_due = self.last_feedforward is not None and not self.stale
+
+    def _store(self, positions: dict, velocities: dict, now: int) -> None:
+        """Check measured values against the model's limits and keep them."""
+        tolerance = self.p["position_limit_tolerance"] if self.p["check_position_limits"] else math.inf
+        self.limits.check(positions, velocities, tolerance, self.p["velocity_limit_tolerance"])
+        self.assembler.update(positions, velocities, now * 1e-9)
+
+    def _check_stamp(self, stamp: int, now: int) -> None:
+        """Raise ``future_stamp`` or ``time_backwards``, or re-arm after a clock jump.
+
+        ``now`` is 0 while simulated time has not started (no /clock yet): no comparison
+        with the node clock then."""
+        lead = int(self.p["max_stamp_lead"] * 1e9)
+        if now > 0 and stamp - now > lead:
+            raise InputRejected("future_stamp", f"stamp {stamp * 1e-9:.9f} s is {(stamp - now) * 1e-9:.3g} s "
+                                                f"ahead of the node clock (max_stamp_lead "
+                                                f"{self.p['max_stamp_lead']:g} s)")
+        last = self.last_stamp
+        if last is None or stamp >= last:
+            self.backwards_since = None
+            return
+        if now > 0 and last - now > lead:
+            # the node clock itself is behind the last stamp: /clock restarted
+            return self._rearm(stamp, f"the node clock is {(last - now) * 1e-9:.3f} s behind "
+                                      "the last input stamp")
+        if self.backwards_since is None:
+            self.backwards_since = now
+        elif not 0 <= now - self.backwards_since <= int(self.p["stale_timeout"] * 1e9):
+            # every input for longer than stale_timeout went back: the source's clock did
+            return self._rearm(stamp, f"input stamps went back for more than stale_timeout "
+                                      f"({self.p['stale_timeout']:g} s)")
+        raise InputRejected("time_backwards", f"stamp {stamp * 1e-9:.9f} s before "
+                                              f"{last * 1e-9:.9f} s")
+
+    def _rearm(self, stamp: int, why: str) -> None:
+        """Forget the old time base (stamps, rate limit, /tf grid, estimate) after a jump back."""
+        back = (self.last_stamp - stamp) * 1e-9
+        self.events["clock_jumps"] += 1
+        self.get_logger().warning(f"clock jumped back by {back:.3f} s ({why}): stamp checks "
+                                  f"re-armed at {stamp * 1e-9:.9f} s")
+        self.last_stamp = self.last_eval_stamp = self.next_tf_stamp = self.backwards_since = None
+        self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
 
     def _on_actuator_state(self, msg: JointState) -> None:
+        self.received["actuator_states"] += 1
         if self.model is None:
             return self._reject("no_model", "no model yet")
         try:
-            pos, vel = read_joint_state(msg.name, msg.position, msg.velocity, self.model.actuator_names)
-            self.assembler.update(pos, vel, self._now())
+            pos, vel = read_joint_state(msg.name, msg.position, msg.velocity,
+                                        self.model.actuator_names, effort=msg.effort)
+            self._store(pos, vel, self._now())
         except InputRejected as exc:
             self._reject(exc.reason, f"actuator_states: {exc.detail}")
 
     def _on_odometry(self, msg: Odometry) -> None:
+        self.received["odometry"] += 1
         if self.model is None:
             return self._reject("no_model", "no model yet")
         o = msg.pose.pose.orientation
@@ -253,14 +421,18 @@ class DynamicsNode(Node):
         if not all(math.isfinite(x) for x in values):
             return self._reject("non_finite", "odometry")
         c, s = math.cos(yaw), math.sin(yaw)     # the twist is in the robot's frame
-        self.assembler.update(dict(zip(BASE_COORDINATES, values[:3])),
-                              dict(zip(BASE_COORDINATES, (c * v.x - s * v.y, s * v.x + c * v.y,
-                                                          values[5]))), self._now())
+        try:
+            self._store(dict(zip(BASE_COORDINATES, values[:3])),
+                        dict(zip(BASE_COORDINATES, (c * v.x - s * v.y, s * v.x + c * v.y,
+                                                    values[5]))), self._now())
+        except InputRejected as exc:
+            self._reject(exc.reason, f"odometry: {exc.detail}")
 
     def _on_reference(self, msg: JointTrajectory) -> None:
         """A new desired trajectory; a stamp of 0 means "starts now" (JointTrajectory's
         convention): the stamp of the newest joint_states. A bad one is rejected and the
         previous reference stays."""
+        self.received["reference"] += 1
         if self.model is None:
             return self._reject("no_model", "no model yet")
         names = list(msg.joint_names)
@@ -273,10 +445,10 @@ class DynamicsNode(Node):
             return self._reject("unknown_name", f"reference trajectory: {', '.join(unknown[:5])}")
         if any(len(p.accelerations) not in (0, len(names)) for p in msg.points):
             return self._reject("length_mismatch", "reference trajectory accelerations")
-        t0 = to_seconds(msg.header.stamp)
-        if t0 == 0.0:
+        t0 = to_nanoseconds(msg.header.stamp)
+        if t0 == 0:
             t0 = self.last_stamp if self.last_stamp is not None else self._now()
-        times = np.array([t0 + to_seconds(p.time_from_start) for p in msg.points])
+        times = np.array([(t0 + to_nanoseconds(p.time_from_start)) * 1e-9 for p in msg.points])
         acc = np.array([list(p.accelerations) or [0.0] * len(names) for p in msg.points])
         if not np.all(np.isfinite(acc)):
             return self._reject("non_finite", "reference trajectory accelerations")
@@ -287,25 +459,25 @@ class DynamicsNode(Node):
 
     def _on_joint_state(self, msg: JointState) -> None:
         received = time.perf_counter()
+        self.received["joint_states"] += 1
         if self.model is None:
             return self._reject("no_model", "no model yet")
-        stamp = to_seconds(msg.header.stamp)
+        stamp = to_nanoseconds(msg.header.stamp)
+        now = self._now()
         try:
             pos, vel = read_joint_state(msg.name, msg.position, msg.velocity,
                                         self.assembler.accepted_names(),
-                                        self.assembler.required_names())
-            if self.last_stamp is not None and stamp < self.last_stamp:
-                raise InputRejected("time_backwards", f"stamp {stamp:.6f} s before {self.last_stamp:.6f} s")
-            now = self._now()
-            self.assembler.update(pos, vel, now)
-            self.last_stamp = stamp
+                                        self.assembler.required_names(), effort=msg.effort)
+            self._check_stamp(stamp, now)
+            self._store(pos, vel, now)
             self.arrivals.append(received)
             limit = self.p["publish_rate_limit"]
-            if limit > 0 and self.last_eval_stamp is not None and stamp - self.last_eval_stamp < 1.0 / limit:
+            if limit > 0 and self.last_eval_stamp is not None \
+                    and (stamp - self.last_eval_stamp) * limit < 1e9:
                 raise InputRejected("throttled", "faster than publish_rate_limit")
             # actuator lengths (and odometry) may come on their own topics: not older than
             # the stale timeout
-            x, xd = self.assembler.assemble(now, self.p["stale_timeout"])
+            x, xd = self.assembler.assemble(now * 1e-9, self.p["stale_timeout"])
         except InputRejected as exc:
             return self._reject(exc.reason, exc.detail)
         xdd = self._accelerations(stamp, x, xd)
@@ -318,20 +490,20 @@ class DynamicsNode(Node):
                              + loads.joint_wrenches.sum()):
             return self._reject("non_finite", "the loads of this input are not finite "
                                               "(inputs too large)")
-        self.last_eval_stamp = stamp
+        self.last_stamp = self.last_eval_stamp = stamp       # advances on accepted inputs only
         self._publish(msg.header.stamp, stamp, x, xd, state, loads)
         latency = time.perf_counter() - received
         self.stats["evaluated"] += 1
         self.stats["latency_sum"] += latency
         self.stats["latency_max"] = max(self.stats["latency_max"], latency)
 
-    def _accelerations(self, stamp: float, x: np.ndarray, xd: np.ndarray) -> np.ndarray:
+    def _accelerations(self, stamp: int, x: np.ndarray, xd: np.ndarray) -> np.ndarray:
         source = self.p["acceleration_source"]
         if source == "estimate":
             return self.estimator.update(stamp, xd)
         xdd = np.zeros_like(x)
         if source == "reference" and self.reference is not None:
-            xdd[self.reference_slots] = self.reference.sample(stamp)
+            xdd[self.reference_slots] = self.reference.sample(stamp * 1e-9)
         return xdd
 
     # ------------------------------------------------------------------ outputs
@@ -341,21 +513,32 @@ class DynamicsNode(Node):
         efforts[self.actuator_slots] = loads.actuator_force
         return efforts
 
-    def _publish_feedforward(self, efforts: np.ndarray) -> None:
-        self.msg_feedforward.data = float_array(efforts)
+    def _feedforward(self, efforts: np.ndarray) -> np.ndarray:
+        """The feedforward of efforts in input order: in feedforward_joints order, clamped at
+        the model's limits with clamp_feedforward."""
+        if self.p["clamp_feedforward"]:
+            efforts = np.clip(efforts, -self.effort_limit, self.effort_limit)
+        return efforts[self.feedforward_index]
+
+    def _publish_feedforward(self, values: np.ndarray) -> None:
+        self.msg_feedforward.data = float_array(values)
         self.pub_feedforward.publish(self.msg_feedforward)
 
-    def _publish(self, stamp_msg, stamp: float, x: np.ndarray, xd: np.ndarray,
+    def _publish(self, stamp_msg, stamp: int, x: np.ndarray, xd: np.ndarray,
                  state: JointSpaceState, loads: Loads) -> None:
         efforts = self.actuator_efforts(loads)
+        beyond = np.abs(efforts) > self.effort_limit
+        if beyond.any():                      # published, and flagged in /diagnostics
+            self.events["efforts_beyond_limits"] += 1
+            self.effort_flags = tuple(n for n, b in zip(self.model.input_names, beyond) if b)
         self.pub_joint_loads.publish(joint_state(stamp_msg, (), state.q, state.qd,
                                                  loads.coordinate_effort, self.msg_joint_loads))
         self.pub_actuator_loads.publish(joint_state(stamp_msg, (), x, xd, efforts,
                                                     self.msg_actuator_loads))
-        self.last_feedforward = efforts[self.feedforward_index]
+        self.last_feedforward = self._feedforward(efforts)
         self.last_x = x
         self.last_valid_time = self._now()
-        self.stale = False
+        self.stale = self.hold_due = False
         self._publish_feedforward(self.last_feedforward)
         for body, w in self.msg_wrenches.items():
             i = self.wrench_bodies[body]
@@ -368,8 +551,8 @@ class DynamicsNode(Node):
         # going back, restarts it
         rate = self.p["tf_rate"]
         if rate > 0:
-            period, due = 1.0 / rate, self.next_tf_stamp
-            if not (due is None or stamp >= due or stamp < due - 2.0 * period):
+            period, due = int(1e9 / rate), self.next_tf_stamp
+            if not (due is None or stamp >= due or stamp < due - 2 * period):
                 return
             on_grid = due is not None and due <= stamp < due + period
             self.next_tf_stamp = (due if on_grid else stamp) + period
@@ -421,22 +604,27 @@ class DynamicsNode(Node):
         self.pub_tf.publish(self.msg_tf)
 
     # ------------------------------------------------------------------ watchdog, diagnostics
-    def _now(self) -> float:
-        return self.get_clock().now().nanoseconds * 1e-9
+    def _now(self) -> int:
+        """The node clock (ROS time: /clock with use_sim_time), integer nanoseconds."""
+        return self.get_clock().now().nanoseconds
 
     def _watchdog(self) -> None:
         if self.model is None or self.last_valid_time is None:
             return
-        if self._now() - self.last_valid_time <= self.p["stale_timeout"]:
+        age = self._now() - self.last_valid_time
+        if 0 <= age <= int(self.p["stale_timeout"] * 1e9):      # (a clock gone back: stale)
+            if self.hold_due:
+                self.hold_due = False
+                self._publish_feedforward(self.last_feedforward)
             return
-        self.stale = True
+        self.stale, self.hold_due = True, False
         if self.p["stale_policy"] == "zero" or self.last_x is None:
             fallback = np.zeros(len(self.feedforward_index))
         else:
             x = self.last_x
             state = resolve_state(self.model, x, np.zeros_like(x), np.zeros_like(x))
             loads = inverse_dynamics(self.model, state, gravity_only=True)
-            fallback = self.actuator_efforts(loads)[self.feedforward_index]
+            fallback = self._feedforward(self.actuator_efforts(loads))
         self._publish_feedforward(fallback)
 
     def _publish_diagnostics(self) -> None:
@@ -444,9 +632,11 @@ class DynamicsNode(Node):
         rate = 0.0
         if len(self.arrivals) >= 2 and self.arrivals[-1] > self.arrivals[0]:
             rate = (len(self.arrivals) - 1) / (self.arrivals[-1] - self.arrivals[0])
-        age = None if self.last_valid_time is None else self._now() - self.last_valid_time
+        age = None if self.last_valid_time is None else (self._now() - self.last_valid_time) * 1e-9
         values = {
             "model": self.model.name if self.model else "none",
+            "model_pending": self.pending.model.name if self.pending else "none",
+            "model_parsing": str(not self.parser.idle()),
             "input_rate_hz": f"{rate:.1f}",
             "evaluations": str(n),
             "compute_latency_mean_ms": f"{(self.stats['latency_sum'] / n * 1e3) if n else 0.0:.3f}",
@@ -454,19 +644,39 @@ class DynamicsNode(Node):
             "last_valid_input_age_s": "never" if age is None else f"{age:.3f}",
             "stale": str(self.stale),
             "acceleration_source": self.p["acceleration_source"],
+            "efforts_beyond_limits_inputs": ", ".join(self.effort_flags) or "none",
         }
+        for topic in ("joint_states", "actuator_states", "odometry", "reference", "model"):
+            values[f"received_{topic}"] = str(self.received[topic])
         for reason in REASONS + ("bad_model",):
             values[f"rejected_{reason}"] = str(self.rejected[reason])
         values["actuator_lengths_out_of_range"] = str(self.rejected["out_of_range"])
+        values["models_superseded"] = str(self.parser.superseded)
+        for event in ("models_taken", "models_held", "models_unchanged", "model_changes",
+                      "clock_jumps", "efforts_beyond_limits"):
+            values[event] = str(self.events[event])
+        new = {key: self.events[key] > self.reported[key] for key in self.events}
+        warnings = []
+        if new.get("clock_jumps"):
+            warnings.append("clock jumped back: stamp checks re-armed")
+        if new.get("model_changes"):
+            warnings.append("model changed")
+        if new.get("models_held"):
+            warnings.append("model update held: ~/accept_model_update installs it")
+        if new.get("efforts_beyond_limits"):
+            warnings.append(f"efforts beyond the model's limits: {', '.join(self.effort_flags)}")
+        if self.stale or age is None:
+            warnings.append("inputs stale or missing")
+        if any(self.rejected[r] > self.reported[r] for r in REASONS + ("bad_model",)
+               if r != "throttled"):
+            warnings.append("inputs rejected in the last period")
         if self.model is None:
             level, message = DiagnosticStatus.ERROR, "no model"
-        elif self.stale or age is None:
-            level, message = DiagnosticStatus.WARN, "inputs stale or missing"
-        elif any(self.rejected[r] > self.rejected_reported[r] for r in REASONS if r != "throttled"):
-            level, message = DiagnosticStatus.WARN, "inputs rejected in the last period"
+        elif warnings:
+            level, message = DiagnosticStatus.WARN, "; ".join(warnings)
         else:
             level, message = DiagnosticStatus.OK, "ok"
-        self.rejected_reported = Counter(self.rejected)
+        self.reported = Counter(self.events) + Counter(self.rejected)
         self.pub_diagnostics.publish(diagnostics(self.get_clock().now().to_msg(),
                                                  "charmie_dynamics: dynamics", level, message,
                                                  values))

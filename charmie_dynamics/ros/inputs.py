@@ -17,8 +17,8 @@ from ..mechanisms.indirect import indirect_joints, valid_range
 from ..model.model import Model
 
 REASONS = ("length_mismatch", "non_finite", "unknown_name", "duplicate_name", "missing_name",
-           "out_of_range", "invalid_value", "stale_input", "time_backwards", "throttled",
-           "no_model")
+           "out_of_range", "beyond_limits", "invalid_value", "stale_input", "time_backwards",
+           "future_stamp", "throttled", "no_model")
 
 
 class InputRejected(ValueError):
@@ -32,16 +32,19 @@ class InputRejected(ValueError):
 
 def read_joint_state(names: Sequence[str], position: Sequence[float],
                      velocity: Sequence[float], allowed: Sequence[str],
-                     required: Sequence[str] = ()) -> tuple[dict[str, float], dict[str, float]]:
+                     required: Sequence[str] = (), effort: Sequence[float] = ()
+                     ) -> tuple[dict[str, float], dict[str, float]]:
     """Positions and velocities by name from a sensor_msgs/JointState's arrays.
 
-    ``velocity`` may be empty (JointState's convention for "not measured": taken as 0).
+    ``velocity`` and ``effort`` may be empty (JointState's convention for "not measured":
+    a velocity is then taken as 0; efforts are not used but their length is checked).
     Every name of ``required`` must be present (a partial message would keep the others'
     old values looking fresh).
     """
-    if len(position) != len(names) or (len(velocity) not in (0, len(names))):
+    if len(position) != len(names) or len(velocity) not in (0, len(names)) \
+            or len(effort) not in (0, len(names)):
         raise InputRejected("length_mismatch", f"{len(names)} names, {len(position)} positions, "
-                                               f"{len(velocity)} velocities")
+                                               f"{len(velocity)} velocities, {len(effort)} efforts")
     given = set(names)
     if len(given) != len(names):
         raise InputRejected("duplicate_name", "a name appears twice")
@@ -57,6 +60,61 @@ def read_joint_state(names: Sequence[str], position: Sequence[float],
         raise InputRejected("non_finite", "NaN or infinite position or velocity")
     vel = dict(zip(names, velocity)) if velocity else dict.fromkeys(names, 0.0)
     return dict(zip(names, position)), vel
+
+
+@dataclass(frozen=True)
+class InputLimits:
+    """The model's limits on each input (``model.input_names``), in the input's own units.
+
+    A coordinate's joints move by ``multiplier * coordinate``: its position range is the
+    intersection of its joints' ranges divided by their multipliers, its velocity limit the
+    smallest ``velocity / |multiplier|``. An actuator's velocity limit is its
+    ``velocity_limit``; its stroke is checked by :class:`StateAssembler` (``out_of_range``).
+    Inputs without a limit are absent from the dicts.
+    """
+
+    lower: dict[str, float]
+    upper: dict[str, float]
+    velocity: dict[str, float]
+
+    @classmethod
+    def of(cls, model: Model) -> "InputLimits":
+        lower: dict[str, float] = {}
+        upper: dict[str, float] = {}
+        velocity: dict[str, float] = {}
+        for body in model.bodies:
+            c, m, lim = body.coordinate, body.multiplier, body.limits
+            if c is None or c not in model.input_names or m == 0.0:
+                continue
+            if lim.lower is not None or lim.upper is not None:
+                a = (-math.inf if lim.lower is None else lim.lower) / m
+                b = (math.inf if lim.upper is None else lim.upper) / m
+                lower[c] = max(lower.get(c, -math.inf), min(a, b))
+                upper[c] = min(upper.get(c, math.inf), max(a, b))
+            if lim.velocity is not None:
+                velocity[c] = min(velocity.get(c, math.inf), lim.velocity / abs(m))
+        for a in model.actuators:
+            if a.velocity_limit is not None:
+                velocity[a.name] = a.velocity_limit
+        return cls(lower, upper, velocity)
+
+    def check(self, positions: Mapping[str, float], velocities: Mapping[str, float],
+              position_tolerance: float, velocity_tolerance: float) -> None:
+        """Raise ``beyond_limits`` naming the first input whose position is beyond its range
+        by more than ``position_tolerance`` (rad or m) or whose speed exceeds its limit by
+        more than the fraction ``velocity_tolerance`` (``math.inf``: that check is off)."""
+        for name, value in positions.items():
+            lo, hi = self.lower.get(name), self.upper.get(name)
+            if lo is not None and not lo - position_tolerance <= value <= hi + position_tolerance:
+                raise InputRejected("beyond_limits", f"{name} position {value:.6g} outside its "
+                                                     f"limits [{lo:.6g}, {hi:.6g}] (tolerance "
+                                                     f"{position_tolerance:g})")
+        for name, value in velocities.items():
+            limit = self.velocity.get(name)
+            if limit is not None and not abs(value) <= limit * (1.0 + velocity_tolerance):
+                raise InputRejected("beyond_limits", f"{name} velocity {value:.6g} beyond its "
+                                                     f"limit {limit:.6g} (tolerance "
+                                                     f"{velocity_tolerance:.0%})")
 
 
 @dataclass
@@ -110,7 +168,8 @@ class StateAssembler:
         missing = [n for n in self.names if n not in self.positions]
         if missing:
             raise InputRejected("missing_name", f"no measurement yet of {', '.join(missing[:6])}")
-        old = [n for n in self.names if now - self.received[n] > max_age]
+        # a value "received" after now (the node clock went back) is as unusable as an old one
+        old = [n for n in self.names if not 0.0 <= now - self.received[n] <= max_age]
         if old:
             raise InputRejected("stale_input", f"{', '.join(old[:6])} older than {max_age:g} s")
         return (np.array([self.positions[n] for n in self.names]),
@@ -120,25 +179,26 @@ class StateAssembler:
 @dataclass
 class AccelerationEstimator:
     """Acceleration from measured velocities: differences through a first-order low-pass
-    filter with cut-off ``cutoff_hz`` (the ``estimate`` acceleration source)."""
+    filter with cut-off ``cutoff_hz`` (the ``estimate`` acceleration source). Times are
+    integer nanoseconds (a float of seconds since 1970 resolves only about 240 ns)."""
 
     cutoff_hz: float
-    _last_t: Optional[float] = None
+    _last_t: Optional[int] = None
     _last_v: Optional[np.ndarray] = None
     _estimate: Optional[np.ndarray] = None
 
-    def update(self, t: float, v: np.ndarray) -> np.ndarray:
-        if self._last_t is None or t < self._last_t:      # first sample, or time reset
-            self._last_t, self._last_v = t, v.copy()
+    def update(self, t_ns: int, v: np.ndarray) -> np.ndarray:
+        if self._last_t is None or t_ns < self._last_t:   # first sample, or time reset
+            self._last_t, self._last_v = t_ns, v.copy()
             self._estimate = np.zeros_like(v)
             return self._estimate.copy()
-        if t == self._last_t:                             # same instant: nothing new to learn
+        if t_ns == self._last_t:                          # same instant: nothing new to learn
             return self._estimate.copy()
-        dt = t - self._last_t
+        dt = (t_ns - self._last_t) * 1e-9
         raw = (v - self._last_v) / dt
         alpha = dt / (dt + 1.0 / (2.0 * math.pi * self.cutoff_hz))
         self._estimate = self._estimate + alpha * (raw - self._estimate)
-        self._last_t, self._last_v = t, v.copy()
+        self._last_t, self._last_v = t_ns, v.copy()
         return self._estimate.copy()
 
 

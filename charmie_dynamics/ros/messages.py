@@ -13,8 +13,9 @@ from sensor_msgs.msg import JointState
 from ..model.rotations import quaternions
 
 
-def to_seconds(stamp: Time) -> float:
-    return stamp.sec + stamp.nanosec * 1e-9
+def to_nanoseconds(stamp: Time | Duration) -> int:
+    """A stamp or duration as integer nanoseconds (exact, unlike a float of seconds)."""
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
 
 
 def _split_seconds(seconds: float) -> tuple[int, int]:

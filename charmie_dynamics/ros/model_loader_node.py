@@ -4,7 +4,9 @@ late-joining subscribers (reliable, transient local, depth 1).
 A path is never taken from a message: the ``~/reload`` service (std_srvs/Trigger) re-reads
 the configured ``model_file``. An invalid file at start-up ends the node with the loader's
 message and exit status 1; an invalid file on reload is rejected with the message and the
-last valid model stays published.
+last valid model stays published, and later calls work: the file is read through the
+package's guard (regular files only, never a FIFO or a device; at most ``max_model_bytes``;
+strict UTF-8; every parser failure a ModelError).
 """
 from __future__ import annotations
 
@@ -15,21 +17,24 @@ from rclpy.node import Node
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
+from ..documents import DEFAULT_MAX_BYTES
 from ..export.urdf import urdf_from_model
 from ..model import ModelError, read_model_file
 from ..resources import bundled_model
 from . import qos
-from .parameters import declare_parameters
+from .parameters import Param, declare_parameters
 
 
 class ModelLoaderNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("model_loader", **kwargs)
         self.p = declare_parameters(self, {
-            "model_file": (str(bundled_model()),
-                           "Model file (YAML, docs/model_format.md); default: the bundled CHARMIE"),
-            "model_topic": ("charmie/model", "Topic of the validated model (std_msgs/String)"),
-            "frame_prefix": ("", "Prefix of the URDF's link names, as robot_state_publisher's"),
+            "model_file": Param(str(bundled_model()),
+                                "Model file (YAML, docs/model_format.md); default: the bundled CHARMIE"),
+            "model_topic": Param("charmie/model", "Topic of the validated model (std_msgs/String)"),
+            "frame_prefix": Param("", "Prefix of the URDF's link names, as robot_state_publisher's"),
+            "max_model_bytes": Param(DEFAULT_MAX_BYTES, "Largest model file read (bytes)", True,
+                                     1024, 256 * 2**20),
         })
         self.path = Path(self.p["model_file"])
         self.pub_model = self.create_publisher(String, self.p["model_topic"], qos.LATCHED)
@@ -38,7 +43,7 @@ class ModelLoaderNode(Node):
         self.create_service(Trigger, "~/reload", self._on_reload)
 
     def _load(self) -> str:
-        model, text = read_model_file(self.path)
+        model, text = read_model_file(self.path, self.p["max_model_bytes"])
         urdf = urdf_from_model(model, frame_prefix=self.p["frame_prefix"])
         self.pub_model.publish(String(data=text))
         self.pub_description.publish(String(data=urdf))

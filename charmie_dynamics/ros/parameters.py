@@ -1,17 +1,57 @@
-"""Declared, described ROS parameters from one table per node."""
+"""Declared, described ROS parameters from one table per node.
+
+Every number has a declared range (rcl_interfaces FloatingPointRange / IntegerRange, shown by
+``ros2 param describe`` and enforced by rclpy before any node callback, at start-up and at
+run time): a range also keeps out inf and NaN, which no range contains.
+"""
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Optional
 
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.exceptions import InvalidParameterValueException
 from rclpy.node import Node
 
 
-def declare_parameters(node: Node, table: dict[str, tuple], read_only: bool = True
-                       ) -> dict[str, Any]:
-    """Declare every ``name: (default, description[, read_only])`` of ``table`` on ``node``
-    (the third field, where given, overrides ``read_only``) and return the values."""
-    for name, (default, description, *rest) in table.items():
-        node.declare_parameter(name, default, ParameterDescriptor(
-            description=description, read_only=rest[0] if rest else read_only))
+@dataclass(frozen=True)
+class Param:
+    """One parameter: its default (which sets its type), description, whether it may change
+    after start-up, and for a number its inclusive range ``low`` to ``high``."""
+
+    default: Any
+    description: str
+    read_only: bool = True
+    low: Optional[float] = None
+    high: Optional[float] = None
+
+    def descriptor(self) -> ParameterDescriptor:
+        d = ParameterDescriptor(description=self.description, read_only=self.read_only)
+        if self.low is not None:
+            if isinstance(self.default, int) and not isinstance(self.default, bool):
+                d.integer_range = [IntegerRange(from_value=int(self.low), to_value=int(self.high),
+                                                step=0)]
+            else:
+                d.floating_point_range = [FloatingPointRange(from_value=float(self.low),
+                                                             to_value=float(self.high), step=0.0)]
+        return d
+
+    def range_text(self) -> str:
+        return f"{self.low:g} to {self.high:g}"
+
+
+def declare_parameters(node: Node, table: dict[str, Param]) -> dict[str, Any]:
+    """Declare every parameter of ``table`` on ``node`` and return the values; a value out of
+    its range (from the command line or a params file) raises ``ValueError`` naming the
+    parameter, the value and the range (the node's start-up error)."""
+    for name, spec in table.items():
+        if spec.low is not None and not spec.low <= spec.high:
+            raise ValueError(f"parameter table: {name}: empty range {spec.range_text()}")
+        try:
+            node.declare_parameter(name, spec.default, spec.descriptor())
+        except InvalidParameterValueException:
+            # rclpy's exception keeps the refused value only inside its message
+            refused = node._parameter_overrides.get(name)
+            shown = f" {refused.value!r}" if refused is not None else ""
+            raise ValueError(f"parameter {name}{shown}: expected {spec.range_text()}") from None
     return {name: node.get_parameter(name).value for name in table}

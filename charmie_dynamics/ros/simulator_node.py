@@ -59,25 +59,26 @@ from ..resources import bundled_model
 from ..trajectories import MOTIONS
 from . import qos
 from .messages import diagnostics, joint_state, stamp_from_seconds
-from .parameters import declare_parameters
+from .parameters import Param, declare_parameters
 
 CONTROLS = ("effort", "pd")
 PARAMETERS = {
-    "model_file": (str(bundled_model()), "Model to simulate"),
-    "rate": (100.0, "Hz: publishing rate and period of the effort commands' zero-order hold"),
-    "dt": (0.001, "Integration step, s"),
-    "integrator": ("euler", f"{' | '.join(INTEGRATORS)} (euler: semi-implicit, 4x cheaper than rk4)"),
-    "fd_method": ("aba", f"Forward dynamics: {' | '.join(METHODS)}"),
-    "control": ("effort", "effort (commands on command_topic) | pd (follow motion)"),
-    "command_topic": ("effort_commands", "std_msgs/Float64MultiArray of actuator efforts"),
-    "command_joints": ([""], "Order of the commands (model inputs); empty: all inputs"),
-    "wait_for_command": (True, "control=effort: hold the robot still until the first command"),
-    "command_timeout": (0.1, "control=effort: simulated seconds a command is applied without a "
-                             "newer one; after that the efforts are zero (motors off)"),
-    "motion": ("validation", f"Start state, and the reference of control=pd: {', '.join(MOTIONS)}"),
-    "kp": (100.0, "control=pd: proportional gain, 1/s^2"),
-    "kd": (20.0, "control=pd: derivative gain, 1/s"),
-    "publish_clock": (True, "Publish /clock from the simulated time"),
+    "model_file": Param(str(bundled_model()), "Model to simulate"),
+    "rate": Param(100.0, "Hz: publishing rate and period of the effort commands' zero-order hold",
+                  True, 1.0, 1000.0),
+    "dt": Param(0.001, "Integration step, s (at most 1/rate)", True, 1e-6, 0.1),
+    "integrator": Param("euler", f"{' | '.join(INTEGRATORS)} (euler: semi-implicit, 4x cheaper than rk4)"),
+    "fd_method": Param("aba", f"Forward dynamics: {' | '.join(METHODS)}"),
+    "control": Param("effort", "effort (commands on command_topic) | pd (follow motion)"),
+    "command_topic": Param("effort_commands", "std_msgs/Float64MultiArray of actuator efforts"),
+    "command_joints": Param([""], "Order of the commands (model inputs); empty: all inputs"),
+    "wait_for_command": Param(True, "control=effort: hold the robot still until the first command"),
+    "command_timeout": Param(0.1, "control=effort: simulated seconds a command is applied without a "
+                                  "newer one; after that the efforts are zero (motors off)", True, 0.001, 60.0),
+    "motion": Param("validation", f"Start state, and the reference of control=pd: {', '.join(MOTIONS)}"),
+    "kp": Param(100.0, "control=pd: proportional gain, 1/s^2", True, 0.0, 1e6),
+    "kd": Param(20.0, "control=pd: derivative gain, 1/s", True, 0.0, 1e4),
+    "publish_clock": Param(True, "Publish /clock from the simulated time"),
 }
 
 
@@ -85,10 +86,8 @@ class SimulatorNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("simulator", **kwargs)
         p = declare_parameters(self, PARAMETERS)
-        problems = [
-            (not 0.0 < p["rate"] <= 1000.0, f"rate {p['rate']!r}: expected 0 < rate <= 1000 Hz"),
-            (not 0.0 < p["dt"] <= 1.0 / p["rate"] if p["rate"] > 0 else True,
-             f"dt {p['dt']!r}: expected 0 < dt <= 1/rate"),
+        problems = [      # the ranges of each number are declared (and checked by rclpy)
+            (p["dt"] > 1.0 / p["rate"], f"dt {p['dt']!r}: expected at most 1/rate"),
             (p["integrator"] not in INTEGRATORS, f"integrator {p['integrator']!r}: expected {INTEGRATORS}"),
             (p["fd_method"] not in METHODS, f"fd_method {p['fd_method']!r}: expected {METHODS}"),
             (p["control"] not in CONTROLS, f"control {p['control']!r}: expected {CONTROLS}"),
@@ -136,8 +135,8 @@ class SimulatorNode(Node):
         data = list(msg.data)
         if len(data) != len(self.command_index) or not all(math.isfinite(v) for v in data):
             self.rejected_commands += 1
-            self.get_logger().warn(f"command rejected: {len(data)} values (expected "
-                                   f"{len(self.command_index)}, finite)", throttle_duration_sec=2.0)
+            self.get_logger().warning(f"command rejected: {len(data)} values (expected "
+                                      f"{len(self.command_index)}, finite)", throttle_duration_sec=2.0)
             return
         command = np.zeros(len(self.model.input_names))
         command[self.command_index] = data

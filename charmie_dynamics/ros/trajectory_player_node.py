@@ -20,16 +20,16 @@ from ..resources import bundled_model
 from ..trajectories import MOTIONS, from_csv
 from . import qos
 from .messages import duration_from_seconds, joint_state, stamp_from_seconds
-from .parameters import declare_parameters
+from .parameters import Param, declare_parameters
 
 PARAMETERS = {
-    "model_file": (str(bundled_model()), "Model whose inputs are played"),
-    "motion": ("validation", f"Motion of the papers: {', '.join(sorted(MOTIONS))}"),
-    "trajectory_file": ("", "Trajectory CSV (README format); overrides motion"),
-    "rate": (100.0, "Publishing rate, Hz"),
-    "loop": (False, "Start again at the end"),
-    "publish_reference": (True, "Publish the motion on reference_trajectory (with accelerations)"),
-    "publish_clock": (False, "Publish /clock from the motion's time (simulated time)"),
+    "model_file": Param(str(bundled_model()), "Model whose inputs are played"),
+    "motion": Param("validation", f"Motion of the papers: {', '.join(sorted(MOTIONS))}"),
+    "trajectory_file": Param("", "Trajectory CSV (README format); overrides motion"),
+    "rate": Param(100.0, "Publishing rate, Hz", True, 1.0, 10000.0),
+    "loop": Param(False, "Start again at the end"),
+    "publish_reference": Param(True, "Publish the motion on reference_trajectory (with accelerations)"),
+    "publish_clock": Param(False, "Publish /clock from the motion's time (simulated time)"),
 }
 
 
@@ -37,8 +37,6 @@ class TrajectoryPlayerNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("trajectory_player", **kwargs)
         p = declare_parameters(self, PARAMETERS)
-        if not 0.0 < p["rate"] <= 10000.0:
-            raise ValueError(f"parameter rate {p['rate']!r}: expected 0 < rate <= 10000 Hz")
         if p["motion"] not in MOTIONS and not p["trajectory_file"]:
             raise ValueError(f"parameter motion {p['motion']!r}: expected one of {', '.join(MOTIONS)}")
         self.p = p

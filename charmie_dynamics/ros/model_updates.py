@@ -1,0 +1,105 @@
+"""Model texts from a topic, parsed off the executor thread (pure Python: no rclpy here).
+
+Parsing and validating a model of a few MiB takes seconds of Python; done in a subscription
+callback it would stop every timer and subscription of the node for that long (feedforward,
+watchdog, diagnostics). :class:`ModelParser` does it on one worker thread, newest text first;
+the node collects the results on its executor thread and installs them there.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Callable, Generic, Optional, TypeVar
+
+import numpy as np
+
+from ..model import ModelError
+from ..model.model import Model
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Parsed(Generic[T]):
+    """The outcome of one text: ``value`` (what the parse function returned) or ``error``."""
+
+    text: str
+    value: Optional[T]
+    error: Optional[ModelError]
+
+
+class ModelParser(Generic[T]):
+    """One daemon worker thread running ``parse(text)`` on the texts given to :meth:`submit`.
+
+    Only the newest text waiting is kept: a text replaced before the worker took it is
+    counted in ``superseded`` and never parsed (a flood of large texts cannot pile up in
+    memory). ``parse`` raises :class:`ModelError` for a bad text.
+    """
+
+    def __init__(self, parse: Callable[[str], T]) -> None:
+        self._parse = parse
+        self._cond = threading.Condition()
+        self._waiting: Optional[str] = None
+        self._done: list[Parsed[T]] = []
+        self._closed = False
+        self.busy = False                 # a text is being parsed
+        self.superseded = 0
+        self._thread = threading.Thread(target=self._run, name="model_parser", daemon=True)
+        self._thread.start()
+
+    def submit(self, text: str) -> None:
+        with self._cond:
+            if self._waiting is not None:
+                self.superseded += 1
+            self._waiting = text
+            self._cond.notify()
+
+    def results(self) -> list[Parsed[T]]:
+        """The outcomes finished since the last call, oldest first."""
+        with self._cond:
+            done, self._done = self._done, []
+        return done
+
+    def idle(self) -> bool:
+        """Nothing waiting, nothing being parsed, no result to collect."""
+        with self._cond:
+            return self._waiting is None and not self.busy and not self._done
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._thread.join(timeout=1.0)    # a parse in progress finishes on its own (daemon)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._waiting is None and not self._closed:
+                    self._cond.wait()
+                if self._closed:
+                    return
+                text, self._waiting = self._waiting, None
+                self.busy = True
+            try:
+                outcome = Parsed(text, self._parse(text), None)
+            except ModelError as exc:
+                outcome = Parsed(text, None, exc)
+            with self._cond:
+                self._done.append(outcome)
+                self.busy = False
+
+
+def model_change(old: Model, new: Model) -> str:
+    """What differs between two models, for the log: name, total mass, gravity, bodies."""
+    parts = []
+    if old.name != new.name:
+        parts.append(f"name {old.name!r} -> {new.name!r}")
+    if old.total_mass != new.total_mass:
+        parts.append(f"total mass {old.total_mass:.6g} -> {new.total_mass:.6g} kg")
+    if not np.array_equal(old.gravity, new.gravity):
+        parts.append(f"gravity {np.round(old.gravity, 6).tolist()} -> "
+                     f"{np.round(new.gravity, 6).tolist()} m/s^2")
+    if old.n_bodies != new.n_bodies:
+        parts.append(f"bodies {old.n_bodies} -> {new.n_bodies}")
+    return ", ".join(parts) or "same name, mass, gravity and body count (other parameters differ)"
+
