@@ -24,6 +24,7 @@ from ..mechanisms.indirect import MechanismRangeError, indirect_joints, joint_fr
 from ..model import ModelError, load_model
 from ..resources import bundled_model
 from ..trajectories import TrajectoryFileError
+from ..view import add_view_parser
 from .analyze import add_analyze_parser
 from .errors import InputError
 
@@ -212,6 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--indent", type=int, default=None, help="indent the JSON output")
     p.set_defaults(func=_cmd_id)
     add_analyze_parser(sub)
+    add_view_parser(sub)
     p = sub.add_parser("compile", help="compile the numerical kernels now (numba) and cache them "
                                        "on disk, so that the first node start is fast")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")

@@ -1,0 +1,208 @@
+"""``charmie-dynamics view``: serve a local web page (viser) showing the robot: an analyze motion
+replayed in a loop, or the live robot from ROS 2 topics with ``--ros``."""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from ..cli.errors import InputError
+from ..kinematics import forward_kinematics, inputs_from_dict, resolve_state
+from ..mechanisms.indirect import MechanismRangeError
+from ..model import load_model
+from ..model.model import Model
+from ..trajectories import MOTIONS, Trajectory, from_csv
+from .drawing import Poses, motion_poses, poses
+
+DEFAULT_CAMERA = "2.2,-1.6,1.4"
+DEFAULT_LOOK_AT = "0,0,0.75"
+
+
+def add_view_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("view", help="serve a local web page showing the robot (needs the 'view' "
+                                    "extra: viser); a motion replayed, or live with --ros")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--motion", choices=sorted(MOTIONS), default="validation",
+                     help="replay a reference motion in a loop (default: validation)")
+    src.add_argument("--trajectory", type=Path, help="replay a trajectory CSV (see README)")
+    src.add_argument("--ros", action="store_true",
+                     help="live: poses from joint_states + actuator_states, arrows from the "
+                          "dynamics node's wrench_markers (needs rclpy)")
+    p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
+    p.add_argument("--dt", type=float, default=0.02, help="sample period of --motion, s")
+    p.add_argument("--at", type=float, default=None, metavar="SECONDS",
+                   help="start paused at this time of the motion (the page can play it)")
+    p.add_argument("--wrench-body", action="append", default=None, metavar="BODY",
+                   help="body whose joint force is drawn (repeatable; default body_3, the floor "
+                        "load, as the dynamics node's wrench_joints)")
+    p.add_argument("--marker-scale", type=float, default=0.002,
+                   help="arrow length per newton, m/N (the dynamics node's marker_scale)")
+    p.add_argument("--host", default="127.0.0.1", help="address to serve on (default: local only)")
+    p.add_argument("--port", type=int, default=8080, help="port (0: any free port; a busy port "
+                                                          "moves to the next free one)")
+    p.add_argument("--camera-position", default=DEFAULT_CAMERA, metavar="X,Y,Z",
+                   help=f"initial camera position, world frame, m (default {DEFAULT_CAMERA})")
+    p.add_argument("--camera-look-at", default=DEFAULT_LOOK_AT, metavar="X,Y,Z",
+                   help=f"point the camera looks at, m (default {DEFAULT_LOOK_AT})")
+    p.add_argument("--camera-fov", type=float, default=50.0,
+                   help="vertical field of view, degrees (default 50)")
+    p.add_argument("--rate", type=float, default=30.0, help="page updates per second")
+    p.add_argument("--duration", type=float, default=0.0,
+                   help="stop after this many seconds (default 0: until Ctrl-C)")
+    p.set_defaults(func=run_view)
+
+
+def parse_point(option: str, text: str) -> tuple[float, float, float]:
+    """``X,Y,Z``: three finite numbers."""
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 3 or not all(math.isfinite(v) for v in values):
+        raise InputError(f"{option} {text!r}: expected X,Y,Z (three finite numbers, m)")
+    return values
+
+
+def _check(option: str, value: float, low: float, high: float, unit: str) -> None:
+    if not low < value <= high:
+        raise InputError(f"{option} {value!r}: expected a value in ({low:g}, {high:g}] {unit}")
+
+
+def _camera(args: argparse.Namespace):
+    from .scene import Camera
+    position = parse_point("--camera-position", args.camera_position)
+    look_at = parse_point("--camera-look-at", args.camera_look_at)
+    if np.allclose(position, look_at):
+        raise InputError("--camera-position and --camera-look-at: the same point, expected "
+                         "two different points")
+    _check("--camera-fov", args.camera_fov, 0.0, 170.0, "degrees")
+    return Camera(position, look_at, args.camera_fov)
+
+
+def _wrench_bodies(model: Model, names: Optional[list[str]]) -> list[int]:
+    names = ["body_3"] if names is None and "body_3" in model.body_names else (names or [])
+    unknown = [n for n in names if n not in model.body_names]
+    if unknown:
+        raise InputError(f"--wrench-body {', '.join(unknown)}: not a body of {model.name} "
+                         f"(bodies: {', '.join(model.body_names)})")
+    return [model.body_index(n) for n in names]
+
+
+def _trajectory(model: Model, args: argparse.Namespace) -> tuple[Trajectory, str]:
+    if args.trajectory is not None:
+        return from_csv(model, str(args.trajectory)), str(args.trajectory)
+    _check("--dt", args.dt, 0.0, 0.5, "s")
+    return MOTIONS[args.motion](model, args.dt), f"motion '{args.motion}'"
+
+
+def _server(args: argparse.Namespace):
+    try:
+        import viser
+    except ImportError as exc:
+        raise InputError(f"view needs viser ({exc}): pip install 'charmie_dynamics[view]' "
+                         "or pip install viser") from None
+    if not 0 <= args.port <= 65535:
+        raise InputError(f"--port {args.port}: expected 0..65535")
+    server = viser.ViserServer(host=args.host, port=args.port, label="CHARMIE", verbose=False)
+    server.gui.configure_theme(control_layout="floating", show_logo=False,
+                               show_share_button=False)
+    return server
+
+
+def run_view(args: argparse.Namespace) -> int:
+    model = load_model(args.model)
+    camera = _camera(args)
+    bodies = _wrench_bodies(model, args.wrench_body)
+    if not (math.isfinite(args.marker_scale) and args.marker_scale >= 0):
+        raise InputError(f"--marker-scale {args.marker_scale!r}: expected a finite value >= 0 m/N")
+    _check("--rate", args.rate, 0.0, 120.0, "Hz")
+    if not (math.isfinite(args.duration) and args.duration >= 0):
+        raise InputError(f"--duration {args.duration!r}: expected a value >= 0 s (0: forever)")
+    if args.ros:
+        if args.at is not None:
+            raise InputError("--at: only with a motion or a trajectory, not with --ros")
+        return _run_ros(model, args, camera)
+    trajectory, source = _trajectory(model, args)
+    t = trajectory.t
+    if args.at is not None and not t[0] <= args.at <= t[-1]:
+        raise InputError(f"--at {args.at!r}: expected a time in [{t[0]:g}, {t[-1]:g}] s "
+                         f"({source})")
+    drawn = motion_poses(model, trajectory, bodies, args.marker_scale)
+    from .scene import RobotScene
+    server = _server(args)
+    scene = RobotScene(server, model, camera)
+    _replay(server, scene, drawn, t, args, source)
+    return 0
+
+
+def _replay(server, scene, drawn: Poses, t: np.ndarray, args: argparse.Namespace,
+            source: str) -> None:
+    """Loop over the motion in real time while 'play' is ticked; the slider picks a time."""
+    def sample(time_s: float) -> int:
+        return int(np.argmin(np.abs(t - time_s)))
+
+    start_time = t[0] if args.at is None else args.at
+    step = float(np.min(np.diff(t))) if len(t) > 1 else 0.01
+    play = server.gui.add_checkbox("play", args.at is None)
+    slider = server.gui.add_slider("time [s]", float(t[0]), float(t[-1]), step, float(start_time))
+
+    @slider.on_update
+    def _(_event) -> None:
+        if not play.value:                   # while playing, the loop below drives the pose
+            scene.show(drawn, sample(slider.value))
+
+    scene.show(drawn, sample(start_time))
+    print(f"charmie-dynamics view: serving http://{args.host}:{server.get_port()} ({source}, "
+          f"{len(t)} samples over {t[-1] - t[0]:.2f} s; Ctrl-C to stop)", flush=True)
+    span = max(float(t[-1] - t[0]), step)
+    began = time.monotonic()
+    played_from, clock = float(start_time), time.monotonic()
+    try:
+        while args.duration <= 0 or time.monotonic() - began < args.duration:
+            time.sleep(1.0 / args.rate)
+            now = time.monotonic()
+            if not play.value:
+                played_from, clock = float(slider.value), now
+                continue
+            time_s = t[0] + (played_from - t[0] + now - clock) % span
+            slider.value = float(time_s)
+            scene.show(drawn, sample(time_s))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+def _run_ros(model: Model, args: argparse.Namespace, camera) -> int:
+    try:
+        from ..ros.view_feed import run_view_feed
+    except ImportError as exc:
+        raise InputError(f"view --ros needs ROS 2 (rclpy and the message packages): {exc}. "
+                         "Run scripts/setup.sh or source a ROS 2 install.") from None
+    from .scene import RobotScene
+    server = _server(args)
+    scene = RobotScene(server, model, camera)
+    arrows = [np.zeros((0, 2, 3))]              # the newest wrench_markers, drawn with the pose
+
+    def show(x: np.ndarray) -> None:
+        zero = np.zeros_like(x)
+        try:
+            placements = forward_kinematics(model, resolve_state(model, x, zero, zero).q)
+            scene.show(poses(model, placements, arrows[0]), 0)
+        except MechanismRangeError as exc:    # e.g. a balancer lever that cannot reach
+            print(f"charmie-dynamics view: pose not drawn: {exc}", file=sys.stderr)
+
+    x0, _, _ = inputs_from_dict(model)
+    show(x0)                                    # the default pose until joint_states arrive
+    print(f"charmie-dynamics view: serving http://{args.host}:{server.get_port()} (live from "
+          "joint_states, actuator_states and wrench_markers; Ctrl-C to stop)", flush=True)
+    try:
+        return run_view_feed(model, show, lambda points: arrows.__setitem__(0, points),
+                             args.rate, args.duration)
+    finally:
+        server.stop()

@@ -1,0 +1,214 @@
+"""``charmie-dynamics view`` looked at as a person would: the page is served in a subprocess,
+headless Chromium (Debian package ``chromium``) takes a screenshot, and the picture is checked
+against forward kinematics: the right arm's blue links lie where the camera projects them,
+and the reaction-force arrow and an actuator are drawn where they are computed.
+
+The screenshot is kept in pytest's tmp path and copied to ``charmie_results/view_test.png``.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.colors import rgb_to_hsv
+from PIL import Image
+
+from charmie_dynamics.cli.main import main
+from charmie_dynamics.export.urdf import _CHAIN_COLOURS, _chains
+from charmie_dynamics.kinematics import resolve_state
+from charmie_dynamics.mechanisms.auxiliary import auxiliary_segments
+from charmie_dynamics.trajectories import validation
+from charmie_dynamics.view.drawing import ARROW_COLOUR, body_visuals
+
+ROOT = Path(__file__).resolve().parent.parent
+WIDTH, HEIGHT = 1000, 800
+CAMERA = {"position": (1.7, -1.3, 1.2), "look_at": (0.1, 0.0, 0.75), "fov": 45.0}
+AT, DT = 2.5, 0.02
+# the page's overlays (viser's floating GUI panel top right, the "software WebGL" notice top
+# left) lie in the top band; the robot is framed below it and only that part is analysed
+OVERLAY_BAND = 170
+
+
+def chromium() -> str:
+    path = shutil.which("chromium") or "/usr/bin/chromium"
+    if not os.access(path, os.X_OK):
+        pytest.fail("headless Chromium is needed to look at the page and is not installed: "
+                    "apt-get install -y chromium (Debian 12 package)")
+    return path
+
+
+def project(points: np.ndarray) -> np.ndarray:
+    """Pixel (column, row) of world points seen by the page's camera (three.js perspective,
+    z up, the canvas filling the window)."""
+    eye, target = np.array(CAMERA["position"]), np.array(CAMERA["look_at"])
+    f = (target - eye) / np.linalg.norm(target - eye)
+    r = np.cross(f, [0.0, 0.0, 1.0])
+    r /= np.linalg.norm(r)
+    u = np.cross(r, f)
+    d = np.asarray(points) - eye
+    focal = HEIGHT / 2 / np.tan(np.radians(CAMERA["fov"]) / 2)
+    depth = d @ f
+    return np.stack([WIDTH / 2 + focal * (d @ r) / depth, HEIGHT / 2 - focal * (d @ u) / depth],
+                    axis=-1)
+
+
+def hue_mask(hsv: np.ndarray, rgb: tuple[float, float, float], tolerance: float) -> np.ndarray:
+    """Pixels of the hue of ``rgb`` (shading changes brightness, not hue), saturated."""
+    hue = rgb_to_hsv(np.array(rgb, dtype=float).reshape(1, 3))[0, 0]
+    distance = np.abs((hsv[..., 0] - hue + 0.5) % 1.0 - 0.5)
+    return (distance < tolerance) & (hsv[..., 1] > 0.4) & (hsv[..., 2] > 0.2)
+
+
+def near(mask: np.ndarray, pixel: np.ndarray, radius: int = 5) -> int:
+    c, r = (int(round(v)) for v in pixel)
+    return int(mask[max(r - radius, 0):r + radius + 1, max(c - radius, 0):c + radius + 1].sum())
+
+
+@pytest.fixture(scope="module")
+def screenshot(tmp_path_factory) -> np.ndarray:
+    browser = chromium()
+    try:
+        import viser  # noqa: F401
+    except ImportError:
+        pytest.fail("viser is not installed: pip install -e '.[view]'")
+    tmp = tmp_path_factory.mktemp("view")
+    point = ",".join(str(v) for v in CAMERA["position"])
+    look_at = ",".join(str(v) for v in CAMERA["look_at"])
+    server = subprocess.Popen(
+        [sys.executable, "-m", "charmie_dynamics.cli.main", "view", "--port", "0",
+         "--at", str(AT), "--dt", str(DT), f"--camera-position={point}",
+         f"--camera-look-at={look_at}", "--camera-fov", str(CAMERA["fov"]), "--duration", "300"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in server.stdout],
+                     daemon=True).start()
+    try:
+        url, seen = None, []
+        while url is None:
+            try:
+                line = lines.get(timeout=180)
+            except queue.Empty:
+                pytest.fail(f"the view did not start in 180 s: {''.join(seen)}")
+            seen.append(line)
+            match = re.search(r"serving (http://\S+)", line)
+            url = match.group(1) if match else None
+            if server.poll() is not None and url is None and lines.empty():
+                pytest.fail(f"the view exited with {server.returncode}: {''.join(seen)}")
+        png = tmp / "view.png"
+        # under heavy load headless Chromium's virtual time sometimes never runs out: a second
+        # try with a fresh profile, then a failure with what Chromium said
+        for attempt in range(2):
+            try:
+                run = subprocess.run(
+                    [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                     "--no-first-run", "--disable-background-networking",
+                     "--disable-component-update", "--disable-sync",
+                     f"--user-data-dir={tmp / f'profile{attempt}'}",
+                     # WebGL without a GPU: SwiftShader through ANGLE
+                     "--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+                     f"--screenshot={png}", f"--window-size={WIDTH},{HEIGHT}",
+                     "--virtual-time-budget=10000", url + "/"],
+                    capture_output=True, text=True, timeout=150)
+            except subprocess.TimeoutExpired as exc:
+                stderr = f"timed out after 150 s: {exc.stderr!r}"[-2000:]
+                continue
+            stderr = run.stderr[-2000:]
+            if png.exists():
+                break
+        assert png.exists(), f"chromium wrote no screenshot in two tries: {stderr}"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    results = ROOT / "charmie_results"
+    results.mkdir(exist_ok=True)
+    shutil.copy(png, results / "view_test.png")
+    return np.asarray(Image.open(png).convert("RGB"), dtype=float) / 255.0
+
+
+@pytest.fixture(scope="module")
+def pose(charmie):
+    """Forward kinematics and loads of the sample the page shows (--at 2.5 of validation)."""
+    from charmie_dynamics.dynamics import inverse_dynamics
+    traj = validation(charmie, DT)
+    k = int(np.argmin(np.abs(traj.t - AT)))
+    state = resolve_state(charmie, traj.x[k], traj.xd[k], traj.xdd[k])
+    return inverse_dynamics(charmie, state)
+
+
+def test_screenshot_is_not_blank(screenshot):
+    assert screenshot.shape == (HEIGHT, WIDTH, 3)
+    drawn = np.abs(screenshot - np.median(screenshot.reshape(-1, 3), axis=0)).max(axis=-1) > 0.2
+    assert drawn[OVERLAY_BAND:].mean() > 0.01, "almost nothing differs from the background"
+
+
+def test_right_arm_is_where_forward_kinematics_puts_it(screenshot, charmie, pose):
+    fk = pose.placements
+    chains = _chains(charmie)
+    arm = [i for i, name in enumerate(charmie.body_names) if name.endswith(("b", "b1", "b2"))]
+    assert {chains[i] for i in arm} == {2}
+    # every visual of the arm: both ends of each cylinder, the centre of each sphere (world)
+    ends = []
+    for v in body_visuals(charmie):
+        if v.body in arm:
+            R, O = fk.rotation_world[v.body], fk.origin_world[v.body]
+            axis = R @ _rotation_z(v.wxyz) * v.length / 2
+            centre = O + R @ v.position
+            ends += [centre - axis, centre + axis]
+    pixels = project(np.array(ends))
+    hsv = rgb_to_hsv(screenshot)
+    blue = hue_mask(hsv, _CHAIN_COLOURS[2], 0.03)
+    blue[:OVERLAY_BAND] = False
+    assert pixels[:, 1].min() > OVERLAY_BAND + 10, "camera frames the arm under the overlays"
+    rows, cols = np.nonzero(blue)
+    assert len(rows) > 300, f"only {len(rows)} pixels of the arm's colour"
+    # the drawn arm's bounds equal the projected ones, to a link's radius in pixels
+    tolerance = 15
+    drawn = np.array([cols.min(), rows.min(), cols.max(), rows.max()])
+    expected = np.array([*pixels.min(axis=0), *pixels.max(axis=0)])
+    assert np.all(np.abs(drawn - expected) < tolerance), (drawn, expected.round())
+    # the joints of the arm (sphere centres) are blue where they are projected
+    origins = project(fk.origin_world[arm])
+    hits = [near(blue, p) > 0 for p in origins]
+    assert np.mean(hits) > 0.8, list(zip(np.array(charmie.body_names)[arm], hits))
+
+
+def test_force_arrow_and_actuator_are_drawn_where_computed(screenshot, charmie, pose):
+    hsv = rgb_to_hsv(screenshot)
+    base = charmie.body_index("body_3")
+    start = pose.placements.origin_world[base]
+    tip = start + 0.002 * pose.joint_force_world[base]          # marker_scale 0.002 m/N
+    arrow = hue_mask(hsv, np.array(ARROW_COLOUR) / 255, 0.04)
+    head = project(tip - 0.01 * (tip - start) / np.linalg.norm(tip - start))
+    assert near(arrow, head, 6) > 0, f"no arrow at {head.round()}"
+    segment = {s.name: s for s in auxiliary_segments(charmie, pose.placements)}["act4"]
+    dark = screenshot.max(axis=-1) < 0.3
+    middle = project((segment.start + segment.end) / 2)
+    assert near(dark, middle, 4) > 0, f"act4 not drawn at {middle.round()}"
+
+
+def _rotation_z(q: np.ndarray) -> np.ndarray:
+    """z axis of the rotation of the quaternion (w, x, y, z)."""
+    w, x, y, z = q
+    return np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--camera-fov", "0"], "--camera-fov 0.0: expected a value in (0, 170]"),
+    (["--camera-position", "1,2"], "--camera-position '1,2': expected X,Y,Z"),
+    (["--at", "9"], "--at 9.0: expected a time in [0, 5] s"),
+    (["--wrench-body", "body_99"], "--wrench-body body_99: not a body of"),
+    (["--marker-scale", "nan"], "--marker-scale nan: expected a finite value >= 0"),
+    (["--ros", "--at", "1"], "--at: only with a motion or a trajectory"),
+])
+def test_bad_options_give_one_line_and_exit_1(argv, message, capsys):
+    assert main(["view", "--duration", "0.1"] + argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
