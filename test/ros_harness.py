@@ -187,6 +187,7 @@ class Dynamics:
         self.loads_order: list = []                  # stamps of joint_loads, in arrival order
         self.feedforward: list = []                  # (arrival time, np.array)
         self.diagnostics: list = []                  # status values (dict), in arrival order
+        self.diagnostics_times: list = []            # their arrival (time.monotonic())
         self.tf_static: list = []
         self.subs = [
             node.create_subscription(JointState, f"{prefix}/joint_loads", self._on_loads, RELIABLE),
@@ -217,7 +218,10 @@ class Dynamics:
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
         for status in msg.status:
             if status.name == STATUS_NAME:
-                self.diagnostics.append({kv.key: kv.value for kv in status.values})
+                self.diagnostics.append({kv.key: kv.value for kv in status.values}
+                                        | {"level": int.from_bytes(status.level, "little"),
+                                           "message": status.message})
+                self.diagnostics_times.append(time.monotonic())
 
     def ready(self) -> bool:
         """Model loaded (its static frames seen) and every endpoint matched."""
@@ -286,12 +290,14 @@ class Dynamics:
 
 # ---------------------------------------------------------------------------- core side
 def random_state(rng: np.random.Generator, act4: float | None = None, act5: float | None = None):
-    """Random inputs inside the model's limits (positions within +-1.2 rad or m)."""
+    """Random inputs inside the model's limits (positions within +-1.2 rad or m, velocities
+    within +-0.8 rad/s or m/s)."""
     pos = {n: float(rng.uniform(max(LIMITS.lower.get(n, -1.2), -1.2), min(LIMITS.upper.get(n, 1.2), 1.2)))
            for n in JOINT_INPUTS}
     pos["act4"] = float(rng.uniform(0.33, 0.49)) if act4 is None else act4
     pos["act5"] = float(rng.uniform(0.34, 0.46)) if act5 is None else act5
-    vel = {n: float(rng.uniform(-0.8, 0.8)) for n in MODEL.input_names}
+    vel = {n: float(rng.uniform(-1.0, 1.0) * min(0.8, 0.9 * LIMITS.velocity.get(n, 1.0)))
+           for n in MODEL.input_names}
     return pos, vel
 
 

@@ -21,6 +21,11 @@ REASONS = ("length_mismatch", "non_finite", "unknown_name", "duplicate_name", "m
            "future_stamp", "throttled", "no_model")
 
 
+#: Largest position or velocity magnitude taken where the model gives no limit (m, rad, m/s,
+#: rad/s): a base 1,000 km away or a joint turning 160,000 times a second is a bad message
+PLAUSIBLE = 1e6
+
+
 class InputRejected(ValueError):
     """A measurement that is not used; ``reason`` is one of :data:`REASONS`."""
 
@@ -102,7 +107,12 @@ class InputLimits:
               position_tolerance: float, velocity_tolerance: float) -> None:
         """Raise ``beyond_limits`` naming the first input whose position is beyond its range
         by more than ``position_tolerance`` (rad or m) or whose speed exceeds its limit by
-        more than the fraction ``velocity_tolerance`` (``math.inf``: that check is off)."""
+        more than the fraction ``velocity_tolerance`` (``math.inf``: that check is off); and
+        any value beyond :data:`PLAUSIBLE`."""
+        for name, value in (*positions.items(), *velocities.items()):
+            if not abs(value) <= PLAUSIBLE:
+                raise InputRejected("beyond_limits", f"{name} {value:.6g} is implausible, expected "
+                                                     f"at most {PLAUSIBLE:g} (m, rad, or per s)")
         for name, value in positions.items():
             lo, hi = self.lower.get(name), self.upper.get(name)
             if lo is not None and not lo - position_tolerance <= value <= hi + position_tolerance:

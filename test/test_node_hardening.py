@@ -1,0 +1,385 @@
+"""Issue 10, node side: each hole found by attacking the nodes over real DDS (nodes in their
+own processes, helpers of ros_harness.py), one test each.
+
+Dynamics node H (/h) runs on a copy of CHARMIE whose theta8a effort limit is 0.001 N m
+(so that every state's efforts are beyond a limit) with ``clamp_feedforward: true``."""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+
+from builtin_interfaces.msg import Time  # noqa: E402
+from rcl_interfaces.srv import DescribeParameters, SetParameters  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
+
+from charmie_dynamics.dynamics import inverse_dynamics  # noqa: E402
+from charmie_dynamics.kinematics import inputs_from_dict, resolve_state  # noqa: E402
+from charmie_dynamics.model import model_from_text  # noqa: E402
+from charmie_dynamics.ros.dynamics_node import PARAMETERS  # noqa: E402
+from conftest import CHARMIE  # noqa: E402
+from node_process import Child  # noqa: E402
+from ros_harness import (LATE, MODEL, TOL, Dynamics, Ros, core, dump_on_failure,  # noqa: E402,F401
+                         joint_state_msg, log_dir, namespaced_dynamics, node_argv, params,
+                         random_state, ros, ros_env, stamp_key)
+
+TEXT = CHARMIE.read_text(encoding="utf-8")
+THETA8A = "coordinate: theta8a, limits: {lower: -3.14, upper: 3.14, velocity: 2.0, effort: 30}"
+assert THETA8A in TEXT
+WEAK_TEXT = TEXT.replace(THETA8A, THETA8A.replace("effort: 30", "effort: 0.001"))
+REVERSED_TEXT = WEAK_TEXT.replace("gravity: [0, 0, -9.81]", "gravity: [0, 0, 9.81]", 1)
+assert REVERSED_TEXT != WEAK_TEXT
+HOSTILE_MODELS = {                 # each killed the node or the loader before issue 10
+    "impossible date": "name: 2001-02-30\n",
+    "5,000-digit integer": "name: x\ngravity: [0, 0, " + "9" * 5000 + "]\n",
+    "1,000 nested [": "[" * 1000 + "]" * 1000,
+    "binary": "\x00\x01\ufffe garbage \x7f",
+}
+
+
+def model_from(text: str):
+    return model_from_text(text, "test")
+
+
+def expected_loads(model, pos: dict, vel: dict) -> np.ndarray:
+    x, xd, xdd = inputs_from_dict(model, pos, vel)
+    return inverse_dynamics(model, resolve_state(model, x, xd, xdd)).coordinate_effort
+
+
+@pytest.fixture(scope="module")
+def nodes(ros, ros_env, log_dir, tmp_path_factory):
+    weak = tmp_path_factory.mktemp("models") / "charmie_weak.yaml"
+    weak.write_text(WEAK_TEXT, encoding="utf-8")
+    children = [namespaced_dynamics("h", ros_env, log_dir, model_file=weak, clamp_feedforward=True,
+                                    diagnostics_period=0.05, max_model_bytes=4 * 2**20),
+                namespaced_dynamics("hs", ros_env, log_dir, use_sim_time=True,
+                                    diagnostics_period=0.05)]
+    try:
+        ros.watched = list(children)
+        h = Dynamics(ros, children[0], "/h", with_tf=False)
+        hs = Dynamics(ros, children[1], "/hs", with_tf=False)
+        model_pub = ros.node.create_publisher(String, "/h/charmie/model", LATE)
+        clock_pub = ros.node.create_publisher(Clock, "/hs/clock", 10)
+        # /hs runs on /clock: its diagnostics and watchdog tick only while the clock moves
+        clock_pub.publish(Clock(clock=Time(sec=1000)))
+        ok = ros.spin_until(lambda: h.ready() and hs.ready()
+                            and model_pub.get_subscription_count() >= 1
+                            and clock_pub.get_subscription_count() >= 1, 60.0)
+        assert ok, "nodes not ready in 60 s"
+        yield dict(h=h, hs=hs, model_pub=model_pub, clock_pub=clock_pub, weak=weak)
+    finally:
+        ros.watched = []
+        for child in children:
+            child.stop()
+
+
+def counter(d: Dynamics, key: str) -> int:
+    return int(d.diagnostics[-1][key]) if d.diagnostics else -1
+
+
+def wait_counter(d: Dynamics, key: str, at_least: int, timeout: float = 10.0) -> int:
+    d.ros.spin_until(lambda: counter(d, key) >= at_least, timeout)
+    return counter(d, key)
+
+
+def set_parameter(ros: Ros, node_name: str, name: str, value):
+    client = ros.node.create_client(SetParameters, f"{node_name}/set_parameters")
+    try:
+        return ros.call(client, SetParameters.Request(
+            parameters=[Parameter(name, value=value).to_parameter_msg()])).results[0]
+    finally:
+        ros.node.destroy_client(client)
+
+
+# ---------------------------------------------------------------------------- item 1
+@dump_on_failure
+def test_hostile_model_texts_are_counted_and_the_node_lives(ros, nodes):
+    h: Dynamics = nodes["h"]
+    for label, text in HOSTILE_MODELS.items():
+        base = wait_counter(h, "rejected_bad_model", 0)
+        nodes["model_pub"].publish(String(data=text))
+        assert wait_counter(h, "rejected_bad_model", base + 1) == base + 1, label
+        assert h.child.alive(), label
+    too_big = "# " + "x" * (4 * 2**20) + "\n"                 # over max_model_bytes
+    base = counter(h, "rejected_bad_model")
+    nodes["model_pub"].publish(String(data=too_big))
+    assert wait_counter(h, "rejected_bad_model", base + 1) == base + 1
+    assert "MiB of text, expected at most 4.0 MiB" in h.child.text()
+    pos, vel = random_state(np.random.default_rng(1))
+    _, out = h.send_state(pos, vel)
+    np.testing.assert_allclose(out["joint_loads"].effort,
+                               expected_loads(model_from(WEAK_TEXT), pos, vel), **TOL)
+
+
+# ---------------------------------------------------------------------------- item 3
+@dump_on_failure
+def test_a_large_model_does_not_freeze_the_node(ros, nodes):
+    """A 4 MiB valid YAML list (not a model): parsed on the worker thread while the node's
+    timers keep running (diagnostics report the parse in progress). Prints the longest gaps
+    of diagnostics (period 0.05 s) and of the stale watchdog's feedforward (0.05 s)."""
+    h: Dynamics = nodes["h"]
+    pos, vel = random_state(np.random.default_rng(2))
+    h.send_state(pos, vel)
+    ros.spin_for(0.5)                                   # stale: the watchdog publishes at 20 Hz
+    text = "[" + "0, " * ((4 * 2**20 - 1024) // 3) + "0]"
+    base = counter(h, "rejected_bad_model")
+    d_mark, f_mark = len(h.diagnostics), len(h.feedforward)
+    start = time.monotonic()
+    nodes["model_pub"].publish(String(data=text))
+    assert wait_counter(h, "rejected_bad_model", base + 1, timeout=120.0) == base + 1
+    parse_s = time.monotonic() - start
+    during = h.diagnostics[d_mark:]
+    assert any(d["model_parsing"] == "True" for d in during), \
+        "no diagnostics while the model was parsed: the node froze"
+    ff_times = [t for t, _ in h.feedforward[f_mark:]]
+    ff_gap = max(np.diff([start, *ff_times, time.monotonic()]))
+    diag_gap = max(np.diff([start, *h.diagnostics_times[d_mark:]]))
+    print(f"\n4 MiB YAML list: rejected after {parse_s:.2f} s; meanwhile {len(during)} diagnostics "
+          f"(longest gap {diag_gap * 1e3:.0f} ms, period 50 ms) and {len(ff_times)} watchdog "
+          f"feedforwards (longest gap {ff_gap * 1e3:.0f} ms, period 50 ms)")
+    assert h.child.alive()
+
+
+# ---------------------------------------------------------------------------- item 2 and 10
+def after(stamp_key_: tuple[int, int], ns: int) -> Time:
+    t = stamp_key_[0] * 10**9 + stamp_key_[1] + ns
+    return Time(sec=t // 10**9, nanosec=t % 10**9)
+
+
+@dump_on_failure
+def test_stamps_future_glitch_and_source_clock_jump(ros, nodes):
+    h: Dynamics = nodes["h"]
+    pos, vel = random_state(np.random.default_rng(3))
+    names = MODEL.input_names                          # actuator lengths inside
+    key, _ = h.send_state(pos, vel)
+
+    def evaluated(stamp: Time, timeout: float = 5.0) -> bool:
+        h.publish_joints(stamp, pos, vel, names=names)
+        return ros.spin_until(lambda: stamp_key(stamp) in h.joint_loads, timeout)
+
+    # 1 ns earlier than the last accepted stamp: time_backwards (equal as float seconds)
+    base = counter(h, "rejected_time_backwards")
+    h.publish_joints(after(key, -1), pos, vel, names=names)
+    assert wait_counter(h, "rejected_time_backwards", base + 1) == base + 1
+    # one far-future stamp is rejected with its own reason and poisons nothing
+    base = counter(h, "rejected_future_stamp")
+    h.publish_joints(Time(sec=2**31 - 1, nanosec=0), pos, vel, names=names)
+    assert wait_counter(h, "rejected_future_stamp", base + 1) == base + 1
+    assert evaluated(ros.next_stamp()), "a sane stamp after a far-future one was not evaluated"
+    # a glitch within max_stamp_lead (0.5 s ahead) is taken; the sane stamps that follow go
+    # back, and after stale_timeout (0.3 s) of that the node re-arms on them, with a WARN
+    jumps = counter(h, "clock_jumps")
+    glitch = after(stamp_key(ros.next_stamp()), 500_000_000)
+    assert evaluated(glitch)
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        if evaluated(ros.next_stamp(), timeout=0.05):
+            break
+    else:
+        pytest.fail("the node never re-armed after the source clock went back")
+    assert wait_counter(h, "clock_jumps", jumps + 1) == jumps + 1
+    assert any("clock jumped back" in d["message"] for d in h.diagnostics[-40:])
+
+
+@dump_on_failure
+def test_restarted_sim_clock_rearms_at_once(ros, nodes):
+    hs: Dynamics = nodes["hs"]
+    clock = nodes["clock_pub"]
+    pos, vel = random_state(np.random.default_rng(4))
+
+    def at(t_ns: int) -> bool:
+        """Set /clock to t_ns and send a state stamped t_ns: evaluated?"""
+        stamp = Time(sec=t_ns // 10**9, nanosec=t_ns % 10**9)
+        clock.publish(Clock(clock=stamp))
+        ros.spin_for(0.05)
+        hs.publish_joints(stamp, pos, vel, names=MODEL.input_names)
+        return ros.spin_until(lambda: stamp_key(stamp) in hs.joint_loads, 3.0)
+
+    assert at(1000 * 10**9 + 10**7) and at(1000 * 10**9 + 2 * 10**7)
+    assert at(5 * 10**9), "a state on the restarted /clock was not evaluated"
+    for k in range(1, 40):                     # move the clock so that diagnostics come
+        clock.publish(Clock(clock=Time(sec=5, nanosec=k * 10**7)))
+        if ros.spin_until(lambda: counter(hs, "clock_jumps") >= 1, 0.05):
+            break
+    assert counter(hs, "clock_jumps") == 1
+
+
+# ---------------------------------------------------------------------------- item 4
+@dump_on_failure
+def test_absurd_inputs_rejected_and_efforts_beyond_limits_flagged_and_clamped(ros, nodes):
+    h: Dynamics = nodes["h"]
+    pos, vel = random_state(np.random.default_rng(5))
+    names = MODEL.input_names
+    for label, bad_pos, bad_vel in (("velocity 1e150", pos, dict(vel, theta7a=1e150)),
+                                    ("position 1e308", dict(pos, d1=1e308), vel),
+                                    ("beyond a joint limit", dict(pos, theta13a=1.5), vel),
+                                    ("beyond a velocity limit", pos, dict(vel, theta11a=4.0))):
+        base = counter(h, "rejected_beyond_limits")
+        s = ros.next_stamp()
+        h.publish_joints(s, bad_pos, bad_vel, names=names)
+        assert wait_counter(h, "rejected_beyond_limits", base + 1) == base + 1, label
+        assert stamp_key(s) not in h.joint_loads, label
+    # efforts beyond the model's limits: published, flagged (WARN, counted, named), clamped
+    # in the feedforward only
+    flagged = counter(h, "efforts_beyond_limits")
+    _, out = h.send_state(pos, vel, settle=0.1)
+    weak = model_from(WEAK_TEXT)
+    k = MODEL.input_names.index("theta8a")
+    effort = out["actuator_loads"].effort[k]
+    assert abs(effort) > 0.001
+    np.testing.assert_allclose(out["joint_loads"].effort, expected_loads(weak, pos, vel), **TOL)
+    assert out["feedforward"][k] == pytest.approx(np.sign(effort) * 0.001)
+    assert wait_counter(h, "efforts_beyond_limits", flagged + 1) >= flagged + 1
+    last = h.diagnostics[-1]
+    assert "theta8a" in last["efforts_beyond_limits_inputs"]
+    assert any("efforts beyond the model's limits" in d["message"] and d["level"] == 1
+               for d in h.diagnostics[-20:])
+
+
+@dump_on_failure
+def test_effort_array_length_is_checked(ros, nodes):
+    h: Dynamics = nodes["h"]
+    pos, vel = random_state(np.random.default_rng(6))
+    h.send_state(pos, vel)
+    base = counter(h, "rejected_length_mismatch")
+    msg = joint_state_msg(ros.next_stamp(), MODEL.input_names, [pos[n] for n in MODEL.input_names])
+    msg.effort = [1.0, 2.0]
+    h.pub_joints.publish(msg)
+    assert wait_counter(h, "rejected_length_mismatch", base + 1) == base + 1
+
+
+@dump_on_failure
+def test_rejections_are_not_echoed_one_to_one(ros, nodes):
+    """A flood of bad input: the last valid feedforward is held by the watchdog (at most once
+    per period), not republished once per rejected message."""
+    h: Dynamics = nodes["h"]
+    assert set_parameter(ros, "/h/dynamics", "stale_timeout", 100.0).successful
+    try:
+        pos, vel = random_state(np.random.default_rng(7))
+        h.send_state(pos, vel)
+        base = wait_counter(h, "rejected_non_finite", 0)
+        mark = len(h.feedforward)
+        start = time.monotonic()
+        bad = dict(pos, theta9a=float("nan"))
+        while counter(h, "rejected_non_finite") < base + 100 and time.monotonic() - start < 30:
+            h.publish_joints(ros.next_stamp(), bad, vel)
+            ros.executor.spin_once(timeout_sec=0.001)
+        elapsed = time.monotonic() - start
+        rejected = counter(h, "rejected_non_finite") - base
+        echoed = len(h.feedforward) - mark
+        print(f"\n{rejected} rejected in {elapsed:.2f} s, {echoed} feedforward messages")
+        assert rejected >= 100
+        assert echoed <= elapsed * 20 + 2, (rejected, echoed, elapsed)      # watchdog 20 Hz
+        assert echoed >= 1                                   # the held value is kept alive
+    finally:
+        assert set_parameter(ros, "/h/dynamics", "stale_timeout", 0.3).successful
+
+
+# ---------------------------------------------------------------------------- item 5
+@dump_on_failure
+def test_a_model_on_the_topic_waits_for_the_service(ros, nodes):
+    h: Dynamics = nodes["h"]
+    weak, reversed_ = model_from(WEAK_TEXT), model_from(REVERSED_TEXT)
+    pos, vel = random_state(np.random.default_rng(8))
+    held = wait_counter(h, "models_held", 0)
+    nodes["model_pub"].publish(String(data=REVERSED_TEXT))        # gravity reversed
+    assert wait_counter(h, "models_held", held + 1) == held + 1
+    assert h.diagnostics[-1]["model_pending"] == "charmie"
+    _, out = h.send_state(pos, vel)
+    np.testing.assert_allclose(out["joint_loads"].effort, expected_loads(weak, pos, vel), **TOL)
+    client = ros.node.create_client(Trigger, "/h/dynamics/accept_model_update")
+    changes = counter(h, "model_changes")
+    answer = ros.call(client, Trigger.Request())
+    assert answer.success and "gravity" in answer.message, answer.message
+    assert wait_counter(h, "model_changes", changes + 1) == changes + 1
+    assert "model changed (gravity [0.0, 0.0, -9.81] -> [0.0, 0.0, 9.81]" in h.child.text()
+    _, out = h.send_state(pos, vel)
+    np.testing.assert_allclose(out["joint_loads"].effort, expected_loads(reversed_, pos, vel), **TOL)
+    again = ros.call(client, Trigger.Request())
+    assert not again.success and "no model update is pending" in again.message
+    ros.node.destroy_client(client)
+
+
+# ---------------------------------------------------------------------------- item 6
+@pytest.mark.parametrize("module,args,message", [
+    ("dynamics_node", ["-p", "stale_timeout:=.inf"], "parameter stale_timeout inf: expected 0.001 to 3600"),
+    ("dynamics_node", ["-p", "publish_rate_limit:=1e-300"], "publish_rate_limit 1e-300: expected 0 (off) or 1"),
+    ("dynamics_node", ["-p", "marker_scale:=1e308"], "parameter marker_scale 1e+308: expected 1e-06 to 1"),
+    ("dynamics_node", ["-p", "max_model_bytes:=10"], "parameter max_model_bytes 10: expected 1024"),
+    ("dynamics_node", ["--params-file", "PARAMS"], "parameter watchdog_rate nan: expected 1 to 1000"),
+    ("simulator_node", ["-p", "dt:=-1.0"], "parameter dt -1.0: expected 1e-06 to 0.1"),
+    ("trajectory_player_node", ["-p", "rate:=.inf"], "parameter rate inf: expected 1 to 10000"),
+])
+def test_out_of_range_parameters_end_start_up_in_one_line(ros_env, tmp_path, module, args, message):
+    params_file = tmp_path / "params.yaml"
+    params_file.write_text("/**:\n  ros__parameters:\n    watchdog_rate: .nan\n", encoding="utf-8")
+    args = [str(params_file) if a == "PARAMS" else a for a in args]
+    proc = subprocess.run(node_argv(module, "-r", "__ns:=/ranges", *args), env=ros_env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+@dump_on_failure
+def test_run_time_parameters_have_ranges(ros, nodes):
+    for name, value in (("stale_timeout", float("inf")), ("publish_rate_limit", 1e-300),
+                        ("marker_scale", 1e308), ("tf_rate", float("nan"))):
+        result = set_parameter(ros, "/h/dynamics", name, value)
+        assert not result.successful, (name, value)
+    numbers = [n for n, p in PARAMETERS.items()
+               if isinstance(p.default, (int, float)) and not isinstance(p.default, bool)]
+    client = ros.node.create_client(DescribeParameters, "/h/dynamics/describe_parameters")
+    described = ros.call(client, DescribeParameters.Request(names=numbers)).descriptors
+    ros.node.destroy_client(client)
+    for d in described:
+        ranges = list(d.floating_point_range) + list(d.integer_range)
+        assert len(ranges) == 1, d.name
+    assert nodes["h"].child.alive()
+
+
+# ---------------------------------------------------------------------------- item 7
+@dump_on_failure
+def test_reload_refuses_fifo_devices_and_hostile_files(ros, ros_env, log_dir, tmp_path):
+    model_file = tmp_path / "charmie.yaml"
+    model_file.write_text(TEXT, encoding="utf-8")
+    loader = Child("model_loader_h7", node_argv("model_loader_node", "-r", "__ns:=/h7",
+                                                *params(model_file=model_file)), ros_env, log_dir)
+    client = ros.node.create_client(Trigger, "/h7/model_loader/reload")
+    try:
+        ros.watched = [loader]
+        assert ros.late("/h7/charmie/model", String, lambda got: got, timeout=30.0)[-1].data == TEXT
+
+        def replace(make) -> None:
+            model_file.unlink()
+            make()
+
+        cases = {"FIFO": lambda: os.mkfifo(model_file),
+                 "/dev/zero": lambda: model_file.symlink_to("/dev/zero"),
+                 "binary": lambda: model_file.write_bytes(b"\x89PNG\x00\xff\xfe"),
+                 **{label: (lambda t=text: model_file.write_text(t, encoding="utf-8"))
+                    for label, text in HOSTILE_MODELS.items() if label != "binary"}}
+        for label, make in cases.items():
+            replace(make)
+            answer = ros.call(client, Trigger.Request(), timeout=20.0)
+            assert not answer.success, label
+            assert "rejected, the last valid model stays published" in answer.message, label
+            assert str(model_file) in answer.message, (label, answer.message)
+        assert ros.late("/h7/charmie/model", String, lambda got: got)[-1].data == TEXT
+        heavier = TEXT.replace("    mass: 30.0\n", "    mass: 31.5\n", 1)
+        replace(lambda: model_file.write_text(heavier, encoding="utf-8"))
+        assert ros.call(client, Trigger.Request()).success          # later calls work
+        assert ros.late("/h7/charmie/model", String, lambda got: got)[-1].data == heavier
+    finally:
+        ros.watched = []
+        ros.node.destroy_client(client)
+        loader.stop()
