@@ -15,6 +15,9 @@ if [ ! -f "$stamp" ] || [ setup.py -nt "$stamp" ] || [ scripts/setup.sh -nt "$st
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
   touch "$stamp"
 fi
+# pip -e installs no data_files: link share/charmie_dynamics, the ament index marker and
+# lib/charmie_dynamics (where launch_ros looks for executables) into the venv prefix
+.venv/bin/python scripts/ros_path/setup_data.py link-data .venv
 # compile the numerical kernels once (numba caches them on disk; about 25 s the first time,
 # a second when cached) so that the first node start and the first test do not pay for it
 .venv/bin/charmie-dynamics compile

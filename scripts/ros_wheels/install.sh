@@ -2,8 +2,10 @@
 # Install ROS 2 (Kilted) from its PyPI wheels into a Python venv, plus tf2_msgs/TFMessage
 # (no wheel exists for it), built here from ./tf2_msgs against the wheels.
 #
-#   scripts/ros_wheels/install.sh VENV_DIR
+#   scripts/ros_wheels/install.sh VENV_DIR [INTERFACE_PACKAGE_DIR ...]
 #
+# Each INTERFACE_PACKAGE_DIR (an ament_cmake interface package, e.g. composition_interfaces of
+# rcl_interfaces, which launch_ros imports) is built into the venv as tf2_msgs is.
 # VENV_DIR is created with ${PYTHON:-python3} -m venv if it does not exist. Safe to run again:
 # when rclpy, the message packages and tf2_msgs already import, it only checks and exits.
 # Needs cmake >= 3.19, g++ and make (installed with apt-get when missing and run as root)
@@ -15,10 +17,15 @@ set -euo pipefail
 log() { echo "[ros_wheels] $*"; }
 die() { echo "[ros_wheels] ERROR: $*" >&2; exit 1; }
 
-[ $# -eq 1 ] || { echo "usage: $0 VENV_DIR" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 VENV_DIR [INTERFACE_PACKAGE_DIR ...]" >&2; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 venv=$(realpath -m -- "$1")
 vpy=$venv/bin/python
+interfaces=("$here/tf2_msgs")
+for dir in "${@:2}"; do
+  [ -f "$dir/package.xml" ] || die "$dir: no package.xml (expected an interface package)"
+  interfaces+=("$(realpath -- "$dir")")
+done
 
 WHEELS=(
   ros-rclpy ros-rmw-fastrtps-cpp
@@ -41,12 +48,13 @@ from builtin_interfaces.msg import Time
 from nav_msgs.msg import Odometry
 from std_srvs.srv import Trigger
 from rosgraph_msgs.msg import Clock'
+for dir in "${interfaces[@]:1}"; do CHECK+=$'\n'"import $(basename "$dir")"; done
 
 check_imports() { "$vpy" -c "$CHECK" >/dev/null 2>&1; }
 
 # --- 0. already done? ---------------------------------------------------------------------
 if [ -x "$vpy" ] && check_imports; then
-  log "ROS 2 wheels and tf2_msgs already importable in $venv: nothing to do"
+  log "ROS 2 wheels and ${interfaces[*]##*/} already importable in $venv: nothing to do"
   exit 0
 fi
 
@@ -90,8 +98,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ -f "$py_include/Python.h" ] || die "Python.h still not found in $py_include"
 fi
 
-# --- 3. build and install tf2_msgs into the venv prefix -----------------------------------
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ros_wheels_tf2_msgs.XXXXXX")
+# --- 3. build and install the interface packages into the venv prefix ---------------------
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ros_wheels_interfaces.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 build_log=$tmp/build.log
 run_logged() {
@@ -100,15 +108,19 @@ run_logged() {
     die "failed: $*"
   fi
 }
-log "building tf2_msgs (TFMessage) in $tmp"
-run_logged cmake -S "$here/tf2_msgs" -B "$tmp/build" \
-  -DCMAKE_PREFIX_PATH="$venv" -DCMAKE_INSTALL_PREFIX="$venv" \
-  -DPython3_EXECUTABLE="$vpy" -DBUILD_TESTING=OFF \
-  -DCMAKE_PROJECT_INCLUDE="$here/fix_manylinux_includes.cmake"
-run_logged cmake --build "$tmp/build" -j "$(nproc 2>/dev/null || echo 2)"
-run_logged cmake --install "$tmp/build"
+for dir in "${interfaces[@]}"; do
+  name=$(basename "$dir")
+  "$vpy" -c "import $name" >/dev/null 2>&1 && continue      # built by an earlier run
+  log "building $name in $tmp"
+  run_logged cmake -S "$dir" -B "$tmp/$name" \
+    -DCMAKE_PREFIX_PATH="$venv" -DCMAKE_INSTALL_PREFIX="$venv" \
+    -DPython3_EXECUTABLE="$vpy" -DBUILD_TESTING=OFF \
+    -DCMAKE_PROJECT_INCLUDE="$here/fix_manylinux_includes.cmake"
+  run_logged cmake --build "$tmp/$name" -j "$(nproc 2>/dev/null || echo 2)"
+  run_logged cmake --install "$tmp/$name"
+done
 
 if ! "$vpy" -c "$CHECK"; then
   die "install finished but the imports still fail in $venv"
 fi
-log "done: ROS 2 wheels and tf2_msgs installed in $venv"
+log "done: ROS 2 wheels and ${interfaces[*]##*/} installed in $venv"

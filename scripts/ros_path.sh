@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The ROS path of charmie_dynamics, taken as a ROS user takes it, on a machine without a ROS
+# install: a colcon workspace with the package, its launch files under launch_testing
+# (test_launch/), the ros2 CLI, and the layout of a plain `pip install .`.
+#
+#   scripts/ros_path.sh            (from anywhere; CI runs it after the unit tests)
+#
+# Needs the pure-Python sources of launch, launch_ros, ros2cli, rcl_interfaces and
+# rosidl_runtime_py (no wheels exist): ../shared/ros2-src beside this checkout, or
+# $CHARMIE_ROS2_SRC. Without them it says so in one line and exits 0. Everything it builds
+# goes to $CHARMIE_ROS_PATH_WORK (default build/ros_path in this checkout):
+#   venv/      ROS 2 Kilted from PyPI wheels + launch/ros2cli sources + colcon (ros_path/ros_venv.sh)
+#   ws/        the colcon workspace (build/, install/, log/); env.sh sources it
+#   pip-venv/  the same ROS venv with the package from a plain `pip install .` (no colcon)
+#   src/charmie_dynamics/  the checkout's files as a clone would have them (tracked and
+#              untracked-but-not-ignored files of the working tree)
+# Safe to run again: the venvs are kept, the package is rebuilt and reinstalled every run.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+src=${CHARMIE_ROS2_SRC:-$repo/../shared/ros2-src}
+for tree in launch/launch_testing launch_ros/launch_ros ros2cli/ros2cli rcl_interfaces/composition_interfaces; do
+  if [ ! -d "$src/$tree" ]; then
+    echo "ros_path: skipped: no ROS 2 launch/ros2cli sources ($src/$tree not found; set CHARMIE_ROS2_SRC to a folder like ../shared/ros2-src to run colcon, launch tests and the ros2 CLI)"
+    exit 0
+  fi
+done
+src=$(realpath -- "$src")
+mkdir -p "${CHARMIE_ROS_PATH_WORK:-$repo/build/ros_path}"
+work=$(realpath -- "${CHARMIE_ROS_PATH_WORK:-$repo/build/ros_path}")
+started=$SECONDS
+step() { echo "[ros_path] $((SECONDS - started)) s: $*"; }
+fail() { echo "[ros_path] FAILED after $((SECONDS - started)) s: $*" >&2; exit 1; }
+# DDS on loopback only, in a domain of this run's own (215-231: apart from the unit tests')
+export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+export ROS_DOMAIN_ID=${CHARMIE_ROS_PATH_DOMAIN:-$((215 + $$ % 17))}
+
+# --- 1. the package's files, as a clone of this working tree would have them --------------
+step "copying the checkout to $work/src/charmie_dynamics"
+copy=$work/src/charmie_dynamics
+rm -rf "$copy" && mkdir -p "$copy"
+# tar keeps the files' times: the numba kernel cache stays valid between runs
+(cd "$repo" && git ls-files -z --cached --others --exclude-standard \
+   | tar --null --ignore-failed-read -T - -cf -) | tar -xf - -C "$copy"
+
+# --- 2. the venv colcon builds with ------------------------------------------------------
+step "venv $work/venv"
+"$repo/scripts/ros_path/ros_venv.sh" "$work/venv" "$src"
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check colcon-common-extensions
+
+# --- 3. colcon build (a fresh build/ and install/ every run) -------------------------------
+step "colcon build"
+ws=$work/ws
+rm -rf "$ws/build" "$ws/install" "$ws/log" && mkdir -p "$ws"
+cat >"$work/env.sh" <<EOF
+# source $work/env.sh: the colcon workspace on the ROS 2 wheels' venv
+source "$work/venv/bin/activate"
+export AMENT_PREFIX_PATH="$work/venv"        # the wheels' ament index is in the venv prefix
+export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+set +u                                         # colcon's setup.bash reads unset variables
+source "$ws/install/setup.bash"
+set -u
+EOF
+( source "$work/venv/bin/activate"; export AMENT_PREFIX_PATH=$work/venv; cd "$ws"
+  colcon build --base-paths "$work/src" --packages-select charmie_dynamics \
+    >"$work/colcon-build.log" 2>&1 ) || { tail -30 "$work/colcon-build.log"; fail "colcon build"; }
+
+# --- 4. launch tests and the ros2 CLI on the colcon install -------------------------------
+# pytest runs from $work, so that only the installed package is importable. launch_testing's
+# pytest plugin imports every module of a folder it collects from: test/ (whose modules may
+# skip at import) is collected without it.
+pytest_in() { local py=$1; shift; (cd "$work" && "$py" -m pytest -q -p no:cacheprovider "$@"); }
+( source "$work/env.sh"
+  step "compiling the kernels: ros2 run charmie_dynamics charmie-dynamics compile"
+  ros2 run charmie_dynamics charmie-dynamics compile
+  step "launch tests, ros2 CLI and install layout on the colcon install (ROS_DOMAIN_ID=$ROS_DOMAIN_ID)"
+  pytest_in python "$copy/test_launch"
+  pytest_in python -p no:launch_testing "$copy/test/test_install_layout.py"
+) || fail "the colcon install"
+
+# --- 5. a plain `pip install .` in a venv of its own (no colcon) ---------------------------
+step "venv $work/pip-venv and pip install . (no colcon)"
+pip_venv=$work/pip-venv
+"$repo/scripts/ros_path/ros_venv.sh" "$pip_venv" "$src"
+"$pip_venv/bin/python" -m pip uninstall --quiet --yes charmie_dynamics 2>/dev/null || true
+(cd "$copy" && "$pip_venv/bin/python" -m pip install --quiet --disable-pip-version-check .)
+( export AMENT_PREFIX_PATH=$pip_venv
+  "$pip_venv/bin/charmie-dynamics" compile
+  step "install layout and the hardware launch on the pip install"
+  pytest_in "$pip_venv/bin/python" -p no:launch_testing "$copy/test/test_install_layout.py"
+  pytest_in "$pip_venv/bin/python" "$copy/test_launch/test_hardware_launch.py"
+) || fail "the pip install"
+step "done: the ROS path passed (source $work/env.sh to use the workspace)"

@@ -1,0 +1,134 @@
+"""launch/sim.launch.py under launch_testing, in both modes: the nodes start, joint_loads and
+/tf arrive, the feedforward equals the core's, and every process exits with status 0 when
+the launch shuts down.
+
+* ``mode:=kinematic``: the trajectory player plays the validation motion once; while it
+  plays, every feedforward is the efforts of an evaluation (actuator_loads); once it has
+  stopped, the safe policy's feedforward equals the core's gravity compensation at the last
+  positions (or zeros, per ``stale_policy``).
+* ``mode:=dynamic``: the simulator drives the dynamics node on /clock; nobody publishes a
+  reference trajectory, so every evaluation is the core's inverse dynamics at the measured
+  positions and velocities with zero accelerations.
+"""
+from __future__ import annotations
+
+import time
+import unittest
+
+import launch_testing
+import launch_testing.asserts
+import numpy as np
+import pytest
+from launch_support import LATCHED, TOL, Listener, core_efforts, launch_under_test
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from tf2_msgs.msg import TFMessage
+
+from charmie_dynamics.model import model_from_text
+from charmie_dynamics.model.model import JointType
+
+START_TIMEOUT = 90.0          # s: several nodes importing numpy, numba and rclpy on 2 cores
+EVALUATIONS = 20              # evaluations compared with the core
+
+
+@pytest.mark.launch_test
+@launch_testing.parametrize("mode", ["kinematic", "dynamic"])
+def generate_test_description(mode):
+    return launch_under_test("sim.launch.py", mode=mode)
+
+
+
+class TestSimLaunch(unittest.TestCase):
+
+    def setUp(self):
+        self.ros = Listener()
+        node = self.ros.node
+        self.model_msgs = self.ros.record(String, "charmie/model", LATCHED)
+        self.joint_loads = self.ros.record(JointState, "joint_loads")
+        self.actuator_loads = self.ros.record(JointState, "actuator_loads")
+        self.feedforward = self.ros.record(Float64MultiArray, "feedforward_efforts")
+        self.tf = self.ros.record(TFMessage, "/tf")
+        self.node = node
+
+    def tearDown(self):
+        self.ros.close()
+
+    def test_nodes_topics_and_feedforward(self, mode, proc_output):
+        driver = "/trajectory_player" if mode == "kinematic" else "/simulator"
+        running = self.ros.wait_for_nodes({"/model_loader", "/dynamics", driver}, START_TIMEOUT)
+        self.assertLessEqual({"/model_loader", "/dynamics", driver}, running)
+        self.assertTrue(self.ros.spin_until(
+            lambda: self.model_msgs.messages and len(self.actuator_loads.messages) >= EVALUATIONS
+            and self.joint_loads.messages and self.tf.messages, START_TIMEOUT),
+            f"{mode}: {len(self.actuator_loads.messages)} actuator_loads, "
+            f"{len(self.joint_loads.messages)} joint_loads, {len(self.tf.messages)} /tf")
+        model = model_from_text(self.model_msgs.messages[-1].data, "charmie/model")
+        p = self.ros.parameters("/dynamics", ["acceleration_source", "gravity_only",
+                                              "stale_policy", "stale_timeout", "frame_prefix"])
+
+        # joint_loads: every coordinate; /tf: every moving body, with the prefix
+        self.assertEqual(list(self.joint_loads.messages[-1].name), list(model.coordinate_names))
+        moving = {p["frame_prefix"] + model.body_names[i] for i in range(model.n_bodies)
+                  if model.joint_type[i] != JointType.FIXED}
+        children = {t.child_frame_id for t in self.tf.messages[-1].transforms}
+        self.assertLessEqual(moving, children)
+
+        if mode == "dynamic":
+            self._check_dynamic(model, p)
+        else:
+            self._check_kinematic(model, p)
+
+    def _evaluations(self, model) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(x, xd, efforts) of every actuator_loads received, in model.input_names order."""
+        out = []
+        for msg in self.actuator_loads.messages:
+            self.assertEqual(list(msg.name), list(model.input_names))
+            out.append((np.array(msg.position), np.array(msg.velocity), np.array(msg.effort)))
+        return out
+
+    def _assert_feedforward_from_evaluations(self, evaluations: list) -> None:
+        """Every feedforward message that arrived between the first and the last evaluation
+        received is the efforts of one of them (feedforward_joints: all inputs, as in
+        config/sim.yaml; topics may match in either order, hence the window)."""
+        vectors = [efforts for _, _, efforts in evaluations]
+        feedforward = self.feedforward.between(self.actuator_loads.arrivals[0],
+                                               self.actuator_loads.arrivals[-1])
+        self.assertTrue(feedforward)
+        for msg in feedforward:
+            got = np.array(msg.data)
+            self.assertTrue(any(np.allclose(got, v, **TOL) for v in vectors),
+                            f"feedforward {got} is none of the {len(vectors)} evaluations")
+
+    def _check_dynamic(self, model, p) -> None:
+        # no reference in dynamic mode: the accelerations are zero for these sources
+        self.assertIn(p["acceleration_source"], ("zero", "reference"))
+        self.assertEqual(self.node.count_publishers("/reference_trajectory"), 0)
+        evaluations = self._evaluations(model)
+        for x, xd, efforts in evaluations:
+            np.testing.assert_allclose(
+                efforts, core_efforts(model, x, xd, gravity_only=p["gravity_only"]), **TOL)
+        self._assert_feedforward_from_evaluations(evaluations)
+
+    def _check_kinematic(self, model, p) -> None:
+        # the player stops after the motion: wait until no evaluation came for longer than
+        # the stale timeout, then the watchdog publishes the safe policy's feedforward
+        quiet = p["stale_timeout"] + 0.5
+        self.assertTrue(self.ros.spin_until(
+            lambda: time.monotonic() - self.actuator_loads.arrivals[-1] > quiet, 60.0),
+            "the trajectory player did not stop")
+        evaluations = self._evaluations(model)
+        self._assert_feedforward_from_evaluations(evaluations)
+        x_last = evaluations[-1][0]
+        expected = core_efforts(model, x_last, np.zeros_like(x_last), gravity_only=True) \
+            if p["stale_policy"] == "gravity" else np.zeros(len(x_last))
+        stale_from = self.actuator_loads.arrivals[-1] + p["stale_timeout"] + 0.2
+        late = self.feedforward.between(stale_from, time.monotonic())
+        self.assertTrue(late, "no feedforward after the stale timeout")
+        np.testing.assert_allclose(np.array(late[-1].data), expected, **TOL)
+
+
+@launch_testing.post_shutdown_test()
+class TestSimShutdown(unittest.TestCase):
+
+    def test_exit_codes(self, proc_info):
+        launch_testing.asserts.assertExitCodes(proc_info)
