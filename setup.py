@@ -13,6 +13,13 @@ console_scripts = [
 # launch_ros and `ros2 run` look in <prefix>/lib/charmie_dynamics; pip and colcon put the
 # console scripts in <prefix>/bin: libexec/<name> (a link to one launcher) runs bin/<name>
 executables = ["libexec/" + script.split("=")[0].strip() for script in console_scripts]
+# The oldest versions the test suite passed on (Python 3.11, scripts/constraints-floor.txt,
+# scripts/test_floors.sh: all but the pinocchio cross-checks needing pin 3). Python 3.10 is ROS 2 Humble's, whose apt has older ones (numpy 1.21,
+# numba 0.55) and whose setuptools makes console scripts that refuse to start on an unmet
+# requirement: there the names only, untested, and no numba (jit.py then runs plain Python and
+# says how to install it). scipy: numba's np.dot calls its BLAS.
+floors = {"numpy": "1.23.2", "numba": "0.57.0", "scipy": "1.9.2", "PyYAML": "6.0",
+          "matplotlib": "3.6.0"}
 
 setup(
     name=package_name,
@@ -27,8 +34,10 @@ setup(
         ("lib/" + package_name, executables),
     ],
     python_requires=">=3.10",
-    install_requires=["setuptools", "numpy>=1.22", "PyYAML>=5.4", "matplotlib>=3.5", "numba>=0.59"],
-    extras_require={"test": ["pytest>=7", "pin>=3.0", "scipy>=1.8", "urdf-parser-py>=0.0.4",
+    install_requires=["setuptools"] + [f'{name}>={floor}; python_version >= "3.11"'
+                                       for name, floor in floors.items()]
+                     + [f'{name}; python_version < "3.11"' for name in floors if name != "numba"],
+    extras_require={"test": ["pytest>=7", "pin>=2.6.20", "urdf-parser-py>=0.0.4",
                              "viser>=1.1"],
                     "view": ["viser>=1.1"]},
     zip_safe=True,

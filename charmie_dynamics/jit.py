@@ -4,9 +4,11 @@ The recursions are written once, as plain Python loops over float scalars, 3-tup
 preallocated arrays, in the subset of Python that numba compiles. With numba installed (a
 dependency on every supported platform: PyPI wheels for x86_64 and aarch64) each kernel is
 compiled on first use and cached on disk, so only the first run on a machine pays the
-compilation (``charmie-dynamics compile`` does it ahead). Without numba, or with
-``CHARMIE_DYNAMICS_JIT=0``, the same functions run as plain Python: the same results, about
-a thousand times slower.
+compilation (``charmie-dynamics compile`` does it ahead). Without numba, with a numba older
+than ``MIN_NUMBA`` (the oldest the tests ran on: ROS 2 Humble's apt numba 0.55 is older) or
+with ``CHARMIE_DYNAMICS_JIT=0``, the same functions run as plain Python: the same results,
+about a thousand times slower. Missing or old numba is reported once, at import, in one
+warning line that names the pip command; CHARMIE_DYNAMICS_JIT=0 is a choice and silent.
 
 The cache lives in ``$NUMBA_CACHE_DIR`` or ``~/.cache/charmie_dynamics`` (``$XDG_CACHE_HOME``),
 in a folder named after a fingerprint of the core's source files: numba checks only the file
@@ -17,19 +19,44 @@ folder under the temporary directory is used; where neither can, nothing is cach
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
+import re
 import tempfile
 from pathlib import Path
+from types import ModuleType
 from typing import Callable, TypeVar
-
-try:
-    import numba
-except ImportError:                                      # pragma: no cover - numba is a dependency
-    numba = None
 
 F = TypeVar("F", bound=Callable)
 
-ENABLED: bool = numba is not None and os.environ.get("CHARMIE_DYNAMICS_JIT", "1") != "0"
+MIN_NUMBA: tuple[int, int] = (0, 57)     # keep equal to the numba floor in setup.py
+_PIP_HINT = f"python3 -m pip install 'numba>={MIN_NUMBA[0]}.{MIN_NUMBA[1]}'"
+
+
+def _numba_or_reason() -> tuple[ModuleType | None, str]:
+    """numba, or why the kernels run as plain Python instead (an older numba than MIN_NUMBA:
+    the kernels were not tested on it, and the plain-Python path was)."""
+    try:
+        import numba
+    except ImportError as error:
+        return None, f"numba is not importable ({error})"
+    found = re.match(r"(\d+)\.(\d+)", getattr(numba, "__version__", ""))
+    if found is None or tuple(map(int, found.groups())) < MIN_NUMBA:
+        return None, (f"numba {getattr(numba, '__version__', '(no version)')} is installed, "
+                      f"{MIN_NUMBA[0]}.{MIN_NUMBA[1]} or newer compiles the kernels")
+    return numba, ""
+
+
+if os.environ.get("CHARMIE_DYNAMICS_JIT", "1") == "0":
+    numba, DISABLED_REASON = None, "CHARMIE_DYNAMICS_JIT=0"
+else:
+    numba, DISABLED_REASON = _numba_or_reason()
+    if numba is None:
+        logging.getLogger(__name__).warning(
+            "charmie_dynamics: %s: the kernels run as plain Python, about a thousand times "
+            "slower; to compile them: %s", DISABLED_REASON, _PIP_HINT)
+
+ENABLED: bool = numba is not None
 
 _PACKAGE = Path(__file__).resolve().parent
 _NOT_KERNELS = ("ros", "cli", "export")     # folders without kernels: editing them keeps the cache

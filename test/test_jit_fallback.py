@@ -1,0 +1,133 @@
+"""Where numba is missing or older than the tested floor (ROS 2 Humble's apt numba 0.55), the
+package still runs: the kernels run as plain Python after one warning line naming the pip
+command, with the compiled kernels' results. And on Humble (Python 3.10, its apt versions)
+no install requirement is unmet, since the console scripts of its setuptools refuse to start
+on one. The old and the missing numba are simulated in subprocesses."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from packaging.requirements import Requirement
+
+from charmie_dynamics import jit
+
+ROOT = Path(__file__).resolve().parent.parent
+PIP_HINT = f"pip install 'numba>={jit.MIN_NUMBA[0]}.{jit.MIN_NUMBA[1]}'"
+# Ubuntu 22.04's apt packages, which rosdep installs for Humble
+HUMBLE = {"numpy": "1.21.5", "numba": "0.55.1", "scipy": "1.8.0", "pyyaml": "5.4.1",
+          "matplotlib": "3.5.1", "setuptools": "59.6.0"}
+
+SCRIPT = """
+import json, sys
+import numpy as np
+{prelude}
+from charmie_dynamics import bundled_model, inputs_from_dict, jit, load_model, resolve_state
+from charmie_dynamics.dynamics import inverse_dynamics
+model = load_model(bundled_model())
+x, xd, xdd = inputs_from_dict(model, dict(theta8a=0.3, d1=0.05, theta10b=-0.4, act4=0.42))
+loads = inverse_dynamics(model, resolve_state(model, x, xd + 0.2, xdd - 0.5))
+print(json.dumps({{"jit": jit.ENABLED, "reason": jit.DISABLED_REASON,
+                  "effort": loads.coordinate_effort.tolist()}}))
+"""
+
+
+def run(prelude: str = "", **env: str) -> tuple[dict, list[str]]:
+    proc = subprocess.run([sys.executable, "-c", SCRIPT.format(prelude=prelude)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT,
+                          env={**os.environ, **env})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), proc.stderr.splitlines()
+
+
+@pytest.fixture(scope="module")
+def compiled_effort() -> np.ndarray:
+    out, _ = run()
+    assert out["jit"], "numba >= the floor is a dependency: the tests run the compiled kernels"
+    return np.array(out["effort"])
+
+
+@pytest.fixture
+def old_numba(tmp_path: Path) -> Path:
+    """A numba 0.55.1 that fails the test if anything asks it to compile."""
+    (tmp_path / "numba").mkdir()
+    (tmp_path / "numba" / "__init__.py").write_text(
+        '__version__ = "0.55.1"\n'
+        "def njit(*args, **kwargs):\n"
+        "    raise AssertionError('an old numba must not compile the kernels')\n")
+    return tmp_path
+
+
+def test_old_numba_runs_plain_python_with_one_warning(old_numba, compiled_effort):
+    out, stderr = run(PYTHONPATH=str(old_numba))
+    assert not out["jit"]
+    assert "numba 0.55.1" in out["reason"]
+    assert len(stderr) == 1, stderr
+    assert "numba 0.55.1" in stderr[0] and PIP_HINT in stderr[0] and "plain Python" in stderr[0]
+    np.testing.assert_allclose(out["effort"], compiled_effort, rtol=1e-12, atol=1e-12)
+
+
+def test_missing_numba_runs_plain_python_with_one_warning(compiled_effort):
+    out, stderr = run(prelude="sys.modules['numba'] = None   # import numba raises ImportError")
+    assert not out["jit"]
+    assert out["reason"].startswith("numba is not importable")
+    assert len(stderr) == 1 and PIP_HINT in stderr[0], stderr
+    np.testing.assert_allclose(out["effort"], compiled_effort, rtol=1e-12, atol=1e-12)
+
+
+def test_jit_switched_off_is_silent(old_numba):
+    out, stderr = run(PYTHONPATH=str(old_numba), CHARMIE_DYNAMICS_JIT="0")
+    assert not out["jit"] and out["reason"] == "CHARMIE_DYNAMICS_JIT=0"
+    assert stderr == []
+
+
+def test_console_script_starts_with_old_numba(old_numba):
+    script = Path(sys.executable).parent / "charmie-dynamics"
+    assert script.is_file(), f"{script}: the package's console script is not installed"
+    proc = subprocess.run([str(script), "validate-model", str(ROOT / "config" / "charmie.yaml")],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(old_numba)})
+    assert proc.returncode == 0, proc.stderr
+    assert "valid model 'charmie'" in proc.stdout
+    assert len(proc.stderr.splitlines()) == 1 and PIP_HINT in proc.stderr
+
+
+def _install_requires() -> list[str]:
+    spec = importlib.util.spec_from_file_location("setup_data", ROOT / "scripts" / "ros_path" / "setup_data.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.install_requires()
+
+
+def test_humble_apt_versions_meet_every_requirement():
+    """What pkg_resources checks when a console script of setuptools 59 starts, for Humble."""
+    env = {"python_version": "3.10", "python_full_version": "3.10.12"}
+    unmet = []
+    for line in _install_requires():
+        req = Requirement(line)
+        if req.marker is None or req.marker.evaluate(env):
+            version = HUMBLE.get(req.name.lower())
+            if version is None or not req.specifier.contains(version, prereleases=True):
+                unmet.append(f"{line} (Humble: {version})")
+    assert not unmet, unmet
+
+
+def test_floors_apply_on_python_311_and_newer():
+    """The tested floors (scripts/constraints-floor.txt) are required where they were tested."""
+    pins = dict(line.split("==") for line in (ROOT / "scripts" / "constraints-floor.txt")
+                .read_text().splitlines() if "==" in line and not line.startswith("#"))
+    env = {"python_version": "3.11", "python_full_version": "3.11.7"}
+    floors = {}
+    for line in _install_requires():
+        req = Requirement(line)
+        if req.marker is not None and req.marker.evaluate(env):
+            floors[req.name] = str(req.specifier)
+    assert floors == {name: f">={pins[name]}" for name in floors}
+    assert set(floors) == {"numpy", "numba", "scipy", "PyYAML", "matplotlib"}
+    assert floors["numba"] == ">={}.{}.0".format(*jit.MIN_NUMBA)
