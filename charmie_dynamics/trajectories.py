@@ -11,11 +11,14 @@
 """
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
+from .documents import DEFAULT_MAX_BYTES, DocumentError, bounded, read_text
 from .model.model import JointType, Model
 
 
@@ -32,14 +35,12 @@ class Trajectory:
 def input_kinds(model: Model) -> list[str]:
     """``"actuator"``, ``"linear"`` or ``"angular"`` for each of ``model.input_names``."""
     actuators = set(model.actuator_names)
-    kinds = []
-    for name in model.input_names:
-        if name in actuators:
-            kinds.append("actuator")
-            continue
-        body = next(b for b in model.bodies if b.coordinate == name)
-        kinds.append("angular" if body.joint_type == JointType.REVOLUTE else "linear")
-    return kinds
+    joint = {}                                  # coordinate -> type of its first joint
+    for b in model.bodies:
+        joint.setdefault(b.coordinate, b.joint_type)
+    return ["actuator" if name in actuators else
+            "angular" if joint[name] == JointType.REVOLUTE else "linear"
+            for name in model.input_names]
 
 
 def _start(model: Model, actuator_start: dict[str, float]) -> np.ndarray:
@@ -90,44 +91,48 @@ MOTIONS: dict[str, Callable[[Model, float], Trajectory]] = {
 }
 
 
-class TrajectoryFileError(ValueError):
+class TrajectoryFileError(DocumentError):
     """A trajectory CSV that cannot be used; the message names the file, row or column."""
 
 
-def from_csv(model: Model, path: str) -> Trajectory:
+def from_csv(model: Model, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Trajectory:
     """Read a trajectory CSV: a ``time`` column (s, increasing) and, per input of
     ``model.input_names``, optional columns ``NAME``, ``NAME.velocity``, ``NAME.acceleration``
     (SI units). Missing positions take the state defaults; missing rates are the central
-    differences (``numpy.gradient``) of the positions and of the velocities.
+    differences (``numpy.gradient``) of the positions and of the velocities. The file must be
+    a regular UTF-8 file of at most ``max_bytes``; raises :class:`TrajectoryFileError`.
     """
-    import csv
-
+    text = read_text(path, "trajectory file", max_bytes, error=TrajectoryFileError)
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
-    except OSError as exc:
-        raise TrajectoryFileError(f"{path}: cannot read: {exc.strerror}") from None
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:            # e.g. a field over csv's size limit
+        raise TrajectoryFileError(f"{path}: not a usable CSV file: {bounded(exc)}") from None
     if len(rows) < 3:
         raise TrajectoryFileError(f"{path}: expected a header and at least 2 rows")
     header = [h.strip() for h in rows[0]]
     if "time" not in header:
-        raise TrajectoryFileError(f"{path}: no 'time' column; columns: {', '.join(header)}")
+        raise TrajectoryFileError(f"{path}: no 'time' column; columns: {bounded(', '.join(header))}")
     names = model.input_names
     allowed = {"time"} | {f"{n}{s}" for n in names for s in ("", ".velocity", ".acceleration")}
     unknown = [h for h in header if h not in allowed]
     if unknown:
-        raise TrajectoryFileError(f"{path}: unknown column(s) {', '.join(unknown)}; expected time "
-                                  f"and NAME[.velocity|.acceleration] for NAME in {', '.join(names)}")
+        raise TrajectoryFileError(f"{path}: unknown column(s) {bounded(', '.join(unknown))}; "
+                                  "expected time and NAME[.velocity|.acceleration] for NAME in "
+                                  f"{bounded(', '.join(names))}")
+    if len(set(header)) != len(header):
+        twice = sorted({h for h in header if header.count(h) > 1})
+        raise TrajectoryFileError(f"{path}: duplicate column(s) {', '.join(twice)}, expected "
+                                  "each column once")
     data = np.empty((len(rows) - 1, len(header)))
     for r, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
             raise TrajectoryFileError(f"{path}: row {r} has {len(row)} values, expected {len(header)}")
-        for c, text in enumerate(row):
+        for c, cell in enumerate(row):
             try:
-                data[r - 2, c] = float(text)
+                data[r - 2, c] = float(cell)
             except ValueError:
-                raise TrajectoryFileError(f"{path}: row {r}, column {header[c]}: got {text!r}, "
-                                          "expected a number") from None
+                raise TrajectoryFileError(f"{path}: row {r}, column {header[c]}: got "
+                                          f"{bounded(repr(cell), 80)}, expected a number") from None
     if not np.all(np.isfinite(data)):
         raise TrajectoryFileError(f"{path}: NaN or infinite values, expected finite numbers")
     t = data[:, header.index("time")]

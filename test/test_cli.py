@@ -4,6 +4,7 @@ import csv
 import json
 import math
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -14,14 +15,25 @@ import pytest
 import yaml
 
 from conftest import CHARMIE, ROOT
+from test_edge_models import FIXED, MASSLESS
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def run_cli(*args, cwd=ROOT, timeout=300):
+def run_cli(*args, cwd=ROOT, timeout=300, memory_cap=None):
+    """The CLI in its own process; ``memory_cap`` (bytes of address space) for inputs that
+    would fill the memory if the guard failed (/dev/zero), so that a regression fails the
+    test with a MemoryError instead of starving the machine."""
     env = dict(os.environ, MPLBACKEND="Agg")
+    limit = None
+    if memory_cap is not None:
+        env["OPENBLAS_NUM_THREADS"] = "1"       # each BLAS thread reserves address space
+
+        def limit():
+            resource.setrlimit(resource.RLIMIT_AS, (memory_cap, memory_cap))
     return subprocess.run([sys.executable, "-m", "charmie_dynamics.cli.main", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
+                          preexec_fn=limit)
 
 
 def assert_one_error_line(proc, *fragments):
@@ -212,7 +224,7 @@ def test_analyze_bad_dt_console_script(tmp_path):
     proc = subprocess.run([script, "analyze", "--motion", "kinematic-validation", "--out",
                            str(tmp_path), "--dt", "0"], capture_output=True, text=True, cwd=ROOT,
                           timeout=120)
-    assert_one_error_line(proc, "--dt 0.0", "expected a sample period in (0, 0.5] s")
+    assert_one_error_line(proc, "--dt 0.0", "expected a sample period in [0.001, 0.5] s")
 
 
 def test_analyze_unknown_point(tmp_path):
@@ -305,3 +317,139 @@ def test_core_imports_without_rclpy_and_matplotlib(tmp_path):
                           env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok 27"
+
+
+# ---------------------------------------------------------------- hostile files and inputs (issue 10)
+# Each of these broke the contract on the package before issue 10: a traceback (MemoryError,
+# UnicodeDecodeError, ValueError, RecursionError, FileExistsError), a hang (/dev/zero or a
+# FIFO read to the end), or NaN printed / written with exit status 0.
+
+def _hostile(tmp_path, case):
+    """The command line of a case and a fragment of its error, its bad file written into
+    tmp_path."""
+    out = tmp_path / "out"
+
+    def file(content, name="input"):
+        path = tmp_path / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        return path
+
+    def fifo():
+        os.mkfifo(tmp_path / "m.fifo")
+        return tmp_path / "m.fifo"
+
+    model_head = "format: charmie_dynamics/model/1\nname: x\n"
+    cases = {
+        "model_dev_zero": lambda: (["validate-model", "/dev/zero"], "not a regular file"),
+        "state_dev_zero": lambda: (["fk", "--state", "/dev/zero"], "not a regular file"),
+        "analyze_model_dev_zero": lambda: (["analyze", "--model", "/dev/zero", "--out", out],
+                                           "not a regular file"),
+        "analyze_trajectory_dev_zero": lambda: (["analyze", "--trajectory", "/dev/zero",
+                                                 "--out", out], "not a regular file"),
+        "model_fifo": lambda: (["validate-model", fifo()], "not a regular file"),
+        "model_not_utf8": lambda: (["validate-model", file(b"name: \xff\xfe\n")],
+                                   "not UTF-8 text"),
+        "state_binary": lambda: (["id", "--state", file(bytes(range(256)))], "not UTF-8 text"),
+        "trajectory_binary": lambda: (["analyze", "--trajectory", file(bytes(range(256)) * 4),
+                                       "--out", out], "not UTF-8 text"),
+        "state_huge_integer": lambda: (["fk", "--state", file('{"positions": {"act4": '
+                                                              + "1" * 5000 + "}}")],
+                                       "4300 digits"),
+        "model_huge_integer": lambda: (["validate-model", file(model_head + "gravity: [0, 0, "
+                                                               + "1" * 5000 + "]\n")],
+                                       "4300 digits"),
+        "state_deep_nesting": lambda: (["fk", "--state", file("[" * 100000 + "]" * 100000)],
+                                       "nested too deeply"),
+        "model_deep_nesting": lambda: (["validate-model", file("a: " + "[" * 1000 + "]" * 1000)],
+                                       "nested too deeply"),
+        "model_impossible_date": lambda: (["validate-model", file("name: 2001-02-30\n")],
+                                          "day is out of range for month"),
+        "analyze_out_is_a_file": lambda: (["analyze", "--motion", "kinematic-validation", "--dt",
+                                           "0.5", "--out", file("x")],
+                                          "exists and is not a directory"),
+        "id_huge_velocity": lambda: (["id", "--state", file(json.dumps(
+            {"velocities": {"theta7a": 1e200}}))], "too large for a finite result"),
+        "analyze_huge_position": lambda: (["analyze", "--trajectory",
+                                           file("time,theta7a\n0,0\n0.1,1e300\n0.2,0\n"),
+                                           "--out", out], "too large for finite results"),
+        "dt_tiny": lambda: (["analyze", "--motion", "validation", "--dt", "1e-9", "--out", out],
+                            "expected a sample period in [0.001, 0.5] s"),
+        "payload_huge": lambda: (["id", "--payload", "body_12a.D12a:1e300"],
+                                 "0 <= MASS <= 1e+06 kg"),
+    }
+    return cases[case]()
+
+
+HOSTILE = ["model_dev_zero", "state_dev_zero", "analyze_model_dev_zero",
+           "analyze_trajectory_dev_zero", "model_not_utf8", "state_binary", "trajectory_binary",
+           "state_huge_integer", "model_huge_integer", "state_deep_nesting", "model_deep_nesting",
+           "model_impossible_date", "analyze_out_is_a_file", "id_huge_velocity",
+           "analyze_huge_position", "dt_tiny", "payload_huge", "model_fifo"]
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_hostile_input_gives_one_error_line(tmp_path, case):
+    args, fragment = _hostile(tmp_path, case)
+    proc = run_cli(*args, timeout=120, memory_cap=4 << 30)   # a hang fails (TimeoutExpired)
+    assert_one_error_line(proc, fragment)
+    assert proc.stdout == ""                    # no NaN (nor anything else) printed
+    assert not (tmp_path / "out").exists()      # nothing written
+
+
+def test_analyze_huge_position_names_the_cell(tmp_path):
+    args, _ = _hostile(tmp_path, "analyze_huge_position")
+    line = assert_one_error_line(run_cli(*args))
+    assert "loads.csv: column " in line and ", sample " in line and "nothing written" in line
+
+
+# ---------------------------------------------------------------- models at the edges (issue 10)
+
+def _edge_model(tmp_path, kind):
+    """test_edge_models' FIXED (two 1 kg bodies on fixed joints: no coordinates) or
+    MASSLESS (two massless bodies on a revolute joint about x and a prismatic one)."""
+    path = tmp_path / f"{kind}.yaml"
+    path.write_text(yaml.safe_dump({"fixed": FIXED, "massless": MASSLESS}[kind]),
+                    encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("kind,summary", [("fixed", "2 bodies, 0 coordinates"),
+                                          ("massless", "2 bodies, 2 coordinates")])
+def test_edge_model_validate_fk_id(tmp_path, kind, summary):
+    model = _edge_model(tmp_path, kind)
+    proc = run_cli("validate-model", model)
+    assert proc.returncode == 0 and summary in proc.stdout, proc.stderr
+    proc = run_cli("fk", "--model", model)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["frames"]["b"]["origin"] == pytest.approx([0, 0, 0.2])
+    assert len(doc["coordinates"]) == (0 if kind == "fixed" else 2)
+    payload = "a.arm:2" if kind == "massless" else "a.tip:2"
+    proc = run_cli("id", "--model", model, "--payload", payload)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["base_reaction"]["body"] == "a"
+    weight = 2.0 * 9.81 + (2.0 * 9.81 if kind == "fixed" else 0.0)
+    assert doc["base_reaction"]["force"] == pytest.approx([0, 0, weight])
+    if kind == "massless":                      # 2 kg at 0.5 m from the x axis
+        assert doc["joint_efforts"] == pytest.approx({"q1": 9.81, "d2": 0.0})
+    else:
+        assert doc["joint_efforts"] == {}
+
+
+@pytest.mark.parametrize("kind", ["fixed", "massless"])
+def test_edge_model_analyze(tmp_path, kind):
+    out = tmp_path / "out"
+    proc = run_cli("analyze", "--model", _edge_model(tmp_path, kind), "--point", "b.origin",
+                   "--dt", "0.5", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    header, data = _read_csv(out / "kinematics.csv")
+    assert header[:4] == ["time", "b.origin.x", "b.origin.y", "b.origin.z"] and data.shape[0] == 11
+    header, data = _read_csv(out / "loads.csv")
+    assert np.all(np.isfinite(data))
+    if kind == "fixed":                         # at rest on the floor: its weight
+        np.testing.assert_allclose(data[:, header.index("base_reaction.force.z")], 2 * 9.81)

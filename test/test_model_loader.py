@@ -2,14 +2,17 @@
 names the file, the entry and field, the bad value and what was expected; good files load to
 the right numbers (units, inertia estimates, body order)."""
 import copy
+import os
 import re
+import threading
 from decimal import Decimal
+from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 
-from charmie_dynamics.model import ModelError, load_model
+from charmie_dynamics.model import ModelError, load_model, model_from_text, read_model_file
 
 from conftest import CHARMIE
 
@@ -346,7 +349,9 @@ def test_millimetres_declared_as_metres(tmp_path):
 def test_charmie_declared_as_metres(tmp_path, charmie_data):
     data = copy.deepcopy(charmie_data)
     data["units"]["length"] = "m"
-    msg = expect_error(write(tmp_path, data), "bodies[", "got ", "expected |length| <=")
+    # body_1's velocity limit (1000 mm/s read as m/s) is the first value out of bounds
+    msg = expect_error(write(tmp_path, data), "bodies[0] (body_1).joint.limits.velocity",
+                       "got 1000", "expected |velocity| <= 100 m/s")
     assert "units.length" in msg
 
 
@@ -638,7 +643,224 @@ def test_yaml_alias_expansion_in_an_error_stays_small(tmp_path):
 
 
 def test_balancer_spring_anchor_out_of_the_lever_plane(tmp_path, charmie_data):
-    anchor = next(b for b in charmie_data["bodies"] if b["name"] == "body_3")["points"]
+    data = copy.deepcopy(charmie_data)          # the fixture is shared by the module
+    anchor = next(b for b in data["bodies"] if b["name"] == "body_3")["points"]
     anchor["S3L"] = [-220, 60, 330]
-    expect_error(write(tmp_path, charmie_data), "balancers[0] (balancer_left).spring.anchor",
+    expect_error(write(tmp_path, data), "balancers[0] (balancer_left).spring.anchor",
                  "expected the lever's plane")
+
+
+# ---------------------------------------------------------------- hostile text and files (issue 10)
+# The parser used to turn only yaml.YAMLError into a ModelError: PyYAML's ValueError (an
+# impossible date, an integer over Python's 4300-digit limit) and RecursionError (deep
+# nesting) escaped, and killed the dynamics node on its model topic and the loader on reload.
+
+HOSTILE_TEXTS = {
+    "impossible_date": ("name: 2001-02-30\n", "day is out of range"),
+    "huge_integer": ("name: " + "1" * 5000 + "\n", "4300 digits"),
+    "nested_1000": ("[" * 1000 + "]" * 1000 + "\n", "nested too deeply"),
+    "nested_50000": ("[" * 50000 + "]" * 50000 + "\n", "nested too deeply"),
+    "not_yaml": ("a: [\n", "not valid YAML"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_TEXTS))
+def test_hostile_text_is_a_model_error(case):
+    """model_from_text, the dynamics node's path for a model on its topic."""
+    text, reason = HOSTILE_TEXTS[case]
+    with pytest.raises(ModelError, match=ordered("charmie/model: ", reason)) as info:
+        model_from_text(text, "charmie/model")
+    assert "\n" not in str(info.value) and len(str(info.value)) < 700
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_TEXTS))
+def test_hostile_file_is_a_model_error(tmp_path, case):
+    """read_model_file, the loader node's path on start-up and ~/reload."""
+    text, reason = HOSTILE_TEXTS[case]
+    path = write(tmp_path, text)
+    with pytest.raises(ModelError, match=ordered(f"{path}: ", reason)):
+        read_model_file(path)
+
+
+def test_text_over_max_bytes_is_refused_before_parsing():
+    text = yaml.safe_dump(minimal())
+    assert model_from_text(text, "topic", max_bytes=len(text)).name == "mini"
+    with pytest.raises(ModelError, match=ordered("topic: ", f"{len(text)} bytes of text",
+                                                 f"expected at most {len(text) - 1} bytes")):
+        model_from_text(text, "topic", max_bytes=len(text) - 1)
+    # a broken document over the cap is refused for its size: it was never parsed
+    with pytest.raises(ModelError, match="expected at most 100 bytes"):
+        model_from_text("[" * 200, "topic", max_bytes=100)
+
+
+def test_file_over_max_bytes_is_refused(tmp_path):
+    path = write(tmp_path, minimal())
+    with pytest.raises(ModelError, match=ordered(f"{path}: the model file is ", "expected at most 10 bytes")):
+        read_model_file(path, max_bytes=10)
+    model, text = read_model_file(path)
+    assert model.name == "mini" and text == path.read_text(encoding="utf-8")
+
+
+def test_model_file_not_utf8(tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("name: caf\xe9\n".encode("latin-1"))
+    expect_error(path, "not UTF-8 text", "expected a text file")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
+def test_model_file_must_be_a_regular_file(tmp_path, kind):
+    """A FIFO used to hang the reader (and ~/reload with it); a device was read to its end
+    (/dev/null here: /dev/zero filled the memory, tested in a memory-capped CLI process)."""
+    if kind == "fifo":
+        path = tmp_path / "model.fifo"
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/null") if kind == "device" else tmp_path
+    outcome = []
+    worker = threading.Thread(target=lambda: outcome.append(_error_of(read_model_file, path)),
+                              daemon=True)           # a hung open() must not hang the session
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), f"read_model_file({path}) hangs"
+    assert isinstance(outcome[0], ModelError), outcome
+    assert str(outcome[0]) == (f"{path}: cannot read the model file: not a regular file (a "
+                               "directory, FIFO, socket or device), expected a file")
+
+
+def _error_of(function, *args):
+    try:
+        function(*args)
+    except Exception as exc:            # noqa: BLE001 - the test inspects whatever it is
+        return exc
+    return None
+
+
+def test_unknown_keys_of_mixed_types_are_listed(tmp_path):
+    """Keys that are numbers and null used to make sorting the unknown keys a TypeError."""
+    path = write(tmp_path, yaml.safe_dump(minimal()) + "1: a\nnull: b\nzz: c\n")
+    expect_error(path, "top level", "unknown field(s) 1, None, zz")
+
+
+# ---------------------------------------------------------------- plausibility bounds (issue 10)
+
+def _set(data, where, value):
+    """Set a field of minimal() named like 'bodies.1.mass' (list indices as numbers)."""
+    *path, last = [int(k) if k.isdigit() else k for k in where.split(".")]
+    target = data
+    for key in path:
+        target = target[key]
+    target[last] = value
+
+
+@pytest.mark.parametrize("where,value,field,expected", [
+    ("bodies.1.mass", 1e300, "bodies[1] (link).mass", "expected |mass| <= 1e+06 kg"),
+    ("bodies.1.mass", 1.0000001e6, "bodies[1] (link).mass", "expected |mass| <= 1e+06 kg"),
+    ("bodies.1.inertia", {"ixx": 2e10, "iyy": 2e10, "izz": 2e10}, "bodies[1] (link).inertia",
+     "expected |entry| <= 1e+10 kg m^2"),
+    ("bodies.0.origin", [0, 0, 1e3], "bodies[0] (base).origin[2]", "expected |length| <= 100 m"),
+    ("bodies.0.rotation", [0, 1e4, 0], "bodies[0] (base).rotation[1]", "expected |angle| <= 1000 rad"),
+    ("bodies.0.joint.limits", {"lower": -1e4}, "bodies[0] (base).joint.limits.lower",
+     "expected |position| <= 1000 rad"),
+    ("bodies.0.joint.limits", {"velocity": 1e4}, "bodies[0] (base).joint.limits.velocity",
+     "expected |velocity| <= 1000 rad/s"),
+    ("bodies.0.joint.limits", {"effort": 1e8}, "bodies[0] (base).joint.limits.effort",
+     "expected |effort| <= 1e+07 N m"),
+    ("bodies.1.joint.limits", {"upper": 500.0}, "bodies[1] (link).joint.limits.upper",
+     "expected |position| <= 100 m"),
+    ("bodies.1.joint.limits", {"velocity": 1e3}, "bodies[1] (link).joint.limits.velocity",
+     "expected |velocity| <= 100 m/s"),
+    ("bodies.1.joint.limits", {"effort": 1e300}, "bodies[1] (link).joint.limits.effort",
+     "expected |effort| <= 1e+07 N"),
+    ("bodies.1.joint.friction", {"viscous": 1e8}, "bodies[1] (link).joint.friction.viscous",
+     "expected |viscous| <= 1e+07 N s/m"),
+    ("bodies.0.joint.friction", {"coulomb": 1e8}, "bodies[0] (base).joint.friction.coulomb",
+     "expected |coulomb| <= 1e+07 N m"),
+    ("bodies.0.joint.multiplier", 1e4, "bodies[0] (base).joint.multiplier",
+     "expected 0.001 <= |multiplier| <= 1000"),
+    ("bodies.0.joint.multiplier", -1e-300, "bodies[0] (base).joint.multiplier",
+     "expected 0.001 <= |multiplier| <= 1000"),
+    ("gravity", [0, 0, -1e3], "gravity[2]", "expected |gravity| <= 100 m/s^2"),
+    ("springs.0.stiffness", 1e10, "springs[0] (spring_a).stiffness",
+     "expected |stiffness| <= 1e+09 N/m"),
+    ("springs.0.preload", -1e8, "springs[0] (spring_a).preload", "expected |preload| <= 1e+07 N"),
+])
+def test_implausible_magnitudes_are_refused(tmp_path, where, value, field, expected):
+    data = minimal()
+    _set(data, where, value)
+    expect_error(write(tmp_path, data), field, "got ", expected)
+
+
+def test_bounds_hold_after_unit_conversion(tmp_path):
+    """A prismatic limit of 50,000 mm is 50 m (accepted); 200,000 mm is 200 m (refused)."""
+    data = minimal()
+    data["units"]["length"] = "mm"
+    for b in data["bodies"]:
+        b["origin"] = [v * 1000 for v in b["origin"]]
+        b["com"] = [v * 1000 for v in b["com"]]
+        b.pop("points", None)
+        b["inertia"] = {"ixx": 1e4, "iyy": 1e4, "izz": 1e4}
+    data.pop("springs")
+    data["bodies"][1]["joint"]["limits"] = {"lower": 0, "upper": 50_000}
+    assert load_model(write(tmp_path, data)).bodies[1].limits.upper == pytest.approx(50.0)
+    data["bodies"][1]["joint"]["limits"] = {"lower": 0, "upper": 200_000}
+    msg = expect_error(write(tmp_path, data), "bodies[1] (link).joint.limits.upper",
+                       "got 200000 (200 m)", "expected |position| <= 100 m")
+    assert "units.length" in msg
+
+
+def test_named_points_repeated_by_aliases_are_capped(tmp_path):
+    """YAML aliases repeat a mapping without repeating its text: 200 bodies sharing 1,000
+    points are 200,000 points, refused before they are all read."""
+    points = ", ".join(f"p{k}: [0, 0, 0]" for k in range(1000))
+    lines = ["format: charmie_dynamics/model/1", "name: aliases", "bodies:"]
+    lines.append(f"  - {{name: b0, parent: world, joint: {{type: F}}, virtual: true, "
+                 f"points: &p {{{points}}}}}")
+    for k in range(1, 200):
+        lines.append(f"  - {{name: b{k}, parent: b{k - 1}, joint: {{type: F}}, virtual: true, "
+                     "points: *p}")
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    expect_error(path, "bodies[100] (b100).points", "named points exceed 100000",
+                 "expected at most 100000 in all")
+
+
+# ---------------------------------------------------------------- velocity limits (issue 10)
+
+def test_actuator_velocity_limit_in_length_units_per_second(tmp_path, charmie_data):
+    data = copy.deepcopy(charmie_data)          # units.length: mm
+    data["actuators"][0]["velocity_limit"] = 25
+    data["actuators"][1].pop("velocity_limit")
+    model = load_model(write(tmp_path, data))
+    assert model.actuators[0].velocity_limit == pytest.approx(0.025, abs=1e-15)
+    assert model.actuators[1].velocity_limit is None
+
+
+@pytest.mark.parametrize("value,expected", [(0, "expected a number > 0"),
+                                            (-5, "expected a number > 0"),
+                                            ("fast", "expected a number"),
+                                            (200_000, "expected |velocity| <= 100 m/s")])
+def test_actuator_velocity_limit_bad(tmp_path, charmie_data, value, expected):
+    data = copy.deepcopy(charmie_data)
+    data["actuators"][1]["velocity_limit"] = value
+    expect_error(write(tmp_path, data), "actuators[1] (act5).velocity_limit", expected)
+
+
+def test_charmie_limits_are_complete_and_consistent():
+    """Every coordinate and actuator of CHARMIE has a velocity limit; each stroke maps into
+    its joint's position limits; an actuator at its velocity limit moves its joint within
+    the joint's velocity limit over the whole stroke (the file's comments state these)."""
+    from charmie_dynamics.mechanisms.indirect import indirect_joints, joint_from_length
+
+    model = load_model(CHARMIE)
+    first = {}
+    for b in model.bodies:
+        first.setdefault(b.coordinate, b)
+    assert all(first[c].limits.velocity is not None for c in model.coordinate_names)
+    assert all(a.velocity_limit is not None and a.velocity_limit > 0 for a in model.actuators)
+    text = CHARMIE.read_text(encoding="utf-8")
+    assert "velocity_limit: 50              # mm/s, estimated" in text
+    for actuator, joint in zip(model.actuators, indirect_joints(model)):
+        body = model.bodies[actuator.drives]
+        value, jacobian, _ = joint_from_length(joint, np.linspace(*actuator.stroke, 2001))
+        assert body.limits.lower <= value.min() and value.max() <= body.limits.upper, body.name
+        fastest = np.abs(jacobian).max() * actuator.velocity_limit
+        assert fastest <= body.limits.velocity, (actuator.name, fastest)

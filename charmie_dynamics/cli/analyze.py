@@ -1,4 +1,9 @@
-"""``charmie-dynamics analyze``: evaluate a whole motion offline, write CSV time series and plots."""
+"""``charmie-dynamics analyze``: evaluate a whole motion offline, write CSV time series and plots.
+
+Nothing is written unless every cell of both tables is finite: a motion whose results
+overflow (an input of 1e300, say) ends with one error line naming the table, the column and
+the sample.
+"""
 from __future__ import annotations
 
 import argparse
@@ -15,6 +20,9 @@ from ..model import load_model
 from ..trajectories import MOTIONS, Trajectory, from_csv
 from .errors import InputError
 
+# Sample periods of --motion: the 20 s motion has at most 20,001 samples at MIN_DT.
+MIN_DT, MAX_DT = 1e-3, 0.5
+
 
 def add_analyze_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("analyze", help="evaluate a motion; write CSV time series and PNG plots")
@@ -24,18 +32,40 @@ def add_analyze_parser(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--trajectory", type=Path, help="a trajectory CSV instead (see README)")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
     p.add_argument("--out", type=Path, default=Path("charmie_results"), help="output directory")
-    p.add_argument("--dt", type=float, default=0.01, help="sample period of --motion, s")
+    p.add_argument("--dt", type=float, default=0.01,
+                   help=f"sample period of --motion, s, in [{MIN_DT:g}, {MAX_DT:g}]")
     p.add_argument("--point", default="body_12a.D12a", help="point to track (BODY.POINT)")
     p.add_argument("--payload", action="append", default=[], metavar="BODY.POINT:MASS",
                    help="a point mass in kg carried at a named point (repeatable)")
     p.set_defaults(func=run_analyze)
 
 
-def _write_csv(path: Path, header: list[str], columns: list[np.ndarray]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as f:
+def _table(name: str, t: np.ndarray, header: list[str], columns: list[np.ndarray]
+           ) -> tuple[str, list[str], np.ndarray]:
+    """A CSV table (name, header, rows), refused when a cell is NaN or infinite."""
+    rows = np.column_stack(columns)
+    bad = np.argwhere(~np.isfinite(rows))
+    if bad.size:
+        k, c = bad[0]
+        raise InputError(f"{name}: column {header[c]}, sample {k} (time {t[k]:g} s) is "
+                         f"{rows[k, c]}: the inputs are too large for finite results, expected "
+                         "inputs within the model's limits; nothing written")
+    return name, header, rows
+
+
+def _write_csv(out: Path, table: tuple[str, list[str], np.ndarray]) -> None:
+    name, header, rows = table
+    with open(out / name, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(header)
-        writer.writerows(np.column_stack(columns).tolist())
+        writer.writerows(rows.tolist())
+
+
+def _check_output(out: Path) -> None:
+    """Refuse an ``--out`` that names something other than a directory, before any work."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: exists and is not a directory, expected a directory "
+                         "(created when missing)")
 
 
 def _plot(path: Path, t: np.ndarray, series: dict[str, np.ndarray], ylabel: str, title: str) -> None:
@@ -59,13 +89,15 @@ def _plot(path: Path, t: np.ndarray, series: dict[str, np.ndarray], ylabel: str,
 def run_analyze(args: argparse.Namespace) -> int:
     from .main import check_points, parse_payload
 
+    _check_output(args.out)
     model = load_model(args.model)
     if args.trajectory is not None:
         traj: Trajectory = from_csv(model, str(args.trajectory))
         source = str(args.trajectory)
     else:
-        if not 0 < args.dt <= 0.5:
-            raise InputError(f"--dt {args.dt}: expected a sample period in (0, 0.5] s")
+        if not MIN_DT <= args.dt <= MAX_DT:                 # NaN fails too
+            raise InputError(f"--dt {args.dt}: expected a sample period in [{MIN_DT:g}, "
+                             f"{MAX_DT:g}] s")
         traj = MOTIONS[args.motion](model, args.dt)
         source = f"motion '{args.motion}'"
     try:
@@ -81,37 +113,46 @@ def run_analyze(args: argparse.Namespace) -> int:
     placements = loads.placements
     point = point_positions(model, placements, [args.point])[args.point]
     segments = auxiliary_segments(model, placements)
-    args.out.mkdir(parents=True, exist_ok=True)
     n = len(traj.t)
     t = traj.t
     # actuator lengths are among the auxiliary segments (their length equals the input)
-    _write_csv(args.out / "kinematics.csv",
+    tables = [
+        _table("kinematics.csv", t,
                ["time"] + [f"{args.point}.{a}" for a in "xyz"] + list(model.coordinate_names)
                + [f"{s.name}.length" for s in segments],
-               [t, point, state.q] + [s.length for s in segments])
-    base = model.body_names[loads.base_body]
-    _write_csv(args.out / "loads.csv",
+               [t, point, state.q] + [s.length for s in segments]),
+        _table("loads.csv", t,
                ["time"] + [f"base_reaction.force.{a}" for a in "xyz"]
                + [f"base_reaction.torque.{a}" for a in "xyz"]
                + [f"{a}.force" for a in model.actuator_names]
                + [f"{name}.tension" for name in loads.spring_names]
                + [f"{c}.effort" for c in model.coordinate_names],
                [t, loads.base_force_world, loads.base_torque_world, loads.actuator_force,
-                loads.spring_tension, loads.coordinate_effort])
-    _plot(args.out / "claw_position.png", t,
-          {f"{a} [m]": point[:, k] for k, a in enumerate("xyz")}, "position [m]",
-          f"{args.point} in the world frame ({source})")
-    _plot(args.out / "base_reaction.png", t,
-          {f"F{a} [N]": loads.base_force_world[:, k] for k, a in enumerate("xyz")}, "force [N]",
-          f"force of {model.bodies[loads.base_body].parent} on {base}, world frame")
-    if model.actuators:
-        _plot(args.out / "actuator_forces.png", t,
-              {f"{a} [N]": loads.actuator_force[:, k] for k, a in enumerate(model.actuator_names)},
-              "axial force [N] (positive pushes)", "linear actuator forces")
-    direct = [c for c in model.coordinate_names if c not in model.driven_coordinates]
-    _plot(args.out / "joint_efforts.png", t,
-          {c: loads.coordinate_effort[:, model.coordinate(c)] for c in direct},
-          "effort [N m or N]", "generalized efforts of the directly actuated coordinates")
+                loads.spring_tension, loads.coordinate_effort])]
+    base = model.body_names[loads.base_body]
+    _check_output(args.out)
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        for table in tables:
+            _write_csv(args.out, table)
+        _plot(args.out / "claw_position.png", t,
+              {f"{a} [m]": point[:, k] for k, a in enumerate("xyz")}, "position [m]",
+              f"{args.point} in the world frame ({source})")
+        _plot(args.out / "base_reaction.png", t,
+              {f"F{a} [N]": loads.base_force_world[:, k] for k, a in enumerate("xyz")},
+              "force [N]", f"force of {model.bodies[loads.base_body].parent} on {base}, world frame")
+        if model.actuators:
+            _plot(args.out / "actuator_forces.png", t,
+                  {f"{a} [N]": loads.actuator_force[:, k]
+                   for k, a in enumerate(model.actuator_names)},
+                  "axial force [N] (positive pushes)", "linear actuator forces")
+        direct = [c for c in model.coordinate_names if c not in model.driven_coordinates]
+        if direct:
+            _plot(args.out / "joint_efforts.png", t,
+                  {c: loads.coordinate_effort[:, model.coordinate(c)] for c in direct},
+                  "effort [N m or N]", "generalized efforts of the directly actuated coordinates")
+    except OSError as exc:
+        raise InputError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
     print(f"{model.name}: {source}, {n} samples over {t[-1] - t[0]:.2f} s; kinematics and "
           f"inverse dynamics in {elapsed * 1e3:.1f} ms ({elapsed / n * 1e6:.1f} us per sample, "
           "batched)")

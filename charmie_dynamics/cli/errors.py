@@ -1,5 +1,6 @@
 """Errors of the command-line layer."""
+from ..documents import DocumentError
 
 
-class InputError(ValueError):
+class InputError(DocumentError):
     """A bad command-line input or input file; printed as one line by ``main``."""

@@ -1,50 +1,52 @@
 """``charmie-dynamics``: validate a model, forward kinematics of one state, analyse a motion.
 
 Errors in files or inputs are printed as one line ``charmie-dynamics: error: ...`` with exit
-status 1 (2 for command-line usage errors), never as a traceback.
+status 1 (2 for command-line usage errors), never as a traceback. Every input file is read
+through the package's one guard (:mod:`charmie_dynamics.documents`: regular files only, a size
+cap, strict UTF-8, every parser exception turned into the package's error), and a result
+that holds NaN or infinity is refused (exit 1) instead of printed or written.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
 from .. import jit
-from ..dynamics import ExternalWrench, Payload, inverse_dynamics
+from ..documents import DocumentError, bounded, parse_json, read_text
+from ..dynamics import ExternalWrench, MassMatrixError, Payload, inverse_dynamics
 from ..kinematics import StateError, forward_kinematics, inputs_from_dict, point_positions, \
     resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..mechanisms.indirect import MechanismRangeError, indirect_joints, joint_from_length
-from ..model import ModelError, load_model
+from ..model import load_model
+from ..model.loader import MAX_MASS_KG
 from ..resources import bundled_model
-from ..trajectories import TrajectoryFileError
 from ..view import add_view_parser
 from .analyze import add_analyze_parser
 from .errors import InputError
 
 PROG = "charmie-dynamics"
+#: Longest error line printed (a message quoting a hostile input is cut).
+MAX_ERROR_LINE = 1000
 
 
 def read_state(path: Path) -> dict[str, Any]:
     """Read STATE.json: ``{"positions": {...}, "velocities": {...}, "accelerations": {...}}``."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the state file: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON: {exc}") from None
+    data = parse_json(read_text(path, "state file", error=InputError), str(path), error=InputError)
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a JSON object with positions/velocities/accelerations")
     unknown = set(data) - {"positions", "velocities", "accelerations"}
     if unknown:
-        raise InputError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}, expected "
-                         "positions, velocities, accelerations")
+        raise InputError(f"{path}: unknown key(s) {bounded(', '.join(sorted(unknown)))}, "
+                         "expected positions, velocities, accelerations")
     for key, value in data.items():
         if not isinstance(value, dict):
             raise InputError(f"{path}: {key}: expected an object NAME -> number")
@@ -53,6 +55,32 @@ def read_state(path: Path) -> dict[str, Any]:
 
 def _list(a: np.ndarray) -> list:
     return np.asarray(a).tolist()
+
+
+def _numbers(doc: Any, where: str = "") -> Iterator[tuple[str, float]]:
+    """Every number of a JSON-like document with its dotted path."""
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            yield from _numbers(value, f"{where}.{key}" if where else str(key))
+    elif isinstance(doc, (list, tuple)):
+        for k, value in enumerate(doc):
+            yield from _numbers(value, f"{where}[{k}]")
+    elif isinstance(doc, float):
+        yield where, doc
+
+
+def check_finite(doc: Any, what: str) -> None:
+    """Refuse a result that holds NaN or infinity, naming the first such value."""
+    for where, value in _numbers(doc):
+        if not math.isfinite(value):
+            raise InputError(f"{what}: {where} is {value}: the inputs are too large for a finite "
+                             "result, expected inputs within the model's limits; nothing printed")
+
+
+def print_json(doc: dict[str, Any], what: str, indent: Optional[int]) -> None:
+    check_finite(doc, what)
+    json.dump(doc, sys.stdout, indent=indent, allow_nan=False)
+    sys.stdout.write("\n")
 
 
 def fk_report(model, state: dict[str, Any]) -> dict[str, Any]:
@@ -83,8 +111,9 @@ def parse_payload(text: str) -> Payload:
         value = float(mass)
     except ValueError:
         value = float("nan")
-    if not sep or not np.isfinite(value) or value < 0:
-        raise InputError(f"--payload {text!r}: expected BODY.POINT:MASS with a mass >= 0 in kg")
+    if not sep or not 0 <= value <= MAX_MASS_KG:       # NaN fails too
+        raise InputError(f"--payload {bounded(repr(text), 80)}: expected BODY.POINT:MASS with "
+                         f"0 <= MASS <= {MAX_MASS_KG:g} kg")
     return Payload(point, value)
 
 
@@ -96,8 +125,8 @@ def parse_force(text: str) -> ExternalWrench:
     except ValueError:
         numbers = []
     if not sep or len(numbers) not in (3, 6) or not np.all(np.isfinite(numbers)):
-        raise InputError(f"--force {text!r}: expected BODY.POINT:FX,FY,FZ[,TX,TY,TZ] "
-                         "(finite numbers, N and N m, world frame)")
+        raise InputError(f"--force {bounded(repr(text), 80)}: expected "
+                         "BODY.POINT:FX,FY,FZ[,TX,TY,TZ] (finite numbers, N and N m, world frame)")
     return ExternalWrench(point, numbers[:3], numbers[3:] or (0.0, 0.0, 0.0))
 
 
@@ -137,8 +166,7 @@ def _cmd_id(args: argparse.Namespace) -> int:
     state = read_state(args.state) if args.state else {}
     report = id_report(model, state, [parse_payload(p) for p in args.payload],
                        [parse_force(f) for f in args.force], args.gravity_only)
-    json.dump(report, sys.stdout, indent=args.indent)
-    sys.stdout.write("\n")
+    print_json(report, "id", args.indent)
     return 0
 
 
@@ -154,8 +182,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _cmd_fk(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     state = read_state(args.state) if args.state else {}
-    json.dump(fk_report(model, state), sys.stdout, indent=args.indent)
-    sys.stdout.write("\n")
+    print_json(fk_report(model, state), "fk", args.indent)
     return 0
 
 
@@ -188,6 +215,17 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _indent(text: str) -> int:
+    """``--indent``: 0 to 16 spaces (a huge indent would print gigabytes of blanks)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 16:
+        raise argparse.ArgumentTypeError(f"got {bounded(repr(text), 40)}, expected 0 to 16")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -198,7 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
     p.add_argument("--state", type=Path, default=None,
                    help="STATE.json (default: every coordinate 0, actuators at their default)")
-    p.add_argument("--indent", type=int, default=None, help="indent the JSON output")
+    p.add_argument("--indent", type=_indent, default=None,
+                   help="indent the JSON output by 0 to 16 spaces")
     p.set_defaults(func=_cmd_fk)
     p = sub.add_parser("id", help="inverse dynamics of one state, as JSON (world-frame wrenches)")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
@@ -210,7 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an external force/torque on a named point, world frame (repeatable)")
     p.add_argument("--gravity-only", action="store_true",
                    help="gravity compensation: velocities and accelerations taken as zero")
-    p.add_argument("--indent", type=int, default=None, help="indent the JSON output")
+    p.add_argument("--indent", type=_indent, default=None,
+                   help="indent the JSON output by 0 to 16 spaces")
     p.set_defaults(func=_cmd_id)
     add_analyze_parser(sub)
     add_view_parser(sub)
@@ -247,8 +287,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args.model = bundled_model()
     try:
         return args.func(args)
-    except (ModelError, StateError, InputError, MechanismRangeError, TrajectoryFileError) as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+    # DocumentError: ModelError, InputError, TrajectoryFileError (files and arguments)
+    except (DocumentError, StateError, MechanismRangeError, MassMatrixError) as exc:
+        print(f"{PROG}: error: {bounded(exc, MAX_ERROR_LINE)}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"{PROG}: error: out of memory: the model or the input is too large for this "
+              "machine", file=sys.stderr)
         return 1
     except BrokenPipeError:            # output piped into a reader that stopped (| head)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -1,6 +1,6 @@
 """Dynamics of the tree: recursive Newton-Euler inverse dynamics with the closed loops;
 mass matrix, bias forces, forward dynamics and simulation in joint coordinates."""
-from .forward import forward_dynamics
+from .forward import MassMatrixError, forward_dynamics
 from .integrate import (Energy, Simulation, coordinate_limits, mechanical_energy, simulate,
                         stop_at_limits)
 from .inverse import ExternalWrench, Loads, Payload, inverse_dynamics
@@ -9,5 +9,5 @@ from .rnea import TreeWrenches, joint_efforts, tree_backward_pass
 
 __all__ = ["ExternalWrench", "Loads", "Payload", "inverse_dynamics", "TreeWrenches",
            "joint_efforts", "tree_backward_pass", "bias_forces", "mass_matrix",
-           "mass_matrix_from_inverse_dynamics", "forward_dynamics", "Energy", "Simulation",
+           "mass_matrix_from_inverse_dynamics", "forward_dynamics", "MassMatrixError", "Energy", "Simulation",
            "coordinate_limits", "mechanical_energy", "simulate", "stop_at_limits"]

@@ -44,6 +44,10 @@ exact and stays O(n). A coordinate whose joints do not share a parent (one above
 or on different branches) would couple the recursion across levels; ``method="aba"``
 rejects such a model with a ValueError and ``method="cholesky"`` handles any coupling.
 
+**No mass, no acceleration.** A coordinate that moves no mass (a model of massless bodies
+only, say) leaves H singular and qdd undefined: both methods raise :class:`MassMatrixError`
+naming it. A model without coordinates has qdd of length 0.
+
 **Held coordinates** (``held``, the joint stops of integrate.py): qdd = 0 for them, the others
 solve H_ff qdd_f = phi_f. Cholesky: the held rows and columns of H become the identity's;
 ABA: a held coordinate's joints act as fixed joints (its psi^ terms drop out of eqs. 19b, d).
@@ -64,6 +68,26 @@ from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_subspac
                       motion_to_child_into, parent_transform_into, spatial_inertias)
 
 METHODS = ("cholesky", "aba")
+
+
+class MassMatrixError(np.linalg.LinAlgError):
+    """H(q) is singular (a coordinate moves no mass) or not positive definite: no qdd."""
+
+
+def _singular(model: Model, H: np.ndarray) -> MassMatrixError:
+    """The error for an H (..., n, n) that numpy's Cholesky refused, naming a coordinate
+    whose diagonal entry (its own inertia) is not positive where there is one."""
+    diagonal = np.diagonal(H, axis1=-2, axis2=-1).reshape(-1, model.n_coordinates)
+    empty = np.flatnonzero(np.any(diagonal <= 0.0, axis=0))
+    if empty.size:
+        return no_mass(model, int(empty[0]))
+    return MassMatrixError(f"the mass matrix of {model.name} is not positive definite: its "
+                           "coordinates do not move independent inertias")
+
+
+def no_mass(model: Model, c: int) -> MassMatrixError:
+    return MassMatrixError(f"coordinate {model.coordinate_names[c]!r} moves no mass: the mass "
+                           "matrix is singular, expected it to move a body with mass")
 
 
 def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarray,
@@ -89,7 +113,10 @@ def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarra
         held = np.broadcast_to(np.asarray(held, dtype=bool), phi.shape)
     if method == "cholesky":
         H = mass_matrix(model, q, placements=fk)
-        return cholesky_solve(H, phi) if held is None else held_solve(H, phi, held)
+        try:
+            return cholesky_solve(H, phi) if held is None else held_solve(H, phi, held)
+        except np.linalg.LinAlgError:
+            raise _singular(model, H) from None
     return articulated_body_solve(model, fk, phi, held)
 
 
@@ -239,7 +266,7 @@ def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray
 
     ``held`` (boolean (..., n)): those coordinates get qdd = 0 and act as fixed joints in the
     recursion (M^ and eta pass to the parent without the psi^ terms). Raises
-    ``numpy.linalg.LinAlgError`` when a coordinate has no inertia (m^ <= 0).
+    :class:`MassMatrixError` when a coordinate has no inertia (m^ <= 0).
     """
     groups = coordinate_groups(model)
     n, nb = model.n_coordinates, model.n_bodies
@@ -259,6 +286,5 @@ def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray
         np.empty((nb, 6)), np.empty((n, 6)), np.empty((nb, 6)), np.empty((members.shape[1], 6)),
         np.empty(n), np.empty(n), np.empty(n), np.empty((6, 6)))
     if c >= 0:
-        raise np.linalg.LinAlgError(f"coordinate {model.coordinate_names[c]!r} moves no mass: "
-                                    "the mass matrix is singular")
+        raise no_mass(model, c)
     return qdd.reshape(lead + (n,))

@@ -61,7 +61,7 @@ class Loads:
     spring_tension: np.ndarray      # (..., n_springs): N, positive pulls
     joint_wrenches: np.ndarray      # (..., nb, 4, 3): force and torque in the child frame,
                                     # then in the world frame (slots F, N, F_WORLD, N_WORLD)
-    base_body: int                  # the first massive body: its joint load is the floor load
+    base_body: int                  # the first massive body (see base_body())
     placements: Placements = field(repr=False)
     motion: BodyMotion = field(repr=False)
     tree: TreeWrenches = field(repr=False)
@@ -267,5 +267,6 @@ def inverse_dynamics(model: Model, state: JointSpaceState, *,
 
 
 def base_body(model: Model) -> int:
-    """The first massive body: its joint load is the floor load."""
-    return next(i for i, b in enumerate(model.bodies) if not b.virtual)
+    """The first massive body: its joint load is the floor load. In a model of massless
+    bodies only, the first body (a root: its joint carries every applied load)."""
+    return next((i for i, b in enumerate(model.bodies) if not b.virtual), 0)

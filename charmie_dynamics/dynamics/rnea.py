@@ -14,6 +14,7 @@ loads), and external wrenches (springs, payloads) given about A_i in the body fr
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,5 +123,5 @@ def joint_efforts(model: Model, wrenches: TreeWrenches) -> np.ndarray:
     tau = np.empty(lead + (model.n_coordinates,))
     pm = packed(model)
     _joint_efforts_batch(pm.body_int, pm.body_vec, wrenches.buffer.reshape(-1, nb, 2, 3),
-                         tau.reshape(-1, model.n_coordinates))
+                         tau.reshape(math.prod(lead), model.n_coordinates))   # n may be 0
     return tau

@@ -22,6 +22,7 @@ from ..model.model import Model
 from ..model.packed import (AXIS_INDEX, AXIS_PARENT, COORD, JOINT, ORIGIN, PARENT, PRISMATIC, REVOLUTE,
                             ROTATION, SCALARS, packed)
 from ..model.rotations import turn_about_coordinate_axis
+from .state import samples
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ def forward_kinematics(model: Model, q: np.ndarray) -> Placements:
     if q.shape[-1:] != (model.n_coordinates,):
         raise ValueError(f"coordinates of shape {q.shape}, expected (..., {model.n_coordinates}) "
                          f"for {model.name}")
-    flat = np.ascontiguousarray(q.reshape(-1, q.shape[-1]))
+    flat = samples(q, lead, model.n_coordinates)
     values, rotations, origins = (np.empty((flat.shape[0], nb) + tail)
                                   for tail in ((), (2, 3, 3), (2, 3)))
     pm = packed(model)

@@ -1,19 +1,22 @@
 """Load and validate a model file (format in docs/model_format.md).
 
-Parsing uses ``yaml.safe_load`` only. Every check raises :class:`ModelError` whose message
-names the file, the entry and field, the bad value and what was expected. Lengths written in
-millimetres (``units: {length: mm}``) are converted to metres here, once.
+The text is read and parsed by the package's one guard (:mod:`charmie_dynamics.documents`:
+regular files only, a size cap, strict UTF-8, PyYAML's safe loader with every parser
+exception turned into a :class:`ModelError`). Every check raises :class:`ModelError` whose
+message names the file, the entry and field, the bad value and what was expected. Lengths
+written in millimetres (``units: {length: mm}``) are converted to metres here, once.
 """
 from __future__ import annotations
 
 import math
 import reprlib
+from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
 import numpy as np
-import yaml
 
+from ..documents import DEFAULT_MAX_BYTES, DocumentError, bounded, check_size, parse_yaml, read_text
 from .model import (Actuator, Balancer, Body, Friction, JointLimits, JointType, Model,
                     PointRef, Spring, SpringParams)
 from .rotations import AXES, zxz_euler
@@ -23,11 +26,30 @@ LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 ANGLE_UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
 JOINT_TYPES = {"R": JointType.REVOLUTE, "P": JointType.PRISMATIC, "F": JointType.FIXED}
 JOINT_AXES = ("x", "y", "z", "-x", "-y", "-z")
-# A robot model longer than this in metres almost surely holds millimetres declared as m.
+# Plausibility bounds (SI, magnitudes; docs/model_format.md lists them). A robot model longer
+# than MAX_LENGTH_M almost surely holds millimetres declared as m; the others refuse values
+# whose products overflow or swamp every other term of the recursions (a 1e300 kg body).
 MAX_LENGTH_M = 100.0
+MAX_MASS_KG = 1e6
+MAX_INERTIA = MAX_MASS_KG * MAX_LENGTH_M ** 2       # kg m^2: the heaviest body at the longest reach
+MAX_ANGLE_RAD = 1e3                                 # rotations and revolute position limits
+MAX_ANGULAR_VELOCITY = 1e3                          # rad/s
+MAX_LINEAR_VELOCITY = 1e2                           # m/s
+MAX_EFFORT = 1e7                                    # N or N m: efforts, forces, Coulomb, preloads
+MAX_VISCOUS = 1e7                                   # N s/m or N m s/rad
+MAX_STIFFNESS = 1e9                                 # N/m
+MAX_GRAVITY = 100.0                                 # m/s^2, each component
+MULTIPLIER_RANGE = (1e-3, 1e3)                      # |multiplier| of a coupled joint
+# Sizes: every entry costs work, and YAML aliases repeat an entry without repeating its text.
+MAX_BODIES = 10_000                                 # and as many actuators, springs, balancers
+MAX_POINTS = 100_000                                # named points in the whole model
+# Said after a length-like value that is too large.
+UNITS_HINT = ": are the units (units.length) right?"
+# Longest error message: names and values are cut, a list of 10,000 bodies is not repeated.
+MAX_ERROR = 600
 
 
-class ModelError(ValueError):
+class ModelError(DocumentError):
     """A model file that cannot be used; the message says where and why."""
 
 
@@ -49,7 +71,7 @@ class _Reader:
         self.angle = angle_scale
 
     def fail(self, where: str, message: str) -> ModelError:
-        return ModelError(f"{self.source}: {where}: {message}")
+        return ModelError(bounded(f"{self.source}: {where}: {message}", MAX_ERROR))
 
     def mapping(self, data: Any, where: str) -> Mapping:
         if not isinstance(data, Mapping):
@@ -64,7 +86,7 @@ class _Reader:
         return data[key]
 
     def check_keys(self, data: Mapping, allowed: set, where: str) -> None:
-        unknown = sorted(set(data) - allowed)
+        unknown = sorted(set(data) - allowed, key=str)        # keys may be numbers or null
         if unknown:
             raise self.fail(where, f"unknown field(s) {', '.join(map(str, unknown))}; "
                                    f"expected some of {', '.join(sorted(allowed))}")
@@ -97,12 +119,26 @@ class _Reader:
             raise self.fail(where, f"got {_show(value)}, expected a list of {n} numbers")
         return np.array([self.number(v, f"{where}[{k}]") for k, v in enumerate(value)])
 
-    def length_value(self, value: Any, where: str, **kw: bool) -> float:
-        v = self.number(value, where, **kw) * self.length
-        if abs(v) > MAX_LENGTH_M:
-            raise self.fail(where, f"got {_show(value)} ({v:g} m), expected |length| <= "
-                                   f"{MAX_LENGTH_M:g} m: are the units (units.length) right?")
+    def magnitude(self, value: Any, where: str, limit: float, what: str, unit: str,
+                  scale: float = 1.0, hint: str = "", **kw: bool) -> float:
+        """``number(value) * scale`` (SI), refused when its magnitude exceeds ``limit``."""
+        v = self.number(value, where, **kw) * scale
+        if abs(v) > limit:
+            shown = _show(value) if scale == 1.0 else f"{_show(value)} ({v:g} {unit})"
+            raise self.fail(where, f"got {shown}, expected |{what}| <= {limit:g} {unit}{hint}")
         return v
+
+    def length_value(self, value: Any, where: str, **kw: bool) -> float:
+        return self.magnitude(value, where, MAX_LENGTH_M, "length", "m", self.length, UNITS_HINT,
+                              **kw)
+
+    def sized_list(self, value: Any, where: str, limit: int) -> list:
+        """A list of at most ``limit`` entries."""
+        if not isinstance(value, list):
+            raise self.fail(where, f"got {_show(value)}, expected a list")
+        if len(value) > limit:
+            raise self.fail(where, f"got {len(value)} entries, expected at most {limit}")
+        return value
 
     def length_vector(self, value: Any, where: str) -> np.ndarray:
         self.vector(value, where)
@@ -150,6 +186,9 @@ def _inertia(r: _Reader, value: Any, mass: float, where: str) -> np.ndarray:
             inertia = np.array([[c["ixx"], c["ixy"], c["ixz"]],
                                 [c["ixy"], c["iyy"], c["iyz"]],
                                 [c["ixz"], c["iyz"], c["izz"]]]) * s2
+    if np.abs(inertia).max() > MAX_INERTIA:
+        raise r.fail(where, f"got entries up to {np.abs(inertia).max():g} kg m^2 (SI), expected "
+                            f"|entry| <= {MAX_INERTIA:g} kg m^2")
     if not np.allclose(inertia, inertia.T, rtol=1e-9, atol=1e-15):
         raise r.fail(where, f"got {inertia.tolist()}, expected a symmetric matrix")
     eig = np.linalg.eigvalsh(inertia)
@@ -168,12 +207,21 @@ def _limits(r: _Reader, value: Any, jtype: JointType, where: str) -> JointLimits
         return JointLimits()
     value = r.mapping(value, where)
     r.check_keys(value, {"lower", "upper", "velocity", "effort"}, where)
-    pos = r.angle if jtype == JointType.REVOLUTE else r.length
+    revolute = jtype == JointType.REVOLUTE
+    if revolute:
+        pos, units = r.angle, {"position": (MAX_ANGLE_RAD, "rad"), "effort": (MAX_EFFORT, "N m"),
+                               "velocity": (MAX_ANGULAR_VELOCITY, "rad/s")}
+    else:
+        pos, units = r.length, {"position": (MAX_LENGTH_M, "m"), "effort": (MAX_EFFORT, "N"),
+                                "velocity": (MAX_LINEAR_VELOCITY, "m/s")}
     out = {}
-    for key, scale in (("lower", pos), ("upper", pos), ("velocity", pos), ("effort", 1.0)):
+    for key, what, scale in (("lower", "position", pos), ("upper", "position", pos),
+                             ("velocity", "velocity", pos), ("effort", "effort", 1.0)):
         if key in value:
-            out[key] = r.number(value[key], f"{where}.{key}",
-                                positive=key in ("velocity", "effort")) * scale
+            limit, unit = units[what]
+            out[key] = r.magnitude(value[key], f"{where}.{key}", limit, what, unit, scale,
+                                   "" if revolute or key == "effort" else UNITS_HINT,
+                                   positive=key in ("velocity", "effort"))
     if "lower" in out and "upper" in out and out["lower"] >= out["upper"]:
         raise r.fail(where, f"lower {_show(value['lower'])} >= upper {_show(value['upper'])}, expected lower < upper")
     return JointLimits(**out)
@@ -185,12 +233,16 @@ def _friction(r: _Reader, value: Any, linear: bool, where: str) -> Friction:
         return Friction()
     value = r.mapping(value, where)
     r.check_keys(value, {"viscous", "coulomb"}, where)
-    viscous = r.number(value.get("viscous", 0.0), f"{where}.viscous", nonnegative=True)
-    coulomb = r.number(value.get("coulomb", 0.0), f"{where}.coulomb", nonnegative=True)
-    return Friction(viscous / r.length if linear else viscous, coulomb)
+    viscous = r.magnitude(value.get("viscous", 0.0), f"{where}.viscous", MAX_VISCOUS, "viscous",
+                          "N s/m" if linear else "N m s/rad", 1.0 / r.length if linear else 1.0,
+                          nonnegative=True)
+    coulomb = r.magnitude(value.get("coulomb", 0.0), f"{where}.coulomb", MAX_EFFORT, "coulomb",
+                          "N" if linear else "N m", nonnegative=True)
+    return Friction(viscous, coulomb)
 
 
-def _body(r: _Reader, data: Any, k: int) -> Body:
+def _body(r: _Reader, data: Any, k: int, max_points: int) -> Body:
+    """Body ``k``; at most ``max_points`` named points (the model's remaining budget)."""
     where = f"bodies[{k}]"
     data = r.mapping(data, where)
     name = r.name(r.get(data, "name", where), f"{where}.name")
@@ -201,7 +253,10 @@ def _body(r: _Reader, data: Any, k: int) -> Body:
         raise r.fail(f"{where}.name", "'world' is the ground and cannot be declared as a body")
     parent = r.name(r.get(data, "parent", where), f"{where}.parent")
     origin = r.length_vector(r.get(data, "origin", where, [0, 0, 0]), f"{where}.origin")
-    euler = r.vector(r.get(data, "rotation", where, [0, 0, 0]), f"{where}.rotation") * r.angle
+    rotation = r.get(data, "rotation", where, [0, 0, 0])
+    r.vector(rotation, f"{where}.rotation")
+    euler = [r.magnitude(v, f"{where}.rotation[{j}]", MAX_ANGLE_RAD, "angle", "rad", r.angle)
+             for j, v in enumerate(rotation)]
     joint = r.mapping(r.get(data, "joint", where), f"{where}.joint")
     r.check_keys(joint, {"type", "axis", "coordinate", "multiplier", "limits", "friction"},
                  f"{where}.joint")
@@ -218,6 +273,10 @@ def _body(r: _Reader, data: Any, k: int) -> Body:
                               f"{where}.joint.multiplier")
         if multiplier == 0:
             raise r.fail(f"{where}.joint.multiplier", "got 0, expected a non-zero number")
+        low, high = MULTIPLIER_RANGE
+        if not low <= abs(multiplier) <= high:
+            raise r.fail(f"{where}.joint.multiplier", f"got {_show(multiplier)}, expected "
+                                                      f"{low:g} <= |multiplier| <= {high:g}")
     else:
         extra = sorted(set(joint) & {"axis", "coordinate", "multiplier", "limits", "friction"})
         if extra:
@@ -235,10 +294,14 @@ def _body(r: _Reader, data: Any, k: int) -> Body:
             raise r.fail(where, f"a virtual (massless) body takes no {', '.join(extra)}")
         mass, com, inertia = 0.0, np.zeros(3), np.zeros((3, 3))
     else:
-        mass = r.number(r.get(data, "mass", where), f"{where}.mass", positive=True)
+        mass = r.magnitude(r.get(data, "mass", where), f"{where}.mass", MAX_MASS_KG, "mass", "kg",
+                           positive=True)
         com = r.length_vector(r.get(data, "com", where), f"{where}.com")
         inertia = _inertia(r, r.get(data, "inertia", where), mass, f"{where}.inertia")
     points_data = r.mapping(r.get(data, "points", where, {}) or {}, f"{where}.points")
+    if len(points_data) > max_points:
+        raise r.fail(f"{where}.points", f"the model's named points exceed {MAX_POINTS}, expected "
+                                        f"at most {MAX_POINTS} in all")
     points = {}
     for pname, pval in points_data.items():
         pname = r.name(pname, f"{where}.points")
@@ -252,27 +315,27 @@ def _body(r: _Reader, data: Any, k: int) -> Body:
 
 
 def _order_parents_first(r: _Reader, bodies: list[Body]) -> list[Body]:
-    by_name: dict[str, Body] = {}
+    """Depth-first from the world, children in file order (chains stay together); one pass
+    over the bodies and an explicit stack, so a chain of any length is ordered in O(n)."""
+    children: dict[str, list[Body]] = {}
+    names: set[str] = set()
     for k, b in enumerate(bodies):
-        if b.name in by_name:
+        if b.name in names:
             raise r.fail(f"bodies[{k}].name", f"duplicate body name {_show(b.name)}, expected unique names")
-        by_name[b.name] = b
+        names.add(b.name)
+        children.setdefault(b.parent, []).append(b)
     for k, b in enumerate(bodies):
-        if b.parent != "world" and b.parent not in by_name:
+        if b.parent != "world" and b.parent not in names:
             raise r.fail(f"bodies[{k}] ({b.name}).parent",
                          f"unknown parent {_show(b.parent)}, expected world or one of the bodies")
-    # Depth-first from the world, children in file order: chains stay together.
     ordered: list[Body] = []
-    seen: set[str] = set()
-
-    def visit(name: str) -> None:
-        for child in (b for b in bodies if b.parent == name):
-            ordered.append(child)
-            seen.add(child.name)
-            visit(child.name)
-
-    visit("world")
+    stack = children.get("world", [])[::-1]
+    while stack:
+        b = stack.pop()
+        ordered.append(b)
+        stack.extend(children.get(b.name, [])[::-1])
     if len(ordered) != len(bodies):
+        seen = {b.name for b in ordered}
         cycle = ", ".join(sorted(b.name for b in bodies if b.name not in seen))
         raise r.fail("bodies", f"cycle in the parent relation among {cycle}, expected a tree "
                                "rooted at world")
@@ -290,11 +353,12 @@ def _point(r: _Reader, model: Model, value: Any, where: str) -> PointRef:
 
 def _spring_params(r: _Reader, data: Mapping, where: str) -> SpringParams:
     return SpringParams(
-        stiffness=r.number(r.get(data, "stiffness", where), f"{where}.stiffness",
-                           nonnegative=True) / r.length,
+        stiffness=r.magnitude(r.get(data, "stiffness", where), f"{where}.stiffness",
+                              MAX_STIFFNESS, "stiffness", "N/m", 1.0 / r.length, nonnegative=True),
         free_length=r.length_value(r.get(data, "free_length", where), f"{where}.free_length",
                                    positive=True),
-        preload=r.number(r.get(data, "preload", where, 0.0), f"{where}.preload"))
+        preload=r.magnitude(r.get(data, "preload", where, 0.0), f"{where}.preload", MAX_EFFORT,
+                            "preload", "N"))
 
 
 def _actuator(r: _Reader, tree: Model, data: Any, k: int) -> Actuator:
@@ -303,7 +367,7 @@ def _actuator(r: _Reader, tree: Model, data: Any, k: int) -> Actuator:
     name = r.name(r.get(data, "name", where), f"{where}.name")
     where = f"actuators[{k}] ({name})"
     r.check_keys(data, {"name", "drives", "base", "end", "branch", "stroke", "default_length",
-                        "force_limit", "friction"}, where)
+                        "force_limit", "velocity_limit", "friction"}, where)
     drives_name = r.get(data, "drives", where)
     try:
         drives = tree.body_index(drives_name)
@@ -334,11 +398,17 @@ def _actuator(r: _Reader, tree: Model, data: Any, k: int) -> Actuator:
     if not lo <= default <= hi:
         raise r.fail(f"{where}.default_length", f"got {_show(data['default_length'])}, expected a "
                                                 f"value within the stroke {_show(stroke)}")
-    force_limit = data.get("force_limit")
+    force_limit, velocity_limit = data.get("force_limit"), data.get("velocity_limit")
     if force_limit is not None:
-        force_limit = r.number(force_limit, f"{where}.force_limit", positive=True)
+        force_limit = r.magnitude(force_limit, f"{where}.force_limit", MAX_EFFORT, "force", "N",
+                                  positive=True)
+    if velocity_limit is not None:      # length units per second
+        velocity_limit = r.magnitude(velocity_limit, f"{where}.velocity_limit",
+                                     MAX_LINEAR_VELOCITY, "velocity", "m/s", r.length,
+                                     UNITS_HINT, positive=True)
     return Actuator(name=name, drives=drives, base=base, end=end, branch=int(branch),
                     stroke=(lo, hi), default_length=default, force_limit=force_limit,
+                    velocity_limit=velocity_limit,
                     friction=_friction(r, data.get("friction"), True, f"{where}.friction"))
 
 
@@ -403,20 +473,26 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     angle_unit = base.choice(units.get("angle", "rad"), tuple(ANGLE_UNITS), "units.angle")
     r = _Reader(source, LENGTH_UNITS[length_unit], ANGLE_UNITS[angle_unit])
     name = r.name(r.get(data, "name", "top level"), "name")
-    gravity = r.vector(r.get(data, "gravity", "top level", [0.0, 0.0, -9.81]), "gravity")
-    bodies_data = r.get(data, "bodies", "top level")
-    if not isinstance(bodies_data, list) or not bodies_data:
-        raise r.fail("bodies", f"got {_show(bodies_data)}, expected a non-empty list")
-    bodies = _order_parents_first(r, [_body(r, b, k) for k, b in enumerate(bodies_data)])
+    gravity_data = r.get(data, "gravity", "top level", [0.0, 0.0, -9.81])
+    r.vector(gravity_data, "gravity")
+    gravity = np.array([r.magnitude(v, f"gravity[{k}]", MAX_GRAVITY, "gravity", "m/s^2")
+                        for k, v in enumerate(gravity_data)])
+    bodies_data = r.sized_list(r.get(data, "bodies", "top level"), "bodies", MAX_BODIES)
+    if not bodies_data:
+        raise r.fail("bodies", "got an empty list, expected a non-empty list")
+    bodies: list[Body] = []
+    points_left = MAX_POINTS            # checked before a body's points are read
+    for k, item in enumerate(bodies_data):
+        bodies.append(_body(r, item, k, points_left))
+        points_left -= len(bodies[-1].points)
+    bodies = _order_parents_first(r, bodies)
     tree = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies))
     sections = {}
     for key, build in (("actuators", _actuator), ("springs", _spring), ("balancers", _balancer)):
-        items = r.get(data, key, "top level", []) or []
-        if not isinstance(items, list):
-            raise r.fail(key, f"got {_show(items)}, expected a list")
+        items = r.sized_list(r.get(data, key, "top level", []) or [], key, MAX_BODIES)
         sections[key] = tuple(build(r, tree, item, k) for k, item in enumerate(items))
-    names = [b.name for b in bodies] + [x.name for s in sections.values() for x in s]
-    dup = sorted({n for n in names if names.count(n) > 1})
+    counts = Counter([b.name for b in bodies] + [x.name for s in sections.values() for x in s])
+    dup = sorted(n for n, count in counts.items() if count > 1)
     if dup:
         raise r.fail("top level", f"duplicate name(s) {', '.join(dup)} across bodies, actuators, "
                                   "springs and balancers, expected unique names")
@@ -424,14 +500,15 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     for a in sections["actuators"]:
         if a.name in coords:
             raise r.fail(f"actuators ({a.name}).name", "the name is also a joint coordinate")
-    driven = [tree.bodies[a.drives].coordinate for a in sections["actuators"]]
+    driven = Counter(tree.bodies[a.drives].coordinate for a in sections["actuators"])
+    users = Counter(b.coordinate for b in bodies)
     for a in sections["actuators"]:
         c = tree.bodies[a.drives].coordinate
-        users = [b.name for b in bodies if b.coordinate == c]
-        if driven.count(c) > 1 or len(users) > 1:
+        if driven[c] > 1 or users[c] > 1:
+            moved = ", ".join(b.name for b in bodies if b.coordinate == c)
             raise r.fail(f"actuators ({a.name}).drives",
                          f"coordinate {_show(c)} must be driven by one actuator and move one joint, "
-                         f"it moves {', '.join(users)}")
+                         f"it moves {moved}")
     model = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies), **sections)
     from ..mechanisms.indirect import check_actuator_geometry  # mechanisms build on the model
     for a in model.actuators:
@@ -442,26 +519,20 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     return model
 
 
-def model_from_text(text: str, source: str) -> Model:
-    """Parse (safe loader) and validate a model document; raises :class:`ModelError`."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ModelError(f"{source}: not valid YAML: {exc}".replace("\n", " ")) from None
-    return model_from_dict(data, source)
+def model_from_text(text: str, source: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Model:
+    """Parse and validate a model document (a file's text or a topic's message); refuses a
+    text over ``max_bytes`` before parsing it. Raises :class:`ModelError` only."""
+    check_size(text, source, max_bytes, error=ModelError)
+    return model_from_dict(parse_yaml(text, source, error=ModelError), source)
 
 
-def read_model_file(path: str | Path) -> tuple[Model, str]:
-    """The validated model and the exact text it was built from."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise ModelError(f"{path}: cannot read the model file: {reason}") from None
-    return model_from_text(text, str(path)), text
+def read_model_file(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Model, str]:
+    """The validated model and the exact text it was built from. The file must be a regular
+    file (never a FIFO or a device) of at most ``max_bytes``; raises :class:`ModelError`."""
+    text = read_text(path, "model file", max_bytes, error=ModelError)
+    return model_from_text(text, str(path), max_bytes), text
 
 
-def load_model(path: str | Path) -> Model:
+def load_model(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Model:
     """Read, validate and convert a model file; raises :class:`ModelError`."""
-    return read_model_file(path)[0]
+    return read_model_file(path, max_bytes)[0]

@@ -12,6 +12,8 @@ from typing import Mapping, Optional
 
 import numpy as np
 
+from ..documents import bounded
+
 
 class JointType(IntEnum):
     """Joint preceding a body: seed 000 section 3.2, JT_i."""
@@ -75,7 +77,8 @@ class PointRef:
 
 @dataclass(frozen=True)
 class Actuator:
-    """A linear actuator between two bodies that drives the joint of ``drives``."""
+    """A linear actuator between two bodies that drives the joint of ``drives``; limits in
+    SI units (N, m/s), None where the model gives none."""
 
     name: str
     drives: int                    # index of the body whose preceding joint is driven
@@ -86,6 +89,7 @@ class Actuator:
     default_length: float          # m
     force_limit: Optional[float] = None
     friction: Friction = field(default_factory=Friction)
+    velocity_limit: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -169,13 +173,13 @@ class Model:
     def __post_init__(self) -> None:
         names = tuple(b.name for b in self.bodies)
         index = {n: i for i, n in enumerate(names)}
-        coords: list[str] = []
+        # a dict keeps the first-seen order and finds a coupled joint's coordinate in O(1)
+        cindex: dict[str, int] = {}
         for b in self.bodies:
-            if b.coordinate is not None and b.coordinate not in coords:
-                coords.append(b.coordinate)
-        cindex = {c: i for i, c in enumerate(coords)}
+            if b.coordinate is not None:
+                cindex.setdefault(b.coordinate, len(cindex))
         values = {
-            "coordinate_names": tuple(coords),
+            "coordinate_names": tuple(cindex),
             "body_names": names,
             "parent": np.array([index.get(b.parent, -1) for b in self.bodies], dtype=int),
             "joint_type": np.array([int(b.joint_type) for b in self.bodies], dtype=int),
@@ -222,19 +226,23 @@ class Model:
     def total_mass(self) -> float:
         return float(self.mass.sum())
 
+    @cached_property
+    def _body_indices(self) -> dict[str, int]:
+        return {name: i for i, name in enumerate(self.body_names)}
+
     def body_index(self, name: str) -> int:
         try:
-            return self.body_names.index(name)
-        except ValueError:
-            raise KeyError(f"unknown body {name!r}; bodies: {', '.join(self.body_names)}") from None
+            return self._body_indices[name]
+        except (KeyError, TypeError):           # TypeError: an unhashable name
+            raise KeyError(f"unknown body {bounded(repr(name), 80)}; bodies: "
+                           f"{bounded(', '.join(self.body_names))}") from None
 
     def coordinate(self, name: str) -> int:
         try:
             return self.coordinate_names.index(name)
         except ValueError:
-            raise KeyError(
-                f"unknown coordinate {name!r}; coordinates: {', '.join(self.coordinate_names)}"
-            ) from None
+            raise KeyError(f"unknown coordinate {bounded(repr(name), 80)}; coordinates: "
+                           f"{bounded(', '.join(self.coordinate_names))}") from None
 
     def point(self, ref: str) -> PointRef:
         """Resolve ``"BODY.POINT"``; the body's origin is ``"BODY.origin"``, its com ``"BODY.com"``."""
@@ -247,8 +255,8 @@ class Model:
         elif name in self.bodies[i].points:
             local = self.bodies[i].points[name]
         else:
-            raise KeyError(f"unknown point {ref!r}; points of {body}: "
-                           f"{', '.join(self.bodies[i].points) or 'none'}")
+            raise KeyError(f"unknown point {bounded(repr(ref), 80)}; points of {body}: "
+                           f"{bounded(', '.join(self.bodies[i].points) or 'none')}")
         return PointRef(i, ref, _frozen(local))
 
     def children(self, i: int) -> list[int]:
