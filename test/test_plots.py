@@ -27,7 +27,8 @@ def test_one_panel_per_group(charmie, tmp_path):
     import matplotlib.pyplot as plt
 
     t = np.linspace(0.0, 1.0, 11)
-    efforts = np.outer(t, np.arange(len(charmie.input_names)))
-    plot_efforts(tmp_path / "efforts.png", t, charmie, efforts, "test")
+    efforts = np.outer(t, np.arange(charmie.n_coordinates))
+    forces = np.outer(t, np.arange(len(charmie.actuators)))
+    plot_efforts(tmp_path / "efforts.png", t, charmie, efforts, forces, "test")
     assert (tmp_path / "efforts.png").stat().st_size > 10_000
     assert not plt.get_fignums()          # the figure was closed

@@ -12,13 +12,16 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from ..dynamics import inverse_dynamics
 from ..kinematics import point_positions, resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..model import load_model
 from ..trajectories import MOTIONS, Trajectory, from_csv
-from .errors import InputError
+from ..errors import InputError
+from .arguments import check_points, parse_payload
+from .plots import plot_efforts
 
 # Sample periods of --motion: the 20 s motion has at most 20,001 samples at MIN_DT.
 MIN_DT, MAX_DT = 1e-3, 0.5
@@ -87,8 +90,6 @@ def _plot(path: Path, t: np.ndarray, series: dict[str, np.ndarray], ylabel: str,
 
 
 def run_analyze(args: argparse.Namespace) -> int:
-    from .main import check_points, parse_payload
-
     _check_output(args.out)
     model = load_model(args.model)
     if args.trajectory is not None:
@@ -131,26 +132,31 @@ def run_analyze(args: argparse.Namespace) -> int:
                 loads.spring_tension, loads.coordinate_effort])]
     base = model.body_names[loads.base_body]
     _check_output(args.out)
+    steps = [(table[0], lambda table=table: _write_csv(args.out, table)) for table in tables]
+    steps += [
+        ("claw_position.png", lambda: _plot(
+            args.out / "claw_position.png", t, {f"{a} [m]": point[:, k] for k, a in enumerate("xyz")},
+            "position [m]", f"{args.point} in the world frame ({source})")),
+        ("base_reaction.png", lambda: _plot(
+            args.out / "base_reaction.png", t,
+            {f"F{a} [N]": loads.base_force_world[:, k] for k, a in enumerate("xyz")}, "force [N]",
+            f"force of {model.bodies[loads.base_body].parent} on {base}, world frame"))]
+    if model.actuators:
+        steps.append(("actuator_forces.png", lambda: _plot(
+            args.out / "actuator_forces.png", t,
+            {f"{a} [N]": loads.actuator_force[:, k] for k, a in enumerate(model.actuator_names)},
+            "axial force [N] (positive pushes)", "linear actuator forces")))
+    if model.input_names:
+        steps.append(("joint_efforts.png", lambda: plot_efforts(
+            args.out / "joint_efforts.png", t, model, loads.coordinate_effort,
+            loads.actuator_force, f"efforts by subsystem ({source})")))
     try:
         args.out.mkdir(parents=True, exist_ok=True)
-        for table in tables:
-            _write_csv(args.out, table)
-        _plot(args.out / "claw_position.png", t,
-              {f"{a} [m]": point[:, k] for k, a in enumerate("xyz")}, "position [m]",
-              f"{args.point} in the world frame ({source})")
-        _plot(args.out / "base_reaction.png", t,
-              {f"F{a} [N]": loads.base_force_world[:, k] for k, a in enumerate("xyz")},
-              "force [N]", f"force of {model.bodies[loads.base_body].parent} on {base}, world frame")
-        if model.actuators:
-            _plot(args.out / "actuator_forces.png", t,
-                  {f"{a} [N]": loads.actuator_force[:, k]
-                   for k, a in enumerate(model.actuator_names)},
-                  "axial force [N] (positive pushes)", "linear actuator forces")
-        direct = [c for c in model.coordinate_names if c not in model.driven_coordinates]
-        if direct:
-            _plot(args.out / "joint_efforts.png", t,
-                  {c: loads.coordinate_effort[:, model.coordinate(c)] for c in direct},
-                  "effort [N m or N]", "generalized efforts of the directly actuated coordinates")
+        # a bar on stderr while the files are written (plots take seconds); none when piped
+        with tqdm(steps, desc="writing", unit="file", disable=None, leave=False) as bar:
+            for name, write in bar:
+                bar.set_postfix_str(name)
+                write()
     except OSError as exc:
         raise InputError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
     print(f"{model.name}: {source}, {n} samples over {t[-1] - t[0]:.2f} s; kinematics and "

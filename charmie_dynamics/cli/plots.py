@@ -72,20 +72,24 @@ def subsystems(model: Model) -> list[Subsystem]:
     return sorted(groups, key=lambda g: model.input_names.index(g.inputs[0]))
 
 
-def plot_efforts(path: Path, t: np.ndarray, model: Model, efforts: np.ndarray,
-                 title: str) -> None:
-    """One panel per subsystem: ``efforts`` is (samples, inputs) in ``model.input_names``
-    order (the actuators' axial forces in their slots, as ``actuator_loads`` publishes)."""
+def plot_efforts(path: Path, t: np.ndarray, model: Model, coordinate_effort: np.ndarray,
+                 actuator_force: np.ndarray, title: str) -> None:
+    """One panel per subsystem of the efforts over time: ``coordinate_effort`` is
+    (samples, coordinates) and ``actuator_force`` (samples, actuators), as ``Loads`` holds
+    them; an actuator's panel shows its axial force (positive pushes)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    actuators = {name: k for k, name in enumerate(model.actuator_names)}
     groups = subsystems(model)
     fig, axes = plt.subplots(len(groups), 1, sharex=True, squeeze=False,
                              figsize=(9, 1.9 * len(groups) + 0.8))
     for ax, group in zip(axes[:, 0], groups):
         for name in group.inputs:
-            ax.plot(t, efforts[:, model.input_names.index(name)], label=name)
+            y = (actuator_force[:, actuators[name]] if name in actuators
+                 else coordinate_effort[:, model.coordinate(name)])
+            ax.plot(t, y, label=name)
         ax.set_ylabel(f"[{group.unit}]")
         ax.set_title(group.name, fontsize=9, loc="left")
         ax.grid(True, alpha=0.3)
