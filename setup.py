@@ -17,9 +17,9 @@ executables = ["libexec/" + script.split("=")[0].strip() for script in console_s
 # scripts/test_floors.sh: all but the pinocchio cross-checks needing pin 3). Python 3.10 is ROS 2 Humble's, whose apt has older ones (numpy 1.21,
 # numba 0.55) and whose setuptools makes console scripts that refuse to start on an unmet
 # requirement: there the names only, untested, and no numba (jit.py then runs plain Python and
-# says how to install it). scipy: numba's np.dot calls its BLAS.
+# says how to install it). scipy: numba's np.dot calls its BLAS. tqdm: analyze's progress bar.
 floors = {"numpy": "1.23.2", "numba": "0.57.0", "scipy": "1.9.2", "PyYAML": "6.0",
-          "matplotlib": "3.6.0"}
+          "matplotlib": "3.6.0", "tqdm": "4.57.0"}
 
 setup(
     name=package_name,
