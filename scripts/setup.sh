@@ -3,7 +3,7 @@
 # message packages; tf2_msgs built from source), then this package with its test tools.
 # CHARMIE_VENV=DIR makes that venv instead; pip honours PIP_CONSTRAINT=FILE (scripts/test_floors.sh).
 # Needs only python3 (3.10+) with venv, cmake, g++ and make (installed with apt-get when
-# missing and run as root). Safe to run again: fast when already set up.
+# missing and run as root; so is Chromium, for the view's test). Safe to run again: fast when already set up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -21,6 +21,17 @@ fi
 # pip -e installs no data_files: link share/charmie_dynamics, the ament index marker and
 # lib/charmie_dynamics (where launch_ros looks for executables) into the venv prefix
 "$VENV/bin/python" scripts/ros_path/setup_data.py link-data "$VENV"
+# headless Chromium for test/test_view.py (the view itself needs only a browser): Debian's
+# package, installed like the build tools when missing and run as root
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "[setup] installing Debian's chromium (for test/test_view.py)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    echo "[setup] note: test/test_view.py needs Chromium: sudo apt-get install -y chromium"
+  fi
+fi
 # compile the numerical kernels once (numba caches them on disk; about 25 s the first time,
 # a second when cached) so that the first node start and the first test do not pay for it
 "$VENV/bin/charmie-dynamics" compile
