@@ -28,8 +28,10 @@ src=$(realpath -- "$src")
 mkdir -p "${CHARMIE_ROS_PATH_WORK:-$repo/build/ros_path}"
 work=$(realpath -- "${CHARMIE_ROS_PATH_WORK:-$repo/build/ros_path}")
 started=$SECONDS
-step() { echo "[ros_path] $((SECONDS - started)) s: $*"; }
-fail() { echo "[ros_path] FAILED after $((SECONDS - started)) s: $*" >&2; exit 1; }
+doing="start"
+step() { doing=$*; echo "[ros_path] $((SECONDS - started)) s: $*"; }
+# any failing command ends the run (set -e, subshells included): say in which step
+trap 'rc=$?; [ $rc -eq 0 ] || echo "[ros_path] FAILED (status $rc) after $((SECONDS - started)) s in: $doing" >&2' EXIT
 # DDS on loopback only, in a domain of this run's own (215-231: apart from the unit tests')
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 export ROS_DOMAIN_ID=${CHARMIE_ROS_PATH_DOMAIN:-$((215 + $$ % 17))}
@@ -62,20 +64,18 @@ set -u
 EOF
 ( source "$work/venv/bin/activate"; export AMENT_PREFIX_PATH=$work/venv; cd "$ws"
   colcon build --base-paths "$work/src" --packages-select charmie_dynamics \
-    >"$work/colcon-build.log" 2>&1 ) || { tail -30 "$work/colcon-build.log"; fail "colcon build"; }
+    >"$work/colcon-build.log" 2>&1 ) || { tail -30 "$work/colcon-build.log"; exit 1; }
 
 # --- 4. launch tests and the ros2 CLI on the colcon install -------------------------------
 # pytest runs from $work, so that only the installed package is importable. launch_testing's
 # pytest plugin imports every module of a folder it collects from: test/ (whose modules may
 # skip at import) is collected without it.
 pytest_in() { local py=$1; shift; (cd "$work" && "$py" -m pytest -q -p no:cacheprovider "$@"); }
-( source "$work/env.sh"
-  step "compiling the kernels: ros2 run charmie_dynamics charmie-dynamics compile"
-  ros2 run charmie_dynamics charmie-dynamics compile
-  step "launch tests, ros2 CLI and install layout on the colcon install (ROS_DOMAIN_ID=$ROS_DOMAIN_ID)"
-  pytest_in python "$copy/test_launch"
-  pytest_in python -p no:launch_testing "$copy/test/test_install_layout.py"
-) || fail "the colcon install"
+step "compiling the kernels: ros2 run charmie_dynamics charmie-dynamics compile"
+(source "$work/env.sh"; ros2 run charmie_dynamics charmie-dynamics compile)
+step "launch tests, ros2 CLI and install layout on the colcon install (ROS_DOMAIN_ID=$ROS_DOMAIN_ID)"
+(source "$work/env.sh"; pytest_in python "$copy/test_launch")
+(source "$work/env.sh"; pytest_in python -p no:launch_testing "$copy/test/test_install_layout.py")
 
 # --- 5. a plain `pip install .` in a venv of its own (no colcon) ---------------------------
 step "venv $work/pip-venv and pip install . (no colcon)"
@@ -83,10 +83,9 @@ pip_venv=$work/pip-venv
 "$repo/scripts/ros_path/ros_venv.sh" "$pip_venv" "$src"
 "$pip_venv/bin/python" -m pip uninstall --quiet --yes charmie_dynamics 2>/dev/null || true
 (cd "$copy" && "$pip_venv/bin/python" -m pip install --quiet --disable-pip-version-check .)
-( export AMENT_PREFIX_PATH=$pip_venv
-  "$pip_venv/bin/charmie-dynamics" compile
-  step "install layout and the hardware launch on the pip install"
-  pytest_in "$pip_venv/bin/python" -p no:launch_testing "$copy/test/test_install_layout.py"
-  pytest_in "$pip_venv/bin/python" "$copy/test_launch/test_hardware_launch.py"
-) || fail "the pip install"
+export AMENT_PREFIX_PATH=$pip_venv        # the pip install's prefix alone: no colcon overlay
+"$pip_venv/bin/charmie-dynamics" compile
+step "install layout and the hardware launch on the pip install"
+pytest_in "$pip_venv/bin/python" -p no:launch_testing "$copy/test/test_install_layout.py"
+pytest_in "$pip_venv/bin/python" "$copy/test_launch/test_hardware_launch.py"
 step "done: the ROS path passed (source $work/env.sh to use the workspace)"

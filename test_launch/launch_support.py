@@ -100,6 +100,18 @@ class Listener:
         self.node = rclpy.create_node(name, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
+        self.proc_info = None
+
+    def watch(self, proc_info) -> None:
+        """Make spin_until fail at once when a launched process exits (launch_testing's
+        proc_info), instead of waiting for its timeout."""
+        self.proc_info = proc_info
+
+    def _assert_processes_running(self) -> None:
+        for action in self.proc_info.processes():
+            info = self.proc_info[action]
+            code = getattr(info, "returncode", None)       # set once the process exited
+            assert code is None, f"{info.process_name} exited with status {code}"
 
     def close(self) -> None:
         self.executor.remove_node(self.node)
@@ -115,6 +127,8 @@ class Listener:
     def spin_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         while not predicate():
+            if self.proc_info is not None:
+                self._assert_processes_running()
             if time.monotonic() >= deadline:
                 return predicate()
             self.executor.spin_once(timeout_sec=0.01)

@@ -74,7 +74,8 @@ class TestHardwareLaunch(unittest.TestCase):
         self.robot = self.ros.node.create_timer(0.02, tick)
         return x, xd
 
-    def test_nodes_topics_and_feedforward(self, proc_output):
+    def test_nodes_topics_and_feedforward(self, proc_info):
+        self.ros.watch(proc_info)
         running = self.ros.wait_for_nodes({"/model_loader", "/dynamics"}, START_TIMEOUT)
         self.assertLessEqual({"/model_loader", "/dynamics"}, running)
         self.assertTrue(self.ros.spin_until(lambda: bool(self.model_msgs.messages), START_TIMEOUT),

@@ -53,7 +53,8 @@ class TestSimLaunch(unittest.TestCase):
     def tearDown(self):
         self.ros.close()
 
-    def test_nodes_topics_and_feedforward(self, mode, proc_output):
+    def test_nodes_topics_and_feedforward(self, mode, proc_info):
+        self.ros.watch(proc_info)
         driver = "/trajectory_player" if mode == "kinematic" else "/simulator"
         running = self.ros.wait_for_nodes({"/model_loader", "/dynamics", driver}, START_TIMEOUT)
         self.assertLessEqual({"/model_loader", "/dynamics", driver}, running)
