@@ -83,7 +83,7 @@ def _bad_models(tmp_path):
     unknown_parent = yaml.safe_load(yaml.safe_dump(good))
     unknown_parent["bodies"][5]["parent"] = "body_77"
     axis_vector = yaml.safe_load(yaml.safe_dump(good))
-    axis_vector["bodies"][2]["joint"]["axis"] = [0, 0, 1]
+    axis_vector["bodies"][2]["joint"]["axis"] = [0, 0, 0]     # no direction
     cases = {
         "unknown_parent": (yaml.safe_dump(unknown_parent), ["parent", "'body_77'", "expected"]),
         "not_yaml": ("bodies: [unclosed\n", ["not valid YAML"]),

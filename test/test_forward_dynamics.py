@@ -13,6 +13,7 @@ from charmie_dynamics.dynamics import (bias_forces, coordinate_limits, forward_d
                                        inverse_dynamics, mass_matrix,
                                        mass_matrix_from_inverse_dynamics, mechanical_energy,
                                        simulate, stop_at_limits)
+from charmie_dynamics.dynamics.forward import articulated_body_solve
 from charmie_dynamics.mechanisms.forces import passive_forces
 from charmie_dynamics.model import JointType, model_from_dict
 
@@ -204,9 +205,10 @@ COUPLED_CHAIN = {
 }
 
 
-def test_coupling_along_a_chain_cholesky_only():
+def test_coupling_along_a_chain_falls_back_to_cholesky(caplog):
     """q2 moves b and its child c: the CRBA adds the cross terms, the Cholesky method inverts
-    the inverse dynamics, and the ABA refuses the model with a clear message."""
+    the inverse dynamics; method="aba" solves by Cholesky, saying why once per model, and the
+    ABA itself refuses the model with a clear message."""
     model = model_from_dict(COUPLED_CHAIN)
     rng = np.random.default_rng(47)
     q, qd, qdd = (rng.normal(size=(5, 2)) for _ in range(3))
@@ -214,8 +216,13 @@ def test_coupling_along_a_chain_cholesky_only():
     assert relative_error(H, mass_matrix_from_inverse_dynamics(model, q)) < 1e-12
     tau = inverse_dynamics(model, joint_state(model, q, qd, qdd)).coordinate_effort
     assert relative_error(forward_dynamics(model, q, qd, tau, "cholesky"), qdd) < 1e-10
+    with caplog.at_level("WARNING", logger="charmie_dynamics.dynamics.forward"):
+        for _ in range(2):
+            assert relative_error(forward_dynamics(model, q, qd, tau, "aba"), qdd) < 1e-10
+    said = [r.getMessage() for r in caplog.records if "solves by Cholesky" in r.getMessage()]
+    assert len(said) == 1 and "'q2' moves the joints of b, c, which have different" in said[0]
     with pytest.raises(ValueError, match="'q2' moves the joints of b, c, which have different"):
-        forward_dynamics(model, q, qd, tau, "aba")
+        articulated_body_solve(model, forward_kinematics(model, q), tau)
 
 
 def test_a_coordinate_without_mass_is_singular():

@@ -198,12 +198,12 @@ def test_unknown_axis(tmp_path, axis):
                  "expected x, y, z, -x, -y or -z")
 
 
-def test_axis_given_as_vector(tmp_path):
-    """A natural mistake: the axis as a vector. Must be a ModelError, not a TypeError."""
+def test_axis_given_as_zero_vector(tmp_path):
+    """An axis may be a vector (test_joint_transform.py), but not one without a direction."""
     data = minimal()
-    data["bodies"][0]["joint"]["axis"] = [0, 0, 1]
-    expect_error(write(tmp_path, data), "bodies[0] (base).joint.axis", "[0, 0, 1]",
-                 "expected x, y, z, -x, -y or -z")
+    data["bodies"][0]["joint"]["axis"] = [0, 0, 0]
+    expect_error(write(tmp_path, data), "bodies[0] (base).joint.axis", "[0, 0, 0]",
+                 "expected a nonzero vector")
 
 
 @pytest.mark.parametrize("where", ["joint.type", "units.length", "units.angle",

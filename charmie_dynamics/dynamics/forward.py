@@ -41,8 +41,10 @@ above run over the group (m^_c = sum_k mult_k^2 p_k^T M^_k p_k, phi^_c = phi_c -
 sum_k mult_k p_k^T eta_k, W = sum_k A_k^T mult_k M^_k p_k replacing A^T psi^), and outward
 qdd_c = (phi^_c - W^T mu~_p) / m^_c, mu~_k = A_k mu~_p + p_k mult_k qdd_c. This is
 exact and stays O(n). A coordinate whose joints do not share a parent (one above the other,
-or on different branches) would couple the recursion across levels; ``method="aba"``
-rejects such a model with a ValueError and ``method="cholesky"`` handles any coupling.
+or on different branches: the grippers of Talos and Tiago) would couple the recursion across
+levels: :func:`forward_dynamics` with ``method="aba"`` then solves by Cholesky, which handles
+any coupling, and logs the reason once per model (logger ``charmie_dynamics.dynamics.forward``,
+WARNING); :func:`articulated_body_solve` itself refuses such a model with a ValueError.
 
 **No mass, no acceleration.** A coordinate that moves no mass (a model of massless bodies
 only, say) leaves H singular and qdd undefined: both methods raise :class:`MassMatrixError`
@@ -54,6 +56,8 @@ ABA: a held coordinate's joints act as fixed joints (its psi^ terms drop out of 
 """
 from __future__ import annotations
 
+import logging
+import weakref
 from typing import Optional
 
 import numpy as np
@@ -64,10 +68,14 @@ from ..kinematics.state import samples
 from ..model.model import Model
 from ..model.packed import COORD, PARENT, SCALARS, packed
 from .mass_matrix import bias_forces, mass_matrix
-from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_subspaces,
-                      motion_to_child_into, parent_transform_into, spatial_inertias)
+from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_to_child_into,
+                      parent_transform_into, spatial_inertias)
 
 METHODS = ("cholesky", "aba")
+
+_LOG = logging.getLogger(__name__)
+# models whose ABA fell back to Cholesky, so the reason is logged once per model
+_FELL_BACK: "weakref.WeakSet[Model]" = weakref.WeakSet()
 
 
 class MassMatrixError(np.linalg.LinAlgError):
@@ -107,6 +115,14 @@ def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarra
     if q.shape[-1:] != (model.n_coordinates,):
         raise ValueError(f"q, qd, tau: got last axis {q.shape[-1:]}, expected "
                          f"({model.n_coordinates},) coordinates of {model.name}")
+    if method == "aba":
+        reason = _coupling_problem(model)[1]
+        if reason is not None:
+            if model not in _FELL_BACK:
+                _FELL_BACK.add(model)
+                _LOG.warning("%s: forward_dynamics(method='aba') solves by Cholesky instead: %s",
+                             model.name, reason)
+            method = "cholesky"
     fk = forward_kinematics(model, q)
     phi = tau - bias_forces(model, q, qd, placements=fk)
     if held is not None:
@@ -147,26 +163,33 @@ def held_solve(H: np.ndarray, phi: np.ndarray, held: np.ndarray) -> np.ndarray:
     return cholesky_solve(np.where(cross, np.eye(n), H), np.where(held, 0.0, phi))
 
 
-def coordinate_groups(model: Model) -> list[tuple[int, ...]]:
-    """Bodies moved by each coordinate, in ``model.coordinate_names`` order.
-
-    Raises ValueError for a coordinate whose joints do not share one parent (see the module
-    docstring: the ABA handles coupled joints that are siblings).
-    """
+def _coupling_problem(model: Model) -> tuple[list[tuple[int, ...]], Optional[str]]:
+    """Bodies moved by each coordinate, in ``model.coordinate_names`` order, and why the ABA
+    cannot reduce them (None when every coordinate's joints share a parent)."""
     groups: list[list[int]] = [[] for _ in range(model.n_coordinates)]
     for i, c in enumerate(model.coordinate_index.tolist()):
         if c >= 0:
             groups[c].append(i)
     parent = model.parent.tolist()
     for c, members in enumerate(groups):
-        parents = {parent[i] for i in members}
-        if len(parents) > 1:
+        if len({parent[i] for i in members}) > 1:
             names = ", ".join(model.body_names[i] for i in members)
-            raise ValueError(f"coordinate {model.coordinate_names[c]!r} moves the joints of "
-                             f"{names}, which have different parents; method='aba' handles a "
-                             "coordinate's joints only when they share a parent, use "
-                             "method='cholesky'")
-    return [tuple(members) for members in groups]
+            return [], (f"coordinate {model.coordinate_names[c]!r} moves the joints of {names}, "
+                        "which have different parents; the ABA handles a coordinate's joints "
+                        "only when they share a parent")
+    return [tuple(members) for members in groups], None
+
+
+def coordinate_groups(model: Model) -> list[tuple[int, ...]]:
+    """Bodies moved by each coordinate, in ``model.coordinate_names`` order.
+
+    Raises ValueError for a coordinate whose joints do not share one parent (see the module
+    docstring: the ABA handles coupled joints that are siblings).
+    """
+    groups, reason = _coupling_problem(model)
+    if reason is not None:
+        raise ValueError(f"{reason}, use method='cholesky'")
+    return groups
 
 
 @kernel
@@ -281,7 +304,7 @@ def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray
     qdd = np.empty_like(phi)
     pm = packed(model)
     c = _articulated_body_batch(
-        pm.body_int, pm.body_vec, spatial_inertias(model), motion_subspaces(model), members,
+        pm.body_int, pm.body_vec, spatial_inertias(model), pm.subspace, members,
         rotations, origins, phi, free, qdd, np.empty((nb, 6, 6)), np.empty((nb, 6, 6)),
         np.empty((nb, 6)), np.empty((n, 6)), np.empty((nb, 6)), np.empty((members.shape[1], 6)),
         np.empty(n), np.empty(n), np.empty(n), np.empty((6, 6)))

@@ -8,7 +8,8 @@ Integrators (step dt, default 1 ms):
 
 **Joint position limits** (``limits=True``) are inelastic stops. The bounds of a coordinate
 are those of its joints (``body.limits`` lower/upper limit the joint value multiplier *
-coordinate), divided by the multiplier (bounds swapped when it is negative) and intersected
+coordinate + offset), less the offset, divided by the multiplier (bounds swapped when it is
+negative) and intersected
 over the coordinate's joints (:func:`coordinate_limits`); unbounded sides are infinite.
 
 * Impact (:func:`stop_at_limits`, after every step): a coordinate past a bound is put back on
@@ -77,13 +78,13 @@ def coordinate_limits(model: Model) -> tuple[np.ndarray, np.ndarray]:
         c = model.coordinate_index[i]
         if c < 0:
             continue
-        m = body.multiplier
+        m, offset = body.multiplier, body.offset
         lo, hi = (body.limits.lower, body.limits.upper) if m > 0 else \
             (body.limits.upper, body.limits.lower)
         if lo is not None:
-            lower[c] = max(lower[c], lo / m)
+            lower[c] = max(lower[c], (lo - offset) / m)
         if hi is not None:
-            upper[c] = min(upper[c], hi / m)
+            upper[c] = min(upper[c], (hi - offset) / m)
     return lower, upper
 
 

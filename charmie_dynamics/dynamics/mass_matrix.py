@@ -39,8 +39,8 @@ from ..jit import kernel
 from ..model.model import Model
 from ..model.packed import COORD, PARENT, SCALARS, packed
 from .rnea import joint_efforts, tree_backward_pass
-from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_subspaces,
-                      parent_transform_into, spatial_inertias)
+from .spatial import (add_force_to_parent, add_inertia_to_parent, parent_transform_into,
+                      spatial_inertias)
 
 
 @kernel
@@ -99,7 +99,7 @@ def mass_matrix(model: Model, q: np.ndarray, placements: Optional[Placements] = 
     n, nb = model.n_coordinates, model.n_bodies
     H = np.empty((rotations.shape[0], n, n))
     pm = packed(model)
-    _mass_matrix_batch(pm.body_int, pm.body_vec, spatial_inertias(model), motion_subspaces(model),
+    _mass_matrix_batch(pm.body_int, pm.body_vec, spatial_inertias(model), pm.subspace,
                        rotations, origins, np.empty((nb, 6, 6)), np.empty((nb, 6, 6)),
                        np.empty((6, 6)), np.empty(6), np.empty(6), H)
     return H.reshape(fk.lead + (n, n))

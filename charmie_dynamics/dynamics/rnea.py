@@ -25,7 +25,7 @@ from ..kinematics.motion import BodyMotion
 from ..linalg import accumulate, add, cross3, dot, mat, mat_vec, scale, store, sub, vec
 from ..model.model import Model
 from ..slots import AC, DW, F, N, W
-from ..model.packed import AXIS, COM, COORD, INERTIA, JOINT, PARENT, REVOLUTE, SCALARS, packed
+from ..model.packed import COM, COORD, INERTIA, PARENT, S_V, S_W, SCALARS, packed
 
 
 @dataclass(frozen=True)
@@ -78,8 +78,9 @@ def joint_efforts_sample(body_int, body_vec, wrenches, tau) -> None:
         c = body_int[i, COORD]
         if c < 0:
             continue
-        slot = N if body_int[i, JOINT] == REVOLUTE else F
-        tau[c] += body_vec[i, SCALARS, 0] * dot(vec(wrenches, i, slot), vec(body_vec, i, AXIS))
+        # the wrench projected on the motion subspace: s_w . n + s_v . f
+        tau[c] += body_vec[i, SCALARS, 0] * (dot(vec(wrenches, i, N), vec(body_vec, i, S_W))
+                                             + dot(vec(wrenches, i, F), vec(body_vec, i, S_V)))
 
 
 @kernel

@@ -9,7 +9,7 @@ r = r^{p}_{i} from forward kinematics:
 
     t_i = A_i t_p + p_i qd_i,   A_i = [[R^T, 0], [-R^T [r]x, R^T]]      (seed 002 eqs. 11c-d)
     w_p = A_i^T w_i   (a wrench at A_i, moved to A_p in the parent frame)
-    p_i = [a; 0] (revolute), [0; a] (prismatic), 0 (fixed); a the joint axis (eqs. 11d, 12b)
+    p_i = [s_w; s_v], the joint's motion subspace (model/joint.py; seed 002 eqs. 11d, 12b)
     M_i = [[I_Ci + m (c.c 1 - c c^T), m [c]x], [m [c]x^T, m 1]]            (eq. 6, about A_i)
 
 with c the centre of mass in the body frame and [.]x the cross-product matrix. Seed 002
@@ -25,7 +25,7 @@ import numpy as np
 
 from ..jit import kernel
 from ..linalg import mat, vec
-from ..model.model import JointType, Model
+from ..model.model import Model
 
 
 def skew(v: np.ndarray) -> np.ndarray:
@@ -63,19 +63,6 @@ def spatial_inertias(model: Model) -> np.ndarray:
     out[:, :3, 3:] = m * cx
     out[:, 3:, :3] = m * np.swapaxes(cx, -1, -2)
     out[:, 3:, 3:] = m * np.eye(3)
-    return out
-
-
-@_per_model
-def motion_subspaces(model: Model) -> np.ndarray:
-    """p_i of every joint in its body frame (seed 002 eqs. 11d, 12b), (nb, 6); 0 for fixed
-    (cached)."""
-    out = np.zeros((model.n_bodies, 6))
-    for i in range(model.n_bodies):
-        if model.joint_type[i] == JointType.REVOLUTE:
-            out[i, :3] = model.axis[i]
-        elif model.joint_type[i] == JointType.PRISMATIC:
-            out[i, 3:] = model.axis[i]
     return out
 
 

@@ -47,6 +47,7 @@ from typing import Optional
 import numpy as np
 
 from ..model.model import Body, JointType, Model
+from ..model.rotations import rpy_to_matrix    # re-exported: the URDF convention, written once
 
 UNBOUNDED = 1000.0           # written for a missing bound of a revolute or prismatic joint
 BODY_RADIUS = 0.015          # m, cylinders from a body origin to its points
@@ -61,18 +62,6 @@ _AUX_COLOURS = {"actuator": (0.15, 0.15, 0.15), "spring": (0.95, 0.85, 0.10),
 
 
 # --- rotations -----------------------------------------------------------------------------
-
-def rpy_to_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
-    """URDF fixed-axis roll-pitch-yaw: ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``."""
-    cr, sr = math.cos(roll), math.sin(roll)
-    cp, sp = math.cos(pitch), math.sin(pitch)
-    cy, sy = math.cos(yaw), math.sin(yaw)
-    return np.array([
-        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-        [-sp, cp * sr, cp * cr],
-    ])
-
 
 def matrix_to_rpy(R: np.ndarray) -> tuple[float, float, float]:
     """(roll, pitch, yaw) with ``R = Rz(yaw) Ry(pitch) Rx(roll)``, pitch in [-pi/2, pi/2].

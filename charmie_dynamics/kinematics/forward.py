@@ -1,9 +1,11 @@
 """Recursive forward kinematics (seed 000 section 4.2, eqs. 15-19; seed 001 section 3).
 
-One outward loop over the bodies, parents first. For body i with parent p:
+One outward loop over the bodies, parents first. For body i with parent p, joint value
+q_i = multiplier_i * coordinate + offset_i and the joint transform (R_J, t_J) of
+model/joint.py (Rot(axis_i, q_i) for a revolute joint, q_i axis_i for a prismatic one):
 
-    R^{p}_{i} = R_c,i Rot(axis_i, q_i)               (eq. 16's R^{i-1}_i, eq. 18)
-    r^{p}_{i} = B_i + d_i R_c,i axis_i               (seed 001 eq. 1: B'_{i-1} = D'_{i-1} + d_i v)
+    R^{p}_{i} = R_c,i R_J                             (eq. 16's R^{i-1}_i, eq. 18)
+    r^{p}_{i} = B_i + R_c,i t_J                       (seed 001 eq. 1: B'_{i-1} = D'_{i-1} + d_i v)
     R^0_i = R^0_p R^{p}_{i}                           (eq. 16)
     O_i   = O_p + R^0_p r^{p}_{i}                     (eqs. 15 and 19)
 
@@ -17,11 +19,10 @@ from typing import Iterable
 import numpy as np
 
 from ..jit import kernel
-from ..linalg import add, mat, mat_mul, mat_vec, rotate, scale, store, store_mat, vec
+from ..linalg import add, mat, mat_mul, mat_vec, rotate, store, store_mat, vec
+from ..model.joint import joint_transform
 from ..model.model import Model
-from ..model.packed import (AXIS_INDEX, AXIS_PARENT, COORD, JOINT, ORIGIN, PARENT, PRISMATIC, REVOLUTE,
-                            ROTATION, SCALARS, packed)
-from ..model.rotations import turn_about_coordinate_axis
+from ..model.packed import AXIS, COORD, JOINT, ORIGIN, PARENT, ROTATION, SCALARS, packed
 from .state import samples
 
 
@@ -33,7 +34,8 @@ class Placements:
     the origin of i in the parent frame and in the world frame (m): the kernels' layout.
     """
 
-    joint_values: np.ndarray      # (..., nb): q_i of each joint (0 for fixed), rad or m
+    joint_values: np.ndarray      # (..., nb): q_i of each joint (0 for fixed), rad or m:
+    #                               multiplier * coordinate + offset
     rotations: np.ndarray
     origins: np.ndarray
 
@@ -92,16 +94,12 @@ def forward_kinematics_sample(body_int, body_vec, body_mat, q, values, rotations
     ``origins[i, 1]`` = O_i."""
     for i in range(body_int.shape[0]):
         c = body_int[i, COORD]
-        value = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * q[c]
+        value = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * q[c] + body_vec[i, SCALARS, 2]
         values[i] = value
-        jt = body_int[i, JOINT]
-        R_par = mat(body_mat, i, ROTATION)
-        if jt == REVOLUTE:
-            R_par = turn_about_coordinate_axis(R_par, body_int[i, AXIS_INDEX],
-                                               body_vec[i, SCALARS, 2] * value)
-        r = vec(body_vec, i, ORIGIN)
-        if jt == PRISMATIC:
-            r = add(r, scale(value, vec(body_vec, i, AXIS_PARENT)))
+        R_J, t_J, _, _ = joint_transform(body_int[i, JOINT], vec(body_vec, i, AXIS), value)
+        R_c = mat(body_mat, i, ROTATION)
+        R_par = mat_mul(R_c, R_J)
+        r = add(vec(body_vec, i, ORIGIN), mat_vec(R_c, t_J))
         store_mat(rotations, i, 0, R_par)
         store(origins, i, 0, r)
         p = body_int[i, PARENT]

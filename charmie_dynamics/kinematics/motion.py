@@ -2,17 +2,21 @@
 algorithm (seed 000 section 5.1, eqs. 28-32), for any joint axis and constant rotation.
 
 Everything is expressed in the body's own frame (superscript i in the paper). With
-R = R^{p}_{i}, r = r^{p}_{i} (forward.py), a the unit axis in the body frame and
-u = R_c a the axis in the parent frame, for body i with parent p:
+R = R^{p}_{i}, r = r^{p}_{i} (forward.py), [s_w; s_v] the joint's motion subspace in the body
+frame (model/joint.py: [a; 0] revolute, [0; a] prismatic, 0 fixed), qd and qdd the joint's
+rate and acceleration (multiplier times the coordinate's) and w_in = R^T omega_p, for body i
+with parent p:
 
-    omega_i  = R^T omega_p + qd a                                         (eq. 29)
-    omegad_i = R^T omegad_p + qdd a + qd (R^T omega_p) x a                (eq. 30)
-    v_i      = R^T (v_p + omega_p x r + [P] qd u)
-    a_i      = R^T (a_p + omegad_p x r + omega_p x (omega_p x r)
-                    + [P] (qdd u + 2 qd omega_p x u))                      (eq. 31)
+    omega_i  = w_in + qd s_w                                              (eq. 29)
+    omegad_i = R^T omegad_p + qdd s_w + qd w_in x s_w                     (eq. 30)
+    v_i      = R^T (v_p + omega_p x r) + qd s_v
+    a_i      = R^T (a_p + omegad_p x r + omega_p x (omega_p x r))
+               + qdd s_v + 2 qd w_in x s_v                                 (eq. 31)
     a_Ci     = a_i + omegad_i x c_i + omega_i x (omega_i x c_i)            (eq. 32)
 
-[P] marks prismatic-only terms, the revolute terms (qd, qdd) apply to revolute joints only.
+(a_i is the classical acceleration of the body origin: the last two terms of a_i are the
+sliding joint's relative and Coriolis accelerations, R^T u = s_v for the parent-frame axis
+u = R_c s_v, which the joint's own rotation leaves fixed.)
 Deviation: eq. 30 as extracted reads ``qd omegad_{i-1} x z_i``; the derivative of
 ``R^T omega_p + qd a`` gives ``qd omega_{i-1} x z_i`` (angular velocity, not acceleration).
 The paper's a_Bi (eq. 31) is the acceleration at the joint point of each child; here the
@@ -28,8 +32,7 @@ from ..jit import kernel
 from ..linalg import vec3, add, cross3, mat, mat_t_vec, scale, store, vec
 from ..model.model import Model
 from ..slots import A, AC, DW, V, VC, W
-from ..model.packed import (AXIS, AXIS_PARENT, COM, COORD, JOINT, PARENT, PRISMATIC, REVOLUTE,
-                            SCALARS, packed)
+from ..model.packed import COM, COORD, PARENT, S_V, S_W, SCALARS, packed
 from .forward import Placements
 from .state import samples
 
@@ -87,21 +90,12 @@ def body_motion_sample(body_int, body_vec, rotations, origins, qd, qdd, base_acc
         rate = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * qd[c]
         acc = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * qdd[c]
         w_in = mat_t_vec(R, w_p)
-        dw = mat_t_vec(R, dw_p)
-        lin_v = add(v_p, cross3(w_p, r))
-        lin_a = add(add(a_p, cross3(dw_p, r)), cross3(w_p, cross3(w_p, r)))
-        jt = body_int[i, JOINT]
-        w = w_in
-        if jt == REVOLUTE:
-            axis = vec(body_vec, i, AXIS)
-            w = add(w_in, scale(rate, axis))
-            dw = add(add(dw, scale(acc, axis)), scale(rate, cross3(w_in, axis)))
-        elif jt == PRISMATIC:
-            u = vec(body_vec, i, AXIS_PARENT)
-            lin_v = add(lin_v, scale(rate, u))
-            lin_a = add(add(lin_a, scale(acc, u)), scale(2.0 * rate, cross3(w_p, u)))
-        v = mat_t_vec(R, lin_v)
-        a = mat_t_vec(R, lin_a)
+        s_w, s_v = vec(body_vec, i, S_W), vec(body_vec, i, S_V)
+        w = add(w_in, scale(rate, s_w))
+        dw = add(add(mat_t_vec(R, dw_p), scale(acc, s_w)), scale(rate, cross3(w_in, s_w)))
+        v = add(mat_t_vec(R, add(v_p, cross3(w_p, r))), scale(rate, s_v))
+        a = add(mat_t_vec(R, add(add(a_p, cross3(dw_p, r)), cross3(w_p, cross3(w_p, r)))),
+                add(scale(acc, s_v), scale(2.0 * rate, cross3(w_in, s_v))))
         com = vec(body_vec, i, COM)
         store(motion, i, W, w)
         store(motion, i, DW, dw)

@@ -52,9 +52,9 @@ class Body:
     name: str
     parent: str                    # a body name or "world"
     joint_type: JointType
-    axis: np.ndarray               # unit joint axis in the joint frame, shape (3,)
+    axis: np.ndarray               # unit joint axis in the joint frame (any direction), (3,)
     coordinate: Optional[str]      # coordinate name, None for fixed joints
-    multiplier: float              # joint value = multiplier * coordinate (coupled joints)
+    multiplier: float              # joint value = multiplier * coordinate + offset
     rotation: np.ndarray           # constant rotation parent -> joint frame, (3, 3)
     origin: np.ndarray             # joint point on the parent, parent frame (B point), (3,)
     mass: float
@@ -64,6 +64,7 @@ class Body:
     virtual: bool = False
     limits: JointLimits = field(default_factory=JointLimits)
     friction: Friction = field(default_factory=Friction)
+    offset: float = 0.0            # rad or m: a mimic joint's offset (see multiplier)
 
 
 @dataclass(frozen=True)
@@ -146,8 +147,9 @@ class Model:
 
     The flat arrays (index = body index) are what the recursions loop over:
     ``parent`` (-1 for the world), ``joint_type``, ``axis``, ``rotation``, ``origin``,
-    ``coordinate_index`` (-1 for fixed joints), ``multiplier``, ``mass``, ``com``,
-    ``inertia``. Models compare and hash by identity.
+    ``coordinate_index`` (-1 for fixed joints), ``multiplier``, ``offset`` (joint value =
+    multiplier * coordinate + offset), ``mass``, ``com``, ``inertia``. Models compare and
+    hash by identity.
     """
 
     name: str
@@ -166,6 +168,7 @@ class Model:
     origin: np.ndarray = field(init=False)
     coordinate_index: np.ndarray = field(init=False)
     multiplier: np.ndarray = field(init=False)
+    offset: np.ndarray = field(init=False)
     mass: np.ndarray = field(init=False)
     com: np.ndarray = field(init=False)
     inertia: np.ndarray = field(init=False)
@@ -190,6 +193,7 @@ class Model:
                 [cindex[b.coordinate] if b.coordinate is not None else -1 for b in self.bodies],
                 dtype=int),
             "multiplier": _frozen([b.multiplier for b in self.bodies]),
+            "offset": _frozen([b.offset for b in self.bodies]),
             "mass": _frozen([b.mass for b in self.bodies]),
             "com": _frozen([b.com for b in self.bodies]),
             "inertia": _frozen([b.inertia for b in self.bodies]),
@@ -246,7 +250,7 @@ class Model:
 
     def point(self, ref: str) -> PointRef:
         """Resolve ``"BODY.POINT"``; the body's origin is ``"BODY.origin"``, its com ``"BODY.com"``."""
-        body, _, name = ref.partition(".")
+        body, _, name = ref.rpartition(".")     # body names may hold '.', point names not
         i = self.body_index(body)
         if name == "origin":
             local = np.zeros(3)

@@ -1,4 +1,5 @@
-"""Rotation matrices used by the model: intrinsic ZXZ Euler angles and joint rotations.
+"""Rotation matrices used by the model: the file's constant rotations (intrinsic ZXZ Euler
+angles, URDF roll-pitch-yaw, quaternions) and rotations about a joint axis.
 
 Notation of seed 000 section 4.2: ``R^{i-1}_i`` is the orientation of body i in the frame
 of its predecessor, composed as ``R^0_i = R^0_{i-1} R^{i-1}_i`` (eq. 16).
@@ -31,50 +32,53 @@ def zxz_euler(z1: float, x2: float, z3: float) -> np.ndarray:
 
 
 @kernel
-def _turn_row(a, k, c, s):
-    """A row of ``M @ Rot(e_k, angle)`` from the row ``a`` of M (c, s: cos, sin of the angle)."""
-    if k == 0:
-        return (a[0], c * a[1] + s * a[2], c * a[2] - s * a[1])
-    if k == 1:
-        return (c * a[0] - s * a[2], a[1], c * a[2] + s * a[0])
-    return (c * a[0] + s * a[1], c * a[1] - s * a[0], a[2])
-
-
-@kernel
-def turn_about_coordinate_axis(M, k, angle):
-    """``M @ Rot(e_k, angle)`` for the coordinate axis e_k (k = 0, 1, 2: x, y, z), rows.
-
-    Rot is the true rotation of seed 000 eq. 18 (for y: ZXZEuler(pi/2, q, -pi/2), not seed
-    001 eq. 3's ZXZEuler(pi/2, q, 0)); a joint about -e_k turns by -angle.
-    """
+def rotation_about(axis, angle):
+    """Rotation by ``angle`` about the unit vector ``axis`` (Rodrigues: c 1 + s [a]x +
+    (1 - c) a a^T), rows. About a coordinate axis it is exactly the elementary rotation
+    (the zero products vanish), seed 000 eq. 18's true rotation for y."""
     c, s = math.cos(angle), math.sin(angle)
-    return (_turn_row(M[0], k, c, s), _turn_row(M[1], k, c, s), _turn_row(M[2], k, c, s))
+    t = 1.0 - c
+    x, y, z = axis[0], axis[1], axis[2]
+    return ((t * x * x + c, t * x * y - s * z, t * x * z + s * y),
+            (t * x * y + s * z, t * y * y + c, t * y * z - s * x),
+            (t * x * z - s * y, t * y * z + s * x, t * z * z + c))
 
 
 @kernel
-def _axis_rotations(k, angles, out) -> None:
-    identity = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+def _axis_rotations(axis, angles, out) -> None:
     for n in range(angles.shape[0]):
-        store_mat(out, n, 0, turn_about_coordinate_axis(identity, k, angles[n]))
-
-
-def coordinate_axis(axis: np.ndarray) -> tuple[int, float]:
-    """(k, sign) of a joint axis ``sign * e_k``; ValueError for any other vector."""
-    axis = np.asarray(axis, dtype=float)
-    k = int(np.argmax(np.abs(axis)))
-    if not (abs(axis[k]) == 1.0 and np.count_nonzero(axis) == 1):
-        raise ValueError(f"joint axis {axis.tolist()} is not +-x, +-y or +-z")
-    return k, float(axis[k])
+        store_mat(out, n, 0, rotation_about(axis, angles[n]))
 
 
 def axis_rotation(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
-    """Rotation by ``angle`` (any shape) about the joint axis ``axis`` (+-x, +-y or +-z):
-    (..., 3, 3)."""
-    k, sign = coordinate_axis(axis)
+    """Rotation by ``angle`` (any shape) about the unit vector ``axis``: (..., 3, 3)."""
     angle = np.asarray(angle, dtype=float)
     out = np.empty(angle.shape + (3, 3))
-    _axis_rotations(k, np.ascontiguousarray(sign * angle).reshape(-1), out.reshape(-1, 1, 3, 3))
+    a = np.asarray(axis, dtype=float)
+    _axis_rotations((float(a[0]), float(a[1]), float(a[2])),
+                    np.ascontiguousarray(angle).reshape(-1), out.reshape(-1, 1, 3, 3))
     return out
+
+
+def rpy_to_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """URDF's fixed-axis roll, pitch, yaw: ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``."""
+    cr, sr = math.cos(roll), math.sin(roll)
+    cp, sp = math.cos(pitch), math.sin(pitch)
+    cy, sy = math.cos(yaw), math.sin(yaw)
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])
+
+
+def quaternion_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
+    """Rotation matrix of the unit quaternion (x, y, z, w)."""
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
 
 
 @kernel
