@@ -21,17 +21,17 @@ import numpy as np
 
 from .. import jit
 from ..documents import DocumentError, bounded, parse_json, read_text
-from ..dynamics import ExternalWrench, MassMatrixError, Payload, inverse_dynamics
+from ..dynamics import ExternalWrench, MassMatrixError, inverse_dynamics
+from ..errors import InputError
 from ..kinematics import StateError, forward_kinematics, inputs_from_dict, point_positions, \
     resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..mechanisms.indirect import MechanismRangeError, indirect_joints, joint_from_length
 from ..model import load_model
-from ..model.loader import MAX_MASS_KG
 from ..resources import bundled_model
 from ..view import add_view_parser
 from .analyze import add_analyze_parser
-from .errors import InputError
+from .arguments import check_points, parse_payload
 
 PROG = "charmie-dynamics"
 #: Longest error line printed (a message quoting a hostile input is cut).
@@ -104,19 +104,6 @@ def fk_report(model, state: dict[str, Any]) -> dict[str, Any]:
             "points": points, "auxiliary": auxiliary}
 
 
-def parse_payload(text: str) -> Payload:
-    """``BODY.POINT:MASS`` (kg)."""
-    point, sep, mass = text.rpartition(":")
-    try:
-        value = float(mass)
-    except ValueError:
-        value = float("nan")
-    if not sep or not 0 <= value <= MAX_MASS_KG:       # NaN fails too
-        raise InputError(f"--payload {bounded(repr(text), 80)}: expected BODY.POINT:MASS with "
-                         f"0 <= MASS <= {MAX_MASS_KG:g} kg")
-    return Payload(point, value)
-
-
 def parse_force(text: str) -> ExternalWrench:
     """``BODY.POINT:FX,FY,FZ[,TX,TY,TZ]`` (N, N m, world frame)."""
     point, sep, values = text.rpartition(":")
@@ -128,14 +115,6 @@ def parse_force(text: str) -> ExternalWrench:
         raise InputError(f"--force {bounded(repr(text), 80)}: expected "
                          "BODY.POINT:FX,FY,FZ[,TX,TY,TZ] (finite numbers, N and N m, world frame)")
     return ExternalWrench(point, numbers[:3], numbers[3:] or (0.0, 0.0, 0.0))
-
-
-def check_points(model, loads) -> None:
-    for load in loads:
-        try:
-            model.point(load.point)
-        except KeyError as exc:
-            raise InputError(f"{load.point}: {exc.args[0]}") from None
 
 
 def id_report(model, state: dict[str, Any], payloads=(), external=(),
@@ -205,8 +184,7 @@ def compile_kernels(model) -> None:
 def _cmd_compile(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     if not jit.ENABLED:
-        print("numba is not installed (or CHARMIE_DYNAMICS_JIT=0): the kernels run as plain "
-              "Python; nothing to compile")
+        print(f"{jit.DISABLED_REASON}: the kernels run as plain Python; nothing to compile")
         return 0
     start = time.perf_counter()
     compile_kernels(model)

@@ -14,10 +14,11 @@ import numpy as np
 
 from ..jit import kernel
 from ..linalg import vec
-from ..mechanisms.indirect import check_length, indirect_joints, solve_joint
+from ..model.actuator_geometry import indirect_joints
 from ..model.model import Model
 from ..model.packed import (A_BRANCH, A_DRIVES, A_PERP2, A_SOLVE, A_STROKE, COORD, JOINT,
                             REVOLUTE, SCALARS, packed)
+from .indirect import check_length, solve_joint
 
 
 class StateError(ValueError):

@@ -29,13 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dynamics.rnea import TreeWrenches
 from ..jit import kernel
-from ..kinematics.forward import Placements, to_world
+from ..kinematics.forward import to_world
 from ..linalg import add, cross3, dot, mat, mat_t_vec, norm, scale, store, sub, vec
-from ..model.model import Model
 from ..model.packed import (A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, A_SHARING, AXIS,
-                            B_SHARES, JOINT, REVOLUTE, packed)
+                            B_SHARES, JOINT, REVOLUTE)
 from ..slots import COUPLE, END_FORCE, F, JOINT_FORCE, JOINT_TORQUE, N
 
 
@@ -110,23 +108,3 @@ def distribute_sample(body_int, body_vec, act_int, act_vec, bal_int, rotations, 
         store(loads, k, END_FORCE, f_end)
         store(loads, k, JOINT_FORCE, sub(f_sum, f_end))
 
-
-@kernel
-def _distribute_batch(body_int, body_vec, act_int, act_vec, bal_int, rotations, origins,
-                      wrenches, axial, loads, balancer_couple) -> None:
-    for s in range(rotations.shape[0]):
-        distribute_sample(body_int, body_vec, act_int, act_vec, bal_int, rotations[s],
-                          origins[s], wrenches[s], axial[s], loads[s], balancer_couple[s])
-
-
-def distribute(model: Model, placements: Placements, tree: TreeWrenches) -> LoopLoads:
-    lead, nb = placements.lead, model.n_bodies
-    na, nbal = len(model.actuators), len(model.balancers)
-    pm = packed(model)
-    rotations, origins = placements.per_sample(model)
-    n = rotations.shape[0]
-    axial, loads, couple = np.empty((n, na)), np.empty((n, na, 4, 3)), np.empty((n, nbal))
-    _distribute_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.bal_int, rotations,
-                      origins, tree.buffer.reshape(-1, nb, 2, 3), axial, loads, couple)
-    return LoopLoads(axial.reshape(lead + (na,)), loads.reshape(lead + (na, 4, 3)),
-                     couple.reshape(lead + (nbal,)))

@@ -100,7 +100,7 @@ def add_bringup_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_bringup(args: argparse.Namespace) -> int:
-    from ..cli.errors import InputError
+    from ..errors import InputError
     from ..model import ModelError
     from .dynamics_node import DynamicsNode
     from .model_loader_node import ModelLoaderNode

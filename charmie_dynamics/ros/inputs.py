@@ -13,7 +13,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..mechanisms.indirect import indirect_joints, valid_range
+from ..model.actuator_geometry import indirect_joints, valid_range
 from ..model.model import Model
 
 REASONS = ("length_mismatch", "non_finite", "unknown_name", "duplicate_name", "missing_name",

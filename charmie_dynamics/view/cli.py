@@ -11,7 +11,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..cli.errors import InputError
+from ..errors import InputError
 from ..kinematics import forward_kinematics, inputs_from_dict, resolve_state
 from ..mechanisms.indirect import MechanismRangeError
 from ..model import load_model
