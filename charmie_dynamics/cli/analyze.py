@@ -19,7 +19,8 @@ from ..kinematics import point_positions, resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..model import load_model
 from ..trajectories import MOTIONS, Trajectory, from_csv
-from .errors import InputError
+from ..errors import InputError
+from .arguments import check_points, parse_payload
 from .plots import plot_efforts
 
 # Sample periods of --motion: the 20 s motion has at most 20,001 samples at MIN_DT.
@@ -89,8 +90,6 @@ def _plot(path: Path, t: np.ndarray, series: dict[str, np.ndarray], ylabel: str,
 
 
 def run_analyze(args: argparse.Namespace) -> int:
-    from .main import check_points, parse_payload
-
     _check_output(args.out)
     model = load_model(args.model)
     if args.trajectory is not None:

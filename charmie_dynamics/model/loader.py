@@ -19,7 +19,7 @@ import numpy as np
 from ..documents import DEFAULT_MAX_BYTES, DocumentError, bounded, check_size, parse_yaml, read_text
 from .model import (Actuator, Balancer, Body, Friction, JointLimits, JointType, Model,
                     PointRef, Spring, SpringParams)
-from .rotations import AXES, zxz_euler
+from .rotations import AXES, quaternion_matrix, rpy_to_matrix, zxz_euler
 
 FORMAT = "charmie_dynamics/model/1"
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
@@ -40,6 +40,10 @@ MAX_VISCOUS = 1e7                                   # N s/m or N m s/rad
 MAX_STIFFNESS = 1e9                                 # N/m
 MAX_GRAVITY = 100.0                                 # m/s^2, each component
 MULTIPLIER_RANGE = (1e-3, 1e3)                      # |multiplier| of a coupled joint
+# Shortest joint axis or quaternion taken as a direction (normalised at load), and how far a
+# rotation matrix may be from orthonormal with determinant +1 (URDF files print 6 digits).
+MIN_DIRECTION = 1e-9
+ROTATION_TOLERANCE = 1e-6
 # Sizes: every entry costs work, and YAML aliases repeat an entry without repeating its text.
 MAX_BODIES = 10_000                                 # and as many actuators, springs, balancers
 MAX_POINTS = 100_000                                # named points in the whole model
@@ -202,6 +206,63 @@ def _inertia(r: _Reader, value: Any, mass: float, where: str) -> np.ndarray:
     return inertia
 
 
+def _direction(r: _Reader, value: Any, where: str, n: int) -> np.ndarray:
+    """A list of ``n`` numbers, normalised; refused when shorter than MIN_DIRECTION."""
+    v = r.vector(value, where, n)
+    length = float(np.linalg.norm(v))
+    if not length > MIN_DIRECTION:
+        raise r.fail(where, f"got {_show(value)} of length {length:g}, expected a nonzero "
+                            f"vector (length > {MIN_DIRECTION:g}), normalised at load")
+    return v / length
+
+
+def _axis(r: _Reader, value: Any, where: str) -> np.ndarray:
+    """A joint axis: "x", "-y", ... or a list of 3 numbers (any direction)."""
+    if isinstance(value, str):
+        name = r.choice(value, JOINT_AXES, where)
+        axis = np.zeros(3)
+        axis[AXES[name[-1]]] = -1.0 if name.startswith("-") else 1.0
+        return axis
+    if not isinstance(value, (list, tuple)):
+        raise r.fail(where, f"got {_show(value)}, expected {', '.join(JOINT_AXES[:-1])} or "
+                            f"{JOINT_AXES[-1]}, or a list of 3 numbers")
+    return _direction(r, value, where, 3)
+
+
+def _rotation(r: _Reader, value: Any, where: str) -> np.ndarray:
+    """A constant rotation: ZXZ Euler angles [a, b, c], {rpy: [r, p, y]} (URDF: Rz(y) Ry(p)
+    Rx(r)), {quaternion: [x, y, z, w]} or {matrix: 3x3 rows}; angles in the file's unit."""
+    def angles(v: Any, at: str) -> list[float]:
+        r.vector(v, at)
+        return [r.magnitude(a, f"{at}[{j}]", MAX_ANGLE_RAD, "angle", "rad", r.angle)
+                for j, a in enumerate(v)]
+
+    if isinstance(value, (list, tuple)):
+        return zxz_euler(*angles(value, where))
+    value = r.mapping(value, where)
+    forms = ("rpy", "quaternion", "matrix")
+    if len(value) != 1 or next(iter(value)) not in forms:
+        raise r.fail(where, f"got {_show(value)}, expected a list of 3 ZXZ Euler angles or one "
+                            "of {rpy: [r, p, y]}, {quaternion: [x, y, z, w]}, {matrix: 3x3}")
+    form, data = next(iter(value.items()))
+    at = f"{where}.{form}"
+    if form == "rpy":
+        return rpy_to_matrix(*angles(data, at))
+    if form == "quaternion":
+        return quaternion_matrix(*_direction(r, data, at, 4))
+    if not isinstance(data, (list, tuple)) or len(data) != 3:
+        raise r.fail(at, f"got {_show(data)}, expected 3 rows of 3 numbers")
+    matrix = np.array([r.vector(row, f"{at}[{k}]") for k, row in enumerate(data)])
+    error = float(np.abs(matrix.T @ matrix - np.eye(3)).max())
+    det = float(np.linalg.det(matrix))
+    if error > ROTATION_TOLERANCE or abs(det - 1.0) > ROTATION_TOLERANCE:
+        raise r.fail(at, f"got {_show(data)} (max |R^T R - 1| = {error:.3g}, det {det:.9g}), "
+                         f"expected a rotation: orthonormal with determinant +1 within "
+                         f"{ROTATION_TOLERANCE:g}")
+    u, _, vt = np.linalg.svd(matrix)
+    return u @ vt     # the nearest rotation: placements stay rigid to rounding
+
+
 def _limits(r: _Reader, value: Any, jtype: JointType, where: str) -> JointLimits:
     if value is None:
         return JointLimits()
@@ -253,21 +314,17 @@ def _body(r: _Reader, data: Any, k: int, max_points: int) -> Body:
         raise r.fail(f"{where}.name", "'world' is the ground and cannot be declared as a body")
     parent = r.name(r.get(data, "parent", where), f"{where}.parent")
     origin = r.length_vector(r.get(data, "origin", where, [0, 0, 0]), f"{where}.origin")
-    rotation = r.get(data, "rotation", where, [0, 0, 0])
-    r.vector(rotation, f"{where}.rotation")
-    euler = [r.magnitude(v, f"{where}.rotation[{j}]", MAX_ANGLE_RAD, "angle", "rad", r.angle)
-             for j, v in enumerate(rotation)]
+    rotation = _rotation(r, r.get(data, "rotation", where, [0, 0, 0]), f"{where}.rotation")
     joint = r.mapping(r.get(data, "joint", where), f"{where}.joint")
-    r.check_keys(joint, {"type", "axis", "coordinate", "multiplier", "limits", "friction"},
-                 f"{where}.joint")
+    r.check_keys(joint, {"type", "axis", "coordinate", "multiplier", "offset", "limits",
+                         "friction"}, f"{where}.joint")
     jtype = JOINT_TYPES[r.choice(r.get(joint, "type", f"{where}.joint"), tuple(JOINT_TYPES),
                                  f"{where}.joint.type")]
     axis = np.zeros(3)
     coordinate: Optional[str] = None
-    multiplier = 1.0
+    multiplier, offset = 1.0, 0.0
     if jtype != JointType.FIXED:
-        ax = r.choice(r.get(joint, "axis", f"{where}.joint"), JOINT_AXES, f"{where}.joint.axis")
-        axis[AXES[ax[-1]]] = -1.0 if ax.startswith("-") else 1.0
+        axis = _axis(r, r.get(joint, "axis", f"{where}.joint"), f"{where}.joint.axis")
         coordinate = r.name(r.get(joint, "coordinate", f"{where}.joint"), f"{where}.joint.coordinate")
         multiplier = r.number(r.get(joint, "multiplier", f"{where}.joint", 1.0),
                               f"{where}.joint.multiplier")
@@ -277,8 +334,13 @@ def _body(r: _Reader, data: Any, k: int, max_points: int) -> Body:
         if not low <= abs(multiplier) <= high:
             raise r.fail(f"{where}.joint.multiplier", f"got {_show(multiplier)}, expected "
                                                       f"{low:g} <= |multiplier| <= {high:g}")
+        if "offset" in joint:       # in the joint value's unit, like its limits
+            offset = (r.magnitude(joint["offset"], f"{where}.joint.offset", MAX_ANGLE_RAD,
+                                  "angle", "rad", r.angle) if jtype == JointType.REVOLUTE else
+                      r.length_value(joint["offset"], f"{where}.joint.offset"))
     else:
-        extra = sorted(set(joint) & {"axis", "coordinate", "multiplier", "limits", "friction"})
+        extra = sorted(set(joint) & {"axis", "coordinate", "multiplier", "offset", "limits",
+                                     "friction"})
         if extra:
             raise r.fail(f"{where}.joint", f"got {', '.join(extra)} for a fixed joint (F), "
                                            "expected none")
@@ -309,9 +371,9 @@ def _body(r: _Reader, data: Any, k: int, max_points: int) -> Body:
             raise r.fail(f"{where}.points.{pname}", "reserved name, expected another point name")
         points[pname] = r.length_vector(pval, f"{where}.points.{pname}")
     return Body(name=name, parent=parent, joint_type=jtype, axis=axis, coordinate=coordinate,
-                multiplier=multiplier, rotation=zxz_euler(*euler), origin=origin, mass=mass,
+                multiplier=multiplier, rotation=rotation, origin=origin, mass=mass,
                 com=com, inertia=inertia, points=points, virtual=virtual, limits=limits,
-                friction=friction)
+                friction=friction, offset=offset)
 
 
 def _order_parents_first(r: _Reader, bodies: list[Body]) -> list[Body]:
@@ -509,6 +571,10 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
             raise r.fail(f"actuators ({a.name}).drives",
                          f"coordinate {_show(c)} must be driven by one actuator and move one joint, "
                          f"it moves {moved}")
+        if tree.bodies[a.drives].offset != 0.0:     # the closed forms solve the joint value
+            raise r.fail(f"actuators ({a.name}).drives", f"the joint of "
+                         f"{tree.body_names[a.drives]} has an offset, expected none on a joint "
+                         "driven by an actuator")
     model = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies), **sections)
     from .actuator_geometry import check_actuator_geometry
     for a in model.actuators:

@@ -12,14 +12,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .model import JointType, Model
-from .rotations import coordinate_axis
+from .joint import REVOLUTE, joint_transform  # noqa: F401  REVOLUTE: for the mechanisms
+from .model import Model
 
-# body_int columns; AXIS_INDEX: k of the joint axis +-e_k; DRIVEN_BY: the actuator that
-# drives the joint, or -1
-PARENT, JOINT, COORD, AXIS_INDEX, DRIVEN_BY = 0, 1, 2, 3, 4
-# body_vec slots (3-vectors); SCALARS holds (multiplier, mass, sign of the joint axis)
-AXIS, ORIGIN, COM, AXIS_PARENT, SCALARS = 0, 1, 2, 3, 4
+# body_int columns; DRIVEN_BY: the actuator that drives the joint, or -1
+PARENT, JOINT, COORD, DRIVEN_BY = 0, 1, 2, 3
+# body_vec slots (3-vectors): the unit joint axis, the placement's origin B, the centre of
+# mass, the motion subspace [S_W; S_V] (joint.py; adjacent: read as one 6-vector), and
+# SCALARS = (multiplier, mass, offset): joint value = multiplier * coordinate + offset
+AXIS, ORIGIN, COM, S_W, S_V, SCALARS = 0, 1, 2, 3, 4, 5
 # body_mat slots
 ROTATION, INERTIA = 0, 1
 # act_int columns
@@ -36,15 +37,14 @@ B_PIVOT_BODY, B_HANGER_BODY, B_SIDE, B_SHARES = 0, 1, 2, 3
 # bal_vec slots: points in their bodies' frames; SIZES = (lever, hanger, spring attach)
 B_PIVOT, B_HANGER, B_ANCHOR, B_SIZES, B_LAW = 0, 1, 2, 3, 4
 
-REVOLUTE, PRISMATIC = int(JointType.REVOLUTE), int(JointType.PRISMATIC)
-
 
 class PackedModel(NamedTuple):
     """Constant arrays of a model, in the layout of the column and slot names above."""
 
-    body_int: np.ndarray      # (nb, 5) int64
-    body_vec: np.ndarray      # (nb, 5, 3)
+    body_int: np.ndarray      # (nb, 4) int64
+    body_vec: np.ndarray      # (nb, 6, 3)
     body_mat: np.ndarray      # (nb, 2, 3, 3)
+    subspace: np.ndarray      # (nb, 6): [S_W; S_V] of body_vec, for the 6-vector kernels
     base_acceleration: np.ndarray   # (3,): -gravity, folds gravity into the accelerations
     act_int: np.ndarray       # (na, 5) int64
     act_vec: np.ndarray       # (na, 5, 3)
@@ -64,18 +64,18 @@ def _build(model: Model) -> PackedModel:
     driven_by = np.full(nb, -1)
     for k, act in enumerate(model.actuators):
         driven_by[act.drives] = k
-    axes = [coordinate_axis(a) if t != JointType.FIXED else (0, 0.0)
-            for a, t in zip(model.axis, model.joint_type)]
     body_int = np.column_stack([model.parent, model.joint_type, model.coordinate_index,
-                                [k for k, _ in axes], driven_by])
-    body_vec = np.zeros((nb, 5, 3))
+                                driven_by])
+    body_vec = np.zeros((nb, 6, 3))
     body_vec[:, AXIS] = model.axis
     body_vec[:, ORIGIN] = model.origin
     body_vec[:, COM] = model.com
-    body_vec[:, AXIS_PARENT] = np.einsum("bij,bj->bi", model.rotation, model.axis)
+    for i in range(nb):
+        _, _, body_vec[i, S_W], body_vec[i, S_V] = joint_transform(
+            int(model.joint_type[i]), tuple(map(float, model.axis[i])), 0.0)
     body_vec[:, SCALARS, 0] = model.multiplier
     body_vec[:, SCALARS, 1] = model.mass
-    body_vec[:, SCALARS, 2] = [sign for _, sign in axes]
+    body_vec[:, SCALARS, 2] = model.offset
     body_mat = np.stack([model.rotation, model.inertia], axis=1)
 
     sharing = {k: [b for b, bal in enumerate(model.balancers)
@@ -97,7 +97,8 @@ def _build(model: Model) -> PackedModel:
     bal_vec = np.array([[b.pivot.local, b.hanger.local, b.spring_anchor.local,
                          [b.lever_length, b.hanger_length, b.spring_attach], _law(b.spring)]
                         for b in model.balancers], dtype=float).reshape(-1, 5, 3)
-    arrays = PackedModel(body_int.astype(np.int64), body_vec, body_mat,
+    subspace = np.ascontiguousarray(body_vec[:, S_W:S_V + 1].reshape(nb, 6))
+    arrays = PackedModel(body_int.astype(np.int64), body_vec, body_mat, subspace,
                          -np.array(model.gravity, dtype=float), act_int, act_vec,
                          spring_int, spring_vec, bal_int, bal_vec)
     return arrays
