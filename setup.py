@@ -38,7 +38,7 @@ setup(
                                        for name, floor in floors.items()]
                      + [f'{name}; python_version < "3.11"' for name in floors if name != "numba"],
     extras_require={"test": ["pytest>=7", "pin>=2.6.20", "urdf-parser-py>=0.0.4",
-                             "viser>=1.1"],
+                             "viser>=1.1", "example-robot-data"],
                     "view": ["viser>=1.1"]},
     zip_safe=True,
     maintainer="charmie_dynamics developers",

@@ -249,12 +249,19 @@ def test_limits_lower_not_below_upper(tmp_path):
 
 # ---------------------------------------------------------------- numbers
 
-@pytest.mark.parametrize("mass", [0, 0.0, -1.5])
-def test_non_positive_mass(tmp_path, mass):
+@pytest.mark.parametrize("mass", [-1.5, -1e-300])
+def test_negative_mass(tmp_path, mass):
     data = minimal()
     data["bodies"][1]["mass"] = mass
     expect_error(write(tmp_path, data), "bodies[1] (link).mass", f"got {float(mass)!r}",
-                 "expected a number > 0")
+                 "expected a number >= 0")
+
+
+def test_mass_zero_with_inertia(tmp_path):
+    """Mass 0 with an inertia (URDF dummy links) loads, as Pinocchio takes it."""
+    data = minimal()
+    data["bodies"][1]["mass"] = 0
+    assert load_model(write(tmp_path, data)).bodies[1].mass == 0.0
 
 
 @pytest.mark.parametrize("text,where,shown", [
@@ -300,25 +307,30 @@ def test_inertia_not_symmetric(tmp_path):
 
 @pytest.mark.parametrize("matrix", [
     [[0.02, 0, 0], [0, 0.02, 0], [0, 0, -0.01]],
-    [[0.02, 0, 0], [0, 0.02, 0], [0, 0, 0]],
+    [[0.02, 0, 0], [0, 0.02, 0], [0, 0, -2e-7]],   # past the tolerance 1e-7 kg m^2
     [[1, 2, 0], [2, 1, 0], [0, 0, 1]],            # eigenvalues -1, 1, 3
 ])
-def test_inertia_not_positive_definite(tmp_path, matrix):
+def test_inertia_not_positive_semidefinite(tmp_path, matrix):
     data = minimal()
     data["bodies"][0]["inertia"] = matrix
     expect_error(write(tmp_path, data), "bodies[0] (base).inertia", "eigenvalues [",
-                 "expected a positive definite matrix")
+                 "expected a positive semi-definite matrix")
 
 
-@pytest.mark.parametrize("inertia", [
-    [[1, 0, 0], [0, 1, 0], [0, 0, 3]],
-    {"ixx": 0.01, "iyy": 0.05, "izz": 0.01},
+@pytest.mark.parametrize("inertia,warning", [
+    ([[0.02, 0, 0], [0, 0.02, 0], [0, 0, 0]], "singular inertia"),             # a rod
+    ([[0.02, 0, 0], [0, 0.02, 0], [0, 0, -5e-8]], "singular inertia"),         # rounding noise
+    ([[0, 0, 0], [0, 0, 0], [0, 0, 0]], "singular inertia"),                    # a point mass
+    ([[1, 0, 0], [0, 1, 0], [0, 0, 3]], "violate the triangle inequality"),
+    ({"ixx": 0.01, "iyy": 0.05, "izz": 0.01}, "violate the triangle inequality"),
 ])
-def test_inertia_triangle_inequality(tmp_path, inertia):
+def test_inertia_accepted_with_a_warning(tmp_path, caplog, inertia, warning):
+    """What Pinocchio accepts loads, with a warning naming the file and field."""
     data = minimal()
     data["bodies"][0]["inertia"] = inertia
-    expect_error(write(tmp_path, data), "bodies[0] (base).inertia", "principal moments [",
-                 "triangle inequality")
+    with caplog.at_level("WARNING", logger="charmie_dynamics"):
+        load_model(write(tmp_path, data))
+    assert "model.yaml: bodies[0] (base).inertia: " in caplog.text and warning in caplog.text
 
 
 def test_inertia_missing_diagonal_component(tmp_path):

@@ -32,6 +32,7 @@ from ..resources import bundled_model
 from ..view import add_view_parser
 from .analyze import add_analyze_parser
 from .arguments import check_points, parse_payload
+from .export import add_export_parser
 
 PROG = "charmie-dynamics"
 #: Longest error line printed (a message quoting a hostile input is cut).
@@ -232,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_id)
     add_analyze_parser(sub)
     add_view_parser(sub)
+    add_export_parser(sub)
     p = sub.add_parser("compile", help="compile the numerical kernels now (numba) and cache them "
                                        "on disk, so that the first node start is fast")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")

@@ -27,6 +27,8 @@
   written as -1000 / +1000 (rad or m: URDF requires both on revolute and prismatic joints
   and this package has no position limits of its own there). Unknown effort and velocity
   are written as 0 (URDF requires the attributes).
+* ``<dynamics damping friction>``: the joint's viscous and Coulomb friction (when nonzero).
+* ``<mimic offset>``: the joint's offset (joint value = multiplier * coordinate + offset).
 * With ``include_auxiliary``: one massless link per auxiliary segment (``act4``,
   ``spring_5s``, ``balancer_left_lever``, ... as named by ``auxiliary_segments``), its frame
   being the segment's (origin at the start, z along the segment), attached to the segment's
@@ -46,7 +48,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..model.model import Body, JointType, Model
+from ..model.model import Body, JointType, Model, SpringParams
 from ..model.rotations import rpy_to_matrix    # re-exported: the URDF convention, written once
 
 UNBOUNDED = 1000.0           # written for a missing bound of a revolute or prismatic joint
@@ -276,10 +278,13 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
             attributes["effort"] = _num(0.0 if effort is None else effort)
             attributes["velocity"] = _num(0.0 if velocity is None else velocity)
             ET.SubElement(element, "limit", attributes)
+        if joint["type"] != "fixed" and (body.friction.viscous or body.friction.coulomb):
+            ET.SubElement(element, "dynamics", damping=_num(body.friction.viscous),
+                          friction=_num(body.friction.coulomb))
         if joint["mimic"] is not None:
             leader, multiplier = joint["mimic"]
             ET.SubElement(element, "mimic", joint=leader, multiplier=_num(multiplier),
-                          offset="0")
+                          offset=_num(model.offset[i]))
 
     if include_auxiliary and (model.actuators or model.springs or model.balancers):
         placements, segments = _reference_segments(model)
@@ -307,3 +312,43 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
                              f"{', '.join(duplicates)}")
     ET.indent(robot, space="  ")
     return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"
+
+
+def _spring_fields(params: SpringParams) -> dict:
+    return {"stiffness": params.stiffness, "free_length": params.free_length,
+            "preload": params.preload}
+
+
+def overlay_from_model(model: Model) -> dict:
+    """The mechanism overlay (charmie_dynamics/model/urdf.py) that, with the URDF of
+    ``urdf_from_model(model, include_auxiliary=False)``, loads back as ``model``: named
+    points, actuators (driving the URDF joint of their body), springs, balancers, gravity;
+    SI units."""
+    plan = _joint_plan(model)
+    actuators = []
+    for a in model.actuators:
+        entry = {"name": a.name, "drives": plan[a.drives]["name"], "base": a.base.name,
+                 "end": a.end.name, "branch": a.branch, "stroke": list(a.stroke),
+                 "default_length": a.default_length}
+        if a.force_limit is not None:
+            entry["force_limit"] = a.force_limit
+        if a.velocity_limit is not None:
+            entry["velocity_limit"] = a.velocity_limit
+        if a.friction.viscous or a.friction.coulomb:
+            entry["friction"] = {"viscous": a.friction.viscous, "coulomb": a.friction.coulomb}
+        actuators.append(entry)
+    return {
+        "format": "charmie_dynamics/overlay/1",
+        "units": {"length": "m"},
+        "gravity": [float(g) for g in model.gravity],
+        "links": {b.name: {"points": {k: [float(x) for x in v] for k, v in b.points.items()}}
+                  for b in model.bodies if b.points},
+        "actuators": actuators,
+        "springs": [{"name": sp.name, "between": [sp.start.name, sp.end.name],
+                     **_spring_fields(sp.params)} for sp in model.springs],
+        "balancers": [{"name": b.name, "pivot": b.pivot.name, "hanger": b.hanger.name,
+                       "lever_length": b.lever_length, "hanger_length": b.hanger_length,
+                       "spring_attach": b.spring_attach, "side": b.side,
+                       "spring": {"anchor": b.spring_anchor.name, **_spring_fields(b.spring)}}
+                      for b in model.balancers],
+    }

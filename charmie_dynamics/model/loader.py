@@ -1,6 +1,7 @@
-"""Load and validate a model file (format in docs/model_format.md).
+"""Validate a model document (format in docs/model_format.md) and build the model.
 
-The text is read and parsed by the package's one guard (:mod:`charmie_dynamics.documents`:
+Files and texts are read by :mod:`charmie_dynamics.model.reader` (YAML, or a URDF through
+:mod:`charmie_dynamics.model.urdf`), the text read and parsed by the package's one guard (:mod:`charmie_dynamics.documents`:
 regular files only, a size cap, strict UTF-8, PyYAML's safe loader with every parser
 exception turned into a :class:`ModelError`). Every check raises :class:`ModelError` whose
 message names the file, the entry and field, the bad value and what was expected. Lengths
@@ -8,15 +9,15 @@ written in millimetres (``units: {length: mm}``) are converted to metres here, o
 """
 from __future__ import annotations
 
+import logging
 import math
 import reprlib
 from collections import Counter
-from pathlib import Path
 from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ..documents import DEFAULT_MAX_BYTES, DocumentError, bounded, check_size, parse_yaml, read_text
+from ..documents import DocumentError, bounded
 from .model import (Actuator, Balancer, Body, Friction, JointLimits, JointType, Model,
                     PointRef, Spring, SpringParams)
 from .rotations import AXES, quaternion_matrix, rpy_to_matrix, zxz_euler
@@ -40,6 +41,10 @@ MAX_VISCOUS = 1e7                                   # N s/m or N m s/rad
 MAX_STIFFNESS = 1e9                                 # N/m
 MAX_GRAVITY = 100.0                                 # m/s^2, each component
 MULTIPLIER_RANGE = (1e-3, 1e3)                      # |multiplier| of a coupled joint
+# Inertias within this tolerance of positive semi-definite load with a warning (Pinocchio
+# accepts them): max(relative * largest eigenvalue, absolute kg m^2).
+INERTIA_RELATIVE_TOLERANCE = 1e-6
+INERTIA_ABSOLUTE_TOLERANCE = 1e-7
 # Shortest joint axis or quaternion taken as a direction (normalised at load), and how far a
 # rotation matrix may be from orthonormal with determinant +1 (URDF files print 6 digits).
 MIN_DIRECTION = 1e-9
@@ -51,6 +56,9 @@ MAX_POINTS = 100_000                                # named points in the whole 
 UNITS_HINT = ": are the units (units.length) right?"
 # Longest error message: names and values are cut, a list of 10,000 bodies is not repeated.
 MAX_ERROR = 600
+
+
+_log = logging.getLogger(__name__)
 
 
 class ModelError(DocumentError):
@@ -148,9 +156,15 @@ class _Reader:
         self.vector(value, where)
         return np.array([self.length_value(v, f"{where}[{k}]") for k, v in enumerate(value)])
 
-    def name(self, value: Any, where: str) -> str:
-        if not isinstance(value, str) or not value or not value.replace("_", "a").isalnum():
-            raise self.fail(where, f"got {_show(value)}, expected a name of letters, digits and _")
+    def name(self, value: Any, where: str, dotted: bool = False) -> str:
+        """A name of letters, digits and _; with ``dotted`` (bodies and coordinates, whose
+        URDF names often have them) also - and . : a reference BODY.POINT is split at its
+        last '.', so point names never hold a '.'."""
+        extra = "_-." if dotted else "_"
+        if (not isinstance(value, str) or not value
+                or not all(c.isalnum() or c in extra for c in value)):
+            what = "letters, digits, _, - and ." if dotted else "letters, digits and _"
+            raise self.fail(where, f"got {_show(value)}, expected a name of {what}")
         return value
 
 
@@ -196,13 +210,24 @@ def _inertia(r: _Reader, value: Any, mass: float, where: str) -> np.ndarray:
     if not np.allclose(inertia, inertia.T, rtol=1e-9, atol=1e-15):
         raise r.fail(where, f"got {inertia.tolist()}, expected a symmetric matrix")
     eig = np.linalg.eigvalsh(inertia)
-    if eig.min() <= 0:
-        raise r.fail(where, f"eigenvalues {eig.tolist()} (SI), expected a positive definite matrix")
-    tol = 1e-12 * eig.max()
-    for k in range(3):
-        if eig[k] > eig[(k + 1) % 3] + eig[(k + 2) % 3] + tol:
-            raise r.fail(where, f"principal moments {eig.tolist()} (SI) violate the triangle "
-                                "inequality I1 <= I2 + I3")
+    # Pinocchio accepts point masses, singular inertias and rounding noise (-3.5e-8
+    # eigenvalues) from exported URDFs: within this tolerance they load with a warning;
+    # beyond it the kinetic energy could be negative, so the recursions would be wrong.
+    tol = max(INERTIA_RELATIVE_TOLERANCE * eig.max(), INERTIA_ABSOLUTE_TOLERANCE)
+    if eig.min() < -tol:
+        raise r.fail(where, f"eigenvalues {eig.tolist()} (SI), expected a positive "
+                            f"semi-definite matrix (eigenvalues >= -{tol:g})")
+    if eig.min() <= 0 and (eig.max() > 0 or mass > 0):      # not a massless dummy
+        _log.warning("%s: %s: singular inertia, eigenvalues %s (SI): accepted as Pinocchio "
+                     "does (a point mass or rounding noise)", r.source, where, eig.tolist())
+    # A rigid body has I1 <= I2 + I3; URDFs break it (1e-6 kg dummy bases with only izz,
+    # sensor links) and Pinocchio accepts them: the recursions need only the semi-definite
+    # matrix, so a violation is a warning
+    excess = max(eig[k] - eig[(k + 1) % 3] - eig[(k + 2) % 3] for k in range(3))
+    if excess > 1e-12 * eig.max():
+        _log.warning("%s: %s: principal moments %s (SI) violate the triangle inequality "
+                     "I1 <= I2 + I3 by %g (no rigid body has them): accepted as Pinocchio "
+                     "does", r.source, where, eig.tolist(), excess)
     return inertia
 
 
@@ -306,13 +331,13 @@ def _body(r: _Reader, data: Any, k: int, max_points: int) -> Body:
     """Body ``k``; at most ``max_points`` named points (the model's remaining budget)."""
     where = f"bodies[{k}]"
     data = r.mapping(data, where)
-    name = r.name(r.get(data, "name", where), f"{where}.name")
+    name = r.name(r.get(data, "name", where), f"{where}.name", dotted=True)
     where = f"bodies[{k}] ({name})"
     r.check_keys(data, {"name", "parent", "origin", "rotation", "joint", "mass", "com", "inertia",
                         "points", "virtual"}, where)
     if name == "world":
         raise r.fail(f"{where}.name", "'world' is the ground and cannot be declared as a body")
-    parent = r.name(r.get(data, "parent", where), f"{where}.parent")
+    parent = r.name(r.get(data, "parent", where), f"{where}.parent", dotted=True)
     origin = r.length_vector(r.get(data, "origin", where, [0, 0, 0]), f"{where}.origin")
     rotation = _rotation(r, r.get(data, "rotation", where, [0, 0, 0]), f"{where}.rotation")
     joint = r.mapping(r.get(data, "joint", where), f"{where}.joint")
@@ -325,7 +350,8 @@ def _body(r: _Reader, data: Any, k: int, max_points: int) -> Body:
     multiplier, offset = 1.0, 0.0
     if jtype != JointType.FIXED:
         axis = _axis(r, r.get(joint, "axis", f"{where}.joint"), f"{where}.joint.axis")
-        coordinate = r.name(r.get(joint, "coordinate", f"{where}.joint"), f"{where}.joint.coordinate")
+        coordinate = r.name(r.get(joint, "coordinate", f"{where}.joint"),
+                            f"{where}.joint.coordinate", dotted=True)
         multiplier = r.number(r.get(joint, "multiplier", f"{where}.joint", 1.0),
                               f"{where}.joint.multiplier")
         if multiplier == 0:
@@ -356,8 +382,9 @@ def _body(r: _Reader, data: Any, k: int, max_points: int) -> Body:
             raise r.fail(where, f"a virtual (massless) body takes no {', '.join(extra)}")
         mass, com, inertia = 0.0, np.zeros(3), np.zeros((3, 3))
     else:
+        # mass 0 with an inertia is allowed: URDFs (and Pinocchio) have such dummy links
         mass = r.magnitude(r.get(data, "mass", where), f"{where}.mass", MAX_MASS_KG, "mass", "kg",
-                           positive=True)
+                           nonnegative=True)
         com = r.length_vector(r.get(data, "com", where), f"{where}.com")
         inertia = _inertia(r, r.get(data, "inertia", where), mass, f"{where}.inertia")
     points_data = r.mapping(r.get(data, "points", where, {}) or {}, f"{where}.points")
@@ -534,7 +561,7 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     length_unit = base.choice(units.get("length", "m"), tuple(LENGTH_UNITS), "units.length")
     angle_unit = base.choice(units.get("angle", "rad"), tuple(ANGLE_UNITS), "units.angle")
     r = _Reader(source, LENGTH_UNITS[length_unit], ANGLE_UNITS[angle_unit])
-    name = r.name(r.get(data, "name", "top level"), "name")
+    name = r.name(r.get(data, "name", "top level"), "name", dotted=True)
     gravity_data = r.get(data, "gravity", "top level", [0.0, 0.0, -9.81])
     r.vector(gravity_data, "gravity")
     gravity = np.array([r.magnitude(v, f"gravity[{k}]", MAX_GRAVITY, "gravity", "m/s^2")
@@ -583,22 +610,3 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
         except ValueError as exc:
             raise r.fail(f"actuators ({a.name})", str(exc)) from None
     return model
-
-
-def model_from_text(text: str, source: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Model:
-    """Parse and validate a model document (a file's text or a topic's message); refuses a
-    text over ``max_bytes`` before parsing it. Raises :class:`ModelError` only."""
-    check_size(text, source, max_bytes, error=ModelError)
-    return model_from_dict(parse_yaml(text, source, error=ModelError), source)
-
-
-def read_model_file(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Model, str]:
-    """The validated model and the exact text it was built from. The file must be a regular
-    file (never a FIFO or a device) of at most ``max_bytes``; raises :class:`ModelError`."""
-    text = read_text(path, "model file", max_bytes, error=ModelError)
-    return model_from_text(text, str(path), max_bytes), text
-
-
-def load_model(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Model:
-    """Read, validate and convert a model file; raises :class:`ModelError`."""
-    return read_model_file(path, max_bytes)[0]

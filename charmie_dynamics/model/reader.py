@@ -1,0 +1,46 @@
+"""Reading a model: a YAML model file or a URDF (with an optional mechanism overlay), from a
+file or a text, dispatched on the content (a URDF's first character is '<').
+
+Both go through the package's one guard (:mod:`charmie_dynamics.documents`) and end in
+:func:`~charmie_dynamics.model.loader.model_from_dict`; every error is a :class:`ModelError`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from ..documents import DEFAULT_MAX_BYTES, check_size, parse_yaml, read_text
+from .loader import ModelError, model_from_dict
+from .model import Model
+from .urdf import is_urdf, model_from_urdf
+
+
+def model_from_text(text: str, source: str, max_bytes: int = DEFAULT_MAX_BYTES, *,
+                    overlay: Optional[str | Path] = None) -> Model:
+    """Parse and validate a model document (a file's text or a topic's message): YAML, or a
+    URDF (its first character '<') with an optional mechanism ``overlay`` file; refuses a
+    text over ``max_bytes`` before parsing it. Raises :class:`ModelError` only."""
+    if is_urdf(text):
+        return model_from_urdf(text, source, overlay=overlay, max_bytes=max_bytes)
+    if overlay is not None:
+        raise ModelError(f"{source}: an overlay ({overlay}) was given for a YAML model, "
+                         "expected a URDF (overlays add mechanisms to URDFs)")
+    check_size(text, source, max_bytes, error=ModelError)
+    return model_from_dict(parse_yaml(text, source, error=ModelError), source)
+
+
+def read_model_file(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
+                    overlay: Optional[str | Path] = None) -> tuple[Model, str]:
+    """The validated model and the exact text it was built from (YAML, or a URDF with an
+    optional ``overlay`` file). The file must be a regular file (never a FIFO or a device) of
+    at most ``max_bytes``; raises :class:`ModelError`."""
+    text = read_text(path, "model file", max_bytes, error=ModelError)
+    return model_from_text(text, str(path), max_bytes, overlay=overlay), text
+
+
+def load_model(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
+               overlay: Optional[str | Path] = None) -> Model:
+    """Read, validate and convert a model file, YAML or URDF (dispatched on the content;
+    ``overlay``: a mechanism overlay file for a URDF); raises :class:`ModelError`."""
+    return read_model_file(path, max_bytes, overlay=overlay)[0]
+
