@@ -36,7 +36,7 @@ LAYERS = (
 #: Modules under ros/ that need no ROS: the nodes' pure pieces (each has unit tests that run
 #: without rclpy).
 ROS_FREE = {f"{PACKAGE}.ros.{name}" for name in (
-    "inputs", "model_updates")}
+    "inputs", "model_updates", "odometry", "reference", "stale_policy")}
 
 
 def _is_ros(top: str) -> bool:

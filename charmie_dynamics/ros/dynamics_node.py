@@ -44,33 +44,23 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..documents import DEFAULT_MAX_BYTES
-from ..dynamics import Loads, inverse_dynamics
 from ..dynamics.actuation import actuator_space
-from ..dynamics.inverse import InverseDynamicsData
-from ..kinematics import JointSpaceState, inputs_from_dict, resolve_state
-from ..mechanisms.auxiliary import Segment, auxiliary_segments
-from ..mechanisms.indirect import MechanismRangeError
+from ..dynamics.evaluator import Evaluation, Evaluator, NonFiniteLoads
+from ..kinematics.indirect import MechanismRangeError
 from ..model import ModelError, model_from_text, read_model_file
 from ..model.model import JointType, Model
 from . import qos
-from .inputs import (
-    REASONS,
-    AccelerationEstimator,
-    InputLimits,
-    InputRejected,
-    ReferenceTrajectory,
-    StateAssembler,
-    read_joint_state,
-)
-from .messages import (diagnostics, float_array, joint_state, quaternions, set_transform, set_vector3,
-                       to_nanoseconds, transform)
+from .inputs import REASONS, AccelerationEstimator, InputLimits, InputRejected, StateAssembler, read_joint_state
+from .messages import diagnostics, float_array, joint_state, set_transform, set_vector3, to_nanoseconds, transform
 from .model_updates import ModelParser, model_change
+from .odometry import BASE_COORDINATES, base_from_odometry
 from .parameters import Param, declare_parameters
+from .reference import Reference, read_reference
+from .stale_policy import POLICIES as STALE_POLICIES
+from .stale_policy import Action, StalePolicy
 
 ACCELERATION_SOURCES = ("zero", "estimate", "reference")
-STALE_POLICIES = ("gravity", "zero")
 MODEL_UPDATES = ("once", "always")
-BASE_COORDINATES = ("d1", "d2", "theta3")
 RATE_PARAMETERS = ("publish_rate_limit", "tf_rate")     # 0 (off) or 1 to 10000 Hz
 MODEL_POLL_PERIOD = 0.02       # s: how soon a parsed model is installed
 
@@ -126,9 +116,7 @@ class PreparedModel:
     text: str
     source: str
     joints: list[str]                      # feedforward order
-    state_buffer: JointSpaceState
-    loads_buffer: InverseDynamicsData
-    segments: list[Segment]
+    evaluator: Evaluator
 
 
 class DynamicsNode(Node):
@@ -157,12 +145,8 @@ class DynamicsNode(Node):
         self.last_eval_stamp: Optional[int] = None
         self.next_tf_stamp: Optional[int] = None
         self.backwards_since: Optional[int] = None           # first of a run of time_backwards
-        self.last_valid_time: Optional[int] = None
-        self.last_feedforward: Optional[np.ndarray] = None
-        self.last_x: Optional[np.ndarray] = None
-        self.hold_due = False                                 # a rejection since the last feedforward
-        self.stale = False
-        self.reference: Optional[ReferenceTrajectory] = None
+        self.safety = StalePolicy(int(self.p["stale_timeout"] * 1e9), self.p["stale_policy"])
+        self.reference: Optional[Reference] = None
         prefix = self.p["frame_prefix"]
         self.frame = lambda name: prefix + name
         # outputs
@@ -222,6 +206,8 @@ class DynamicsNode(Node):
         if problem:
             return SetParametersResult(successful=False, reason=problem)
         self.p = new
+        self.safety.timeout_ns = int(new["stale_timeout"] * 1e9)
+        self.safety.policy = new["stale_policy"]
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ model
@@ -234,18 +220,15 @@ class DynamicsNode(Node):
         if unknown:
             raise ModelError(f"{source}: feedforward_joints/wrench_joints name(s) "
                              f"{', '.join(unknown)} not in the model")
-        # buffers reused by every evaluation (single-threaded executor: one at a time); the
-        # first evaluation compiles (or loads from numba's disk cache) the kernels now, not at
-        # the first input, and proves that the model assembles at its default inputs
+        # the evaluator's first evaluation compiles (or loads from numba's disk cache) the
+        # kernels now, not at the first input, and proves that the model assembles at its
+        # default inputs
         try:
-            state_buffer = resolve_state(model, *inputs_from_dict(model))
-            loads_buffer = InverseDynamicsData(model)
-            segments = auxiliary_segments(model, inverse_dynamics(
-                model, state_buffer, data=loads_buffer).placements)
-        except MechanismRangeError as exc:
+            evaluator = Evaluator(model)
+        except (MechanismRangeError, NonFiniteLoads) as exc:
             raise ModelError(f"{source}: the model does not assemble at its default "
                              f"inputs: {exc}") from None
-        return PreparedModel(model, text, source, joints, state_buffer, loads_buffer, segments)
+        return PreparedModel(model, text, source, joints, evaluator)
 
     def _parse_model(self, text: str) -> PreparedModel:
         """The worker thread's job: size cap, guarded parse, validation, buffers."""
@@ -256,7 +239,7 @@ class DynamicsNode(Node):
         """Use a prepared model from now on (executor thread); a change is logged at WARN."""
         model, old = prepared.model, self.model
         self.model, self.model_text = model, prepared.text
-        self.state_buffer, self.loads_buffer = prepared.state_buffer, prepared.loads_buffer
+        self.evaluator = prepared.evaluator
         self.feedforward_index = [model.input_names.index(j) for j in prepared.joints]
         base = tuple(c for c in BASE_COORDINATES if c in model.input_names) \
             if self.p["odometry_topic"] else ()
@@ -264,19 +247,16 @@ class DynamicsNode(Node):
         self.limits = InputLimits.of(model)
         self.effort_limit = actuator_space(model).effort_limit
         self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
-        self.actuator_slots = [model.input_names.index(a) for a in model.actuator_names]
         # messages refilled by every evaluation: names and frames are set once
         self.msg_joint_loads = JointState(name=list(model.coordinate_names))
         self.msg_actuator_loads = JointState(name=list(model.input_names))
-        self.tf_bodies = [i for i in range(model.n_bodies) if model.joint_type[i] != JointType.FIXED]
-        self.tf_segment_bodies = [seg.body for seg in prepared.segments]
-        frames = [(self._parent_frame(i), self.frame(model.body_names[i])) for i in self.tf_bodies]
-        frames += [(self.frame(model.body_names[seg.body]), self.frame(seg.name)) for seg in prepared.segments]
-        self.msg_tf = TFMessage(transforms=[TransformStamped(header=Header(frame_id=parent),
-                                                             child_frame_id=child)
-                                            for parent, child in frames])
+        frames = self.evaluator.frames
+        self.msg_tf = TFMessage(transforms=[
+            TransformStamped(header=Header(frame_id=self.frame(parent or self.p["world_frame"])),
+                             child_frame_id=self.frame(child))
+            for parent, child in zip(frames.parents, frames.children)])
         self.last_stamp = self.last_eval_stamp = self.next_tf_stamp = None
-        self.last_x = self.last_feedforward = None
+        self.safety.forget()
         self.reference = None
         for body in self.p["wrench_joints"]:
             if body and body not in self.pub_wrenches:
@@ -349,9 +329,7 @@ class DynamicsNode(Node):
     def _reject(self, reason: str, detail: str) -> None:
         self.rejected[reason] += 1
         self.get_logger().warning(f"input rejected ({reason}): {detail}", throttle_duration_sec=2.0)
-        # the watchdog republishes the last valid feedforward (once a period, not once a
-        # rejection: a flood of bad input is not echoed) while it is not stale
-        self.hold_due = self.last_feedforward is not None and not self.stale
+        self.safety.rejected()
 
     def _store(self, positions: dict, velocities: dict, now: int) -> None:
         """Check measured values against the model's limits and keep them."""
@@ -410,21 +388,16 @@ class DynamicsNode(Node):
         self.received["odometry"] += 1
         if self.model is None:
             return self._reject("no_model", "no model yet")
-        o = msg.pose.pose.orientation
-        norm = math.sqrt(o.x * o.x + o.y * o.y + o.z * o.z + o.w * o.w)
-        if not (math.isfinite(norm) and abs(norm - 1.0) < 1e-3):
-            return self._reject("invalid_value", f"odometry orientation norm {norm:g}, expected 1")
-        yaw = math.atan2(2.0 * (o.w * o.z + o.x * o.y), 1.0 - 2.0 * (o.y * o.y + o.z * o.z))
-        v = msg.twist.twist.linear
-        values = [msg.pose.pose.position.x, msg.pose.pose.position.y, yaw, v.x, v.y,
-                  msg.twist.twist.angular.z]
-        if not all(math.isfinite(x) for x in values):
-            return self._reject("non_finite", "odometry")
-        c, s = math.cos(yaw), math.sin(yaw)     # the twist is in the robot's frame
+        pose, twist = msg.pose.pose, msg.twist.twist
+        o = pose.orientation
         try:
-            self._store(dict(zip(BASE_COORDINATES, values[:3])),
-                        dict(zip(BASE_COORDINATES, (c * v.x - s * v.y, s * v.x + c * v.y,
-                                                    values[5]))), self._now())
+            positions, velocities = base_from_odometry(
+                pose.position.x, pose.position.y, (o.x, o.y, o.z, o.w),
+                (twist.linear.x, twist.linear.y), twist.angular.z)
+        except InputRejected as exc:
+            return self._reject(exc.reason, exc.detail)
+        try:
+            self._store(positions, velocities, self._now())
         except InputRejected as exc:
             self._reject(exc.reason, f"odometry: {exc.detail}")
 
@@ -435,27 +408,15 @@ class DynamicsNode(Node):
         self.received["reference"] += 1
         if self.model is None:
             return self._reject("no_model", "no model yet")
-        names = list(msg.joint_names)
-        if not msg.points:
-            return self._reject("invalid_value", "reference trajectory without points")
-        if len(set(names)) != len(names):
-            return self._reject("duplicate_name", "reference trajectory names")
-        unknown = [n for n in names if n not in self.model.input_names]
-        if unknown:
-            return self._reject("unknown_name", f"reference trajectory: {', '.join(unknown[:5])}")
-        if any(len(p.accelerations) not in (0, len(names)) for p in msg.points):
-            return self._reject("length_mismatch", "reference trajectory accelerations")
         t0 = to_nanoseconds(msg.header.stamp)
         if t0 == 0:
             t0 = self.last_stamp if self.last_stamp is not None else self._now()
-        times = np.array([(t0 + to_nanoseconds(p.time_from_start)) * 1e-9 for p in msg.points])
-        acc = np.array([list(p.accelerations) or [0.0] * len(names) for p in msg.points])
-        if not np.all(np.isfinite(acc)):
-            return self._reject("non_finite", "reference trajectory accelerations")
-        if np.any(np.diff(times) <= 0):
-            return self._reject("invalid_value", "reference trajectory times do not increase")
-        self.reference = ReferenceTrajectory(tuple(names), times, acc)
-        self.reference_slots = [self.model.input_names.index(n) for n in names]
+        try:
+            self.reference = read_reference(
+                msg.joint_names, [(to_nanoseconds(p.time_from_start), p.accelerations)
+                                  for p in msg.points], t0, self.model.input_names)
+        except InputRejected as exc:
+            self._reject(exc.reason, exc.detail)
 
     def _on_joint_state(self, msg: JointState) -> None:
         received = time.perf_counter()
@@ -480,18 +441,16 @@ class DynamicsNode(Node):
             x, xd = self.assembler.assemble(now * 1e-9, self.p["stale_timeout"])
         except InputRejected as exc:
             return self._reject(exc.reason, exc.detail)
-        xdd = self._accelerations(stamp, x, xd)
-        state = resolve_state(self.model, x, xd, xdd, out=self.state_buffer)
-        with np.errstate(all="ignore"):          # overflow shows as non-finite, checked below
-            loads = inverse_dynamics(self.model, state, gravity_only=self.p["gravity_only"],
-                                     data=self.loads_buffer)
-        # one sum: non-finite if any term is (or if the loads overflow: rejected alike)
-        if not math.isfinite(loads.coordinate_effort.sum() + loads.actuator_force.sum()
-                             + loads.joint_wrenches.sum()):
+        try:
+            result = self.evaluator(x, xd, self._accelerations(stamp, x, xd),
+                                    self.p["gravity_only"])
+        except NonFiniteLoads:
             return self._reject("non_finite", "the loads of this input are not finite "
                                               "(inputs too large)")
+        except MechanismRangeError as exc:       # a balancer's lever cannot reach
+            return self._reject("out_of_range", str(exc))
         self.last_stamp = self.last_eval_stamp = stamp       # advances on accepted inputs only
-        self._publish(msg.header.stamp, stamp, x, xd, state, loads)
+        self._publish(msg.header.stamp, stamp, x, xd, result)
         latency = time.perf_counter() - received
         self.stats["evaluated"] += 1
         self.stats["latency_sum"] += latency
@@ -501,18 +460,11 @@ class DynamicsNode(Node):
         source = self.p["acceleration_source"]
         if source == "estimate":
             return self.estimator.update(stamp, xd)
-        xdd = np.zeros_like(x)
         if source == "reference" and self.reference is not None:
-            xdd[self.reference_slots] = self.reference.sample(stamp * 1e-9)
-        return xdd
+            return self.reference.input_accelerations(stamp * 1e-9, len(x))
+        return np.zeros_like(x)
 
     # ------------------------------------------------------------------ outputs
-    def actuator_efforts(self, loads: Loads) -> np.ndarray:
-        """Efforts in input order: joint efforts, with the actuators' axial forces in their slots."""
-        efforts = np.array(loads.coordinate_effort, dtype=float)
-        efforts[self.actuator_slots] = loads.actuator_force
-        return efforts
-
     def _feedforward(self, efforts: np.ndarray) -> np.ndarray:
         """The feedforward of efforts in input order: in feedforward_joints order, clamped at
         the model's limits with clamp_feedforward."""
@@ -525,8 +477,8 @@ class DynamicsNode(Node):
         self.pub_feedforward.publish(self.msg_feedforward)
 
     def _publish(self, stamp_msg, stamp: int, x: np.ndarray, xd: np.ndarray,
-                 state: JointSpaceState, loads: Loads) -> None:
-        efforts = self.actuator_efforts(loads)
+                 result: Evaluation) -> None:
+        efforts, state, loads = result.efforts, result.state, result.loads
         beyond = np.abs(efforts) > self.effort_limit
         if beyond.any():                      # published, and flagged in /diagnostics
             self.events["efforts_beyond_limits"] += 1
@@ -535,11 +487,8 @@ class DynamicsNode(Node):
                                                  loads.coordinate_effort, self.msg_joint_loads))
         self.pub_actuator_loads.publish(joint_state(stamp_msg, (), x, xd, efforts,
                                                     self.msg_actuator_loads))
-        self.last_feedforward = self._feedforward(efforts)
-        self.last_x = x
-        self.last_valid_time = self._now()
-        self.stale = self.hold_due = False
-        self._publish_feedforward(self.last_feedforward)
+        self.safety.accepted(self._now(), self._feedforward(efforts), x)
+        self._publish_feedforward(self.safety.last_feedforward)
         for body, w in self.msg_wrenches.items():
             i = self.wrench_bodies[body]
             w.header.stamp = stamp_msg
@@ -556,10 +505,12 @@ class DynamicsNode(Node):
                 return
             on_grid = due is not None and due <= stamp < due + period
             self.next_tf_stamp = (due if on_grid else stamp) + period
-        self._publish_tf(stamp_msg, loads)
+        for msg, p, q in zip(self.msg_tf.transforms, result.translations, result.quaternions):
+            set_transform(msg, stamp_msg, p, q)
+        self.pub_tf.publish(self.msg_tf)
         self._publish_markers(stamp_msg, loads)
 
-    def _publish_markers(self, stamp_msg, loads: Loads) -> None:
+    def _publish_markers(self, stamp_msg, loads) -> None:
         markers = MarkerArray()
         for k, i in enumerate(self.wrench_bodies.values()):
             markers.markers.append(self._arrow(stamp_msg, k, loads.placements.origin_world[i],
@@ -582,57 +533,30 @@ class DynamicsNode(Node):
         marker.color.r, marker.color.g, marker.color.b, marker.color.a = 1.0, 0.3, 0.0, 1.0
         return marker
 
-    def _publish_tf(self, stamp_msg, loads: Loads) -> None:
-        """Every moving body in its parent's frame, and every auxiliary body in the frame of
-        the body it starts on (one message, refilled)."""
-        fk = loads.placements
-        bodies = self.tf_bodies
-        translations = [fk.origin_parent[bodies]]
-        rotations = [fk.rotation_parent[bodies]]
-        segments = auxiliary_segments(self.model, fk)
-        if segments:
-            R_body = fk.rotation_world[self.tf_segment_bodies]          # (n_seg, 3, 3)
-            start = np.stack([seg.start for seg in segments])
-            rotation = np.stack([seg.rotation for seg in segments])
-            O = fk.origin_world[self.tf_segment_bodies]
-            translations.append(np.einsum("sji,sj->si", R_body, start - O))
-            rotations.append(np.einsum("sji,sjk->sik", R_body, rotation))
-        translations = np.concatenate(translations)
-        xyzw = quaternions(np.concatenate(rotations))
-        for msg, p, q in zip(self.msg_tf.transforms, translations, xyzw):
-            set_transform(msg, stamp_msg, p, q)
-        self.pub_tf.publish(self.msg_tf)
-
     # ------------------------------------------------------------------ watchdog, diagnostics
     def _now(self) -> int:
         """The node clock (ROS time: /clock with use_sim_time), integer nanoseconds."""
         return self.get_clock().now().nanoseconds
 
     def _watchdog(self) -> None:
-        if self.model is None or self.last_valid_time is None:
+        if self.model is None:
             return
-        age = self._now() - self.last_valid_time
-        if 0 <= age <= int(self.p["stale_timeout"] * 1e9):      # (a clock gone back: stale)
-            if self.hold_due:
-                self.hold_due = False
-                self._publish_feedforward(self.last_feedforward)
-            return
-        self.stale, self.hold_due = True, False
-        if self.p["stale_policy"] == "zero" or self.last_x is None:
-            fallback = np.zeros(len(self.feedforward_index))
-        else:
-            x = self.last_x
-            state = resolve_state(self.model, x, np.zeros_like(x), np.zeros_like(x))
-            loads = inverse_dynamics(self.model, state, gravity_only=True)
-            fallback = self._feedforward(self.actuator_efforts(loads))
-        self._publish_feedforward(fallback)
+        action = self.safety.tick(self._now())
+        if action is Action.HOLD:
+            self._publish_feedforward(self.safety.last_feedforward)
+        elif action is Action.GRAVITY:
+            self._publish_feedforward(self._feedforward(
+                self.evaluator.gravity(self.safety.last_x).efforts))
+        elif action is Action.ZERO:
+            self._publish_feedforward(np.zeros(len(self.feedforward_index)))
 
     def _publish_diagnostics(self) -> None:
         n = self.stats["evaluated"]
         rate = 0.0
         if len(self.arrivals) >= 2 and self.arrivals[-1] > self.arrivals[0]:
             rate = (len(self.arrivals) - 1) / (self.arrivals[-1] - self.arrivals[0])
-        age = None if self.last_valid_time is None else (self._now() - self.last_valid_time) * 1e-9
+        last = self.safety.last_valid
+        age = None if last is None else (self._now() - last) * 1e-9
         values = {
             "model": self.model.name if self.model else "none",
             "model_pending": self.pending.model.name if self.pending else "none",
@@ -642,7 +566,7 @@ class DynamicsNode(Node):
             "compute_latency_mean_ms": f"{(self.stats['latency_sum'] / n * 1e3) if n else 0.0:.3f}",
             "compute_latency_max_ms": f"{self.stats['latency_max'] * 1e3:.3f}",
             "last_valid_input_age_s": "never" if age is None else f"{age:.3f}",
-            "stale": str(self.stale),
+            "stale": str(self.safety.stale),
             "acceleration_source": self.p["acceleration_source"],
             "efforts_beyond_limits_inputs": ", ".join(self.effort_flags) or "none",
         }
@@ -665,7 +589,7 @@ class DynamicsNode(Node):
             warnings.append("model update held: ~/accept_model_update installs it")
         if new.get("efforts_beyond_limits"):
             warnings.append(f"efforts beyond the model's limits: {', '.join(self.effort_flags)}")
-        if self.stale or age is None:
+        if self.safety.stale or age is None:
             warnings.append("inputs stale or missing")
         if any(self.rejected[r] > self.reported[r] for r in REASONS + ("bad_model",)
                if r != "throttled"):

@@ -1,0 +1,186 @@
+"""One measured state in, everything a robot's nodes publish out, in one compiled call.
+
+:class:`Evaluator` is built once per model with every buffer it needs (the joint-space
+state, :class:`~.inverse.InverseDynamicsData`, the auxiliary segments, the TF poses). A call
+takes the inputs in ``model.input_names`` order and runs, as one kernel: the indirect
+joints (resolve_state), the seven steps of inverse dynamics, the auxiliary segments and the
+relative poses; nothing is allocated. The results are views of the buffers, overwritten by
+the next call.
+
+It lives in the core, not in ros/, because it is the core's own pipeline in one crossing
+(any loop over measured states, a controller's or a node's, wants it) and because it calls
+the kernels with the packed model's arrays, which only the core may know.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..jit import kernel
+from ..kinematics.indirect import check_length
+from ..kinematics.state import (JointSpaceState, inputs_from_dict, resolve_state,
+                                resolve_state_sample, state_samples)
+from ..linalg import column, mat, mat_mul, mat_t_vec, sub, vec
+from ..mechanisms.auxiliary import auxiliary_segments_sample, balancer_range_error, segment_names
+from ..model.actuator_geometry import indirect_joints
+from ..model.model import JointType, Model
+from ..model.packed import packed
+from ..model.rotations import quaternion_of
+from .inverse import _NO_LOADS, InverseDynamicsData, Loads, _inverse_dynamics_batch
+
+
+class NonFiniteLoads(ArithmeticError):
+    """Loads that came out NaN or infinite (inputs too large for a finite result)."""
+
+
+@dataclass(frozen=True)
+class PoseFrames:
+    """Parent and child of every pose, in the order of ``Evaluation.translations``: the
+    moving bodies (parent None: the world) relative to their parent, then the auxiliary
+    bodies relative to the body they hang on."""
+
+    parents: tuple[Optional[str], ...]
+    children: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One evaluation; every array is a view of the evaluator's buffers."""
+
+    efforts: np.ndarray          # (n_inputs,): joint efforts, the actuators' axial forces in
+    #                              their inputs' slots (N m or N)
+    actuator_force: np.ndarray   # (n_actuators,): axial, N, positive pushes
+    state: JointSpaceState       # joint coordinates with their rates, actuator lengths
+    loads: Loads                 # every load of inverse_dynamics (joint wrenches, placements)
+    translations: np.ndarray     # (n_poses, 3): origin of the child in the parent frame, m
+    quaternions: np.ndarray      # (n_poses, 4): orientation of the child, x y z w
+
+
+@kernel
+def _evaluate(resolve, x, xd, xdd, state, inverse, auxiliary, rotations, origins, segments,
+              moving, hanging, actuator_slots, tau, axial, joints, efforts, translations,
+              xyzw):
+    """resolve_state, inverse dynamics, auxiliary segments and poses of one sample (kernel).
+    Returns (actuator out of its stroke or -1, balancer that cannot reach or -1, finite)."""
+    body_int, body_vec, act_int, act_vec = resolve
+    q, qd, qdd, length, velocity, acceleration, jacobian = state
+    bad = resolve_state_sample(body_int, body_vec, act_int, act_vec, x, xd, xdd, q[0], qd[0],
+                               qdd[0], length[0], velocity[0], acceleration[0], jacobian[0])
+    if bad >= 0:
+        return bad, -1, False
+    failed = _inverse_dynamics_batch(*inverse)
+    bi, bv, ai, av, si, sv, bli, blv = auxiliary
+    ends, lengths, frames = segments
+    k = auxiliary_segments_sample(bi, bv, ai, av, si, sv, bli, blv, rotations, origins, ends,
+                                  lengths, frames)
+    if k >= 0:
+        failed = k
+    total = 0.0                       # one sum: non-finite if any term is (or overflows)
+    for c in range(tau.shape[0]):
+        efforts[c] = tau[c]
+        total += tau[c]
+    for a in range(axial.shape[0]):
+        efforts[actuator_slots[a]] = axial[a]
+        total += axial[a]
+    for i in range(joints.shape[0]):
+        for s in range(joints.shape[1]):
+            total += joints[i, s, 0] + joints[i, s, 1] + joints[i, s, 2]
+    for p in range(moving.shape[0]):
+        i = moving[p]
+        translations[p, 0], translations[p, 1], translations[p, 2] = vec(origins, i, 0)
+        xyzw[p, 0], xyzw[p, 1], xyzw[p, 2], xyzw[p, 3] = quaternion_of(mat(rotations, i, 0))
+    n = moving.shape[0]
+    for s in range(hanging.shape[0]):
+        b = hanging[s]
+        R = mat(rotations, b, 1)
+        translations[n + s, 0], translations[n + s, 1], translations[n + s, 2] = mat_t_vec(
+            R, sub(vec(ends, s, 0), vec(origins, b, 1)))
+        RF = mat_mul((column(R, 0), column(R, 1), column(R, 2)), mat(frames, s, 0))  # R^T F
+        xyzw[n + s, 0], xyzw[n + s, 1], xyzw[n + s, 2], xyzw[n + s, 3] = quaternion_of(RF)
+    return -1, failed, math.isfinite(total)
+
+
+class Evaluator:
+    """Efforts, loads and TF poses of one state of ``model`` per call, in one crossing of the
+    core, with buffers built once (see the module docstring). Not thread-safe: one call at a
+    time (a node's executor)."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        n = model.n_coordinates
+        # the state at the default inputs: the buffer, and proof that the model assembles
+        self.state = resolve_state(model, *inputs_from_dict(model))
+        self.data = InverseDynamicsData(model)
+        loads = self.data.loads
+        segments = segment_names(model)
+        moving = [i for i in range(model.n_bodies) if model.joint_type[i] != JointType.FIXED]
+        names = model.body_names
+        self.frames = PoseFrames(
+            tuple(None if model.parent[i] < 0 else names[model.parent[i]] for i in moving)
+            + tuple(names[body] for _, _, body in segments),
+            tuple(names[i] for i in moving) + tuple(name for name, _, _ in segments))
+        n_poses = len(moving) + len(segments)
+        self._zeros = np.zeros(n)
+        self._efforts = np.empty(n)
+        self._translations = np.empty((n_poses, 3))
+        self._xyzw = np.empty((n_poses, 4))
+        self._segments = (np.empty((len(segments), 2, 3)), np.empty(len(segments)),
+                          np.empty((len(segments), 1, 3, 3)))
+        pm = packed(model)
+        q, qd, qdd = state_samples(self.state)[:3]
+        # the arguments of inverse_dynamics' kernel, without payloads: with the state's
+        # rates, and with zero rates for gravity compensation
+        head = (pm.body_int, pm.body_vec, pm.body_mat, pm.act_int, pm.act_vec, pm.spring_int,
+                pm.spring_vec, pm.bal_int, pm.bal_vec, *_NO_LOADS, pm.base_acceleration)
+        zeros = self.data.zeros
+        self._inverse = {False: head + (q, qd, qdd) + self.data.buffers,
+                         True: head + (q, zeros, zeros) + self.data.buffers}
+        self._fixed = ((pm.body_int, pm.body_vec, pm.act_int, pm.act_vec),
+                       state_samples(self.state))
+        self._auxiliary = (pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.spring_int,
+                           pm.spring_vec, pm.bal_int, pm.bal_vec)
+        self._tail = (self._auxiliary, loads.placements.rotations, loads.placements.origins,
+                      self._segments, np.array(moving, dtype=np.int64),
+                      np.array([body for _, _, body in segments], dtype=np.int64),
+                      np.array([model.input_names.index(a) for a in model.actuator_names],
+                               dtype=np.int64),
+                      loads.coordinate_effort, loads.actuator_force, loads.joint_wrenches,
+                      self._efforts, self._translations, self._xyzw)
+        self.result = Evaluation(self._efforts, loads.actuator_force, self.state, loads,
+                                 self._translations, self._xyzw)
+        self(*inputs_from_dict(model))       # compiles (or loads) the kernel now
+
+    def __call__(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
+                 gravity_only: bool = False) -> Evaluation:
+        """Evaluate inputs (n_inputs,) each, in ``model.input_names`` order.
+
+        ``gravity_only``: the loads with velocities and accelerations taken as zero (the
+        state keeps the given rates). Raises ``ActuatorRangeError`` for an actuator length
+        outside its stroke, ``MechanismRangeError`` for a balancer that cannot reach and
+        :class:`NonFiniteLoads` for loads that are not finite.
+        """
+        n = self.model.n_coordinates
+        x, xd, xdd = (np.ascontiguousarray(v, dtype=float) for v in (x, xd, xdd))
+        if not x.shape == xd.shape == xdd.shape == (n,):
+            raise ValueError(f"inputs of shapes {x.shape}, {xd.shape}, {xdd.shape}, expected "
+                             f"({n},) each ({self.model.name})")
+        resolve, state = self._fixed
+        with np.errstate(all="ignore"):       # plain Python: overflow shows as non-finite
+            bad, failed, finite = _evaluate(resolve, x, xd, xdd, state,
+                                            self._inverse[bool(gravity_only)], *self._tail)
+        if bad >= 0:
+            check_length(indirect_joints(self.model)[bad], x[self.model.coordinate_index[
+                self.model.actuators[bad].drives]])
+        if failed >= 0:
+            raise balancer_range_error(self.model.balancers[failed])
+        if not finite:
+            raise NonFiniteLoads(f"the loads of this input are not finite (inputs too large "
+                                 f"for {self.model.name})")
+        return self.result
+
+    def gravity(self, x: np.ndarray) -> Evaluation:
+        """Gravity compensation at positions ``x``: velocities and accelerations zero."""
+        return self(x, self._zeros, self._zeros, gravity_only=True)
