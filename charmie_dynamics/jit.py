@@ -110,14 +110,21 @@ def _writable_cache() -> str:
 _CACHE_DIR = _writable_cache() if ENABLED else ""
 
 
-def kernel(fn: F) -> F:
+def kernel(fn: F | None = None, *, inline: bool = False) -> F | Callable[[F], F]:
     """Compile ``fn`` with numba (nopython, cached, releasing the GIL; division by zero gives
-    inf or nan, which the callers check, instead of an exception) when enabled."""
+    inf or nan, which the callers check, instead of an exception) when enabled.
+
+    ``@kernel(inline=True)``: numba inlines the function into each kernel that calls it (a
+    small function called per body whose tuple results LLVM does not always inline: the
+    joint transform, model/joint.py)."""
+    if fn is None:
+        return lambda f: kernel(f, inline=inline)
     if not ENABLED:
         return fn
     saved = numba.config.CACHE_DIR           # numba reads it when the cache is set up
     numba.config.CACHE_DIR = _CACHE_DIR
     try:
-        return numba.njit(cache=bool(_CACHE_DIR), nogil=True, error_model="numpy")(fn)
+        return numba.njit(cache=bool(_CACHE_DIR), nogil=True, error_model="numpy",
+                          inline="always" if inline else "never")(fn)
     finally:
         numba.config.CACHE_DIR = saved

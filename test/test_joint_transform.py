@@ -1,8 +1,8 @@
 """The joint transform about any unit axis and the rotation forms of the model file, against
 Pinocchio on random trees.
 
-Each tree is drawn (seeded) as plain parameters: random unit axes written unnormalised,
-revolute, prismatic and fixed joints, constant rotations as ZXZ angles, roll-pitch-yaw near
+Each tree is drawn (seeded) as plain parameters: random axes written unnormalised (and
+coordinate axes +-e_k, as words or vectors), revolute, prismatic and fixed joints, constant rotations as ZXZ angles, roll-pitch-yaw near
 the singular pitch +-pi/2, quaternions written unnormalised and matrices, coupled (mimic)
 joints with multipliers and offsets, siblings and on other branches. The same parameters
 build our model (through the YAML loader) and a Pinocchio model made with its own API
@@ -24,7 +24,10 @@ import yaml
 
 from charmie_dynamics import forward_kinematics
 from charmie_dynamics.dynamics import forward_dynamics, inverse_dynamics, mass_matrix
+from charmie_dynamics.dynamics.forward import coordinate_groups
 from charmie_dynamics.model import ModelError, model_from_dict
+from charmie_dynamics.model.joint import REVOLUTE_KIND, REVOLUTE_X_KIND
+from charmie_dynamics.model.packed import KIND, packed
 
 from test_forward_dynamics import joint_state, relative_error
 
@@ -75,18 +78,26 @@ def random_tree(seed, n_bodies=10, coupled=True):
              "com": com, "inertia": inertia, "coordinate": None}
         if jtype != "F":
             axis = rng.normal(size=3) * rng.uniform(0.2, 5.0)               # unnormalised
+            written = axis.tolist()
+            if rng.uniform() < 0.4:     # +-e_k, as "-y" or [0, -3, 0]: the kernels' own kind
+                k, sign = int(rng.integers(3)), float(rng.choice([-1.0, 1.0]))
+                axis = sign * np.eye(3)[k] * rng.uniform(0.5, 3.0)
+                written = ("-" if sign < 0 else "") + "xyz"[k] if i % 2 else axis.tolist()
             leaders = [k for k, q in enumerate(params) if q["coordinate"] and q["leader"]]
             siblings = [k for k in leaders if params[k]["parent"] == parent]
             mimic = coupled and leaders and rng.uniform() < 0.4
-            if mimic:                   # a sibling when there is one: the ABA's own case
+            if mimic:                   # mostly a sibling: the ABA's own case
                 lead = siblings[0] if siblings else int(rng.choice(leaders))
+                if rng.uniform() < 0.7:
+                    parent = p["parent"] = params[lead]["parent"]
+                    body["parent"] = "world" if parent < 0 else f"b{parent}"
                 coordinate = params[lead]["coordinate"]
                 multiplier = float(rng.choice([-1.0, 1.0]) * rng.uniform(0.3, 2.0))
                 offset = float(rng.uniform(-1.0, 1.0))
                 body["joint"].update(multiplier=multiplier, offset=offset)
             else:
                 coordinate, multiplier, offset = f"q{i}", 1.0, 0.0
-            body["joint"].update(axis=axis.tolist(), coordinate=coordinate)
+            body["joint"].update(axis=written, coordinate=coordinate)
             p.update(axis=axis / np.linalg.norm(axis), coordinate=coordinate,
                      multiplier=multiplier, offset=offset, leader=not mimic)
         bodies.append(body)
@@ -165,6 +176,23 @@ def test_random_trees_against_pinocchio(seed):
         reference = np.linalg.solve(S.T @ M @ S, tau[s] - S.T @ nle)
         for method, qdd_ours in fd.items():
             assert relative_error(qdd_ours[s], reference) < TOLERANCE, method
+
+
+def test_random_trees_cover_both_aba_paths():
+    """Among SEEDS, trees whose coupled joints are siblings (the ABA reduces them) and trees
+    coupled across parents (Cholesky instead), each with axes +-e_k and general ones."""
+    reduced = across = 0
+    for seed in SEEDS:
+        model = model_from_dict(random_tree(seed)[0])
+        kinds = packed(model).body_int[:, KIND]
+        assert REVOLUTE_KIND in kinds and np.any(kinds >= REVOLUTE_X_KIND), seed
+        try:
+            groups = coordinate_groups(model)
+        except ValueError:
+            across += 1
+            continue
+        reduced += any(len(g) > 1 for g in groups)
+    assert reduced >= 2 and across >= 2, (reduced, across)
 
 
 @pytest.mark.parametrize("seed", range(3))

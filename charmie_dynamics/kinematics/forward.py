@@ -1,8 +1,9 @@
 """Recursive forward kinematics (seed 000 section 4.2, eqs. 15-19; seed 001 section 3).
 
 One outward loop over the bodies, parents first. For body i with parent p, joint value
-q_i = multiplier_i * coordinate + offset_i and the joint transform (R_J, t_J) of
-model/joint.py (Rot(axis_i, q_i) for a revolute joint, q_i axis_i for a prismatic one):
+q_i = multiplier_i * coordinate + offset_i and the joint's motion (R_J, t_J) (model/joint.py:
+Rot(axis_i, q_i) for a revolute joint, q_i axis_i for a prismatic one), the joint transform
+gives
 
     R^{p}_{i} = R_c,i R_J                             (eq. 16's R^{i-1}_i, eq. 18)
     r^{p}_{i} = B_i + R_c,i t_J                       (seed 001 eq. 1: B'_{i-1} = D'_{i-1} + d_i v)
@@ -22,7 +23,7 @@ from ..jit import kernel
 from ..linalg import add, mat, mat_mul, mat_vec, rotate, store, store_mat, vec
 from ..model.joint import joint_transform
 from ..model.model import Model
-from ..model.packed import AXIS, COORD, JOINT, ORIGIN, PARENT, ROTATION, SCALARS, packed
+from ..model.packed import AXIS, COORD, KIND, ORIGIN, PARENT, ROTATION, SCALARS, packed
 from .state import samples
 
 
@@ -96,10 +97,8 @@ def forward_kinematics_sample(body_int, body_vec, body_mat, q, values, rotations
         c = body_int[i, COORD]
         value = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * q[c] + body_vec[i, SCALARS, 2]
         values[i] = value
-        R_J, t_J, _, _ = joint_transform(body_int[i, JOINT], vec(body_vec, i, AXIS), value)
-        R_c = mat(body_mat, i, ROTATION)
-        R_par = mat_mul(R_c, R_J)
-        r = add(vec(body_vec, i, ORIGIN), mat_vec(R_c, t_J))
+        R_par, r, _, _ = joint_transform(body_int[i, KIND], vec(body_vec, i, AXIS), value,
+                                         mat(body_mat, i, ROTATION), vec(body_vec, i, ORIGIN))
         store_mat(rotations, i, 0, R_par)
         store(origins, i, 0, r)
         p = body_int[i, PARENT]

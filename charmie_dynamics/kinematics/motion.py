@@ -3,9 +3,9 @@ algorithm (seed 000 section 5.1, eqs. 28-32), for any joint axis and constant ro
 
 Everything is expressed in the body's own frame (superscript i in the paper). With
 R = R^{p}_{i}, r = r^{p}_{i} (forward.py), [s_w; s_v] the joint's motion subspace in the body
-frame (model/joint.py: [a; 0] revolute, [0; a] prismatic, 0 fixed), qd and qdd the joint's
-rate and acceleration (multiplier times the coordinate's) and w_in = R^T omega_p, for body i
-with parent p:
+frame ([a; 0] revolute, [0; a] prismatic, 0 fixed), qd and qdd the joint's rate and
+acceleration (multiplier times the coordinate's) and w_in = R^T omega_p, for body i with
+parent p (the joint's terms from model/joint.py's joint_motion):
 
     omega_i  = w_in + qd s_w                                              (eq. 29)
     omegad_i = R^T omegad_p + qdd s_w + qd w_in x s_w                     (eq. 30)
@@ -29,10 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..jit import kernel
-from ..linalg import vec3, add, cross3, mat, mat_t_vec, scale, store, vec
+from ..linalg import vec3, add, cross3, mat, mat_t_vec, store, vec
 from ..model.model import Model
 from ..slots import A, AC, DW, V, VC, W
-from ..model.packed import COM, COORD, PARENT, S_V, S_W, SCALARS, packed
+from ..model.joint import joint_motion
+from ..model.packed import AXIS, COM, COORD, KIND, PARENT, SCALARS, packed
 from .forward import Placements
 from .state import samples
 
@@ -90,12 +91,12 @@ def body_motion_sample(body_int, body_vec, rotations, origins, qd, qdd, base_acc
         rate = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * qd[c]
         acc = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * qdd[c]
         w_in = mat_t_vec(R, w_p)
-        s_w, s_v = vec(body_vec, i, S_W), vec(body_vec, i, S_V)
-        w = add(w_in, scale(rate, s_w))
-        dw = add(add(mat_t_vec(R, dw_p), scale(acc, s_w)), scale(rate, cross3(w_in, s_w)))
-        v = add(mat_t_vec(R, add(v_p, cross3(w_p, r))), scale(rate, s_v))
-        a = add(mat_t_vec(R, add(add(a_p, cross3(dw_p, r)), cross3(w_p, cross3(w_p, r)))),
-                add(scale(acc, s_v), scale(2.0 * rate, cross3(w_in, s_v))))
+        w_J, dw_J, v_J, a_J = joint_motion(body_int[i, KIND], vec(body_vec, i, AXIS), rate, acc,
+                                           w_in)
+        w = add(w_in, w_J)
+        dw = add(mat_t_vec(R, dw_p), dw_J)
+        v = add(mat_t_vec(R, add(v_p, cross3(w_p, r))), v_J)
+        a = add(mat_t_vec(R, add(add(a_p, cross3(dw_p, r)), cross3(w_p, cross3(w_p, r)))), a_J)
         com = vec(body_vec, i, COM)
         store(motion, i, W, w)
         store(motion, i, DW, dw)

@@ -45,6 +45,24 @@ def rotation_about(axis, angle):
 
 
 @kernel
+def _turn_row(a, k, c, s):
+    """A row of ``M @ Rot(e_k, angle)`` from the row ``a`` of M (c, s: cos, sin of the angle)."""
+    if k == 0:
+        return (a[0], c * a[1] + s * a[2], c * a[2] - s * a[1])
+    if k == 1:
+        return (c * a[0] - s * a[2], a[1], c * a[2] + s * a[0])
+    return (c * a[0] + s * a[1], c * a[1] - s * a[0], a[2])
+
+
+@kernel
+def turn_about_coordinate_axis(M, k, angle):
+    """``M @ Rot(e_k, angle)`` for the coordinate axis e_k (k = 0, 1, 2: x, y, z), rows:
+    :func:`rotation_about` e_k composed with M in 12 products."""
+    c, s = math.cos(angle), math.sin(angle)
+    return (_turn_row(M[0], k, c, s), _turn_row(M[1], k, c, s), _turn_row(M[2], k, c, s))
+
+
+@kernel
 def _axis_rotations(axis, angles, out) -> None:
     for n in range(angles.shape[0]):
         store_mat(out, n, 0, rotation_about(axis, angles[n]))
