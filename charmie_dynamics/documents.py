@@ -27,7 +27,7 @@ from typing import Any, Type
 
 import yaml
 from yaml.composer import Composer
-from yaml.constructor import SafeConstructor
+from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.resolver import Resolver
 
 #: Largest document read or parsed by default (a model file is about 20 kB): 4 MiB.
@@ -40,20 +40,38 @@ try:
 except ImportError:                                     # PyYAML built without libyaml
     CParser = None
 
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _NoMerge(SafeConstructor):
+    """Refuses YAML merge keys (``<<``): each merge copies the merged mapping's entries, so
+    a few hundred bytes of nested merges expand to billions of entries (measured: 568 bytes,
+    78 s and 1.8 GB). No model needs them; plain aliases (shared objects) stay allowed."""
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        for key_node, _ in node.value:
+            if key_node.tag == MERGE_TAG:
+                raise ConstructorError(None, None, "merge keys (<<) are not accepted, expected "
+                                       "the entries written out", key_node.start_mark)
+        super().flatten_mapping(node)
+
+
 if CParser is not None:
-    class SafeLoader(Composer, CParser, SafeConstructor, Resolver):
+    class SafeLoader(Composer, CParser, _NoMerge, Resolver):
         """PyYAML's safe loader (plain data only) on libyaml's parser, with the pure-Python
         composer: libyaml's own composer recurses in C without a depth check and crashes the
         process (SIGSEGV, measured at 50,000 nested ``[``); the Python one raises
-        ``RecursionError``, which :func:`parse_yaml` reports."""
+        ``RecursionError``, which :func:`parse_yaml` reports. Merge keys are refused."""
 
         def __init__(self, stream: str) -> None:
             CParser.__init__(self, stream)
             Composer.__init__(self)
-            SafeConstructor.__init__(self)
+            _NoMerge.__init__(self)
             Resolver.__init__(self)
 else:
-    SafeLoader = yaml.SafeLoader                        # pure Python: depth checked as well
+    class SafeLoader(yaml.SafeLoader, _NoMerge):        # pure Python: depth checked as well
+        """PyYAML's pure-Python safe loader, merge keys refused."""
+
 
 # What a parser may raise on hostile text besides its own error type.
 _PARSER_FAILURES = (ValueError, TypeError, OverflowError, RecursionError, MemoryError,

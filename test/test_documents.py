@@ -1,0 +1,120 @@
+"""The one input guard (charmie_dynamics/documents.py): hostile files and texts end as the
+caller's error, quickly, and nothing else escapes (issue 10)."""
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+import yaml
+
+from charmie_dynamics import documents
+from charmie_dynamics.documents import (DocumentError, check_size, parse_json, parse_yaml,
+                                        read_text)
+
+
+def merge_bomb(levels: int) -> str:
+    """A few hundred bytes whose merge keys (<<) expand to 10**levels entries."""
+    lines = ["a0: &a0 {x: 1}"]
+    lines += [f"a{k}: &a{k} {{<<: [{', '.join([f'*a{k - 1}'] * 10)}]}}" for k in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+HOSTILE_YAML = {
+    "impossible date": "name: 2001-02-30",
+    "5,000-digit integer": "x: " + "9" * 5000,
+    "1,000 nested [": "[" * 1000 + "]" * 1000,
+    "100,000 nested [ (crashes libyaml's own composer)": "[" * 100_000 + "]" * 100_000,
+    "nested flow mappings": "{a: " * 5000 + "1" + "}" * 5000,
+    "nested block sequences": "".join(" " * i + "- \n" for i in range(2000)),
+    "NUL bytes": "\0\0\0",
+    "merge-key bomb, 8 levels": merge_bomb(8),
+    "python object tag": "!!python/object/apply:os.system ['true']",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_YAML))
+def test_hostile_yaml_is_the_callers_error(name):
+    class Mine(ValueError):
+        pass
+
+    with pytest.raises(Mine, match=r"^src: not (valid|usable) YAML: ") as info:
+        parse_yaml(HOSTILE_YAML[name], "src", error=Mine)
+    assert len(str(info.value)) <= 400 and "\n" not in str(info.value)
+
+
+def test_yaml_without_libyaml_refuses_the_same():
+    """The pure-Python loader (PyYAML built without libyaml) is guarded alike."""
+    code = ("import sys; sys.modules['yaml._yaml'] = None\n"
+            "from charmie_dynamics import documents as d\n"
+            "assert d.CParser is None\n"
+            f"for text in {[HOSTILE_YAML[k] for k in ('impossible date', 'merge-key bomb, 8 levels')]!r}:\n"
+            "    try: d.parse_yaml(text, 's')\n"
+            "    except d.DocumentError: pass\n"
+            "    else: raise SystemExit('accepted')\n"
+            "print(d.parse_yaml('a: &x [1]\\nb: *x', 's'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "{'a': [1], 'b': [1]}"
+
+
+def test_plain_yaml_and_aliases_still_load():
+    assert parse_yaml("a: &x {b: 1}\nc: *x\nd: [1, 2.5, text]\n", "s") == \
+        {"a": {"b": 1}, "c": {"b": 1}, "d": [1, 2.5, "text"]}
+    assert documents.SafeLoader is not yaml.SafeLoader
+
+
+@pytest.mark.parametrize("text", ["9" * 5000, "[" * 100_000, "{\"a\": NaN, ", "\0"])
+def test_hostile_json_is_the_callers_error(text):
+    with pytest.raises(DocumentError, match=r"^s: not (valid|usable) JSON: "):
+        parse_json(text, "s")
+
+
+def test_size_cap_before_parsing():
+    check_size("x" * 1024, "s", max_bytes=1024)
+    with pytest.raises(DocumentError, match="expected at most 1024 bytes"):
+        check_size("x" * 1025, "s", max_bytes=1024)
+    with pytest.raises(DocumentError):                 # 600 characters, 1,200 bytes
+        check_size("\u00e9" * 600, "s", max_bytes=1024)
+
+
+def run_with_timeout(fn, seconds=30):
+    """``fn()`` in a thread: a reader that blocks (a FIFO) must not hang the test."""
+    result = {}
+
+    def target():
+        try:
+            result["value"] = fn()
+        except Exception as exc:               # noqa: BLE001 - handed to the test
+            result["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "the reader blocked"
+    return result
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "directory", "missing", "too_large",
+                                  "not_utf8"])
+def test_files_read_only_when_regular_small_and_utf8(tmp_path, kind):
+    path = tmp_path / "f"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev_zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "too_large":
+        path.write_bytes(b"x" * 2049)
+    elif kind == "not_utf8":
+        path.write_bytes(b"name: \xff\xfe")
+    result = run_with_timeout(lambda: read_text(path, "model file", max_bytes=2048))
+    assert isinstance(result.get("error"), DocumentError), result
+    assert str(result["error"]).startswith(f"{path}: ")
+
+
+def test_a_regular_file_is_read(tmp_path):
+    path = tmp_path / "ok.yaml"
+    path.write_text("name: r\u00e9\n", encoding="utf-8")
+    assert read_text(path, max_bytes=64) == "name: r\u00e9\n"
