@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PIP_HINT = f"pip install 'numba>={jit.MIN_NUMBA[0]}.{jit.MIN_NUMBA[1]}'"
 # Ubuntu 22.04's apt packages, which rosdep installs for Humble
 HUMBLE = {"numpy": "1.21.5", "numba": "0.55.1", "scipy": "1.8.0", "pyyaml": "5.4.1",
-          "matplotlib": "3.5.1", "setuptools": "59.6.0"}
+          "matplotlib": "3.5.1", "tqdm": "4.57.0", "setuptools": "59.6.0"}
 
 SCRIPT = """
 import json, sys
