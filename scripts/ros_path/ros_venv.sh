@@ -7,7 +7,7 @@
 #     wheels' names, so they go in without dependencies);
 #   - their PyPI dependencies, pytest < 9 (launch_testing's pytest plugin of these sources
 #     takes the `path` hook argument that pytest 9 removed), and this package's run-time
-#     dependencies (read from setup.py) plus scipy, which numba's np.dot needs at run time.
+#     dependencies (read from setup.py).
 #
 #   scripts/ros_path/ros_venv.sh VENV_DIR SRC_DIR
 #
@@ -34,7 +34,7 @@ fi
 pipq() { "$py" -m pip install --quiet --disable-pip-version-check "$@"; }
 echo "[ros_venv] installing launch, launch_testing, ros2cli and their dependencies into $venv"
 pipq wheel osrf-pycommon lark pyyaml argcomplete packaging psutil importlib-metadata netifaces \
-     "pytest<9" scipy "${requirements[@]}"
+     "pytest<9" "${requirements[@]}"
 pipq --no-deps --no-build-isolation \
   "$src/launch/launch" "$src/launch/launch_xml" "$src/launch/launch_yaml" \
   "$src/launch/launch_testing" "$src/launch_ros/launch_ros" "$src/launch_ros/ros2launch" \
