@@ -13,13 +13,21 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
+import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
 from .documents import DEFAULT_MAX_BYTES, DocumentError, bounded, read_text
+from .kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE, InputLimits, Violation
 from .model.model import JointType, Model
+
+#: Most samples of a trajectory file: 10x the longest reference motion at its finest period
+#: (20,001), 200 s at 1 kHz. ``analyze`` takes about 25 s and writes about 170 MB of CSV for
+#: 200,000 (measured on 2 shared cores); 300,000 ran over a minute and 240 MB.
+MAX_SAMPLES = 200_000
 
 
 @dataclass(frozen=True)
@@ -91,24 +99,45 @@ MOTIONS: dict[str, Callable[[Model, float], Trajectory]] = {
 }
 
 
+def violation(model: Model, traj: Trajectory, check_position_limits: bool = False
+              ) -> Optional[Violation]:
+    """The first sample of ``traj`` beyond the model's limits (:meth:`InputLimits.violation`
+    with the dynamics node's default tolerances): every value within
+    :data:`~charmie_dynamics.kinematics.limits.PLAUSIBLE`, speeds within the velocity limits,
+    and positions within the joint limits only when ``check_position_limits`` (the papers'
+    validation motion leaves CHARMIE's estimated joint limits on purpose)."""
+    def columns(a: np.ndarray) -> dict[str, np.ndarray]:
+        return {name: a[:, k] for k, name in enumerate(model.input_names)}
+    return InputLimits.of(model).violation(
+        columns(traj.x), columns(traj.xd),
+        POSITION_TOLERANCE if check_position_limits else math.inf, VELOCITY_TOLERANCE,
+        columns(traj.xdd))
+
+
 class TrajectoryFileError(DocumentError):
     """A trajectory CSV that cannot be used; the message names the file, row or column."""
 
 
-def from_csv(model: Model, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Trajectory:
+def from_csv(model: Model, path: str, max_bytes: int = DEFAULT_MAX_BYTES,
+             check_position_limits: bool = False) -> Trajectory:
     """Read a trajectory CSV: a ``time`` column (s, increasing) and, per input of
     ``model.input_names``, optional columns ``NAME``, ``NAME.velocity``, ``NAME.acceleration``
     (SI units). Missing positions take the state defaults; missing rates are the central
     differences (``numpy.gradient``) of the positions and of the velocities. The file must be
-    a regular UTF-8 file of at most ``max_bytes``; raises :class:`TrajectoryFileError`.
+    a regular UTF-8 file of at most ``max_bytes`` and :data:`MAX_SAMPLES` rows, every sample
+    within the model's limits (:func:`violation`); raises :class:`TrajectoryFileError`.
     """
     text = read_text(path, "trajectory file", max_bytes, error=TrajectoryFileError)
     try:
-        rows = list(csv.reader(io.StringIO(text, newline="")))
+        # the header, MAX_SAMPLES rows and one more to tell that there are too many
+        rows = list(itertools.islice(csv.reader(io.StringIO(text, newline="")), MAX_SAMPLES + 2))
     except csv.Error as exc:            # e.g. a field over csv's size limit
         raise TrajectoryFileError(f"{path}: not a usable CSV file: {bounded(exc)}") from None
     if len(rows) < 3:
         raise TrajectoryFileError(f"{path}: expected a header and at least 2 rows")
+    if len(rows) > MAX_SAMPLES + 1:
+        raise TrajectoryFileError(f"{path}: more than {MAX_SAMPLES:,} rows of samples, expected "
+                                  f"at most {MAX_SAMPLES:,} (split the motion into several files)")
     header = [h.strip() for h in rows[0]]
     if "time" not in header:
         raise TrajectoryFileError(f"{path}: no 'time' column; columns: {bounded(', '.join(header))}")
@@ -149,4 +178,16 @@ def from_csv(model: Model, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Tra
             else np.gradient(x[:, k], t)
         xdd[:, k] = data[:, header.index(f"{nm}.acceleration")] if f"{nm}.acceleration" in header \
             else np.gradient(xd[:, k], t)
-    return Trajectory(t, x, xd, xdd)
+    traj = Trajectory(t, x, xd, xdd)
+    bad = violation(model, traj, check_position_limits)
+    if bad is not None:
+        suffix = {"position": "", "velocity": ".velocity", "acceleration": ".acceleration"}
+        column = bad.name + suffix[bad.quantity]
+        # a value the file does not hold is named by where it comes from
+        origin = "" if column in header else " (not in the file: " + (
+            "the default position" if bad.quantity == "position" else "the central difference "
+            f"of {bad.name}{suffix['position' if bad.quantity == 'velocity' else 'velocity']} "
+            "over time") + ")"
+        raise TrajectoryFileError(f"{path}: row {bad.sample + 2}, column {column}{origin}: "
+                                  f"{bad.value:.6g} {bad.why}")
+    return traj

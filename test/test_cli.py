@@ -255,14 +255,15 @@ def _write_traj(path, header, rows):
 
 
 def test_analyze_trajectory_csv(tmp_path):
+    # act4 at 20 mm/s, within its 50 mm/s velocity limit
     traj = _write_traj(tmp_path / "traj.csv", ["time", "act4", "theta8a"],
-                       [[0.0, 0.40, 0.0], [0.1, 0.41, 0.05], [0.2, 0.42, 0.1], [0.3, 0.43, 0.15]])
+                       [[0.0, 0.40, 0.0], [0.5, 0.41, 0.05], [1.0, 0.42, 0.1], [1.5, 0.43, 0.15]])
     out = tmp_path / "out"
     proc = run_cli("analyze", "--trajectory", traj, "--out", out)
     assert proc.returncode == 0, proc.stderr
     header, data = _read_csv(out / "kinematics.csv")
     assert data.shape[0] == 4
-    np.testing.assert_allclose(data[:, header.index("time")], [0.0, 0.1, 0.2, 0.3])
+    np.testing.assert_allclose(data[:, header.index("time")], [0.0, 0.5, 1.0, 1.5])
     np.testing.assert_allclose(data[:, header.index("theta8a")], [0.0, 0.05, 0.1, 0.15])
     np.testing.assert_allclose(data[:, header.index("act4.length")], [0.40, 0.41, 0.42, 0.43])
     np.testing.assert_allclose(data[2, header.index("d4")],
@@ -284,7 +285,8 @@ def test_analyze_trajectory_csv(tmp_path):
     ("ragged", ["time", "act4", "theta8a"], [[0.0, 0.4, 0.0], [0.1, 0.41]],
      ["row 3 has 2 values, expected 3"]),
     ("no_time", ["t", "act4"], [[0.0, 0.4], [0.1, 0.41]], ["no 'time' column"]),
-    ("out_of_stroke", ["time", "act4"], [[0.0, 0.4], [0.1, 0.6]], ["act4", "outside the valid range"]),
+    ("out_of_stroke", ["time", "act4"], [[0.0, 0.4], [10.0, 0.6]],
+     ["act4", "outside the valid range"]),
 ])
 def test_analyze_bad_trajectory(tmp_path, case, header, rows, fragments):
     traj = _write_traj(tmp_path / f"{case}.csv", header, rows)
@@ -371,10 +373,11 @@ def _hostile(tmp_path, case):
                                            "0.5", "--out", file("x")],
                                           "exists and is not a directory"),
         "id_huge_velocity": lambda: (["id", "--state", file(json.dumps(
-            {"velocities": {"theta7a": 1e200}}))], "too large for a finite result"),
+            {"velocities": {"theta7a": 1e200}}))], "velocities.theta7a: 1e+200 is implausible"),
         "analyze_huge_position": lambda: (["analyze", "--trajectory",
                                            file("time,theta7a\n0,0\n0.1,1e300\n0.2,0\n"),
-                                           "--out", out], "too large for finite results"),
+                                           "--out", out], "row 3, column theta7a: 1e+300 is "
+                                                          "implausible"),
         "dt_tiny": lambda: (["analyze", "--motion", "validation", "--dt", "1e-9", "--out", out],
                             "expected a sample period in [0.001, 0.5] s"),
         "payload_huge": lambda: (["id", "--payload", "body_12a.D12a:1e300"],
@@ -397,12 +400,6 @@ def test_hostile_input_gives_one_error_line(tmp_path, case):
     assert_one_error_line(proc, fragment)
     assert proc.stdout == ""                    # no NaN (nor anything else) printed
     assert not (tmp_path / "out").exists()      # nothing written
-
-
-def test_analyze_huge_position_names_the_cell(tmp_path):
-    args, _ = _hostile(tmp_path, "analyze_huge_position")
-    line = assert_one_error_line(run_cli(*args))
-    assert "loads.csv: column " in line and ", sample " in line and "nothing written" in line
 
 
 # ---------------------------------------------------------------- models at the edges (issue 10)

@@ -1,15 +1,21 @@
 """``charmie-dynamics analyze``: evaluate a whole motion offline, write CSV time series and plots.
 
-Nothing is written unless every cell of both tables is finite: a motion whose results
-overflow (an input of 1e300, say) ends with one error line naming the table, the column and
-the sample.
+Inputs beyond the model's limits are refused before any work (a trajectory file: naming the
+row and column; :func:`charmie_dynamics.trajectories.violation`), and nothing is written
+unless every cell of both tables is finite. The files are written into a temporary folder
+beside ``--out`` and moved into it only when all of them are written: a failed or
+interrupted run leaves no partial files in ``--out``.
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import os
+import secrets
+import shutil
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from tqdm import tqdm
@@ -18,9 +24,9 @@ from ..dynamics import inverse_dynamics
 from ..kinematics import point_positions, resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..model import load_model
-from ..trajectories import MOTIONS, Trajectory, from_csv
+from ..trajectories import MOTIONS, Trajectory, from_csv, violation
 from ..errors import InputError
-from .arguments import check_points, parse_payload
+from .arguments import add_position_limits_argument, check_points, parse_payload
 from .plots import plot_efforts
 
 # Sample periods of --motion: the 20 s motion has at most 20,001 samples at MIN_DT.
@@ -40,6 +46,7 @@ def add_analyze_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--point", default="body_12a.D12a", help="point to track (BODY.POINT)")
     p.add_argument("--payload", action="append", default=[], metavar="BODY.POINT:MASS",
                    help="a point mass in kg carried at a named point (repeatable)")
+    add_position_limits_argument(p)
     p.set_defaults(func=run_analyze)
 
 
@@ -56,9 +63,9 @@ def _table(name: str, t: np.ndarray, header: list[str], columns: list[np.ndarray
     return name, header, rows
 
 
-def _write_csv(out: Path, table: tuple[str, list[str], np.ndarray]) -> None:
-    name, header, rows = table
-    with open(out / name, "w", newline="", encoding="utf-8") as f:
+def _write_csv(path: Path, table: tuple[str, list[str], np.ndarray]) -> None:
+    _, header, rows = table
+    with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(header)
         writer.writerows(rows.tolist())
@@ -69,6 +76,30 @@ def _check_output(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: exists and is not a directory, expected a directory "
                          "(created when missing)")
+
+
+def _write_all(out: Path, steps: list[tuple[str, Callable[[Path], None]]]) -> None:
+    """Write every file (``step(path)``) into a new folder beside ``out``, then move them into
+    ``out`` (renamed into place when ``out`` does not exist yet); the folder is removed
+    whatever happens, so a failure (or Ctrl-C) leaves nothing partial in ``out``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # beside out: the same file system, so that the moves are renames
+    tmp = out.parent / f".{out.name}.{secrets.token_hex(4)}.partial"
+    tmp.mkdir()
+    try:
+        # a bar on stderr while the files are written (plots take seconds); none when piped
+        with tqdm(steps, desc="writing", unit="file", disable=None, leave=False) as bar:
+            for name, write in bar:
+                bar.set_postfix_str(name)
+                write(tmp / name)
+        _check_output(out)
+        if out.is_dir():
+            for name, _ in steps:
+                os.replace(tmp / name, out / name)
+        else:
+            os.rename(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _plot(path: Path, t: np.ndarray, series: dict[str, np.ndarray], ylabel: str, title: str) -> None:
@@ -93,7 +124,8 @@ def run_analyze(args: argparse.Namespace) -> int:
     _check_output(args.out)
     model = load_model(args.model)
     if args.trajectory is not None:
-        traj: Trajectory = from_csv(model, str(args.trajectory))
+        traj: Trajectory = from_csv(model, str(args.trajectory),
+                                    check_position_limits=args.check_position_limits)
         source = str(args.trajectory)
     else:
         if not MIN_DT <= args.dt <= MAX_DT:                 # NaN fails too
@@ -101,6 +133,11 @@ def run_analyze(args: argparse.Namespace) -> int:
                              f"{MAX_DT:g}] s")
         traj = MOTIONS[args.motion](model, args.dt)
         source = f"motion '{args.motion}'"
+        # another model's limits may be narrower than the motion (or positions checked)
+        bad = violation(model, traj, args.check_position_limits)
+        if bad is not None:
+            raise InputError(f"{source}: sample {bad.sample} (time {traj.t[bad.sample]:g} s): "
+                             f"{bad}")
     try:
         model.point(args.point)
     except KeyError as exc:
@@ -131,32 +168,26 @@ def run_analyze(args: argparse.Namespace) -> int:
                [t, loads.base_force_world, loads.base_torque_world, loads.actuator_force,
                 loads.spring_tension, loads.coordinate_effort])]
     base = model.body_names[loads.base_body]
-    _check_output(args.out)
-    steps = [(table[0], lambda table=table: _write_csv(args.out, table)) for table in tables]
+    steps = [(table[0], lambda path, table=table: _write_csv(path, table)) for table in tables]
     steps += [
-        ("claw_position.png", lambda: _plot(
-            args.out / "claw_position.png", t, {f"{a} [m]": point[:, k] for k, a in enumerate("xyz")},
+        ("claw_position.png", lambda path: _plot(
+            path, t, {f"{a} [m]": point[:, k] for k, a in enumerate("xyz")},
             "position [m]", f"{args.point} in the world frame ({source})")),
-        ("base_reaction.png", lambda: _plot(
-            args.out / "base_reaction.png", t,
+        ("base_reaction.png", lambda path: _plot(
+            path, t,
             {f"F{a} [N]": loads.base_force_world[:, k] for k, a in enumerate("xyz")}, "force [N]",
             f"force of {model.bodies[loads.base_body].parent} on {base}, world frame"))]
     if model.actuators:
-        steps.append(("actuator_forces.png", lambda: _plot(
-            args.out / "actuator_forces.png", t,
+        steps.append(("actuator_forces.png", lambda path: _plot(
+            path, t,
             {f"{a} [N]": loads.actuator_force[:, k] for k, a in enumerate(model.actuator_names)},
             "axial force [N] (positive pushes)", "linear actuator forces")))
     if model.input_names:
-        steps.append(("joint_efforts.png", lambda: plot_efforts(
-            args.out / "joint_efforts.png", t, model, loads.coordinate_effort,
+        steps.append(("joint_efforts.png", lambda path: plot_efforts(
+            path, t, model, loads.coordinate_effort,
             loads.actuator_force, f"efforts by subsystem ({source})")))
     try:
-        args.out.mkdir(parents=True, exist_ok=True)
-        # a bar on stderr while the files are written (plots take seconds); none when piped
-        with tqdm(steps, desc="writing", unit="file", disable=None, leave=False) as bar:
-            for name, write in bar:
-                bar.set_postfix_str(name)
-                write()
+        _write_all(args.out, steps)
     except OSError as exc:
         raise InputError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
     print(f"{model.name}: {source}, {n} samples over {t[-1] - t[0]:.2f} s; kinematics and "

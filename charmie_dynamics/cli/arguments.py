@@ -1,11 +1,14 @@
-"""Arguments shared by the commands (``id``, ``analyze``): payloads and the points loads act on."""
+"""Arguments shared by the commands (``fk``, ``id``, ``analyze``): payloads, the points loads
+act on, and whether positions are checked against the joint limits."""
 from __future__ import annotations
 
+import argparse
 from typing import Iterable
 
 from ..documents import bounded
 from ..dynamics import ExternalWrench, Payload
 from ..errors import InputError
+from ..kinematics.limits import PLAUSIBLE, POSITION_TOLERANCE
 from ..model.loader import MAX_MASS_KG
 from ..model.model import Model
 
@@ -30,3 +33,12 @@ def check_points(model: Model, loads: Iterable[Payload | ExternalWrench]) -> Non
             model.point(load.point)
         except KeyError as exc:
             raise InputError(f"{load.point}: {exc.args[0]}") from None
+
+
+def add_position_limits_argument(parser: argparse.ArgumentParser) -> None:
+    """``--check-position-limits``: off by default, as in the node's sim configuration,
+    because the papers' validation motion leaves CHARMIE's estimated joint limits."""
+    parser.add_argument("--check-position-limits", action="store_true",
+                        help="also refuse positions beyond the model's joint limits (by more "
+                             f"than {POSITION_TOLERANCE:g} rad or m); without it positions are "
+                             f"only held to |value| <= {PLAUSIBLE:g}")

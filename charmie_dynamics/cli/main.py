@@ -3,7 +3,10 @@
 Errors in files or inputs are printed as one line ``charmie-dynamics: error: ...`` with exit
 status 1 (2 for command-line usage errors), never as a traceback. Every input file is read
 through the package's one guard (:mod:`charmie_dynamics.documents`: regular files only, a size
-cap, strict UTF-8, every parser exception turned into the package's error), and a result
+cap, strict UTF-8, every parser exception turned into the package's error); inputs beyond
+the model's limits are refused as the dynamics node refuses them
+(:mod:`charmie_dynamics.kinematics.limits`; positions against the joint limits only with
+``--check-position-limits``), and a result
 that holds NaN or infinity is refused (exit 1) instead of printed or written.
 """
 from __future__ import annotations
@@ -25,13 +28,14 @@ from ..dynamics import ExternalWrench, MassMatrixError, inverse_dynamics
 from ..errors import InputError
 from ..kinematics import StateError, forward_kinematics, inputs_from_dict, point_positions, \
     resolve_state
+from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE, InputLimits
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..mechanisms.indirect import MechanismRangeError, indirect_joints, joint_from_length
 from ..model import load_model
 from ..resources import bundled_model
 from ..view import add_view_parser
 from .analyze import add_analyze_parser
-from .arguments import check_points, parse_payload
+from .arguments import add_position_limits_argument, check_points, parse_payload
 from .export import add_export_parser
 
 PROG = "charmie-dynamics"
@@ -52,6 +56,26 @@ def read_state(path: Path) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise InputError(f"{path}: {key}: expected an object NAME -> number")
     return data
+
+
+Inputs = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def state_inputs(model, path: Optional[Path], check_position_limits: bool) -> Inputs:
+    """Input positions, velocities and accelerations from STATE.json (``None``: the defaults),
+    refused when a given value is beyond the model's limits (as a trajectory's samples are:
+    :func:`charmie_dynamics.trajectories.violation`)."""
+    state = read_state(path) if path else {}
+    given = [state.get(key) or {} for key in ("positions", "velocities", "accelerations")]
+    inputs = inputs_from_dict(model, *given)            # names and finite numbers first
+    bad = InputLimits.of(model).violation(
+        given[0], given[1], POSITION_TOLERANCE if check_position_limits else math.inf,
+        VELOCITY_TOLERANCE, given[2])
+    if bad is not None:
+        field = {"position": "positions", "velocity": "velocities",
+                 "acceleration": "accelerations"}[bad.quantity]
+        raise InputError(f"{path}: {field}.{bad.name}: {bad.value:.6g} {bad.why}")
+    return inputs
 
 
 def _list(a: np.ndarray) -> list:
@@ -84,11 +108,9 @@ def print_json(doc: dict[str, Any], what: str, indent: Optional[int]) -> None:
     sys.stdout.write("\n")
 
 
-def fk_report(model, state: dict[str, Any]) -> dict[str, Any]:
+def fk_report(model, inputs: Inputs) -> dict[str, Any]:
     """The JSON document printed by ``fk`` (metres, world frame)."""
-    x, xd, xdd = inputs_from_dict(model, state.get("positions"), state.get("velocities"),
-                                  state.get("accelerations"))
-    joint_state = resolve_state(model, x, xd, xdd)
+    joint_state = resolve_state(model, *inputs)
     placements = forward_kinematics(model, joint_state.q)
     frames = {
         name: {"parent": model.bodies[i].parent,
@@ -118,13 +140,11 @@ def parse_force(text: str) -> ExternalWrench:
     return ExternalWrench(point, numbers[:3], numbers[3:] or (0.0, 0.0, 0.0))
 
 
-def id_report(model, state: dict[str, Any], payloads=(), external=(),
+def id_report(model, inputs: Inputs, payloads=(), external=(),
               gravity_only: bool = False) -> dict[str, Any]:
     """The JSON document printed by ``id`` (SI units, wrenches in the world frame)."""
-    x, xd, xdd = inputs_from_dict(model, state.get("positions"), state.get("velocities"),
-                                  state.get("accelerations"))
     check_points(model, list(payloads) + list(external))
-    loads = inverse_dynamics(model, resolve_state(model, x, xd, xdd), payloads=payloads,
+    loads = inverse_dynamics(model, resolve_state(model, *inputs), payloads=payloads,
                              external=external, gravity_only=gravity_only)
     return {
         "model": model.name,
@@ -143,8 +163,8 @@ def id_report(model, state: dict[str, Any], payloads=(), external=(),
 
 def _cmd_id(args: argparse.Namespace) -> int:
     model = load_model(args.model)
-    state = read_state(args.state) if args.state else {}
-    report = id_report(model, state, [parse_payload(p) for p in args.payload],
+    inputs = state_inputs(model, args.state, args.check_position_limits)
+    report = id_report(model, inputs, [parse_payload(p) for p in args.payload],
                        [parse_force(f) for f in args.force], args.gravity_only)
     print_json(report, "id", args.indent)
     return 0
@@ -161,8 +181,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 def _cmd_fk(args: argparse.Namespace) -> int:
     model = load_model(args.model)
-    state = read_state(args.state) if args.state else {}
-    print_json(fk_report(model, state), "fk", args.indent)
+    inputs = state_inputs(model, args.state, args.check_position_limits)
+    print_json(fk_report(model, inputs), "fk", args.indent)
     return 0
 
 
@@ -217,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="STATE.json (default: every coordinate 0, actuators at their default)")
     p.add_argument("--indent", type=_indent, default=None,
                    help="indent the JSON output by 0 to 16 spaces")
+    add_position_limits_argument(p)
     p.set_defaults(func=_cmd_fk)
     p = sub.add_parser("id", help="inverse dynamics of one state, as JSON (world-frame wrenches)")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
@@ -230,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="gravity compensation: velocities and accelerations taken as zero")
     p.add_argument("--indent", type=_indent, default=None,
                    help="indent the JSON output by 0 to 16 spaces")
+    add_position_limits_argument(p)
     p.set_defaults(func=_cmd_id)
     add_analyze_parser(sub)
     add_view_parser(sub)
