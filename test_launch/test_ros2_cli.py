@@ -2,7 +2,9 @@
 ``ros2 launch ... --show-args`` (every launch argument the README passes exists),
 ``ros2 run charmie_dynamics dynamics``, ``ros2 param describe`` of the parameters the README
 documents (each printed with its description) and ``ros2 topic echo --once /joint_loads``
-(one message), the node stopped by Ctrl-C with exit status 0.
+(one message), the node stopped by Ctrl-C with exit status 0; and Ctrl-C on ``ros2 launch``
+(SIGINT to the whole process group, as a terminal sends it, then launch's own SIGINT to each
+node): every node finishes cleanly.
 
 The CLI runs without its daemon (``--no-daemon``), so no process outlives the test.
 """
@@ -31,6 +33,23 @@ RCLPY_OWN = {"use_sim_time"}      # declared by rclpy itself, without a descript
 
 def ros2(*args: str, timeout: float = CLI_TIMEOUT) -> subprocess.CompletedProcess:
     return subprocess.run(["ros2", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def in_terminal(*args: str) -> subprocess.Popen:
+    """A command in a process group of its own, as a shell runs it in a terminal."""
+    return subprocess.Popen(list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+
+
+def ctrl_c(process: subprocess.Popen) -> str:
+    """SIGINT to the process group (a terminal's Ctrl-C); the output once it has ended."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGINT)
+    try:
+        return process.communicate(timeout=60)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        return process.communicate()[0]
 
 
 def readme_dynamics_parameters() -> list[str]:
@@ -69,10 +88,8 @@ def test_readme_documents_launch_commands():
 
 def test_run_describe_echo():
     model_file = os.path.join(SHARE, "config", "charmie.yaml")
-    node = subprocess.Popen(["ros2", "run", "charmie_dynamics", "dynamics", "--ros-args",
-                             "-p", f"model_file:={model_file}"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)   # its own process group, as in a terminal
+    node = in_terminal("ros2", "run", "charmie_dynamics", "dynamics", "--ros-args",
+                       "-p", f"model_file:={model_file}")
     ros = Listener("cli_test_robot")
     try:
         names = readme_dynamics_parameters()
@@ -106,12 +123,25 @@ def test_run_describe_echo():
         assert out.count("---") == 1 and "effort:" in out and "- d4" in out, out
     finally:
         ros.close()
-        if node.poll() is None:
-            os.killpg(node.pid, signal.SIGINT)            # Ctrl-C
-        try:
-            output = node.communicate(timeout=30)[0]
-        except subprocess.TimeoutExpired:
-            os.killpg(node.pid, signal.SIGKILL)
-            output = node.communicate()[0]
+        output = ctrl_c(node)
     sys.stdout.write(output[-2000:])
     assert node.returncode == 0, output[-3000:]
+
+
+def test_ctrl_c_on_ros2_launch():
+    launch = in_terminal("ros2", "launch", "charmie_dynamics", "hardware.launch.py")
+    ros = Listener("cli_test_ctrl_c")
+    try:
+        running = ros.wait_for_nodes({"/model_loader", "/dynamics"}, CLI_TIMEOUT)
+        assert {"/model_loader", "/dynamics"} <= running, running
+        # both answer a service call: past start-up, spinning (Ctrl-C during start-up is
+        # another case)
+        ros.parameters("/model_loader", ["model_topic"], CLI_TIMEOUT)
+        ros.parameters("/dynamics", ["stale_timeout"], CLI_TIMEOUT)
+    finally:
+        ros.close()
+        output = ctrl_c(launch)
+    sys.stdout.write(output[-3000:])
+    assert launch.returncode == 0, output[-3000:]
+    assert "process has died" not in output and "Traceback" not in output, output[-3000:]
+    assert output.count("process has finished cleanly") == 2, output[-3000:]

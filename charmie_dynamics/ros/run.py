@@ -3,6 +3,7 @@ ends it with the message on stderr and exit status 1."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 import rclpy
@@ -41,6 +42,9 @@ def run_node(node_class, args=None) -> int:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        # Ctrl-C in a terminal reaches every process of the group and `ros2 launch` then sends
+        # its own SIGINT: a second one during teardown raises inside rclpy's C++ code (abort)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         executor.remove_node(node)
         node.destroy_node()
         executor.shutdown()
