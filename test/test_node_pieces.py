@@ -1,14 +1,27 @@
 """The dynamics node's pure pieces, without ROS: odometry to base coordinates, reference
-trajectories, and the stale policy of the feedforward."""
+trajectories, the stale policy of the feedforward, the stamp checks, the outputs' helpers,
+the diagnostics status, the parameter checks and the model sources (URDF + overlay)."""
 import math
+import subprocess
+import sys
+from collections import Counter
 
 import numpy as np
 import pytest
+import yaml
 
+from charmie_dynamics.export.urdf import overlay_from_model, urdf_from_model
+from charmie_dynamics.model import ModelError, load_model
+from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters
 from charmie_dynamics.ros.inputs import InputRejected
+from charmie_dynamics.ros.model_source import model_from_description, model_to_publish
+from charmie_dynamics.ros.node_status import Level, dynamics_status
 from charmie_dynamics.ros.odometry import base_from_odometry
+from charmie_dynamics.ros.outputs import FeedforwardMap, TfGrid
 from charmie_dynamics.ros.reference import read_reference
 from charmie_dynamics.ros.stale_policy import Action, StalePolicy
+from charmie_dynamics.ros.stamps import StampGuard
+from conftest import CHARMIE
 
 
 def yaw_quaternion(yaw):
@@ -113,3 +126,197 @@ def test_stale_policy_zero_clock_back_and_new_model():
     assert policy.tick(5000) is Action.ZERO                 # no positions for gravity
     with pytest.raises(ValueError, match="stale policy"):
         StalePolicy(timeout_ns=1, policy="hold")
+
+
+# ---------------------------------------------------------------------------- stamps
+S = 10**9
+
+
+def test_stamp_guard_future_backwards_and_advance_on_accept_only():
+    guard = StampGuard(max_lead_ns=S, rearm_after_ns=S // 5)
+    with pytest.raises(InputRejected, match="ahead of the node clock") as info:
+        guard.check(100 * S + S + 1, 100 * S)
+    assert info.value.reason == "future_stamp" and guard.last is None   # poisons nothing
+    assert guard.check(100 * S + S, 100 * S) is None                    # exactly the lead: taken
+    assert guard.check(5 * S, 0) is None                                 # no clock yet: no lead check
+    guard.accept(100 * S)
+    with pytest.raises(InputRejected) as info:
+        guard.check(100 * S - 1, 100 * S)
+    assert info.value.reason == "time_backwards"
+    assert guard.check(100 * S, 100 * S) is None                         # the same stamp again
+    with pytest.raises(InputRejected) as info:
+        guard.check_rate(100 * S + S // 20, 10.0)                        # 50 ms < 1/10 Hz
+    assert info.value.reason == "throttled"
+    guard.check_rate(100 * S + S // 10, 10.0)                            # exactly the period
+    guard.check_rate(100 * S + 1, 0.0)                                   # no limit
+
+
+def test_stamp_guard_rearms_after_a_clock_restart_or_a_long_run_back():
+    guard = StampGuard(max_lead_ns=S, rearm_after_ns=S // 5)
+    guard.accept(100 * S)
+    jump = guard.check(3 * S, 2 * S)                 # /clock restarted: node clock 98 s behind
+    assert jump is not None and jump.back_s == pytest.approx(97.0) and "behind" in jump.why
+    assert guard.last is None
+    guard.accept(3 * S)
+    guard.last = 100 * S                            # a source clock reset, node clock steady
+    for now in (100 * S, 100 * S + S // 10, 100 * S + S // 5):
+        with pytest.raises(InputRejected, match="before"):
+            guard.check(50 * S, now)
+    jump = guard.check(50 * S, 100 * S + S // 5 + 1)  # back for longer than rearm_after
+    assert jump is not None and "stale_timeout" in jump.why and guard.last is None
+    guard.accept(100 * S)
+    with pytest.raises(InputRejected):
+        guard.check(50 * S, 200 * S)
+    assert guard.check(100 * S, 200 * S + 1) is None  # a good stamp ends the run back
+    with pytest.raises(InputRejected):
+        guard.check(50 * S, 300 * S)                  # a new run starts its own count
+
+
+# ---------------------------------------------------------------------------- outputs
+def test_tf_grid_keeps_the_average_rate_under_jitter():
+    grid = TfGrid()
+    period = S // 100
+    rng = np.random.default_rng(5)                  # inputs at 1 kHz, +-0.3 ms of jitter
+    stamps = [k * S // 1000 + int(rng.uniform(-3e5, 3e5)) for k in range(1, 1001)]
+    taken = [t for t in stamps if grid.due(t, 100.0)]
+    assert 99 <= len(taken) <= 100                  # 100 Hz, not fewer because of the jitter
+    grid = TfGrid()
+    assert grid.due(10 * S, 100.0) and not grid.due(10 * S + period // 2, 100.0)
+    assert grid.due(5 * S, 100.0)                    # time went back: restart
+    assert all(TfGrid().due(t, 0.0) for t in (1, 1, 0))   # rate 0: every stamp
+
+
+def test_feedforward_map_order_clamp_and_flags():
+    model = load_model(CHARMIE)
+    joints = ["act5", "theta3", "act4"]
+    ff = FeedforwardMap(model, joints)
+    limit = ff.effort_limit
+    efforts = np.zeros(len(model.input_names))
+    i = model.input_names.index("act4")
+    efforts[i] = 2 * limit[i]
+    assert ff.beyond_limits(efforts) == ("act4",)
+    assert ff.beyond_limits(np.zeros_like(efforts)) == ()
+    np.testing.assert_array_equal(ff(efforts, False), [0.0, 0.0, 2 * limit[i]])
+    np.testing.assert_array_equal(ff(efforts, True), [0.0, 0.0, limit[i]])
+    np.testing.assert_array_equal(ff.zeros(), np.zeros(3))
+
+
+# ---------------------------------------------------------------------------- diagnostics
+def _status(**changes):
+    args = dict(rejected=Counter(), received=Counter(), events=Counter(), reported=Counter(),
+                stats={"evaluated": 0, "latency_sum": 0.0, "latency_max": 0.0}, model="m",
+                pending=None, parsing=False, superseded=0, arrivals=[], last_valid_age=0.01,
+                stale=False, acceleration_source="zero", effort_flags=())
+    return dynamics_status(**(args | changes))
+
+
+def test_status_levels_values_and_what_is_new():
+    status = _status(stats={"evaluated": 4, "latency_sum": 0.002, "latency_max": 0.001},
+                     arrivals=[0.0, 0.5, 1.0])
+    assert (status.level, status.message) == (Level.OK, "ok")
+    v = status.values
+    assert v["evaluations"] == "4" and v["compute_latency_mean_ms"] == "0.500"
+    assert v["input_rate_hz"] == "2.0" and v["rejected_bad_model"] == "0"
+    assert v["model_pending"] == "none" and v["last_valid_input_age_s"] == "0.010"
+    assert _status(model=None).level is Level.ERROR
+    assert _status(last_valid_age=None).message == "inputs stale or missing"
+    rejected = Counter(non_finite=1, throttled=3)
+    status = _status(rejected=rejected)
+    assert status.level is Level.WARN and "rejected" in status.message
+    assert status.values["rejected_non_finite"] == "1"
+    # reported again with nothing new: ok; throttling alone never warns
+    assert _status(rejected=rejected, reported=status.reported).level is Level.OK
+    assert _status(rejected=Counter(throttled=3)).level is Level.OK
+    status = _status(events=Counter(clock_jumps=1, efforts_beyond_limits=2),
+                     effort_flags=("act4",))
+    assert "clock jumped back" in status.message and "act4" in status.message
+    assert status.values["clock_jumps"] == "1"
+
+
+# ---------------------------------------------------------------------------- parameters
+DEFAULTS = {name: p.default for name, p in PARAMETERS.items()}
+
+
+@pytest.mark.parametrize("changes, problem", [
+    ({}, None),
+    ({"acceleration_source": "fast"}, "acceleration_source 'fast'"),
+    ({"model_source": "param"}, "model_source 'param': expected one of topic, robot_description, file"),
+    ({"tf_rate": 0.5}, "tf_rate 0.5: expected 0 (off) or 1"),
+    ({"model_source": "file"}, "expected a model_file"),
+    ({"model_source": "file", "model_file": "m.yaml"}, None),
+    ({"overlay_file": "o.yaml"}, "overlay_file 'o.yaml' with model_source 'topic'"),
+    ({"overlay_file": "o.yaml", "model_file": "r.urdf"}, None),
+    ({"overlay_file": "o.yaml", "model_source": "robot_description"}, None),
+])
+def test_parameter_checks(changes, problem):
+    found = check_parameters(DEFAULTS | changes)
+    assert found == problem if problem is None else problem in found
+
+
+def test_every_number_has_a_range_and_every_parameter_a_description():
+    for name, p in PARAMETERS.items():
+        assert p.description, name
+        if isinstance(p.default, (int, float)) and not isinstance(p.default, bool):
+            assert p.low is not None and p.low <= p.default <= p.high, name
+
+
+def test_pure_pieces_import_no_ros():
+    modules = "stamps outputs node_status model_source dynamics_parameters param_spec model_updates reference"
+    code = "import sys\n" + "".join(f"import charmie_dynamics.ros.{m}\n" for m in modules.split()) + \
+        "print([m for m in sys.modules if m.split('.')[0] in ('rclpy', 'rcl_interfaces')])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------------------- model sources
+@pytest.fixture(scope="module")
+def charmie_urdf(tmp_path_factory):
+    """CHARMIE as charmie-dynamics export-urdf writes it: the URDF and its overlay."""
+    model = load_model(CHARMIE)
+    d = tmp_path_factory.mktemp("urdf")
+    (d / "charmie.urdf").write_text(urdf_from_model(model, include_auxiliary=False))
+    (d / "overlay.yaml").write_text(yaml.safe_dump(overlay_from_model(model), sort_keys=False))
+    return model, d / "charmie.urdf", d / "overlay.yaml"
+
+
+def _same_model(a, b):
+    assert a.input_names == b.input_names and a.body_names == b.body_names
+    for field in ("rotation", "origin", "parent", "joint_type", "gravity"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+    assert [x.mass for x in a.bodies] == [x.mass for x in b.bodies]
+
+
+def test_published_urdf_model_is_the_urdf_with_its_overlay(charmie_urdf):
+    _, urdf, overlay = charmie_urdf
+    published = model_to_publish(urdf, overlay, 4 * 2**20)
+    assert published.description == urdf.read_text()          # robot_description: as read
+    assert not published.text.lstrip().startswith("<")          # a model document
+    _same_model(published.model, load_model(urdf, overlay=overlay))
+    # the document alone (what the dynamics node gets) is the same model
+    from charmie_dynamics.model import model_from_text
+    _same_model(model_from_text(published.text, "charmie/model"), published.model)
+    _same_model(model_from_description(urdf.read_text(), "robot_description", 4 * 2**20, overlay),
+                published.model)
+
+
+def test_published_yaml_model_is_unchanged(charmie_urdf):
+    model, _, _ = charmie_urdf
+    published = model_to_publish(CHARMIE, None, 4 * 2**20)
+    assert published.text == CHARMIE.read_text(encoding="utf-8")
+    assert published.description == urdf_from_model(model)
+    _same_model(published.model, model)
+
+
+def test_model_source_errors(charmie_urdf, tmp_path):
+    _, urdf, overlay = charmie_urdf
+    with pytest.raises(ModelError, match="overlay .* was given for a YAML model"):
+        model_to_publish(CHARMIE, overlay, 4 * 2**20)
+    with pytest.raises(ModelError, match="frame_prefix 'r1/' with a URDF model file"):
+        model_to_publish(urdf, overlay, 4 * 2**20, "r1/")
+    with pytest.raises(ModelError, match="cannot read"):
+        model_to_publish(urdf, tmp_path / "missing.yaml", 4 * 2**20)
+    with pytest.raises(ModelError, match="expected a URDF"):
+        model_from_description(CHARMIE.read_text(), "robot_description", 4 * 2**20, None)
+    with pytest.raises(ModelError, match="2056 bytes of text, expected at most 1024 bytes"):
+        model_from_description("<robot" + " " * 2048 + "/>", "robot_description", 1024, None)

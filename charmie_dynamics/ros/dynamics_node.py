@@ -15,9 +15,12 @@ of the source clock (the node clock behind the last stamp by more than ``max_sta
 when /clock restarts, or inputs going back in time for longer than ``stale_timeout``) re-arms
 the stamp checks with a WARN, counted as ``clock_jumps``.
 
-Models from ``model_topic`` are parsed on a worker thread (``model_updates.ModelParser``) and
-installed on the executor thread. With ``accept_model_updates: once`` only the first model
-(from ``model_file`` or the topic) is installed; a later, different one is held as the
+Models come from ``model_file`` at start-up, then by ``model_source``: texts on
+``model_topic`` (``topic``), URDFs on ``robot_description`` built with ``overlay_file``
+(``robot_description``), or nothing more (``file``). Texts are parsed on a worker thread
+(``model_updates.ModelParser``) and installed on the executor thread. With
+``accept_model_updates: once`` only the first model (from ``model_file`` or the topic) is
+installed; a later, different one is held as the
 pending model until the ``~/accept_model_update`` service (std_srvs/Trigger) installs it.
 Every model change is logged at WARN with what changed and counted.
 """
@@ -27,7 +30,6 @@ import math
 import sys
 import time
 from collections import Counter, deque
-from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -43,93 +45,40 @@ from tf2_msgs.msg import TFMessage
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ..documents import DEFAULT_MAX_BYTES
-from ..dynamics.actuation import actuator_space
-from ..dynamics.evaluator import Evaluation, Evaluator, NonFiniteLoads
+from ..dynamics.evaluator import Evaluation, NonFiniteLoads
 from ..kinematics.indirect import MechanismRangeError
-from ..model import ModelError, model_from_text, read_model_file
+from ..model import model_from_text, read_model_file
 from ..model.model import JointType, Model
+from ..model.urdf import read_overlay
 from . import qos
-from .inputs import REASONS, AccelerationEstimator, InputLimits, InputRejected, StateAssembler, read_joint_state
+from .dynamics_parameters import PARAMETERS, check_parameters
+from .inputs import AccelerationEstimator, InputLimits, InputRejected, StateAssembler, read_joint_state
+from .stamps import StampGuard
 from .messages import diagnostics, float_array, joint_state, set_transform, set_vector3, to_nanoseconds, transform
-from .model_updates import ModelParser, model_change
+from .model_source import model_from_description
+from .model_updates import ModelParser, PreparedModel, model_change, prepare_model
+from .node_status import dynamics_status
 from .odometry import BASE_COORDINATES, base_from_odometry
-from .parameters import Param, declare_parameters
-from .reference import Reference, read_reference
-from .stale_policy import POLICIES as STALE_POLICIES
+from .outputs import FeedforwardMap, TfGrid
+from .parameters import declare_parameters
+from .reference import Reference, input_accelerations, read_reference
 from .stale_policy import Action, StalePolicy
 
-ACCELERATION_SOURCES = ("zero", "estimate", "reference")
-MODEL_UPDATES = ("once", "always")
-RATE_PARAMETERS = ("publish_rate_limit", "tf_rate")     # 0 (off) or 1 to 10000 Hz
 MODEL_POLL_PERIOD = 0.02       # s: how soon a parsed model is installed
-
-PARAMETERS = {
-    "model_file": Param("", "Model file to load at start-up; empty: wait for the model on model_topic"),
-    "model_topic": Param("charmie/model", "std_msgs/String with the validated model (transient local)"),
-    "max_model_bytes": Param(DEFAULT_MAX_BYTES, "Largest model text (bytes, UTF-8) read from model_file or "
-                             "model_topic; larger ones are refused before parsing", False, 1024, 256 * 2**20),
-    "accept_model_updates": Param("once", "once: only the first model (model_file or model_topic) is "
-                                  "installed, later ones wait for the ~/accept_model_update service | "
-                                  "always: every valid model on model_topic is installed"),
-    "joint_states_topic": Param("joint_states", "sensor_msgs/JointState input (sensor-data QoS)"),
-    "actuator_states_topic": Param("actuator_states", "sensor_msgs/JointState of the actuator lengths, m and m/s"),
-    "odometry_topic": Param("", "nav_msgs/Odometry giving d1, d2, theta3; empty: from joint_states"),
-    "reference_topic": Param("reference_trajectory", "trajectory_msgs/JointTrajectory for acceleration_source=reference"),
-    "frame_prefix": Param("", "Prefix of every published frame name, as robot_state_publisher's"),
-    "world_frame": Param("world", "Name of the model's ground frame (before the prefix)"),
-    "publish_rate_limit": Param(0.0, "Most evaluations per second, 0 or 1 to 10000; faster inputs are "
-                                "counted as throttled (0: every input)", False, 0.0, 10000.0),
-    "tf_rate": Param(100.0, "Most /tf and wrench_markers messages per second, 0 or 1 to 10000 (0: one per "
-                     "evaluation)", False, 0.0, 10000.0),
-    "acceleration_source": Param("zero", "zero | estimate (filtered differences of velocities) | reference", False),
-    "acceleration_filter_cutoff": Param(20.0, "Cut-off frequency (Hz) of the estimate filter", False, 0.01, 10000.0),
-    "gravity_only": Param(False, "Gravity compensation: velocities and accelerations taken as zero", False),
-    "feedforward_topic": Param("feedforward_efforts", "std_msgs/Float64MultiArray for an effort forward_command_controller"),
-    "feedforward_joints": Param([""], "Order of the feedforward efforts: model inputs (coordinates and actuators); empty: all inputs"),
-    "clamp_feedforward": Param(False, "Clamp the feedforward (only) at the model's effort and force limits; "
-                               "efforts beyond them are flagged in /diagnostics either way", False),
-    "check_position_limits": Param(True, "Reject inputs beyond the model's joint position limits "
-                                   "(beyond_limits); false for motions that leave them on purpose "
-                                   "(the papers' validation motion, in sim)", False),
-    "position_limit_tolerance": Param(0.01, "rad or m an input position may lie beyond the model's joint "
-                                      "limits before it is rejected (beyond_limits)", False, 0.0, 1.0),
-    "velocity_limit_tolerance": Param(0.1, "Fraction by which an input velocity may exceed the model's "
-                                      "velocity limit before it is rejected (beyond_limits)", False, 0.0, 10.0),
-    "max_stamp_lead": Param(1.0, "Seconds an input stamp may lie ahead of the node clock (future_stamp); "
-                            "also the jump back of the clock that re-arms the stamp checks", False, 0.001, 3600.0),
-    "stale_timeout": Param(0.2, "Seconds the last valid feedforward is held after inputs stop or turn bad",
-                           False, 0.001, 3600.0),
-    "stale_policy": Param("gravity", "After stale_timeout: gravity (compensation at the last valid positions) | zero", False),
-    "watchdog_rate": Param(20.0, "Hz of the stale-input watchdog", True, 1.0, 1000.0),
-    "wrench_joints": Param(["body_3"], "Bodies whose joint reaction wrench is published (WrenchStamped and arrows)"),
-    "marker_scale": Param(0.002, "Arrow length per newton in the wrench markers, m/N", False, 1e-6, 1.0),
-    "diagnostics_period": Param(1.0, "Seconds between /diagnostics messages", True, 0.005, 3600.0),
-}
-
-
-@dataclass(frozen=True)
-class PreparedModel:
-    """A validated model with what the node needs to use it, built off the executor thread."""
-
-    model: Model
-    text: str
-    source: str
-    joints: list[str]                      # feedforward order
-    evaluator: Evaluator
 
 
 class DynamicsNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("dynamics", **kwargs)
-        # models from the topic are parsed on this worker thread (first: destroy_node, which
+        # models from a topic are parsed on this worker thread (first: destroy_node, which
         # rclpy also calls after a start-up error, stops it)
         self.parser: ModelParser[PreparedModel] = ModelParser(self._parse_model)
         self.p = declare_parameters(self, PARAMETERS)
-        problem = self._check_parameters(self.p)
+        problem = check_parameters(self.p)
         if problem:
             raise ValueError(f"parameter {problem}")
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.overlay = self.p["overlay_file"] or None
         self.model: Optional[Model] = None
         self.model_text: Optional[str] = None
         self.pending: Optional[PreparedModel] = None          # a model update held (once)
@@ -137,14 +86,12 @@ class DynamicsNode(Node):
         self.received: Counter = Counter()                    # messages taken, by topic
         self.events: Counter = Counter()                      # model and clock events
         self.reported: Counter = Counter()                    # counts at the last diagnostics
-        self.effort_flags: tuple[str, ...] = ()               # inputs beyond their effort limit
         self.stats = {"evaluated": 0, "latency_sum": 0.0, "latency_max": 0.0}
+        self.effort_flags: tuple[str, ...] = ()               # inputs beyond their effort limit
         self.arrivals: deque = deque(maxlen=200)
         # stamps and node times in integer nanoseconds
-        self.last_stamp: Optional[int] = None
-        self.last_eval_stamp: Optional[int] = None
-        self.next_tf_stamp: Optional[int] = None
-        self.backwards_since: Optional[int] = None           # first of a run of time_backwards
+        self.stamps = StampGuard(int(self.p["max_stamp_lead"] * 1e9), int(self.p["stale_timeout"] * 1e9))
+        self.tf_grid = TfGrid()
         self.safety = StalePolicy(int(self.p["stale_timeout"] * 1e9), self.p["stale_policy"])
         self.reference: Optional[Reference] = None
         prefix = self.p["frame_prefix"]
@@ -159,14 +106,21 @@ class DynamicsNode(Node):
         self.pub_tf_static = self.create_publisher(TFMessage, "/tf_static", qos.LATCHED)
         self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.OUTPUT)
         self.pub_wrenches = {}
-        if self.p["model_file"]:                              # ModelError ends start-up
-            model, text = read_model_file(self.p["model_file"], self.p["max_model_bytes"])
+        # a ModelError ends start-up: a bad model file, or an overlay file that cannot be read
+        if self.p["model_file"]:
+            model, text = read_model_file(self.p["model_file"], self.p["max_model_bytes"],
+                                          overlay=self.overlay)
             self._install(self._prepare(model, text, self.p["model_file"]))
+        elif self.overlay:
+            read_overlay(self.overlay, self.p["max_model_bytes"])
         # parsed models are installed by a timer that runs only while a parse is under way or
         # its result waits
         self.model_timer = self.create_timer(MODEL_POLL_PERIOD, self._collect_models)
         self.model_timer.cancel()
-        self.create_subscription(String, self.p["model_topic"], self._on_model, qos.LATCHED)
+        self.model_topic = {"topic": self.p["model_topic"], "robot_description": "robot_description",
+                            "file": None}[self.p["model_source"]]
+        if self.model_topic:
+            self.create_subscription(String, self.model_topic, self._on_model, qos.LATCHED)
         self.create_service(Trigger, "~/accept_model_update", self._on_accept_model_update)
         # inputs; actuator_states first: when both are waiting, the executor serves it first,
         # so an evaluation (triggered by joint_states) uses the newest actuator lengths
@@ -185,67 +139,41 @@ class DynamicsNode(Node):
         self.parser.close()
         super().destroy_node()
 
-    # ------------------------------------------------------------------ parameters
-    @staticmethod
-    def _check_parameters(p: dict) -> Optional[str]:
-        """What the declared ranges cannot say (ranges and finiteness are rclpy's check)."""
-        for key, allowed in (("acceleration_source", ACCELERATION_SOURCES),
-                             ("stale_policy", STALE_POLICIES),
-                             ("accept_model_updates", MODEL_UPDATES)):
-            if p[key] not in allowed:
-                return f"{key} {p[key]!r}: expected one of {', '.join(allowed)}"
-        for key in RATE_PARAMETERS:
-            if 0.0 < p[key] < 1.0:
-                return f"{key} {p[key]!r}: expected 0 (off) or 1 to 10000 Hz"
-        return None
-
     def _on_set_parameters(self, params) -> SetParametersResult:
         new = dict(self.p)
         new.update({param.name: param.value for param in params if param.name in PARAMETERS})
-        problem = self._check_parameters(new)
+        problem = check_parameters(new)
         if problem:
             return SetParametersResult(successful=False, reason=problem)
         self.p = new
-        self.safety.timeout_ns = int(new["stale_timeout"] * 1e9)
+        self.stamps.max_lead_ns = int(new["max_stamp_lead"] * 1e9)
+        self.stamps.rearm_after_ns = self.safety.timeout_ns = int(new["stale_timeout"] * 1e9)
         self.safety.policy = new["stale_policy"]
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ model
     def _prepare(self, model: Model, text: str, source: str) -> PreparedModel:
-        """Check that the node can use ``model`` (names of its parameters, assembly at the
-        default inputs) and build its buffers; nothing of the node changes (thread-safe)."""
-        joints = [j for j in self.p["feedforward_joints"] if j] or list(model.input_names)
-        unknown = [j for j in joints if j not in model.input_names]
-        unknown += [b for b in self.p["wrench_joints"] if b and b not in model.body_names]
-        if unknown:
-            raise ModelError(f"{source}: feedforward_joints/wrench_joints name(s) "
-                             f"{', '.join(unknown)} not in the model")
-        # the evaluator's first evaluation compiles (or loads from numba's disk cache) the
-        # kernels now, not at the first input, and proves that the model assembles at its
-        # default inputs
-        try:
-            evaluator = Evaluator(model)
-        except (MechanismRangeError, NonFiniteLoads) as exc:
-            raise ModelError(f"{source}: the model does not assemble at its default "
-                             f"inputs: {exc}") from None
-        return PreparedModel(model, text, source, joints, evaluator)
+        return prepare_model(model, text, source, self.p["feedforward_joints"], self.p["wrench_joints"])
 
     def _parse_model(self, text: str) -> PreparedModel:
         """The worker thread's job: size cap, guarded parse, validation, buffers."""
-        source = self.p["model_topic"]
-        return self._prepare(model_from_text(text, source, self.p["max_model_bytes"]), text, source)
+        source, cap = self.model_topic, self.p["max_model_bytes"]
+        if self.p["model_source"] == "robot_description":
+            model = model_from_description(text, source, cap, self.overlay)
+        else:
+            model = model_from_text(text, source, cap)
+        return self._prepare(model, text, source)
 
     def _install(self, prepared: PreparedModel) -> None:
         """Use a prepared model from now on (executor thread); a change is logged at WARN."""
         model, old = prepared.model, self.model
         self.model, self.model_text = model, prepared.text
         self.evaluator = prepared.evaluator
-        self.feedforward_index = [model.input_names.index(j) for j in prepared.joints]
+        self.feedforward = FeedforwardMap(model, prepared.joints)
         base = tuple(c for c in BASE_COORDINATES if c in model.input_names) \
             if self.p["odometry_topic"] else ()
         self.assembler = StateAssembler(model, base)
         self.limits = InputLimits.of(model)
-        self.effort_limit = actuator_space(model).effort_limit
         self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
         # messages refilled by every evaluation: names and frames are set once
         self.msg_joint_loads = JointState(name=list(model.coordinate_names))
@@ -255,7 +183,8 @@ class DynamicsNode(Node):
             TransformStamped(header=Header(frame_id=self.frame(parent or self.p["world_frame"])),
                              child_frame_id=self.frame(child))
             for parent, child in zip(frames.parents, frames.children)])
-        self.last_stamp = self.last_eval_stamp = self.next_tf_stamp = None
+        self.stamps.reset()
+        self.tf_grid.reset()
         self.safety.forget()
         self.reference = None
         for body in self.p["wrench_joints"]:
@@ -281,6 +210,7 @@ class DynamicsNode(Node):
 
     def _collect_models(self) -> None:
         """Install (or hold, or reject) what the worker finished; stop polling when idle."""
+        events = self.events
         for outcome in self.parser.results():
             if outcome.error is not None:
                 self.rejected["bad_model"] += 1
@@ -294,7 +224,7 @@ class DynamicsNode(Node):
                 self.events["models_held"] += 1
                 self.pending = outcome.value
                 self.get_logger().warning(
-                    f"model update on {self.p['model_topic']} held, not installed "
+                    f"model update on {self.model_topic} held, not installed "
                     f"(accept_model_updates: once; call ~/accept_model_update to install it): "
                     f"{model_change(self.model, outcome.value.model)}")
         if self.parser.idle():
@@ -338,39 +268,15 @@ class DynamicsNode(Node):
         self.assembler.update(positions, velocities, now * 1e-9)
 
     def _check_stamp(self, stamp: int, now: int) -> None:
-        """Raise ``future_stamp`` or ``time_backwards``, or re-arm after a clock jump.
-
-        ``now`` is 0 while simulated time has not started (no /clock yet): no comparison
-        with the node clock then."""
-        lead = int(self.p["max_stamp_lead"] * 1e9)
-        if now > 0 and stamp - now > lead:
-            raise InputRejected("future_stamp", f"stamp {stamp * 1e-9:.9f} s is {(stamp - now) * 1e-9:.3g} s "
-                                                f"ahead of the node clock (max_stamp_lead "
-                                                f"{self.p['max_stamp_lead']:g} s)")
-        last = self.last_stamp
-        if last is None or stamp >= last:
-            self.backwards_since = None
+        """The stamp checks; after a jump back of the clock, forget the old time base (rate
+        limit, /tf grid, estimate) with a WARN."""
+        jump = self.stamps.check(stamp, now)
+        if jump is None:
             return
-        if now > 0 and last - now > lead:
-            # the node clock itself is behind the last stamp: /clock restarted
-            return self._rearm(stamp, f"the node clock is {(last - now) * 1e-9:.3f} s behind "
-                                      "the last input stamp")
-        if self.backwards_since is None:
-            self.backwards_since = now
-        elif not 0 <= now - self.backwards_since <= int(self.p["stale_timeout"] * 1e9):
-            # every input for longer than stale_timeout went back: the source's clock did
-            return self._rearm(stamp, f"input stamps went back for more than stale_timeout "
-                                      f"({self.p['stale_timeout']:g} s)")
-        raise InputRejected("time_backwards", f"stamp {stamp * 1e-9:.9f} s before "
-                                              f"{last * 1e-9:.9f} s")
-
-    def _rearm(self, stamp: int, why: str) -> None:
-        """Forget the old time base (stamps, rate limit, /tf grid, estimate) after a jump back."""
-        back = (self.last_stamp - stamp) * 1e-9
         self.events["clock_jumps"] += 1
-        self.get_logger().warning(f"clock jumped back by {back:.3f} s ({why}): stamp checks "
-                                  f"re-armed at {stamp * 1e-9:.9f} s")
-        self.last_stamp = self.last_eval_stamp = self.next_tf_stamp = self.backwards_since = None
+        self.get_logger().warning(f"clock jumped back by {jump.back_s:.3f} s ({jump.why}): stamp "
+                                  f"checks re-armed at {stamp * 1e-9:.9f} s")
+        self.tf_grid.reset()
         self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
 
     def _on_actuator_state(self, msg: JointState) -> None:
@@ -410,7 +316,7 @@ class DynamicsNode(Node):
             return self._reject("no_model", "no model yet")
         t0 = to_nanoseconds(msg.header.stamp)
         if t0 == 0:
-            t0 = self.last_stamp if self.last_stamp is not None else self._now()
+            t0 = self.stamps.last if self.stamps.last is not None else self._now()
         try:
             self.reference = read_reference(
                 msg.joint_names, [(to_nanoseconds(p.time_from_start), p.accelerations)
@@ -432,46 +338,29 @@ class DynamicsNode(Node):
             self._check_stamp(stamp, now)
             self._store(pos, vel, now)
             self.arrivals.append(received)
-            limit = self.p["publish_rate_limit"]
-            if limit > 0 and self.last_eval_stamp is not None \
-                    and (stamp - self.last_eval_stamp) * limit < 1e9:
-                raise InputRejected("throttled", "faster than publish_rate_limit")
+            self.stamps.check_rate(stamp, self.p["publish_rate_limit"])
             # actuator lengths (and odometry) may come on their own topics: not older than
             # the stale timeout
             x, xd = self.assembler.assemble(now * 1e-9, self.p["stale_timeout"])
         except InputRejected as exc:
             return self._reject(exc.reason, exc.detail)
+        xdd = input_accelerations(self.p["acceleration_source"], stamp, xd, self.estimator,
+                                  self.reference)
         try:
-            result = self.evaluator(x, xd, self._accelerations(stamp, x, xd),
-                                    self.p["gravity_only"])
+            result = self.evaluator(x, xd, xdd, self.p["gravity_only"])
         except NonFiniteLoads:
             return self._reject("non_finite", "the loads of this input are not finite "
                                               "(inputs too large)")
         except MechanismRangeError as exc:       # a balancer's lever cannot reach
             return self._reject("out_of_range", str(exc))
-        self.last_stamp = self.last_eval_stamp = stamp       # advances on accepted inputs only
+        self.stamps.accept(stamp)                # advances on accepted inputs only
         self._publish(msg.header.stamp, stamp, x, xd, result)
         latency = time.perf_counter() - received
         self.stats["evaluated"] += 1
         self.stats["latency_sum"] += latency
         self.stats["latency_max"] = max(self.stats["latency_max"], latency)
 
-    def _accelerations(self, stamp: int, x: np.ndarray, xd: np.ndarray) -> np.ndarray:
-        source = self.p["acceleration_source"]
-        if source == "estimate":
-            return self.estimator.update(stamp, xd)
-        if source == "reference" and self.reference is not None:
-            return self.reference.input_accelerations(stamp * 1e-9, len(x))
-        return np.zeros_like(x)
-
     # ------------------------------------------------------------------ outputs
-    def _feedforward(self, efforts: np.ndarray) -> np.ndarray:
-        """The feedforward of efforts in input order: in feedforward_joints order, clamped at
-        the model's limits with clamp_feedforward."""
-        if self.p["clamp_feedforward"]:
-            efforts = np.clip(efforts, -self.effort_limit, self.effort_limit)
-        return efforts[self.feedforward_index]
-
     def _publish_feedforward(self, values: np.ndarray) -> None:
         self.msg_feedforward.data = float_array(values)
         self.pub_feedforward.publish(self.msg_feedforward)
@@ -479,15 +368,15 @@ class DynamicsNode(Node):
     def _publish(self, stamp_msg, stamp: int, x: np.ndarray, xd: np.ndarray,
                  result: Evaluation) -> None:
         efforts, state, loads = result.efforts, result.state, result.loads
-        beyond = np.abs(efforts) > self.effort_limit
-        if beyond.any():                      # published, and flagged in /diagnostics
+        beyond = self.feedforward.beyond_limits(efforts)
+        if beyond:                            # published, and flagged in /diagnostics
             self.events["efforts_beyond_limits"] += 1
-            self.effort_flags = tuple(n for n, b in zip(self.model.input_names, beyond) if b)
+            self.effort_flags = beyond
         self.pub_joint_loads.publish(joint_state(stamp_msg, (), state.q, state.qd,
                                                  loads.coordinate_effort, self.msg_joint_loads))
         self.pub_actuator_loads.publish(joint_state(stamp_msg, (), x, xd, efforts,
                                                     self.msg_actuator_loads))
-        self.safety.accepted(self._now(), self._feedforward(efforts), x)
+        self.safety.accepted(self._now(), self.feedforward(efforts, self.p["clamp_feedforward"]), x)
         self._publish_feedforward(self.safety.last_feedforward)
         for body, w in self.msg_wrenches.items():
             i = self.wrench_bodies[body]
@@ -495,16 +384,8 @@ class DynamicsNode(Node):
             set_vector3(w.wrench.force, loads.joint_force[i])
             set_vector3(w.wrench.torque, loads.joint_torque[i])
             self.pub_wrenches[body].publish(w)
-        # /tf and the RViz arrows on a grid of stamps 1/tf_rate apart, so that jitter in the
-        # input stamps does not lower the average rate; a gap of more than a period, or time
-        # going back, restarts it
-        rate = self.p["tf_rate"]
-        if rate > 0:
-            period, due = int(1e9 / rate), self.next_tf_stamp
-            if not (due is None or stamp >= due or stamp < due - 2 * period):
-                return
-            on_grid = due is not None and due <= stamp < due + period
-            self.next_tf_stamp = (due if on_grid else stamp) + period
+        if not self.tf_grid.due(stamp, self.p["tf_rate"]):
+            return
         for msg, p, q in zip(self.msg_tf.transforms, result.translations, result.quaternions):
             set_transform(msg, stamp_msg, p, q)
         self.pub_tf.publish(self.msg_tf)
@@ -545,65 +426,26 @@ class DynamicsNode(Node):
         if action is Action.HOLD:
             self._publish_feedforward(self.safety.last_feedforward)
         elif action is Action.GRAVITY:
-            self._publish_feedforward(self._feedforward(
-                self.evaluator.gravity(self.safety.last_x).efforts))
+            gravity = self.evaluator.gravity(self.safety.last_x).efforts
+            self._publish_feedforward(self.feedforward(gravity, self.p["clamp_feedforward"]))
         elif action is Action.ZERO:
-            self._publish_feedforward(np.zeros(len(self.feedforward_index)))
+            self._publish_feedforward(self.feedforward.zeros())
 
     def _publish_diagnostics(self) -> None:
-        n = self.stats["evaluated"]
-        rate = 0.0
-        if len(self.arrivals) >= 2 and self.arrivals[-1] > self.arrivals[0]:
-            rate = (len(self.arrivals) - 1) / (self.arrivals[-1] - self.arrivals[0])
         last = self.safety.last_valid
-        age = None if last is None else (self._now() - last) * 1e-9
-        values = {
-            "model": self.model.name if self.model else "none",
-            "model_pending": self.pending.model.name if self.pending else "none",
-            "model_parsing": str(not self.parser.idle()),
-            "input_rate_hz": f"{rate:.1f}",
-            "evaluations": str(n),
-            "compute_latency_mean_ms": f"{(self.stats['latency_sum'] / n * 1e3) if n else 0.0:.3f}",
-            "compute_latency_max_ms": f"{self.stats['latency_max'] * 1e3:.3f}",
-            "last_valid_input_age_s": "never" if age is None else f"{age:.3f}",
-            "stale": str(self.safety.stale),
-            "acceleration_source": self.p["acceleration_source"],
-            "efforts_beyond_limits_inputs": ", ".join(self.effort_flags) or "none",
-        }
-        for topic in ("joint_states", "actuator_states", "odometry", "reference", "model"):
-            values[f"received_{topic}"] = str(self.received[topic])
-        for reason in REASONS + ("bad_model",):
-            values[f"rejected_{reason}"] = str(self.rejected[reason])
-        values["actuator_lengths_out_of_range"] = str(self.rejected["out_of_range"])
-        values["models_superseded"] = str(self.parser.superseded)
-        for event in ("models_taken", "models_held", "models_unchanged", "model_changes",
-                      "clock_jumps", "efforts_beyond_limits"):
-            values[event] = str(self.events[event])
-        new = {key: self.events[key] > self.reported[key] for key in self.events}
-        warnings = []
-        if new.get("clock_jumps"):
-            warnings.append("clock jumped back: stamp checks re-armed")
-        if new.get("model_changes"):
-            warnings.append("model changed")
-        if new.get("models_held"):
-            warnings.append("model update held: ~/accept_model_update installs it")
-        if new.get("efforts_beyond_limits"):
-            warnings.append(f"efforts beyond the model's limits: {', '.join(self.effort_flags)}")
-        if self.safety.stale or age is None:
-            warnings.append("inputs stale or missing")
-        if any(self.rejected[r] > self.reported[r] for r in REASONS + ("bad_model",)
-               if r != "throttled"):
-            warnings.append("inputs rejected in the last period")
-        if self.model is None:
-            level, message = DiagnosticStatus.ERROR, "no model"
-        elif warnings:
-            level, message = DiagnosticStatus.WARN, "; ".join(warnings)
-        else:
-            level, message = DiagnosticStatus.OK, "ok"
-        self.reported = Counter(self.events) + Counter(self.rejected)
+        status = dynamics_status(
+            rejected=self.rejected, received=self.received, events=self.events,
+            reported=self.reported, stats=self.stats, model=self.model.name if self.model else None,
+            pending=self.pending.model.name if self.pending else None,
+            parsing=not self.parser.idle(), superseded=self.parser.superseded,
+            arrivals=self.arrivals, last_valid_age=None if last is None else (self._now() - last) * 1e-9,
+            stale=self.safety.stale, acceleration_source=self.p["acceleration_source"],
+            effort_flags=self.effort_flags)
+        self.reported = status.reported
         self.pub_diagnostics.publish(diagnostics(self.get_clock().now().to_msg(),
-                                                 "charmie_dynamics: dynamics", level, message,
-                                                 values))
+                                                 "charmie_dynamics: dynamics",
+                                                 getattr(DiagnosticStatus, status.level.name),
+                                                 status.message, status.values))
 
 
 def main(args=None) -> int:

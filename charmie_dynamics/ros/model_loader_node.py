@@ -1,6 +1,12 @@
 """The model loader node: validates the model file and publishes it, and its URDF, to
 late-joining subscribers (reliable, transient local, depth 1).
 
+``model_file`` is YAML or a URDF (with the mechanism overlay ``overlay_file``). For YAML, the
+model topic carries the file's text and robot_description the URDF made from it; for a URDF,
+robot_description carries the URDF as read and the model topic the model document of the URDF
+with the overlay merged in (``model_source.model_to_publish``), which the dynamics node loads
+like any model file.
+
 A path is never taken from a message: the ``~/reload`` service (std_srvs/Trigger) re-reads
 the configured ``model_file``. An invalid file at start-up ends the node with the loader's
 message and exit status 1; an invalid file on reload is rejected with the message and the
@@ -18,11 +24,12 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from ..documents import DEFAULT_MAX_BYTES
-from ..export.urdf import urdf_from_model
-from ..model import ModelError, read_model_file
+from ..model import ModelError
 from ..resources import bundled_model
 from . import qos
-from .parameters import Param, declare_parameters
+from .model_source import model_to_publish
+from .param_spec import Param
+from .parameters import declare_parameters
 
 
 class ModelLoaderNode(Node):
@@ -30,24 +37,30 @@ class ModelLoaderNode(Node):
         super().__init__("model_loader", **kwargs)
         self.p = declare_parameters(self, {
             "model_file": Param(str(bundled_model()),
-                                "Model file (YAML, docs/model_format.md); default: the bundled CHARMIE"),
+                                "Model file (YAML, docs/model_format.md, or a URDF); default: the "
+                                "bundled CHARMIE"),
+            "overlay_file": Param("", "Mechanism overlay (YAML) of a URDF model_file; empty: none"),
             "model_topic": Param("charmie/model", "Topic of the validated model (std_msgs/String)"),
-            "frame_prefix": Param("", "Prefix of the URDF's link names, as robot_state_publisher's"),
+            "frame_prefix": Param("", "Prefix of the link names of the URDF made from a YAML "
+                                  "model_file, as robot_state_publisher's"),
             "max_model_bytes": Param(DEFAULT_MAX_BYTES, "Largest model file read (bytes)", True,
                                      1024, 256 * 2**20),
         })
         self.path = Path(self.p["model_file"])
+        self.overlay = Path(self.p["overlay_file"]) if self.p["overlay_file"] else None
         self.pub_model = self.create_publisher(String, self.p["model_topic"], qos.LATCHED)
         self.pub_description = self.create_publisher(String, "robot_description", qos.LATCHED)
         self._load()                       # ModelError ends start-up
         self.create_service(Trigger, "~/reload", self._on_reload)
 
     def _load(self) -> str:
-        model, text = read_model_file(self.path, self.p["max_model_bytes"])
-        urdf = urdf_from_model(model, frame_prefix=self.p["frame_prefix"])
-        self.pub_model.publish(String(data=text))
-        self.pub_description.publish(String(data=urdf))
-        summary = (f"{self.path}: model {model.name!r}, {model.n_bodies} bodies, "
+        loaded = model_to_publish(self.path, self.overlay, self.p["max_model_bytes"],
+                                  self.p["frame_prefix"])
+        model = loaded.model
+        self.pub_model.publish(String(data=loaded.text))
+        self.pub_description.publish(String(data=loaded.description))
+        source = self.path if self.overlay is None else f"{self.path} + {self.overlay}"
+        summary = (f"{source}: model {model.name!r}, {model.n_bodies} bodies, "
                    f"{model.n_coordinates} coordinates, {model.total_mass:.2f} kg")
         self.get_logger().info(f"published {summary}")
         return summary

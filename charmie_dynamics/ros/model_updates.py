@@ -1,4 +1,5 @@
-"""Model texts from a topic, parsed off the executor thread (pure Python: no rclpy here).
+"""Model texts from a topic, parsed off the executor thread, and the check that the dynamics
+node can use a model (pure Python: no rclpy here).
 
 Parsing and validating a model of a few MiB takes seconds of Python; done in a subscription
 callback it would stop every timer and subscription of the node for that long (feedforward,
@@ -9,10 +10,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Callable, Generic, Optional, TypeVar
+from typing import Callable, Generic, Optional, Sequence, TypeVar
 
 import numpy as np
 
+from ..dynamics.evaluator import Evaluator, NonFiniteLoads
+from ..kinematics.indirect import MechanismRangeError
 from ..model import ModelError
 from ..model.model import Model
 
@@ -87,6 +90,39 @@ class ModelParser(Generic[T]):
             with self._cond:
                 self._done.append(outcome)
                 self.busy = False
+
+
+@dataclass(frozen=True)
+class PreparedModel:
+    """A validated model with what the dynamics node needs to use it, built off the executor
+    thread."""
+
+    model: Model
+    text: str
+    source: str
+    joints: list[str]                      # feedforward order
+    evaluator: Evaluator
+
+
+def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequence[str],
+                  wrench_joints: Sequence[str]) -> PreparedModel:
+    """Check that the node can use ``model`` (the names of its parameters, assembly at the
+    default inputs) and build its buffers; raises :class:`ModelError` (thread-safe)."""
+    joints = [j for j in feedforward_joints if j] or list(model.input_names)
+    unknown = [j for j in joints if j not in model.input_names]
+    unknown += [b for b in wrench_joints if b and b not in model.body_names]
+    if unknown:
+        raise ModelError(f"{source}: feedforward_joints/wrench_joints name(s) "
+                         f"{', '.join(unknown)} not in the model")
+    # the evaluator's first evaluation compiles (or loads from numba's disk cache) the
+    # kernels now, not at the first input, and proves that the model assembles at its
+    # default inputs
+    try:
+        evaluator = Evaluator(model)
+    except (MechanismRangeError, NonFiniteLoads) as exc:
+        raise ModelError(f"{source}: the model does not assemble at its default "
+                         f"inputs: {exc}") from None
+    return PreparedModel(model, text, source, joints, evaluator)
 
 
 def model_change(old: Model, new: Model) -> str:

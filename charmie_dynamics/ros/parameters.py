@@ -6,38 +6,26 @@ run time): a range also keeps out inf and NaN, which no range contains.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.exceptions import InvalidParameterValueException
 from rclpy.node import Node
 
+from .param_spec import Param
 
-@dataclass(frozen=True)
-class Param:
-    """One parameter: its default (which sets its type), description, whether it may change
-    after start-up, and for a number its inclusive range ``low`` to ``high``."""
 
-    default: Any
-    description: str
-    read_only: bool = True
-    low: Optional[float] = None
-    high: Optional[float] = None
-
-    def descriptor(self) -> ParameterDescriptor:
-        d = ParameterDescriptor(description=self.description, read_only=self.read_only)
-        if self.low is not None:
-            if isinstance(self.default, int) and not isinstance(self.default, bool):
-                d.integer_range = [IntegerRange(from_value=int(self.low), to_value=int(self.high),
-                                                step=0)]
-            else:
-                d.floating_point_range = [FloatingPointRange(from_value=float(self.low),
-                                                             to_value=float(self.high), step=0.0)]
-        return d
-
-    def range_text(self) -> str:
-        return f"{self.low:g} to {self.high:g}"
+def descriptor(spec: Param) -> ParameterDescriptor:
+    """The descriptor ``ros2 param describe`` shows: description, read-only, range."""
+    d = ParameterDescriptor(description=spec.description, read_only=spec.read_only)
+    if spec.low is not None:
+        if isinstance(spec.default, int) and not isinstance(spec.default, bool):
+            d.integer_range = [IntegerRange(from_value=int(spec.low), to_value=int(spec.high),
+                                            step=0)]
+        else:
+            d.floating_point_range = [FloatingPointRange(from_value=float(spec.low),
+                                                         to_value=float(spec.high), step=0.0)]
+    return d
 
 
 def declare_parameters(node: Node, table: dict[str, Param]) -> dict[str, Any]:
@@ -48,7 +36,7 @@ def declare_parameters(node: Node, table: dict[str, Param]) -> dict[str, Any]:
         if spec.low is not None and not spec.low <= spec.high:
             raise ValueError(f"parameter table: {name}: empty range {spec.range_text()}")
         try:
-            node.declare_parameter(name, spec.default, spec.descriptor())
+            node.declare_parameter(name, spec.default, descriptor(spec))
         except InvalidParameterValueException:
             # rclpy's exception keeps the refused value only inside its message
             refused = node._parameter_overrides.get(name)

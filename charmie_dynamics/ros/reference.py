@@ -4,11 +4,11 @@ rejected whole with an :class:`~.inputs.InputRejected`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
-from .inputs import InputRejected, ReferenceTrajectory
+from .inputs import AccelerationEstimator, InputRejected, ReferenceTrajectory
 
 
 @dataclass
@@ -47,3 +47,16 @@ def read_reference(names: Sequence[str], points: Sequence[tuple[int, Sequence[fl
     if np.any(np.diff(times) <= 0):
         raise InputRejected("invalid_value", "reference trajectory times do not increase")
     return Reference(tuple(names), times, acc, tuple(list(input_names).index(n) for n in names))
+
+
+def input_accelerations(source: str, stamp_ns: int, xd: np.ndarray,
+                        estimator: AccelerationEstimator, reference: Optional[Reference]
+                        ) -> np.ndarray:
+    """The accelerations of one evaluation by ``acceleration_source``: ``estimate`` (filtered
+    differences of the velocities), ``reference`` (sampled at the stamp; zeros before the
+    first reference) or ``zero``."""
+    if source == "estimate":
+        return estimator.update(stamp_ns, xd)
+    if source == "reference" and reference is not None:
+        return reference.input_accelerations(stamp_ns * 1e-9, len(xd))
+    return np.zeros_like(xd)

@@ -59,7 +59,8 @@ from ..resources import bundled_model
 from ..trajectories import MOTIONS
 from . import qos
 from .messages import diagnostics, joint_state, stamp_from_seconds
-from .parameters import Param, declare_parameters
+from .param_spec import Param
+from .parameters import declare_parameters
 
 CONTROLS = ("effort", "pd")
 PARAMETERS = {

@@ -20,7 +20,8 @@ from ..resources import bundled_model
 from ..trajectories import MOTIONS, from_csv
 from . import qos
 from .messages import duration_from_seconds, joint_state, stamp_from_seconds
-from .parameters import Param, declare_parameters
+from .param_spec import Param
+from .parameters import declare_parameters
 
 PARAMETERS = {
     "model_file": Param(str(bundled_model()), "Model whose inputs are played"),

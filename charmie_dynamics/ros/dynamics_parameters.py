@@ -1,0 +1,87 @@
+"""The dynamics node's parameters: the declared table (descriptions, read-only flags and
+ranges, ``ros2 param describe`` shows them) and the checks a declared range cannot express
+(pure Python: no rclpy here)."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from ..documents import DEFAULT_MAX_BYTES
+from .model_source import MODEL_SOURCES
+from .param_spec import Param
+from .stale_policy import POLICIES as STALE_POLICIES
+
+ACCELERATION_SOURCES = ("zero", "estimate", "reference")
+MODEL_UPDATES = ("once", "always")
+RATE_PARAMETERS = ("publish_rate_limit", "tf_rate")     # 0 (off) or 1 to 10000 Hz
+
+PARAMETERS = {
+    "model_source": Param("topic", "Where models come from after model_file: topic (model texts on "
+                          "model_topic) | robot_description (URDFs on the robot_description topic, "
+                          "transient local, with overlay_file) | file (model_file only)"),
+    "model_file": Param("", "Model file (YAML, or a URDF with overlay_file) to load at start-up; "
+                        "empty: wait for the model from model_source"),
+    "overlay_file": Param("", "Mechanism overlay (YAML) of a URDF model: applied to a URDF model_file "
+                          "and to every robot_description; empty: none"),
+    "model_topic": Param("charmie/model", "std_msgs/String with the validated model (transient local)"),
+    "max_model_bytes": Param(DEFAULT_MAX_BYTES, "Largest model text (bytes, UTF-8) read from model_file, "
+                             "model_topic or robot_description; larger ones are refused before "
+                             "parsing", False, 1024, 256 * 2**20),
+    "accept_model_updates": Param("once", "once: only the first model (model_file or model_source) is "
+                                  "installed, later ones wait for the ~/accept_model_update service | "
+                                  "always: every valid model from model_source is installed"),
+    "joint_states_topic": Param("joint_states", "sensor_msgs/JointState input (sensor-data QoS)"),
+    "actuator_states_topic": Param("actuator_states", "sensor_msgs/JointState of the actuator lengths, m and m/s"),
+    "odometry_topic": Param("", "nav_msgs/Odometry giving d1, d2, theta3; empty: from joint_states"),
+    "reference_topic": Param("reference_trajectory", "trajectory_msgs/JointTrajectory for acceleration_source=reference"),
+    "frame_prefix": Param("", "Prefix of every published frame name, as robot_state_publisher's"),
+    "world_frame": Param("world", "Name of the model's ground frame (before the prefix)"),
+    "publish_rate_limit": Param(0.0, "Most evaluations per second, 0 or 1 to 10000; faster inputs are "
+                                "counted as throttled (0: every input)", False, 0.0, 10000.0),
+    "tf_rate": Param(100.0, "Most /tf and wrench_markers messages per second, 0 or 1 to 10000 (0: one per "
+                     "evaluation)", False, 0.0, 10000.0),
+    "acceleration_source": Param("zero", "zero | estimate (filtered differences of velocities) | reference", False),
+    "acceleration_filter_cutoff": Param(20.0, "Cut-off frequency (Hz) of the estimate filter", False, 0.01, 10000.0),
+    "gravity_only": Param(False, "Gravity compensation: velocities and accelerations taken as zero", False),
+    "feedforward_topic": Param("feedforward_efforts", "std_msgs/Float64MultiArray for an effort forward_command_controller"),
+    "feedforward_joints": Param([""], "Order of the feedforward efforts: model inputs (coordinates and actuators); empty: all inputs"),
+    "clamp_feedforward": Param(False, "Clamp the feedforward (only) at the model's effort and force limits; "
+                               "efforts beyond them are flagged in /diagnostics either way", False),
+    "check_position_limits": Param(True, "Reject inputs beyond the model's joint position limits "
+                                   "(beyond_limits); false for motions that leave them on purpose "
+                                   "(the papers' validation motion, in sim)", False),
+    "position_limit_tolerance": Param(0.01, "rad or m an input position may lie beyond the model's joint "
+                                      "limits before it is rejected (beyond_limits)", False, 0.0, 1.0),
+    "velocity_limit_tolerance": Param(0.1, "Fraction by which an input velocity may exceed the model's "
+                                      "velocity limit before it is rejected (beyond_limits)", False, 0.0, 10.0),
+    "max_stamp_lead": Param(1.0, "Seconds an input stamp may lie ahead of the node clock (future_stamp); "
+                            "also the jump back of the clock that re-arms the stamp checks", False, 0.001, 3600.0),
+    "stale_timeout": Param(0.2, "Seconds the last valid feedforward is held after inputs stop or turn bad",
+                           False, 0.001, 3600.0),
+    "stale_policy": Param("gravity", "After stale_timeout: gravity (compensation at the last valid positions) | zero", False),
+    "watchdog_rate": Param(20.0, "Hz of the stale-input watchdog", True, 1.0, 1000.0),
+    "wrench_joints": Param(["body_3"], "Bodies whose joint reaction wrench is published (WrenchStamped and arrows)"),
+    "marker_scale": Param(0.002, "Arrow length per newton in the wrench markers, m/N", False, 1e-6, 1.0),
+    "diagnostics_period": Param(1.0, "Seconds between /diagnostics messages", True, 0.005, 3600.0),
+}
+
+
+def check_parameters(p: Mapping[str, Any]) -> Optional[str]:
+    """What the declared ranges cannot say (ranges and finiteness are rclpy's check): the
+    problem, or None."""
+    for key, allowed in (("acceleration_source", ACCELERATION_SOURCES),
+                         ("stale_policy", STALE_POLICIES),
+                         ("accept_model_updates", MODEL_UPDATES),
+                         ("model_source", MODEL_SOURCES)):
+        if p[key] not in allowed:
+            return f"{key} {p[key]!r}: expected one of {', '.join(allowed)}"
+    for key in RATE_PARAMETERS:
+        if 0.0 < p[key] < 1.0:
+            return f"{key} {p[key]!r}: expected 0 (off) or 1 to 10000 Hz"
+    if p["model_source"] == "file" and not p["model_file"]:
+        return "model_source 'file' with model_file '': expected a model_file"
+    if p["overlay_file"] and p["model_source"] != "robot_description" and not p["model_file"]:
+        # an overlay silently unused would hide a configuration mistake
+        return (f"overlay_file {p['overlay_file']!r} with model_source {p['model_source']!r} "
+                "and no model_file: expected a URDF model_file or model_source robot_description "
+                "(texts on model_topic are complete models)")
+    return None

@@ -1,0 +1,87 @@
+"""The dynamics node's /diagnostics status from its counters (pure Python: no rclpy here):
+the level, the message and the key-value pairs."""
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from typing import Mapping, NamedTuple, Optional, Sequence
+
+from .inputs import REASONS
+
+TOPICS = ("joint_states", "actuator_states", "odometry", "reference", "model")
+EVENTS = ("models_taken", "models_held", "models_unchanged", "model_changes", "clock_jumps",
+          "efforts_beyond_limits")
+REJECTIONS = REASONS + ("bad_model",)
+
+
+class Level(enum.Enum):
+    OK = 0
+    WARN = 1
+    ERROR = 2
+
+
+class Status(NamedTuple):
+    level: Level
+    message: str
+    values: dict[str, str]
+    reported: Counter               # the counts now reported, for the next status
+
+
+def input_rate(arrivals: Sequence[float]) -> float:
+    """Messages per second over the arrival times (s) kept."""
+    if len(arrivals) >= 2 and arrivals[-1] > arrivals[0]:
+        return (len(arrivals) - 1) / (arrivals[-1] - arrivals[0])
+    return 0.0
+
+
+def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
+                    reported: Counter, stats: Mapping[str, float], model: Optional[str],
+                    pending: Optional[str], parsing: bool, superseded: int,
+                    arrivals: Sequence[float], last_valid_age: Optional[float], stale: bool,
+                    acceleration_source: str, effort_flags: Sequence[str]) -> Status:
+    """One status from the node's counters: ``rejected`` by reason, ``received`` by topic,
+    ``events`` (model and clock), ``reported`` (the counts at the last status: what is new in
+    this period warns), ``stats`` (evaluated, latency_sum and latency_max in s)."""
+    n = stats["evaluated"]
+    values = {
+        "model": model or "none",
+        "model_pending": pending or "none",
+        "model_parsing": str(parsing),
+        "input_rate_hz": f"{input_rate(arrivals):.1f}",
+        "evaluations": str(n),
+        "compute_latency_mean_ms": f"{(stats['latency_sum'] / n * 1e3) if n else 0.0:.3f}",
+        "compute_latency_max_ms": f"{stats['latency_max'] * 1e3:.3f}",
+        "last_valid_input_age_s": "never" if last_valid_age is None else f"{last_valid_age:.3f}",
+        "stale": str(stale),
+        "acceleration_source": acceleration_source,
+        "efforts_beyond_limits_inputs": ", ".join(effort_flags) or "none",
+    }
+    for topic in TOPICS:
+        values[f"received_{topic}"] = str(received[topic])
+    for reason in REJECTIONS:
+        values[f"rejected_{reason}"] = str(rejected[reason])
+    values["actuator_lengths_out_of_range"] = str(rejected["out_of_range"])
+    values["models_superseded"] = str(superseded)
+    for event in EVENTS:
+        values[event] = str(events[event])
+    new = {key: events[key] > reported[key] for key in events}
+    warnings = []
+    if new.get("clock_jumps"):
+        warnings.append("clock jumped back: stamp checks re-armed")
+    if new.get("model_changes"):
+        warnings.append("model changed")
+    if new.get("models_held"):
+        warnings.append("model update held: ~/accept_model_update installs it")
+    if new.get("efforts_beyond_limits"):
+        warnings.append(f"efforts beyond the model's limits: {', '.join(effort_flags)}")
+    if stale or last_valid_age is None:
+        warnings.append("inputs stale or missing")
+    # throttling is the rate limit doing its job, not a fault
+    if any(rejected[r] > reported[r] for r in REJECTIONS if r != "throttled"):
+        warnings.append("inputs rejected in the last period")
+    now = Counter(events) + Counter(rejected)
+    if model is None:
+        return Status(Level.ERROR, "no model", values, now)
+    if warnings:
+        return Status(Level.WARN, "; ".join(warnings), values, now)
+    return Status(Level.OK, "ok", values, now)

@@ -1,0 +1,58 @@
+"""What the dynamics node makes of an evaluation before publishing it (pure Python: no rclpy
+here): the feedforward in its order, clamped on request, with the inputs beyond their effort
+limit; the grid of stamps on which /tf is published."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..dynamics.actuation import actuator_space
+from ..model.model import Model
+
+
+class FeedforwardMap:
+    """Efforts in ``model.input_names`` order -> the feedforward in ``joints`` order."""
+
+    def __init__(self, model: Model, joints: Sequence[str]) -> None:
+        self.names = tuple(model.input_names)
+        self.index = [self.names.index(j) for j in joints]
+        self.effort_limit = actuator_space(model).effort_limit
+
+    def beyond_limits(self, efforts: np.ndarray) -> tuple[str, ...]:
+        """The inputs whose effort is beyond the model's effort or force limit."""
+        beyond = np.abs(efforts) > self.effort_limit
+        return tuple(n for n, b in zip(self.names, beyond) if b) if beyond.any() else ()
+
+    def __call__(self, efforts: np.ndarray, clamp: bool) -> np.ndarray:
+        """The feedforward, clamped at the model's limits with ``clamp``."""
+        if clamp:
+            efforts = np.clip(efforts, -self.effort_limit, self.effort_limit)
+        return efforts[self.index]
+
+    def zeros(self) -> np.ndarray:
+        return np.zeros(len(self.index))
+
+
+@dataclass
+class TfGrid:
+    """Stamps (integer ns) on a grid 1/rate apart, so that jitter in the input stamps does not
+    lower the average rate of /tf; a gap of more than a period, or time going back, restarts
+    the grid."""
+
+    next_due: Optional[int] = None
+
+    def due(self, stamp: int, rate_hz: float) -> bool:
+        """Whether ``stamp`` gets a /tf message (rate 0: every stamp)."""
+        if rate_hz <= 0:
+            return True
+        period, due = int(1e9 / rate_hz), self.next_due
+        if not (due is None or stamp >= due or stamp < due - 2 * period):
+            return False
+        on_grid = due is not None and due <= stamp < due + period
+        self.next_due = (due if on_grid else stamp) + period
+        return True
+
+    def reset(self) -> None:
+        self.next_due = None
