@@ -73,8 +73,8 @@ def test_input_limits_from_the_model(charmie):
     limits.check({"theta13b": 0.805}, {"theta11a": -3.2}, 0.01, 0.1)          # within tolerance
     for pos, vel, name in (({"theta13b": 0.82}, {}, "theta13b position"),
                            ({}, {"theta11a": 3.4}, "theta11a velocity"),
-                           ({}, {"d1": -1e150}, "d1 -1e\\+150 is implausible"),
-                           ({"d1": 1e308}, {}, "d1 1e\\+308 is implausible")):
+                           ({}, {"d1": -1e150}, "d1 velocity -1e\\+150 is implausible"),
+                           ({"d1": 1e308}, {}, "d1 position 1e\\+308 is implausible")):
         with pytest.raises(InputRejected, match=name) as info:
             limits.check(pos, vel, 0.01, 0.1)
         assert info.value.reason == "beyond_limits"

@@ -13,17 +13,13 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..kinematics.limits import InputLimits as ModelLimits
 from ..model.actuator_geometry import indirect_joints, valid_range
 from ..model.model import Model
 
 REASONS = ("length_mismatch", "non_finite", "unknown_name", "duplicate_name", "missing_name",
            "out_of_range", "beyond_limits", "invalid_value", "stale_input", "time_backwards",
            "future_stamp", "throttled", "no_model")
-
-
-#: Largest position or velocity magnitude taken where the model gives no limit (m, rad, m/s,
-#: rad/s): a base 1,000 km away or a joint turning 160,000 times a second is a bad message
-PLAUSIBLE = 1e6
 
 
 class InputRejected(ValueError):
@@ -67,64 +63,16 @@ def read_joint_state(names: Sequence[str], position: Sequence[float],
     return dict(zip(names, position)), vel
 
 
-@dataclass(frozen=True)
-class InputLimits:
-    """The model's limits on each input (``model.input_names``), in the input's own units.
-
-    A coordinate's joints move by ``multiplier * coordinate``: its position range is the
-    intersection of its joints' ranges divided by their multipliers, its velocity limit the
-    smallest ``velocity / |multiplier|``. An actuator's velocity limit is its
-    ``velocity_limit``; its stroke is checked by :class:`StateAssembler` (``out_of_range``).
-    Inputs without a limit are absent from the dicts.
-    """
-
-    lower: dict[str, float]
-    upper: dict[str, float]
-    velocity: dict[str, float]
-
-    @classmethod
-    def of(cls, model: Model) -> "InputLimits":
-        lower: dict[str, float] = {}
-        upper: dict[str, float] = {}
-        velocity: dict[str, float] = {}
-        for body in model.bodies:
-            c, m, lim = body.coordinate, body.multiplier, body.limits
-            if c is None or c not in model.input_names or m == 0.0:
-                continue
-            if lim.lower is not None or lim.upper is not None:
-                a = (-math.inf if lim.lower is None else lim.lower) / m
-                b = (math.inf if lim.upper is None else lim.upper) / m
-                lower[c] = max(lower.get(c, -math.inf), min(a, b))
-                upper[c] = min(upper.get(c, math.inf), max(a, b))
-            if lim.velocity is not None:
-                velocity[c] = min(velocity.get(c, math.inf), lim.velocity / abs(m))
-        for a in model.actuators:
-            if a.velocity_limit is not None:
-                velocity[a.name] = a.velocity_limit
-        return cls(lower, upper, velocity)
+class InputLimits(ModelLimits):
+    """The model's limits (:class:`charmie_dynamics.kinematics.limits.InputLimits`) with the
+    node's rejection."""
 
     def check(self, positions: Mapping[str, float], velocities: Mapping[str, float],
               position_tolerance: float, velocity_tolerance: float) -> None:
-        """Raise ``beyond_limits`` naming the first input whose position is beyond its range
-        by more than ``position_tolerance`` (rad or m) or whose speed exceeds its limit by
-        more than the fraction ``velocity_tolerance`` (``math.inf``: that check is off); and
-        any value beyond :data:`PLAUSIBLE`."""
-        for name, value in (*positions.items(), *velocities.items()):
-            if not abs(value) <= PLAUSIBLE:
-                raise InputRejected("beyond_limits", f"{name} {value:.6g} is implausible, expected "
-                                                     f"at most {PLAUSIBLE:g} (m, rad, or per s)")
-        for name, value in positions.items():
-            lo, hi = self.lower.get(name), self.upper.get(name)
-            if lo is not None and not lo - position_tolerance <= value <= hi + position_tolerance:
-                raise InputRejected("beyond_limits", f"{name} position {value:.6g} outside its "
-                                                     f"limits [{lo:.6g}, {hi:.6g}] (tolerance "
-                                                     f"{position_tolerance:g})")
-        for name, value in velocities.items():
-            limit = self.velocity.get(name)
-            if limit is not None and not abs(value) <= limit * (1.0 + velocity_tolerance):
-                raise InputRejected("beyond_limits", f"{name} velocity {value:.6g} beyond its "
-                                                     f"limit {limit:.6g} (tolerance "
-                                                     f"{velocity_tolerance:.0%})")
+        """Raise ``beyond_limits`` for the first value beyond the limits (``violation``)."""
+        problem = self.violation(positions, velocities, position_tolerance, velocity_tolerance)
+        if problem is not None:
+            raise InputRejected("beyond_limits", str(problem))
 
 
 @dataclass
