@@ -36,7 +36,8 @@ LAYERS = (
 #: Modules under ros/ that need no ROS: the nodes' pure pieces (each has unit tests that run
 #: without rclpy).
 ROS_FREE = {f"{PACKAGE}.ros.{name}" for name in (
-    "inputs", "model_updates", "odometry", "reference", "stale_policy")}
+    "inputs", "model_updates", "odometry", "reference", "stale_policy", "stamps", "outputs",
+    "node_status", "model_source", "dynamics_parameters", "param_spec")}
 
 
 def _is_ros(top: str) -> bool:
