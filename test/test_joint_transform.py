@@ -23,8 +23,10 @@ import pytest
 import yaml
 
 from charmie_dynamics import forward_kinematics
-from charmie_dynamics.dynamics import forward_dynamics, inverse_dynamics, mass_matrix
+from charmie_dynamics.dynamics import (coordinate_limits, forward_dynamics, inverse_dynamics,
+                                       mass_matrix)
 from charmie_dynamics.dynamics.forward import coordinate_groups
+from charmie_dynamics.kinematics.limits import InputLimits
 from charmie_dynamics.model import ModelError, model_from_dict
 from charmie_dynamics.model.joint import REVOLUTE_KIND, REVOLUTE_X_KIND
 from charmie_dynamics.model.packed import KIND, packed
@@ -239,7 +241,8 @@ PLAIN_PYTHON = """
 import json, sys
 import numpy as np
 from charmie_dynamics import JointSpaceState, forward_kinematics, jit
-from charmie_dynamics.dynamics import forward_dynamics, inverse_dynamics, mass_matrix
+from charmie_dynamics.dynamics import (coordinate_limits, forward_dynamics, inverse_dynamics,
+                                       mass_matrix)
 from charmie_dynamics.model import model_from_dict
 document, q, qd, qdd = json.loads(sys.stdin.read())
 model = model_from_dict(document)
@@ -296,6 +299,22 @@ def test_units_apply_to_offsets():
     np.testing.assert_allclose(a.origin_world, b.origin_world, rtol=0, atol=1e-15)
     np.testing.assert_allclose(a.joint_values[:, 1:], q * [1.0, 2.0] + [np.pi / 2, 0.25],
                                rtol=1e-15)
+
+
+def test_coordinate_limits_take_offsets():
+    """Joint limits are of the joint value multiplier * q + offset: the mimic joint's
+    [-1.5, 0.5] with multiplier -2 and offset 0.5 holds q in [0, 1]; the leader's [-1, 2]."""
+    doc = minimal()
+    doc["bodies"][0]["joint"]["limits"] = {"lower": -1.0, "upper": 2.0}
+    doc["bodies"].append({"name": "m", "parent": "a", "joint": {
+        "type": "R", "axis": [0, 1, 1], "coordinate": "q", "multiplier": -2.0, "offset": 0.5,
+        "limits": {"lower": -1.5, "upper": 0.5}},
+        "mass": 1.0, "com": [0, 0, 0], "inertia": {"solid_box": [1, 1, 1]}})
+    model = model_from_dict(doc)
+    lower, upper = coordinate_limits(model)
+    assert (lower[0], upper[0]) == pytest.approx((0.0, 1.0), abs=1e-15)
+    limits = InputLimits.of(model)
+    assert (limits.lower["q"], limits.upper["q"]) == pytest.approx((0.0, 1.0), abs=1e-15)
 
 
 # ------------------------------------------------------------------ loader errors

@@ -52,8 +52,9 @@ def _first(bad: np.ndarray) -> Optional[tuple[int, int]]:
 class InputLimits:
     """The model's limits on each input (``model.input_names``), in the input's own units.
 
-    A coordinate's joints move by ``multiplier * coordinate``: its position range is the
-    intersection of its joints' ranges divided by their multipliers, its velocity limit the
+    A coordinate's joints move by ``multiplier * coordinate + offset``: its position range is
+    the intersection of its joints' ranges less their offsets divided by their multipliers,
+    its velocity limit the
     smallest ``velocity / |multiplier|``. An actuator's velocity limit is its
     ``velocity_limit``; its stroke is checked where its length is solved (``out_of_range`` on
     the node, ``ActuatorRangeError`` in the core). Inputs without a limit are absent.
@@ -73,8 +74,8 @@ class InputLimits:
             if c is None or c not in model.input_names or m == 0.0:
                 continue
             if lim.lower is not None or lim.upper is not None:
-                a = (-math.inf if lim.lower is None else lim.lower) / m
-                b = (math.inf if lim.upper is None else lim.upper) / m
+                a = (-math.inf if lim.lower is None else lim.lower - body.offset) / m
+                b = (math.inf if lim.upper is None else lim.upper - body.offset) / m
                 lower[c] = max(lower.get(c, -math.inf), min(a, b))
                 upper[c] = min(upper.get(c, math.inf), max(a, b))
             if lim.velocity is not None:
