@@ -121,6 +121,15 @@ def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
         msg.pose.pose.orientation.w, msg.pose.pose.orientation.z = h, h
         node._on_odometry(msg)
         assert node.assembler.positions["theta3"] == pytest.approx(np.pi / 2)
+        # its stamp: more than max_stamp_lead ahead is future_stamp, nanosec >= 1e9 malformed
+        msg.pose.pose.orientation.z = 0.0
+        msg.pose.pose.orientation.w = 1.0
+        msg.header.stamp.sec = 2**31 - 1
+        node._on_odometry(msg)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = 1, 10**9
+        node._on_odometry(msg)
+        assert node.rejected["future_stamp"] == 1 and node.rejected["invalid_value"] == 3
+        assert node.assembler.positions["theta3"] == pytest.approx(np.pi / 2)
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
@@ -135,6 +144,7 @@ def test_reference_acceleration_source(monkeypatch):
 
     from builtin_interfaces.msg import Duration, Time
     from rclpy.parameter import Parameter
+    from rclpy.serialization import serialize_message
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -160,7 +170,7 @@ def test_reference_acceleration_source(monkeypatch):
         for t, acc in ((0.0, [0.0, 0.0]), (1.0, [2.0, 0.02])):
             traj.points.append(JointTrajectoryPoint(accelerations=acc,
                                                     time_from_start=Duration(sec=int(t))))
-        node._on_reference(traj)
+        node._on_reference(serialize_message(traj))   # as the raw subscription
         positions = {"act4": 0.41, "act5": 0.40, "theta8a": 0.3}
         x, xd, _ = inputs_from_dict(model, positions)
         msg = JointState(name=list(model.input_names), position=[float(v) for v in x],
@@ -172,7 +182,7 @@ def test_reference_acceleration_source(monkeypatch):
         expected = inverse_dynamics(model, resolve_state(model, x, xd, xdd)).coordinate_effort
         np.testing.assert_allclose(published[0].effort, expected, rtol=1e-12, atol=1e-12)
         traj.header.stamp = Time(sec=0, nanosec=0)          # "now": the newest state, 100.25 s
-        node._on_reference(traj)
+        node._on_reference(serialize_message(traj))
         msg.header.stamp = Time(sec=100, nanosec=750_000_000)          # half way
         node._on_joint_state(msg)
         _, _, xdd = inputs_from_dict(model, positions, None, {"theta8a": 1.0, "act4": 0.01})
@@ -181,7 +191,7 @@ def test_reference_acceleration_source(monkeypatch):
         backwards = JointTrajectory(joint_names=["theta8a"], points=[
             JointTrajectoryPoint(accelerations=[1.0], time_from_start=Duration(sec=2)),
             JointTrajectoryPoint(accelerations=[1.0], time_from_start=Duration(sec=1))])
-        node._on_reference(backwards)
+        node._on_reference(serialize_message(backwards))
         assert node.rejected["invalid_value"] == 1
         assert node.reference.names == ("theta8a", "act4")           # the previous one stays
         node.destroy_node()

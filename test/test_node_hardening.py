@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -15,12 +16,13 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
-from builtin_interfaces.msg import Time  # noqa: E402
+from builtin_interfaces.msg import Duration, Time  # noqa: E402
 from rcl_interfaces.srv import DescribeParameters, SetParameters  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 from charmie_dynamics.dynamics import inverse_dynamics  # noqa: E402
 from charmie_dynamics.kinematics import inputs_from_dict, resolve_state  # noqa: E402
@@ -28,7 +30,7 @@ from charmie_dynamics.model import model_from_text  # noqa: E402
 from charmie_dynamics.ros.dynamics_node import PARAMETERS  # noqa: E402
 from conftest import CHARMIE  # noqa: E402
 from node_process import Child  # noqa: E402
-from ros_harness import (LATE, MODEL, TOL, Dynamics, Ros, core, dump_on_failure,  # noqa: E402,F401
+from ros_harness import (ACTUATORS, LATE, MODEL, TOL, Dynamics, Ros, core, dump_on_failure,  # noqa: E402,F401
                          joint_state_msg, log_dir, namespaced_dynamics, node_argv, params,
                          random_state, ros, ros_env, stamp_key)
 
@@ -383,3 +385,152 @@ def test_reload_refuses_fifo_devices_and_hostile_files(ros, ros_env, log_dir, tm
         ros.watched = []
         ros.node.destroy_client(client)
         loader.stop()
+
+
+# ---------------------------------------------------------------------------- second round
+def trajectory(names, accelerations) -> JointTrajectory:
+    """A JointTrajectory starting now (stamp 0), one point per row of ``accelerations``,
+    10 ms apart."""
+    msg = JointTrajectory(joint_names=list(names))
+    msg.points = [JointTrajectoryPoint(accelerations=[float(a) for a in row],
+                                       time_from_start=Duration(sec=k // 100,
+                                                                nanosec=k % 100 * 10_000_000))
+                  for k, row in enumerate(accelerations)]
+    return msg
+
+
+@dump_on_failure
+def test_reference_accelerations_are_checked_like_inputs(ros, nodes):
+    """Finding 2: implausible reference accelerations are beyond_limits when the reference
+    arrives; the previous reference stays (the same loads as before them)."""
+    h: Dynamics = nodes["h"]
+    pub = ros.node.create_publisher(JointTrajectory, "/h/reference_trajectory", 10)
+    assert set_parameter(ros, "/h/dynamics", "acceleration_source", "reference").successful
+    try:
+        assert ros.spin_until(lambda: pub.get_subscription_count() >= 1, 10.0)
+        pos, vel = random_state(np.random.default_rng(11))
+        base = wait_counter(h, "rejected_beyond_limits", 0)
+        pub.publish(trajectory(["d1", "theta7a"], [[0.5, -0.3]]))
+        ros.spin_for(0.2)
+        _, before = h.send_state(pos, vel)
+        for k, a in enumerate((1e7, 1e300)):
+            pub.publish(trajectory(["d1", "theta7a"], [[0.5, -0.3], [a, a]]))
+            assert wait_counter(h, "rejected_beyond_limits", base + k + 1) == base + k + 1, a
+        _, now = h.send_state(pos, vel)
+        np.testing.assert_allclose(now["joint_loads"].effort, before["joint_loads"].effort, **TOL)
+        assert np.max(np.abs(now["actuator_loads"].effort)) < 1e5
+        assert "reference trajectory point 1: d1 acceleration 1e+07 is implausible" in h.child.text()
+    finally:
+        assert set_parameter(ros, "/h/dynamics", "acceleration_source", "zero").successful
+        ros.node.destroy_publisher(pub)
+
+
+@dump_on_failure
+def test_a_huge_reference_is_refused_before_it_is_read(ros, nodes):
+    """Finding 3: 200,000 points (5.4 s without a watchdog feedforward before the cap) are
+    refused as invalid_value without deserializing them; prints the longest watchdog gap."""
+    h: Dynamics = nodes["h"]
+    pub = ros.node.create_publisher(JointTrajectory, "/h/reference_trajectory", 10)
+    try:
+        assert ros.spin_until(lambda: pub.get_subscription_count() >= 1, 10.0)
+        huge = trajectory(["d1", "theta7a"], np.ones((200_000, 2)))
+        h.send_state(*random_state(np.random.default_rng(12)))
+        ros.spin_for(0.5)                               # stale: the watchdog publishes at 20 Hz
+        base = counter(h, "rejected_invalid_value")
+        mark = len(h.feedforward)
+        start = time.monotonic()
+        pub.publish(huge)
+        assert wait_counter(h, "rejected_invalid_value", base + 1, timeout=30.0) == base + 1
+        ros.spin_for(0.3)
+        times = [t for t, _ in h.feedforward[mark:]]
+        gap = max(np.diff([start, *times, time.monotonic()]))
+        print(f"\n200,000-point reference refused; longest watchdog gap {gap * 1e3:.0f} ms (period 50 ms)")
+        assert "reference trajectory with 200000 points, max_reference_points 10000" in h.child.text()
+        assert gap < 2.0
+    finally:
+        ros.node.destroy_publisher(pub)
+
+
+@dump_on_failure
+def test_actuator_stamps_and_malformed_nanoseconds(ros, nodes):
+    """Finding 10: a far-future actuator_states is future_stamp (an older one is taken: no
+    order with joint_states); nanosec >= 1e9 on joint_states or actuator_states is
+    invalid_value."""
+    h: Dynamics = nodes["h"]
+    pos, vel = random_state(np.random.default_rng(13))
+    h.send_state(pos, vel)
+
+    def actuators(stamp: Time):
+        return joint_state_msg(stamp, ACTUATORS, [pos[n] for n in ACTUATORS])
+
+    future = counter(h, "rejected_future_stamp")
+    h.pub_actuators.publish(actuators(Time(sec=2**31 - 1)))
+    assert wait_counter(h, "rejected_future_stamp", future + 1) == future + 1
+    base = counter(h, "rejected_invalid_value")
+    h.pub_actuators.publish(actuators(Time(sec=1, nanosec=10**9)))
+    h.publish_joints(Time(sec=ros.next_stamp().sec, nanosec=4_000_000_000), pos, vel,
+                     names=MODEL.input_names)
+    assert wait_counter(h, "rejected_invalid_value", base + 2) == base + 2
+    h.pub_actuators.publish(actuators(Time(sec=1)))        # long ago: taken
+    h.send_state(pos, vel)
+    assert counter(h, "rejected_future_stamp") == future + 1
+    assert counter(h, "rejected_invalid_value") == base + 2
+
+
+SIDE_NODES = {"model_loader_node": "model_loader", "trajectory_player_node": "trajectory_player",
+              "simulator_node": "simulator"}
+
+
+@dump_on_failure
+def test_use_sim_time_and_empty_names_are_refused_at_run_time(ros, nodes, ros_env, log_dir):
+    """Findings 4 and 11 on every node of the package: use_sim_time cannot change after
+    start-up (a dynamics node without /clock would stop its watchdog and diagnostics), and an
+    empty parameter name (which rclpy's own check lets through) is refused."""
+    children = [Child(f"{module}_p4", node_argv(module, "-r", "__ns:=/p4", "-r", "/clock:=/p4/clock",
+                                                "-r", "/tf:=/p4/tf", "-r", "/diagnostics:=/p4/diagnostics"),
+                      ros_env, log_dir) for module in SIDE_NODES]
+    try:
+        ros.watched = children + [nodes["h"].child]
+        targets = ["/h/dynamics", *(f"/p4/{name}" for name in SIDE_NODES.values())]
+        for target in targets:
+            result = set_parameter(ros, target, "use_sim_time", True)
+            assert not result.successful and "cannot change after start-up" in result.reason, target
+            result = set_parameter(ros, target, "", 1.0)
+            assert not result.successful and "not declared" in result.reason, target
+            assert set_parameter(ros, target, "use_sim_time", False).successful, target   # no change
+        h: Dynamics = nodes["h"]
+        mark = len(h.diagnostics)
+        assert ros.spin_until(lambda: len(h.diagnostics) > mark + 2, 5.0), "diagnostics stopped"
+    finally:
+        ros.watched = []
+        for child in children:
+            child.stop()
+
+
+@pytest.mark.parametrize("command,params_text,message", [
+    ("dynamics_node", 'model_topic: "bad topic!"', "parameter model_topic 'bad topic!': expected a topic name"),
+    ("dynamics_node", 'joint_states_topic: ""', "parameter joint_states_topic '': expected a topic name"),
+    ("model_loader_node", "-p model_topic:=bad topic!", "parameter model_topic 'bad topic!': expected a topic name"),
+    ("bringup", 'model_topic: "bad topic!"', "parameter model_topic 'bad topic!': expected a topic name"),
+    ("dynamics_node", "RAW dynamics: [", "Couldn't parse params file"),
+    ("dynamics_node", "wrench_joints: [body_3, 5]", "Sequence should be of same type"),
+    ("bringup", "RAW dynamics: [", "Couldn't parse params file"),
+])
+def test_bad_topic_names_and_unparsable_params_files_end_in_one_line(ros_env, tmp_path, command,
+                                                                     params_text, message):
+    """Findings 5 and 6: one line on stderr and exit status 1, no traceback."""
+    params_file = tmp_path / "params.yaml"
+    text = params_text[4:] if params_text.startswith("RAW ") else \
+        f"/**:\n  ros__parameters:\n    {params_text}\n"
+    params_file.write_text(text + "\n", encoding="utf-8")
+    if command == "bringup":
+        argv = [sys.executable, "-m", "charmie_dynamics.cli.main", "bringup", "--mode", "hardware",
+                "--params", str(params_file), "--duration", "1"]
+    elif params_text.startswith("-p "):
+        argv = node_argv(command, "-r", "__ns:=/names", "-p", params_text[3:])
+    else:
+        argv = node_argv(command, "-r", "__ns:=/names", "--params-file", str(params_file))
+    proc = subprocess.run(argv, env=ros_env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -2,9 +2,11 @@
 trajectories, the stale policy of the feedforward, the stamp checks, the outputs' helpers,
 the diagnostics status, the parameter checks and the model sources (URDF + overlay)."""
 import math
+import struct
 import subprocess
 import sys
 from collections import Counter
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -18,9 +20,10 @@ from charmie_dynamics.ros.model_source import model_from_description, model_to_p
 from charmie_dynamics.ros.node_status import Level, dynamics_status
 from charmie_dynamics.ros.odometry import base_from_odometry
 from charmie_dynamics.ros.outputs import FeedforwardMap, TfGrid
-from charmie_dynamics.ros.reference import read_reference
+from charmie_dynamics.kinematics.limits import InputLimits
+from charmie_dynamics.ros.reference import check_serialized_reference, read_reference
 from charmie_dynamics.ros.stale_policy import Action, StalePolicy
-from charmie_dynamics.ros.stamps import StampGuard
+from charmie_dynamics.ros.stamps import StampGuard, to_nanoseconds
 from conftest import CHARMIE
 
 
@@ -64,17 +67,19 @@ def test_odometry_non_finite(args):
 
 
 INPUTS = ("a", "b", "c", "d")
+NO_LIMITS = InputLimits({}, {}, {})          # only the plausibility bound
+CAP = 100
 
 
 def test_reference_is_placed_in_its_input_slots():
     points = [(0, [1.0, 2.0]), (1_000_000_000, [3.0, 4.0])]
-    ref = read_reference(["c", "a"], points, 5_000_000_000, INPUTS)
+    ref = read_reference(["c", "a"], points, 5_000_000_000, INPUTS, NO_LIMITS, CAP)
     assert ref.slots == (2, 0)
     np.testing.assert_allclose(ref.times, [5.0, 6.0])
     np.testing.assert_allclose(ref.input_accelerations(5.5, 4), [3.0, 0.0, 2.0, 0.0])
     np.testing.assert_allclose(ref.input_accelerations(9.0, 4), [4.0, 0.0, 3.0, 0.0])
     # points without accelerations are zeros
-    ref = read_reference(["b"], [(0, []), (10, [])], 0, INPUTS)
+    ref = read_reference(["b"], [(0, []), (10, [])], 0, INPUTS, NO_LIMITS, CAP)
     np.testing.assert_array_equal(ref.input_accelerations(0.0, 4), np.zeros(4))
 
 
@@ -86,11 +91,64 @@ def test_reference_is_placed_in_its_input_slots():
     (["a"], [(0, [math.nan])], "non_finite"),
     (["a"], [(0, [1.0]), (0, [1.0])], "invalid_value"),
     (["a"], [(10, [1.0]), (5, [1.0])], "invalid_value"),
+    (["a"], [(k, [1.0]) for k in range(CAP + 1)], "invalid_value"),        # over the cap
+    (["a", "b"], [(0, [1.0, 1.0]), (1, [1.0, -1.0000001e6])], "beyond_limits"),
+    (["a"], [(0, [1e300])], "beyond_limits"),
 ])
 def test_reference_rejections(names, points, reason):
     with pytest.raises(InputRejected) as info:
-        read_reference(names, points, 0, INPUTS)
+        read_reference(names, points, 0, INPUTS, NO_LIMITS, CAP)
     assert info.value.reason == reason
+
+
+def test_reference_accelerations_at_the_plausible_bound_are_taken_and_named_beyond_it():
+    ref = read_reference(["a", "b"], [(0, [1e6, -1e6])], 0, INPUTS, NO_LIMITS, CAP)
+    np.testing.assert_array_equal(ref.accelerations, [[1e6, -1e6]])
+    with pytest.raises(InputRejected, match=r"point 1: b acceleration -2e\+06 is implausible"):
+        read_reference(["a", "b"], [(0, [0.0, 0.0]), (1, [0.0, -2e6])], 0, INPUTS, NO_LIMITS, CAP)
+
+
+def cdr_trajectory(names, n_points: int, little: bool = True, frame: str = "base") -> bytes:
+    """A JointTrajectory's CDR bytes as a raw subscription gets them (points empty)."""
+    e = "<" if little else ">"
+
+    def string(text: str, at: int) -> bytes:
+        raw = text.encode() + b"\0"
+        out = struct.pack(e + "I", len(raw)) + raw
+        return out + b"\0" * (-(at + len(out)) % 4)
+
+    body = struct.pack(e + "iI", 5, 7)
+    body += string(frame, len(body))
+    body += struct.pack(e + "I", len(names))
+    for name in names:
+        body += string(name, len(body))
+    body += struct.pack(e + "I", n_points)
+    point = struct.pack(e + "IIIIiI", 0, 0, 0, 0, 0, 0)
+    return bytes([0, 1 if little else 0, 0, 0]) + body + point * min(n_points, 3)
+
+
+def test_serialized_reference_counts_are_read_before_deserializing():
+    serialize_message = pytest.importorskip("rclpy.serialization").serialize_message
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    # the bytes rclpy makes: the reader finds the same counts
+    msg = JointTrajectory(joint_names=["d1", "theta7a", "x"], points=[JointTrajectoryPoint()] * 5)
+    msg.header.frame_id = "odd"
+    data = serialize_message(msg)
+    check_serialized_reference(data, 3, 5)
+    for names, points, match in ((2, 5, "3 joint names"), (3, 4, "5 points, max_reference_points 4")):
+        with pytest.raises(InputRejected, match=match) as info:
+            check_serialized_reference(data, names, points)
+        assert info.value.reason == "invalid_value"
+    for little in (True, False):
+        data = cdr_trajectory(["ab", "abc", "abcd"], 200_000, little, frame="")
+        check_serialized_reference(data, 3, 200_000)
+        with pytest.raises(InputRejected, match="200000 points"):
+            check_serialized_reference(data, 3, 10_000)
+    with pytest.raises(InputRejected, match="truncated"):
+        check_serialized_reference(cdr_trajectory(["a"], 1)[:20], 3, 10)
+    with pytest.raises(InputRejected, match="truncated"):            # a name longer than the message
+        check_serialized_reference(bytes([0, 1, 0, 0]) + struct.pack("<iII", 0, 0, 2**31), 3, 10)
+    check_serialized_reference(bytes([0, 3, 0, 0]) + b"\xff" * 8, 3, 10)   # another encoding: left
 
 
 def test_stale_policy_holds_once_per_rejection_run_then_falls_back():
@@ -149,6 +207,22 @@ def test_stamp_guard_future_backwards_and_advance_on_accept_only():
     assert info.value.reason == "throttled"
     guard.check_rate(100 * S + S // 10, 10.0)                            # exactly the period
     guard.check_rate(100 * S + 1, 0.0)                                   # no limit
+
+
+def test_stamp_lead_alone_and_malformed_nanoseconds():
+    guard = StampGuard(max_lead_ns=S, rearm_after_ns=S // 5)
+    guard.accept(100 * S)
+    guard.check_lead(50 * S, 100 * S)                # no order: an older stamp is fine
+    guard.check_lead(101 * S, 100 * S)
+    with pytest.raises(InputRejected, match="ahead") as info:
+        guard.check_lead(101 * S + 1, 100 * S)
+    assert info.value.reason == "future_stamp" and guard.last == 100 * S
+    assert to_nanoseconds(SimpleNamespace(sec=3, nanosec=999_999_999)) == 3 * S + S - 1
+    assert to_nanoseconds(SimpleNamespace(sec=-1, nanosec=0)) == -S
+    for bad in (S, 2**32 - 1):
+        with pytest.raises(InputRejected, match=f"time_from_start.nanosec {bad} is not below 1e9") as info:
+            to_nanoseconds(SimpleNamespace(sec=0, nanosec=bad), "time_from_start")
+        assert info.value.reason == "invalid_value"
 
 
 def test_stamp_guard_rearms_after_a_clock_restart_or_a_long_run_back():

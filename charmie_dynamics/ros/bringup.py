@@ -16,7 +16,7 @@ from sensor_msgs.msg import JointState
 
 from ..resources import share_directory
 from . import qos
-from .run import make_executor
+from .run import init_ros, make_executor
 
 
 class StatusPrinter(Node):
@@ -115,10 +115,10 @@ def run_bringup(args: argparse.Namespace) -> int:
     ros_args = ["--ros-args", "--params-file", str(params)]
     if sim_time:
         ros_args += ["-p", "use_sim_time:=true"]
-    rclpy.init(args=ros_args)
     nodes = []
     player = None
     try:
+        init_ros(ros_args)
         nodes.append(ModelLoaderNode())
         nodes.append(DynamicsNode())
         if dynamic:

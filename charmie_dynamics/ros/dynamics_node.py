@@ -37,7 +37,9 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Point, TransformStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header, String
 from std_srvs.srv import Trigger
@@ -53,15 +55,15 @@ from ..model.urdf import read_overlay
 from . import qos
 from .dynamics_parameters import PARAMETERS, check_parameters
 from .inputs import AccelerationEstimator, InputLimits, InputRejected, StateAssembler, read_joint_state
-from .stamps import StampGuard
-from .messages import diagnostics, float_array, joint_state, set_transform, set_vector3, to_nanoseconds, transform
+from .stamps import StampGuard, to_nanoseconds
+from .messages import diagnostics, float_array, joint_state, set_transform, set_vector3, transform
 from .model_source import model_from_description
 from .model_updates import ModelParser, PreparedModel, model_change, prepare_model
 from .node_status import dynamics_status
 from .odometry import BASE_COORDINATES, base_from_odometry
 from .outputs import FeedforwardMap, TfGrid
 from .parameters import declare_parameters
-from .reference import Reference, input_accelerations, read_reference
+from .reference import Reference, check_serialized_reference, input_accelerations, read_reference
 from .stale_policy import Action, StalePolicy
 
 MODEL_POLL_PERIOD = 0.02       # s: how soon a parsed model is installed
@@ -73,11 +75,10 @@ class DynamicsNode(Node):
         # models from a topic are parsed on this worker thread (first: destroy_node, which
         # rclpy also calls after a start-up error, stops it)
         self.parser: ModelParser[PreparedModel] = ModelParser(self._parse_model)
-        self.p = declare_parameters(self, PARAMETERS)
+        self.p = declare_parameters(self, PARAMETERS, self._on_set_parameters)
         problem = check_parameters(self.p)
         if problem:
             raise ValueError(f"parameter {problem}")
-        self.add_on_set_parameters_callback(self._on_set_parameters)
         self.overlay = self.p["overlay_file"] or None
         self.model: Optional[Model] = None
         self.model_text: Optional[str] = None
@@ -131,7 +132,9 @@ class DynamicsNode(Node):
         if self.p["odometry_topic"]:
             self.create_subscription(Odometry, self.p["odometry_topic"], self._on_odometry,
                                      qos.NEWEST_SAMPLE)
-        self.create_subscription(JointTrajectory, self.p["reference_topic"], self._on_reference, qos.OUTPUT)
+        # raw: a reference's size is checked before it is deserialized
+        self.create_subscription(JointTrajectory, self.p["reference_topic"], self._on_reference,
+                                 qos.OUTPUT, raw=True)
         self.create_timer(1.0 / self.p["watchdog_rate"], self._watchdog)
         self.create_timer(self.p["diagnostics_period"], self._publish_diagnostics)
 
@@ -283,10 +286,12 @@ class DynamicsNode(Node):
         self.received["actuator_states"] += 1
         if self.model is None:
             return self._reject("no_model", "no model yet")
+        now = self._now()
         try:
+            self.stamps.check_lead(to_nanoseconds(msg.header.stamp), now)
             pos, vel = read_joint_state(msg.name, msg.position, msg.velocity,
                                         self.model.actuator_names, effort=msg.effort)
-            self._store(pos, vel, self._now())
+            self._store(pos, vel, now)
         except InputRejected as exc:
             self._reject(exc.reason, f"actuator_states: {exc.detail}")
 
@@ -296,31 +301,39 @@ class DynamicsNode(Node):
             return self._reject("no_model", "no model yet")
         pose, twist = msg.pose.pose, msg.twist.twist
         o = pose.orientation
+        now = self._now()
         try:
+            self.stamps.check_lead(to_nanoseconds(msg.header.stamp), now)
             positions, velocities = base_from_odometry(
                 pose.position.x, pose.position.y, (o.x, o.y, o.z, o.w),
                 (twist.linear.x, twist.linear.y), twist.angular.z)
-        except InputRejected as exc:
-            return self._reject(exc.reason, exc.detail)
-        try:
-            self._store(positions, velocities, self._now())
+            self._store(positions, velocities, now)
         except InputRejected as exc:
             self._reject(exc.reason, f"odometry: {exc.detail}")
 
-    def _on_reference(self, msg: JointTrajectory) -> None:
-        """A new desired trajectory; a stamp of 0 means "starts now" (JointTrajectory's
-        convention): the stamp of the newest joint_states. A bad one is rejected and the
-        previous reference stays."""
+    def _on_reference(self, data: bytes) -> None:
+        """A new desired trajectory (serialized: too many points are refused before it is
+        deserialized); a stamp of 0 means "starts now" (JointTrajectory's convention): the
+        stamp of the newest joint_states. A bad one is rejected and the previous reference
+        stays."""
         self.received["reference"] += 1
         if self.model is None:
             return self._reject("no_model", "no model yet")
-        t0 = to_nanoseconds(msg.header.stamp)
-        if t0 == 0:
-            t0 = self.stamps.last if self.stamps.last is not None else self._now()
+        names, cap = self.model.input_names, self.p["max_reference_points"]
         try:
+            check_serialized_reference(data, len(names), cap)
+            try:
+                msg = deserialize_message(data, JointTrajectory)
+            except rclpy_implementation.RMWError:        # bytes from a hostile writer
+                raise InputRejected("invalid_value", "reference trajectory: not a "
+                                                     "JointTrajectory message") from None
+            t0 = to_nanoseconds(msg.header.stamp)
+            if t0 == 0:
+                t0 = self.stamps.last if self.stamps.last is not None else self._now()
             self.reference = read_reference(
-                msg.joint_names, [(to_nanoseconds(p.time_from_start), p.accelerations)
-                                  for p in msg.points], t0, self.model.input_names)
+                msg.joint_names, [(to_nanoseconds(p.time_from_start, "time_from_start"),
+                                   p.accelerations) for p in msg.points],
+                t0, names, self.limits, cap)
         except InputRejected as exc:
             self._reject(exc.reason, exc.detail)
 
@@ -329,9 +342,9 @@ class DynamicsNode(Node):
         self.received["joint_states"] += 1
         if self.model is None:
             return self._reject("no_model", "no model yet")
-        stamp = to_nanoseconds(msg.header.stamp)
         now = self._now()
         try:
+            stamp = to_nanoseconds(msg.header.stamp)
             pos, vel = read_joint_state(msg.name, msg.position, msg.velocity,
                                         self.assembler.accepted_names(),
                                         self.assembler.required_names(), effort=msg.effort)

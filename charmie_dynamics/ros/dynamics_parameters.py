@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional
 
 from ..documents import DEFAULT_MAX_BYTES
+from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE
 from .model_source import MODEL_SOURCES
 from .param_spec import Param
 from .stale_policy import POLICIES as STALE_POLICIES
@@ -13,6 +14,9 @@ from .stale_policy import POLICIES as STALE_POLICIES
 ACCELERATION_SOURCES = ("zero", "estimate", "reference")
 MODEL_UPDATES = ("once", "always")
 RATE_PARAMETERS = ("publish_rate_limit", "tf_rate")     # 0 (off) or 1 to 10000 Hz
+#: Default most points of a reference trajectory: 100 s at 100 Hz; 100,000 points took the
+#: node's executor 3.5 s (deserializing and checking them)
+MAX_REFERENCE_POINTS = 10_000
 
 PARAMETERS = {
     "model_source": Param("topic", "Where models come from after model_file: topic (model texts on "
@@ -22,17 +26,19 @@ PARAMETERS = {
                         "empty: wait for the model from model_source"),
     "overlay_file": Param("", "Mechanism overlay (YAML) of a URDF model: applied to a URDF model_file "
                           "and to every robot_description; empty: none"),
-    "model_topic": Param("charmie/model", "std_msgs/String with the validated model (transient local)"),
+    "model_topic": Param("charmie/model", "std_msgs/String with the validated model (transient local)", topic=True),
     "max_model_bytes": Param(DEFAULT_MAX_BYTES, "Largest model text (bytes, UTF-8) read from model_file, "
                              "model_topic or robot_description; larger ones are refused before "
                              "parsing", False, 1024, 256 * 2**20),
     "accept_model_updates": Param("once", "once: only the first model (model_file or model_source) is "
                                   "installed, later ones wait for the ~/accept_model_update service | "
                                   "always: every valid model from model_source is installed"),
-    "joint_states_topic": Param("joint_states", "sensor_msgs/JointState input (sensor-data QoS)"),
-    "actuator_states_topic": Param("actuator_states", "sensor_msgs/JointState of the actuator lengths, m and m/s"),
-    "odometry_topic": Param("", "nav_msgs/Odometry giving d1, d2, theta3; empty: from joint_states"),
-    "reference_topic": Param("reference_trajectory", "trajectory_msgs/JointTrajectory for acceleration_source=reference"),
+    "joint_states_topic": Param("joint_states", "sensor_msgs/JointState input (sensor-data QoS)", topic=True),
+    "actuator_states_topic": Param("actuator_states", "sensor_msgs/JointState of the actuator lengths, m and m/s", topic=True),
+    "odometry_topic": Param("", "nav_msgs/Odometry giving d1, d2, theta3; empty: from joint_states", topic=True),
+    "reference_topic": Param("reference_trajectory", "trajectory_msgs/JointTrajectory for acceleration_source=reference", topic=True),
+    "max_reference_points": Param(MAX_REFERENCE_POINTS, "Most points of a reference trajectory; longer ones "
+                                  "are refused (invalid_value) before they are read", False, 1, 1_000_000),
     "frame_prefix": Param("", "Prefix of every published frame name, as robot_state_publisher's"),
     "world_frame": Param("world", "Name of the model's ground frame (before the prefix)"),
     "publish_rate_limit": Param(0.0, "Most evaluations per second, 0 or 1 to 10000; faster inputs are "
@@ -42,16 +48,16 @@ PARAMETERS = {
     "acceleration_source": Param("zero", "zero | estimate (filtered differences of velocities) | reference", False),
     "acceleration_filter_cutoff": Param(20.0, "Cut-off frequency (Hz) of the estimate filter", False, 0.01, 10000.0),
     "gravity_only": Param(False, "Gravity compensation: velocities and accelerations taken as zero", False),
-    "feedforward_topic": Param("feedforward_efforts", "std_msgs/Float64MultiArray for an effort forward_command_controller"),
+    "feedforward_topic": Param("feedforward_efforts", "std_msgs/Float64MultiArray for an effort forward_command_controller", topic=True),
     "feedforward_joints": Param([""], "Order of the feedforward efforts: model inputs (coordinates and actuators); empty: all inputs"),
     "clamp_feedforward": Param(False, "Clamp the feedforward (only) at the model's effort and force limits; "
                                "efforts beyond them are flagged in /diagnostics either way", False),
     "check_position_limits": Param(True, "Reject inputs beyond the model's joint position limits "
                                    "(beyond_limits); false for motions that leave them on purpose "
                                    "(the papers' validation motion, in sim)", False),
-    "position_limit_tolerance": Param(0.01, "rad or m an input position may lie beyond the model's joint "
+    "position_limit_tolerance": Param(POSITION_TOLERANCE, "rad or m an input position may lie beyond the model's joint "
                                       "limits before it is rejected (beyond_limits)", False, 0.0, 1.0),
-    "velocity_limit_tolerance": Param(0.1, "Fraction by which an input velocity may exceed the model's "
+    "velocity_limit_tolerance": Param(VELOCITY_TOLERANCE, "Fraction by which an input velocity may exceed the model's "
                                       "velocity limit before it is rejected (beyond_limits)", False, 0.0, 10.0),
     "max_stamp_lead": Param(1.0, "Seconds an input stamp may lie ahead of the node clock (future_stamp); "
                             "also the jump back of the clock that re-arms the stamp checks", False, 0.001, 3600.0),

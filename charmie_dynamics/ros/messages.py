@@ -13,11 +13,6 @@ from sensor_msgs.msg import JointState
 from ..model.rotations import quaternions
 
 
-def to_nanoseconds(stamp: Time | Duration) -> int:
-    """A stamp or duration as integer nanoseconds (exact, unlike a float of seconds)."""
-    return stamp.sec * 1_000_000_000 + stamp.nanosec
-
-
 def _split_seconds(seconds: float) -> tuple[int, int]:
     """(sec, nanosec) with the rounding carried into the seconds."""
     total = int(round(seconds * 1e9))

@@ -3,12 +3,19 @@
 rejected whole with an :class:`~.inputs.InputRejected`."""
 from __future__ import annotations
 
+import math
+import struct
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
 
+from ..kinematics.limits import InputLimits
 from .inputs import AccelerationEstimator, InputRejected, ReferenceTrajectory
+
+#: CDR encapsulations (RTPS) whose JointTrajectory prefix :func:`check_serialized_reference`
+#: reads: plain CDR and XCDR2, big and little endian (the lowest bit)
+_PLAIN_CDR = (0, 1, 6, 7)
 
 
 @dataclass
@@ -24,15 +31,57 @@ class Reference(ReferenceTrajectory):
         return xdd
 
 
+def check_serialized_reference(data: bytes, max_names: int, max_points: int) -> None:
+    """Raise ``invalid_value`` for a serialized trajectory_msgs/JointTrajectory (as a raw
+    subscription hands it over) with more than ``max_names`` joint names or ``max_points``
+    points, read from the counts in its CDR bytes: before deserializing, which costs about
+    10 us a point. Another encoding is left to :func:`read_reference`'s checks."""
+    if len(data) < 4 or data[1] not in _PLAIN_CDR or data[0] != 0:
+        return
+    u32 = struct.Struct("<I" if data[1] & 1 else ">I").unpack_from
+    try:
+        # after the 4-byte encapsulation: header.stamp (8 bytes), header.frame_id, joint_names,
+        # points; every field here is 4-aligned (relative to the encapsulation's end)
+        at = 4 + 8
+        at = _after_string(data, at, u32)
+        (n_names,) = u32(data, at)
+        if n_names > max_names:
+            raise InputRejected("invalid_value", f"reference trajectory with {n_names} joint names, "
+                                                 f"the model has {max_names} inputs")
+        at += 4
+        for _ in range(n_names):
+            at = _after_string(data, at, u32)
+        (n_points,) = u32(data, at)
+    except struct.error:
+        raise InputRejected("invalid_value", "reference trajectory: truncated message") from None
+    if n_points > max_points:
+        raise InputRejected("invalid_value", f"reference trajectory with {n_points} points, "
+                                             f"max_reference_points {max_points}")
+
+
+def _after_string(data: bytes, at: int, u32) -> int:
+    """Offset of what follows the CDR string at ``at`` (length, bytes, padding to 4)."""
+    (length,) = u32(data, at)
+    end = at + 4 + length
+    if end > len(data):
+        raise struct.error("string beyond the message")
+    return 4 + ((end - 4 + 3) & ~3)
+
+
 def read_reference(names: Sequence[str], points: Sequence[tuple[int, Sequence[float]]],
-                   start_ns: int, input_names: Sequence[str]) -> Reference:
+                   start_ns: int, input_names: Sequence[str], limits: InputLimits,
+                   max_points: int) -> Reference:
     """``points``: (time from start in ns, accelerations, empty for zeros) of each point;
-    ``start_ns``: the absolute time of the start. Raises ``invalid_value`` (no points, times
-    that do not increase), ``duplicate_name``, ``unknown_name``, ``length_mismatch`` or
-    ``non_finite``."""
+    ``start_ns``: the absolute time of the start. Raises ``invalid_value`` (no points, more
+    than ``max_points``, times that do not increase), ``duplicate_name``, ``unknown_name``,
+    ``length_mismatch``, ``non_finite`` or ``beyond_limits`` (an acceleration beyond
+    ``limits``: implausible, as for measured inputs)."""
     names = list(names)
     if not points:
         raise InputRejected("invalid_value", "reference trajectory without points")
+    if len(points) > max_points:
+        raise InputRejected("invalid_value", f"reference trajectory with {len(points)} points, "
+                                             f"max_reference_points {max_points}")
     if len(set(names)) != len(names):
         raise InputRejected("duplicate_name", "reference trajectory names")
     unknown = [n for n in names if n not in input_names]
@@ -44,6 +93,9 @@ def read_reference(names: Sequence[str], points: Sequence[tuple[int, Sequence[fl
     acc = np.array([list(a) or [0.0] * len(names) for _, a in points], dtype=float)
     if not np.all(np.isfinite(acc)):
         raise InputRejected("non_finite", "reference trajectory accelerations")
+    problem = limits.violation({}, {}, math.inf, math.inf, dict(zip(names, acc.T)))
+    if problem is not None:
+        raise InputRejected("beyond_limits", f"reference trajectory point {problem.sample}: {problem}")
     if np.any(np.diff(times) <= 0):
         raise InputRejected("invalid_value", "reference trajectory times do not increase")
     return Reference(tuple(names), times, acc, tuple(list(input_names).index(n) for n in names))

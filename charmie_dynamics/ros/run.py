@@ -1,16 +1,43 @@
-"""Running one node as a process: a start-up error (bad model file, parameter value or type)
-ends it with the message on stderr and exit status 1."""
+"""Running one node as a process: a start-up error (bad model file, parameter value or type,
+a params file rcl cannot parse) ends it with one line on stderr and exit status 1."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
+from typing import Optional, Sequence
 
 import rclpy
+import rclpy.logging
 from rclpy.exceptions import ParameterException
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
+from rclpy.impl.implementation_singleton import rclpy_implementation
 
 from ..model import ModelError
+
+_RCL_LOCATION = re.compile(r",? at \S+\.c:\d+")      # rcl's ", at /src/rcl/arguments.c:415"
+
+
+def rcl_message(exc: BaseException) -> str:
+    """The first line of an rcl or rclpy error, without rcl's source locations."""
+    text = _RCL_LOCATION.sub("", str(exc)).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def init_ros(args: Optional[Sequence[str]]) -> None:
+    """``rclpy.init``; a params file or argument rcl cannot parse raises ``ValueError`` with
+    one line (rcl's own ERROR lines of that failure are kept off stderr)."""
+    previous = rclpy.logging.get_logger_level("rcl")
+    rclpy.logging.set_logger_level("rcl", rclpy.logging.LoggingSeverity.FATAL)
+    try:
+        rclpy.init(args=args)
+    except rclpy_implementation.RCLError as exc:
+        raise ValueError(rcl_message(exc)) from None
+    finally:
+        # unless --log-level set it during init
+        if rclpy.logging.get_logger_level("rcl") == rclpy.logging.LoggingSeverity.FATAL:
+            rclpy.logging.set_logger_level("rcl", previous)
 
 
 def make_executor(context=None) -> Executor:
@@ -27,8 +54,8 @@ def make_executor(context=None) -> Executor:
 
 
 def run_node(node_class, args=None) -> int:
-    rclpy.init(args=args)
     try:
+        init_ros(args)
         node = node_class()
     except (ModelError, ValueError, ParameterException) as exc:
         print(f"{node_class.__name__}: error: {exc}", file=sys.stderr)

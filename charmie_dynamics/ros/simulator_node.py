@@ -71,7 +71,7 @@ PARAMETERS = {
     "integrator": Param("euler", f"{' | '.join(INTEGRATORS)} (euler: semi-implicit, 4x cheaper than rk4)"),
     "fd_method": Param("aba", f"Forward dynamics: {' | '.join(METHODS)}"),
     "control": Param("effort", "effort (commands on command_topic) | pd (follow motion)"),
-    "command_topic": Param("effort_commands", "std_msgs/Float64MultiArray of actuator efforts"),
+    "command_topic": Param("effort_commands", "std_msgs/Float64MultiArray of actuator efforts", topic=True),
     "command_joints": Param([""], "Order of the commands (model inputs); empty: all inputs"),
     "wait_for_command": Param(True, "control=effort: hold the robot still until the first command"),
     "command_timeout": Param(0.1, "control=effort: simulated seconds a command is applied without a "

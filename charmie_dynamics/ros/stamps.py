@@ -6,9 +6,26 @@ about 240 ns).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Protocol
 
 from .inputs import InputRejected
+
+NS_PER_S = 1_000_000_000
+
+
+class SecNanosec(Protocol):
+    """builtin_interfaces Time or Duration."""
+
+    sec: int
+    nanosec: int
+
+
+def to_nanoseconds(stamp: SecNanosec, what: str = "header.stamp") -> int:
+    """A stamp or duration as integer nanoseconds (exact, unlike a float of seconds); raises
+    ``invalid_value`` for a malformed one, ``nanosec`` beyond 999,999,999 (``what`` names it)."""
+    if not 0 <= stamp.nanosec < NS_PER_S:
+        raise InputRejected("invalid_value", f"{what}.nanosec {stamp.nanosec} is not below 1e9")
+    return stamp.sec * NS_PER_S + stamp.nanosec
 
 
 @dataclass(frozen=True)
@@ -34,14 +51,20 @@ class StampGuard:
     last: Optional[int] = None                   # the last evaluated stamp
     backwards_since: Optional[int] = None        # node time of the first of a run going back
 
-    def check(self, stamp: int, now: int) -> Optional[ClockJump]:
-        """Raise ``future_stamp`` or ``time_backwards``; a :class:`ClockJump` when the stamp
-        went back because the clock did (the checks are then re-armed: :meth:`reset`)."""
+    def check_lead(self, stamp: int, now: int) -> None:
+        """Raise ``future_stamp`` for a stamp more than ``max_lead_ns`` ahead of ``now`` (the
+        one stamp check of actuator_states and odometry: they need no order)."""
         lead = self.max_lead_ns
         if now > 0 and stamp - now > lead:
             raise InputRejected("future_stamp", f"stamp {stamp * 1e-9:.9f} s is {(stamp - now) * 1e-9:.3g} s "
                                                 f"ahead of the node clock (max_stamp_lead "
                                                 f"{lead * 1e-9:g} s)")
+
+    def check(self, stamp: int, now: int) -> Optional[ClockJump]:
+        """Raise ``future_stamp`` or ``time_backwards``; a :class:`ClockJump` when the stamp
+        went back because the clock did (the checks are then re-armed: :meth:`reset`)."""
+        self.check_lead(stamp, now)
+        lead = self.max_lead_ns
         last = self.last
         if last is None or stamp >= last:
             self.backwards_since = None
