@@ -29,7 +29,7 @@ from charmie_dynamics.dynamics.forward import coordinate_groups
 from charmie_dynamics.kinematics.limits import InputLimits
 from charmie_dynamics.model import ModelError, model_from_dict
 from charmie_dynamics.model.joint import REVOLUTE_KIND, REVOLUTE_X_KIND
-from charmie_dynamics.model.packed import KIND, packed
+from charmie_dynamics.model.packed import KIND
 
 from test_forward_dynamics import joint_state, relative_error
 
@@ -186,7 +186,7 @@ def test_random_trees_cover_both_aba_paths():
     reduced = across = 0
     for seed in SEEDS:
         model = model_from_dict(random_tree(seed)[0])
-        kinds = packed(model).body_int[:, KIND]
+        kinds = model.compiled.packed.body_int[:, KIND]
         assert REVOLUTE_KIND in kinds and np.any(kinds >= REVOLUTE_X_KIND), seed
         try:
             groups = coordinate_groups(model)

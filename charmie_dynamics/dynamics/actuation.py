@@ -24,55 +24,27 @@ only through this coupling reports the effort the mixed problem asked of it).
 """
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-from ..mechanisms.indirect import indirect_joints, joint_from_length, length_from_joint
+from ..mechanisms.indirect import joint_from_length, length_from_joint
+from ..model.compiled import ActuatorSpace
 from ..model.model import Model
 from .mass_matrix import bias_forces, mass_matrix
 
 
-@dataclass(frozen=True)
-class ActuatorSpace:
-    """Limits and friction of every input of ``model.input_names`` (SI)."""
-
-    names: tuple[str, ...]
-    effort_limit: np.ndarray     # N m or N; inf where unknown
-    viscous: np.ndarray
-    coulomb: np.ndarray
-
-
-_SPACES: "weakref.WeakKeyDictionary[Model, ActuatorSpace]" = weakref.WeakKeyDictionary()
-
-
 def actuator_space(model: Model) -> ActuatorSpace:
-    """The model's actuator limits and friction (a coordinate's from its first joint)."""
-    if model not in _SPACES:
-        n = len(model.input_names)
-        limit, viscous, coulomb = np.full(n, np.inf), np.zeros(n), np.zeros(n)
-        actuators = {a.name: a for a in model.actuators}
-        for k, name in enumerate(model.input_names):
-            if name in actuators:
-                a = actuators[name]
-                limit[k] = np.inf if a.force_limit is None else a.force_limit
-                viscous[k], coulomb[k] = a.friction.viscous, a.friction.coulomb
-            else:
-                body = next(b for b in model.bodies if b.coordinate == name)
-                if body.limits.effort is not None:
-                    limit[k] = body.limits.effort
-                viscous[k], coulomb[k] = body.friction.viscous, body.friction.coulomb
-        _SPACES[model] = ActuatorSpace(model.input_names, limit, viscous, coulomb)
-    return _SPACES[model]
+    """The model's actuator limits and friction (held by the model: model/compiled.py)."""
+    return model.compiled.actuator_space
 
 
 def input_jacobians(model: Model, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Actuator positions x, J = dq/dx and J' = d2q/dx2 at joint coordinates q, (..., n)."""
     q = np.asarray(q, dtype=float)
     x, J, Jp = q.copy(), np.ones_like(q), np.zeros_like(q)
-    for joint in indirect_joints(model):
+    for joint in model.compiled.indirect_joints:
         c = joint.coordinate
         length = length_from_joint(joint, q[..., c] * joint.multiplier)
         _, d1, d2 = joint_from_length(joint, length)

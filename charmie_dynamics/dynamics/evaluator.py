@@ -25,9 +25,7 @@ from ..kinematics.state import (JointSpaceState, inputs_from_dict, resolve_state
                                 resolve_state_sample, state_samples)
 from ..linalg import column, mat, mat_mul, mat_t_vec, sub, vec
 from ..mechanisms.auxiliary import auxiliary_segments_sample, balancer_range_error, segment_names
-from ..model.actuator_geometry import indirect_joints
 from ..model.model import JointType, Model
-from ..model.packed import packed
 from ..model.rotations import quaternion_of
 from .inverse import _NO_LOADS, InverseDynamicsData, Loads, _inverse_dynamics_batch
 
@@ -129,7 +127,7 @@ class Evaluator:
         self._xyzw = np.empty((n_poses, 4))
         self._segments = (np.empty((len(segments), 2, 3)), np.empty(len(segments)),
                           np.empty((len(segments), 1, 3, 3)))
-        pm = packed(model)
+        pm = model.compiled.packed
         q, qd, qdd = state_samples(self.state)[:3]
         # the arguments of inverse_dynamics' kernel, without payloads: with the state's
         # rates, and with zero rates for gravity compensation
@@ -172,7 +170,7 @@ class Evaluator:
             bad, failed, finite = _evaluate(resolve, x, xd, xdd, state,
                                             self._inverse[bool(gravity_only)], *self._tail)
         if bad >= 0:
-            check_length(indirect_joints(self.model)[bad], x[self.model.coordinate_index[
+            check_length(self.model.compiled.indirect_joints[bad], x[self.model.coordinate_index[
                 self.model.actuators[bad].drives]])
         if failed >= 0:
             raise balancer_range_error(self.model.balancers[failed])

@@ -2,10 +2,10 @@
 H(q) qdd = phi,  phi = tau - u'(q, qd)  (seed 002 eqs. 16a and 18).
 
 u' (Coriolis, centrifugal, gravity, springs and balancers as external wrenches) comes from the
-inverse dynamics with qdd = 0 (:func:`~.mass_matrix.bias_forces`; seed 002 section 2.4.2,
-input item 4): its outward pass gives the velocities and velocity-product accelerations with
--g at the base (eq. 17), its inward pass the bias wrenches of every subtree and phi. Two
-solvers of the same equations follow:
+inverse dynamics with qdd = 0 (its kernel; :func:`~.mass_matrix.bias_forces` gives the same;
+seed 002 section 2.4.2, input item 4): its outward pass gives the velocities and
+velocity-product accelerations with -g at the base (eq. 17), its inward pass the bias
+wrenches of every subtree and phi. Two solvers of the same equations follow:
 
 ``method="cholesky"`` (O(n^3)): H from the composite-rigid-body algorithm, H = L L^T by
 ``numpy.linalg.cholesky``, then L y = phi and L^T qdd = y by forward and back substitution
@@ -58,18 +58,21 @@ from __future__ import annotations
 
 import logging
 import weakref
+from functools import cached_property
 from typing import Optional
 
 import numpy as np
 
-from ..kinematics.forward import Placements, forward_kinematics
 from ..jit import kernel
+from ..kinematics.forward import Placements
 from ..kinematics.state import samples
+from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import COORD, PARENT, SCALARS, packed
-from .mass_matrix import bias_forces, mass_matrix
+from ..model.packed import COORD, PARENT, SCALARS
+from .inverse import InverseDynamicsData, run_inverse_dynamics
+from .mass_matrix import MassMatrixData, mass_matrix
 from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_to_child_into,
-                      parent_transform_into, spatial_inertias)
+                      parent_transform_into)
 
 METHODS = ("cholesky", "aba")
 
@@ -98,8 +101,33 @@ def no_mass(model: Model, c: int) -> MassMatrixError:
                            "matrix is singular, expected it to move a body with mass")
 
 
+class ForwardDynamicsData(AlgorithmData):
+    """Buffers of :func:`forward_dynamics` for one model and sample shape ``lead``: the bias
+    forces' inverse dynamics (with the placements), phi and qdd, and, built on first use by
+    a method, the mass matrix (Cholesky) or the ABA's buffers. ``qdd`` is returned by every
+    call, overwritten by the next. The Cholesky method's factor and substitutions are
+    numpy's, allocated at each call."""
+
+    def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
+        super().__init__(model, lead)
+        n = model.n_coordinates
+        self.inverse = InverseDynamicsData(model, lead)
+        self.coupling = _coupling_problem(model)[1]    # why the ABA cannot run, or None
+        self.phi = np.empty(self.lead + (n,))
+        self.qdd = np.empty(self.lead + (n,))
+
+    @cached_property
+    def mass(self) -> MassMatrixData:
+        return MassMatrixData(self.model, self.lead)
+
+    @cached_property
+    def articulated(self) -> ArticulatedBodyData:
+        return ArticulatedBodyData(self.model, self.lead)
+
+
 def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarray,
-                     method: str = "cholesky", held: Optional[np.ndarray] = None) -> np.ndarray:
+                     method: str = "cholesky", held: Optional[np.ndarray] = None, *,
+                     data: Optional[ForwardDynamicsData] = None) -> np.ndarray:
     """Joint accelerations qdd (..., n) for coordinates, rates and efforts (..., n) (SI).
 
     ``tau``: generalized effort of every coordinate (N m or N); for an actuator-driven
@@ -107,7 +135,8 @@ def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarra
     balancers act by themselves. Leading axes of q, qd and tau broadcast. ``method``:
     "cholesky" or "aba" (see the module docstring). ``held``: boolean (..., n), coordinates
     held at zero acceleration by a workless constraint (a joint resting on its stop); the
-    others move with them held: H_ff qdd_f = phi_f, qdd_h = 0.
+    others move with them held: H_ff qdd_f = phi_f, qdd_h = 0. ``data``: buffers for the
+    broadcast sample shape, reused (see :class:`ForwardDynamicsData`); new ones when omitted.
     """
     if method not in METHODS:
         raise ValueError(f"method: got {method!r}, expected one of {', '.join(METHODS)}")
@@ -115,25 +144,31 @@ def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarra
     if q.shape[-1:] != (model.n_coordinates,):
         raise ValueError(f"q, qd, tau: got last axis {q.shape[-1:]}, expected "
                          f"({model.n_coordinates},) coordinates of {model.name}")
-    if method == "aba":
-        reason = _coupling_problem(model)[1]
-        if reason is not None:
-            if model not in _FELL_BACK:
-                _FELL_BACK.add(model)
-                _LOG.warning("%s: forward_dynamics(method='aba') solves by Cholesky instead: %s",
-                             model.name, reason)
-            method = "cholesky"
-    fk = forward_kinematics(model, q)
-    phi = tau - bias_forces(model, q, qd, placements=fk)
+    lead, n = q.shape[:-1], model.n_coordinates
+    data = ForwardDynamicsData.reuse(data, model, lead)
+    if method == "aba" and data.coupling is not None:
+        if model not in _FELL_BACK:
+            _FELL_BACK.add(model)
+            _LOG.warning("%s: forward_dynamics(method='aba') solves by Cholesky instead: %s",
+                         model.name, data.coupling)
+        method = "cholesky"
+    # the bias forces u' = ID(q, qd, 0) (module docstring), with the placements of q
+    q_s, qd_s = samples(q, lead, n), samples(qd, lead, n)
+    loads = run_inverse_dynamics(model, q_s, qd_s, data.inverse.zeros, data.inverse)
+    np.subtract(tau, loads.coordinate_effort, out=data.phi)
     if held is not None:
-        held = np.broadcast_to(np.asarray(held, dtype=bool), phi.shape)
+        held = np.broadcast_to(np.asarray(held, dtype=bool), data.phi.shape)
     if method == "cholesky":
-        H = mass_matrix(model, q, placements=fk)
+        H = mass_matrix(model, q, placements=loads.placements, data=data.mass)
         try:
-            return cholesky_solve(H, phi) if held is None else held_solve(H, phi, held)
+            data.qdd[...] = cholesky_solve(H, data.phi) if held is None else \
+                held_solve(H, data.phi, held)
         except np.linalg.LinAlgError:
             raise _singular(model, H) from None
-    return articulated_body_solve(model, fk, phi, held)
+    else:
+        data.qdd[...] = articulated_body_solve(model, loads.placements, data.phi, held,
+                                               data=data.articulated)
+    return data.qdd
 
 
 def cholesky_solve(H: np.ndarray, phi: np.ndarray) -> np.ndarray:
@@ -283,31 +318,51 @@ def _articulated_body_batch(body_int, body_vec, inertias, subspaces, members, ro
     return -1
 
 
+class ArticulatedBodyData(AlgorithmData):
+    """Buffers of :func:`articulated_body_solve` for one model and sample shape ``lead``:
+    the coupled groups (``members``), qdd and the recursion's work arrays. ValueError for a
+    model whose coupled joints do not share a parent (see :func:`coordinate_groups`)."""
+
+    def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
+        super().__init__(model, lead)
+        groups = coordinate_groups(model)
+        n, nb = model.n_coordinates, model.n_bodies
+        self.members = np.full((n, max((len(g) for g in groups), default=1)), -1,
+                               dtype=np.int64)
+        for c, group in enumerate(groups):
+            self.members[c, :len(group)] = group
+        self.free = np.empty((self.samples, n))
+        self.qdd = np.empty(self.lead + (n,))
+        # A, M_hat, eta, W, mu, psi, m_hat, phi_hat, gain, scratch: articulated_body_sample's
+        self.work = (np.empty((nb, 6, 6)), np.empty((nb, 6, 6)), np.empty((nb, 6)),
+                     np.empty((n, 6)), np.empty((nb, 6)), np.empty((self.members.shape[1], 6)),
+                     np.empty(n), np.empty(n), np.empty(n), np.empty((6, 6)))
+
+
 def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray,
-                           held: Optional[np.ndarray] = None) -> np.ndarray:
+                           held: Optional[np.ndarray] = None, *,
+                           data: Optional[ArticulatedBodyData] = None) -> np.ndarray:
     """qdd solving H qdd = phi by seed 002 eqs. 19-21 on the tree (module docstring), (..., n).
 
     ``held`` (boolean (..., n)): those coordinates get qdd = 0 and act as fixed joints in the
     recursion (M^ and eta pass to the parent without the psi^ terms). Raises
-    :class:`MassMatrixError` when a coordinate has no inertia (m^ <= 0).
+    :class:`MassMatrixError` when a coordinate has no inertia (m^ <= 0). ``data``: buffers
+    for the placements' sample shape, reused (see :class:`ArticulatedBodyData`); new ones
+    when omitted.
     """
-    groups = coordinate_groups(model)
-    n, nb = model.n_coordinates, model.n_bodies
-    members = np.full((n, max((len(g) for g in groups), default=1)), -1, dtype=np.int64)
-    for c, group in enumerate(groups):
-        members[c, :len(group)] = group
+    lead, n = placements.lead, model.n_coordinates
+    data = ArticulatedBodyData.reuse(data, model, lead)
     rotations, origins = placements.per_sample(model)
-    lead = placements.lead
     phi = samples(phi, lead, n)
-    free = np.ones_like(phi) if held is None else \
-        samples(np.where(np.asarray(held, dtype=bool), 0.0, 1.0), lead, n)
-    qdd = np.empty_like(phi)
-    pm = packed(model)
+    if held is None:
+        data.free[...] = 1.0
+    else:
+        data.free.reshape(lead + (n,))[...] = np.logical_not(held)
+    compiled = model.compiled
     c = _articulated_body_batch(
-        pm.body_int, pm.body_vec, spatial_inertias(model), pm.subspace, members,
-        rotations, origins, phi, free, qdd, np.empty((nb, 6, 6)), np.empty((nb, 6, 6)),
-        np.empty((nb, 6)), np.empty((n, 6)), np.empty((nb, 6)), np.empty((members.shape[1], 6)),
-        np.empty(n), np.empty(n), np.empty(n), np.empty((6, 6)))
+        compiled.packed.body_int, compiled.packed.body_vec, compiled.spatial_inertias,
+        compiled.motion_subspaces, data.members, rotations, origins, phi, data.free,
+        data.qdd.reshape(data.samples, n), *data.work)
     if c >= 0:
         raise no_mass(model, c)
-    return qdd.reshape(lead + (n,))
+    return data.qdd

@@ -25,8 +25,9 @@ from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.forces import (add_point_force, passive_forces_sample,
                                  spring_names)
 from ..mechanisms.loops import LoopLoads, distribute_sample
+from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import DRIVEN_BY, packed
+from ..model.packed import DRIVEN_BY
 from ..slots import A, DW, F, F_WORLD, JOINT_FORCE, JOINT_TORQUE, N, N_WORLD, W
 from .rnea import TreeWrenches, joint_efforts_sample, tree_backward_pass_sample
 
@@ -181,7 +182,7 @@ def _applied_loads(model: Model, payloads: Sequence[Payload], external: Sequence
     return body, values
 
 
-class InverseDynamicsData:
+class InverseDynamicsData(AlgorithmData):
     """Preallocated buffers and results of :func:`inverse_dynamics` for one model and one
     batch shape, as Pinocchio's ``Data``: a loop that passes the same data to every call
     allocates no result arrays (payloads and external wrenches are packed at each call).
@@ -198,9 +199,8 @@ class InverseDynamicsData:
     def __init__(self, model: Model, lead: tuple[int, ...] = (), keep: str = "all") -> None:
         if keep not in ("all", "efforts"):
             raise ValueError(f"keep: got {keep!r}, expected 'all' or 'efforts'")
-        self.model = model
-        self.lead = tuple(lead)
-        S = int(np.prod(self.lead, dtype=np.int64))
+        super().__init__(model, lead)
+        S = self.samples
         per_body = S if keep == "all" else 1
         nb, n = model.n_bodies, model.n_coordinates
         na, ns, nbal = len(model.actuators), len(model.springs), len(model.balancers)
@@ -245,18 +245,22 @@ def inverse_dynamics(model: Model, state: JointSpaceState, *,
     :class:`InverseDynamicsData`); new ones when omitted.
     """
     lead, n = np.shape(state.q)[:-1], model.n_coordinates
-    if data is None:
-        data = InverseDynamicsData(model, lead)
-    elif data.model is not model or data.lead != lead:
-        raise ValueError(f"data is for {data.model.name} with sample shape {data.lead}, "
-                         f"got {model.name} with {lead}")
+    data = InverseDynamicsData.reuse(data, model, lead)
     q, qd, qdd = state_samples(state)[:3]
     if not q.shape[1] == qd.shape[1] == qdd.shape[1] == n:
         raise ValueError(f"state of {q.shape[1]} coordinates, expected {n} ({model.name})")
     if gravity_only:
         qd = qdd = data.zeros
     applied = _applied_loads(model, payloads, external) if payloads or external else _NO_LOADS
-    pm = packed(model)
+    return run_inverse_dynamics(model, q, qd, qdd, data, applied)
+
+
+def run_inverse_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                         data: InverseDynamicsData,
+                         applied: tuple[np.ndarray, np.ndarray] = _NO_LOADS) -> Loads:
+    """The kernel of :func:`inverse_dynamics` on (samples, n) arrays checked against
+    ``data`` by the caller; ``applied``: the packed payloads and external wrenches."""
+    pm = model.compiled.packed
     failed = _inverse_dynamics_batch(
         pm.body_int, pm.body_vec, pm.body_mat, pm.act_int, pm.act_vec, pm.spring_int,
         pm.spring_vec, pm.bal_int, pm.bal_vec, *applied, pm.base_acceleration, q, qd, qdd,

@@ -28,19 +28,20 @@ Arrays have optional leading sample axes: q of shape (..., n_coordinates).
 """
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Optional
 
 import numpy as np
 
-from ..kinematics.forward import Placements, forward_kinematics
+from ..jit import kernel
+from ..kinematics.forward import ForwardKinematicsData, Placements, forward_kinematics
 from ..kinematics.motion import body_motion
 from ..mechanisms.forces import passive_forces
-from ..jit import kernel
+from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import COORD, PARENT, SCALARS, packed
+from ..model.packed import COORD, PARENT, SCALARS
 from .rnea import joint_efforts, tree_backward_pass
-from .spatial import (add_force_to_parent, add_inertia_to_parent, parent_transform_into,
-                      spatial_inertias)
+from .spatial import add_force_to_parent, add_inertia_to_parent, parent_transform_into
 
 
 @kernel
@@ -88,21 +89,41 @@ def _mass_matrix_batch(body_int, body_vec, inertias, subspaces, rotations, origi
                            A, composite, scratch, F, G, H[s])
 
 
-def mass_matrix(model: Model, q: np.ndarray, placements: Optional[Placements] = None
-                ) -> np.ndarray:
+class MassMatrixData(AlgorithmData):
+    """Buffers of :func:`mass_matrix` for one model and sample shape ``lead``: H, the CRBA's
+    work arrays and, built on first use, forward kinematics for calls without placements.
+    ``mass_matrix`` is returned by every call, overwritten by the next."""
+
+    def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
+        super().__init__(model, lead)
+        n, nb = model.n_coordinates, model.n_bodies
+        self.H = np.empty((self.samples, n, n))
+        # A, composite (nb, 6, 6), scratch (6, 6), F, G (6,): mass_matrix_sample's
+        self.work = (np.empty((nb, 6, 6)), np.empty((nb, 6, 6)), np.empty((6, 6)),
+                     np.empty(6), np.empty(6))
+        self.mass_matrix = self.H.reshape(self.lead + (n, n))
+
+    @cached_property
+    def kinematics(self) -> ForwardKinematicsData:
+        return ForwardKinematicsData(self.model, self.lead)
+
+
+def mass_matrix(model: Model, q: np.ndarray, placements: Optional[Placements] = None, *,
+                data: Optional[MassMatrixData] = None) -> np.ndarray:
     """H(q), (..., n, n), symmetric positive definite (kg m^2, kg m, kg).
 
-    ``placements``: forward kinematics of ``q`` when already computed.
+    ``placements``: forward kinematics of ``q`` when already computed. ``data``: buffers
+    for the sample shape, reused (see :class:`MassMatrixData`); new ones when omitted.
     """
-    fk = forward_kinematics(model, q) if placements is None else placements
+    lead = np.shape(q)[:-1] if placements is None else placements.lead
+    data = MassMatrixData.reuse(data, model, lead)
+    fk = forward_kinematics(model, q, data=data.kinematics) if placements is None else placements
     rotations, origins = fk.per_sample(model)
-    n, nb = model.n_coordinates, model.n_bodies
-    H = np.empty((rotations.shape[0], n, n))
-    pm = packed(model)
-    _mass_matrix_batch(pm.body_int, pm.body_vec, spatial_inertias(model), pm.subspace,
-                       rotations, origins, np.empty((nb, 6, 6)), np.empty((nb, 6, 6)),
-                       np.empty((6, 6)), np.empty(6), np.empty(6), H)
-    return H.reshape(fk.lead + (n, n))
+    compiled = model.compiled
+    _mass_matrix_batch(compiled.packed.body_int, compiled.packed.body_vec,
+                       compiled.spatial_inertias, compiled.motion_subspaces, rotations, origins,
+                       *data.work, data.H)
+    return data.mass_matrix
 
 
 def _coordinate_efforts(model: Model, placements: Placements, qd: np.ndarray,

@@ -25,7 +25,7 @@ from ..kinematics.motion import BodyMotion
 from ..linalg import accumulate, add, cross3, dot, mat, mat_vec, scale, store, sub, vec
 from ..model.model import Model
 from ..slots import AC, DW, F, N, W
-from ..model.packed import COM, COORD, INERTIA, PARENT, S_V, S_W, SCALARS, packed
+from ..model.packed import COM, COORD, INERTIA, PARENT, S_V, S_W, SCALARS
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def tree_backward_pass(model: Model, placements: Placements, motion: BodyMotion,
         external[..., F, :] = external_force
     if external_torque is not None:
         external[..., N, :] = external_torque
-    pm = packed(model)
+    pm = model.compiled.packed
     wrenches = np.empty(external.shape)
     _tree_backward_pass_batch(pm.body_int, pm.body_vec, pm.body_mat, *placements.per_sample(model),
                               motion.buffer.reshape(-1, nb, 6, 3), external.reshape(-1, nb, 2, 3),
@@ -122,7 +122,7 @@ def joint_efforts(model: Model, wrenches: TreeWrenches) -> np.ndarray:
     nb = model.n_bodies
     lead = wrenches.buffer.shape[:-3]
     tau = np.empty(lead + (model.n_coordinates,))
-    pm = packed(model)
+    pm = model.compiled.packed
     _joint_efforts_batch(pm.body_int, pm.body_vec, wrenches.buffer.reshape(-1, nb, 2, 3),
                          tau.reshape(math.prod(lead), model.n_coordinates))   # n may be 0
     return tau

@@ -12,58 +12,14 @@ r = r^{p}_{i} from forward kinematics:
     p_i = [s_w; s_v], the joint's motion subspace (model/joint.py; seed 002 eqs. 11d, 12b)
     M_i = [[I_Ci + m (c.c 1 - c c^T), m [c]x], [m [c]x^T, m 1]]            (eq. 6, about A_i)
 
-with c the centre of mass in the body frame and [.]x the cross-product matrix. Seed 002
+with c the centre of mass in the body frame and [.]x the cross-product matrix (built once per
+model: ``model.compiled.spatial_inertias``, model/compiled.py). Seed 002
 writes A_{i,i-1} in one common frame; here each body has its own, so A_i also rotates.
 """
 from __future__ import annotations
 
-import functools
-import weakref
-from typing import Callable
-
-import numpy as np
-
 from ..jit import kernel
 from ..linalg import mat, vec
-from ..model.model import Model
-
-
-def skew(v: np.ndarray) -> np.ndarray:
-    """Cross-product matrices [v]x of (..., 3) vectors: (..., 3, 3)."""
-    out = np.zeros(v.shape + (3,))
-    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
-    return out
-
-
-def _per_model(build: Callable[[Model], np.ndarray]) -> Callable[[Model], np.ndarray]:
-    """Cache a model's constant array (read-only) for as long as the model lives."""
-    cache: "weakref.WeakKeyDictionary[Model, np.ndarray]" = weakref.WeakKeyDictionary()
-
-    @functools.wraps(build)
-    def get(model: Model) -> np.ndarray:
-        if model not in cache:
-            value = build(model)
-            value.flags.writeable = False
-            cache[model] = value
-        return cache[model]
-    return get
-
-
-@_per_model
-def spatial_inertias(model: Model) -> np.ndarray:
-    """M_i of every body about its origin in its frame, (nb, 6, 6), kg and kg m^2 (cached)."""
-    m = model.mass[:, None, None]
-    c = model.com
-    cx = skew(c)
-    out = np.empty((model.n_bodies, 6, 6))
-    out[:, :3, :3] = model.inertia + m * (np.einsum("bi,bi->b", c, c)[:, None, None] * np.eye(3)
-                                          - c[:, :, None] * c[:, None, :])
-    out[:, :3, 3:] = m * cx
-    out[:, 3:, :3] = m * np.swapaxes(cx, -1, -2)
-    out[:, 3:, 3:] = m * np.eye(3)
-    return out
 
 
 @kernel

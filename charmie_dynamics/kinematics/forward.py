@@ -22,8 +22,9 @@ import numpy as np
 from ..jit import kernel
 from ..linalg import add, mat, mat_mul, mat_vec, rotate, store, store_mat, vec
 from ..model.joint import joint_transform
+from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import AXIS, COORD, KIND, ORIGIN, PARENT, ROTATION, SCALARS, packed
+from ..model.packed import AXIS, COORD, KIND, ORIGIN, PARENT, ROTATION, SCALARS
 from .state import samples
 
 
@@ -119,21 +120,39 @@ def _forward_kinematics_batch(body_int, body_vec, body_mat, q, values, rotations
                                   origins[s])
 
 
-def forward_kinematics(model: Model, q: np.ndarray) -> Placements:
-    """Placement of every body for joint coordinates ``q`` (..., n_coordinates)."""
+class ForwardKinematicsData(AlgorithmData):
+    """Buffers of :func:`forward_kinematics` for one model and sample shape ``lead``;
+    ``placements`` is returned by every call, its arrays overwritten by the next."""
+
+    def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
+        super().__init__(model, lead)
+        nb = model.n_bodies
+        # the kernel's (samples, ...) buffers, and the placements' views of them
+        self.values, self.rotations, self.origins = (np.empty((self.samples, nb) + tail)
+                                                     for tail in ((), (2, 3, 3), (2, 3)))
+        self.placements = Placements(self.values.reshape(self.lead + (nb,)),
+                                     self.rotations.reshape(self.lead + (nb, 2, 3, 3)),
+                                     self.origins.reshape(self.lead + (nb, 2, 3)))
+
+
+def forward_kinematics(model: Model, q: np.ndarray, *,
+                       data: ForwardKinematicsData | None = None) -> Placements:
+    """Placement of every body for joint coordinates ``q`` (..., n_coordinates).
+
+    ``data``: buffers for ``q``'s sample shape, reused (see :class:`ForwardKinematicsData`);
+    new ones when omitted.
+    """
     q = np.asarray(q, dtype=float)
-    lead, nb = q.shape[:-1], model.n_bodies
+    lead = q.shape[:-1]
     if q.shape[-1:] != (model.n_coordinates,):
         raise ValueError(f"coordinates of shape {q.shape}, expected (..., {model.n_coordinates}) "
                          f"for {model.name}")
-    flat = samples(q, lead, model.n_coordinates)
-    values, rotations, origins = (np.empty((flat.shape[0], nb) + tail)
-                                  for tail in ((), (2, 3, 3), (2, 3)))
-    pm = packed(model)
-    _forward_kinematics_batch(pm.body_int, pm.body_vec, pm.body_mat, flat, values, rotations,
-                              origins)
-    return Placements(values.reshape(lead + (nb,)), rotations.reshape(lead + (nb, 2, 3, 3)),
-                      origins.reshape(lead + (nb, 2, 3)))
+    data = ForwardKinematicsData.reuse(data, model, lead)
+    pm = model.compiled.packed
+    _forward_kinematics_batch(pm.body_int, pm.body_vec, pm.body_mat,
+                              samples(q, lead, model.n_coordinates), data.values,
+                              data.rotations, data.origins)
+    return data.placements
 
 
 def point_positions(model: Model, placements: Placements,

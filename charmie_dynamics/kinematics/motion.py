@@ -30,10 +30,11 @@ import numpy as np
 
 from ..jit import kernel
 from ..linalg import vec3, add, cross3, mat, mat_t_vec, store, vec
-from ..model.model import Model
-from ..slots import A, AC, DW, V, VC, W
+from ..model.data import AlgorithmData
 from ..model.joint import joint_motion
-from ..model.packed import AXIS, COM, COORD, KIND, PARENT, SCALARS, packed
+from ..model.model import Model
+from ..model.packed import AXIS, COM, COORD, KIND, PARENT, SCALARS
+from ..slots import A, AC, DW, V, VC, W
 from .forward import Placements
 from .state import samples
 
@@ -114,19 +115,35 @@ def _body_motion_batch(body_int, body_vec, rotations, origins, qd, qdd, base_acc
                            base_acceleration, motion[s])
 
 
+class MotionData(AlgorithmData):
+    """Buffers of :func:`body_motion` for one model and sample shape ``lead``; ``motion`` is
+    returned by every call, its buffer overwritten by the next."""
+
+    def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
+        super().__init__(model, lead)
+        nb = model.n_bodies
+        self.buffer = np.empty((self.samples, nb, 6, 3))
+        self.base_acceleration = np.zeros(3)
+        self.motion = BodyMotion(self.buffer.reshape(self.lead + (nb, 6, 3)))
+
+
 def body_motion(model: Model, placements: Placements, qd: np.ndarray, qdd: np.ndarray,
-                base_acceleration: np.ndarray | None = None) -> BodyMotion:
+                base_acceleration: np.ndarray | None = None, *,
+                data: MotionData | None = None) -> BodyMotion:
     """Forward iterations for joint velocities and accelerations (..., n_coordinates).
 
     ``base_acceleration`` (world frame) is added to the world's linear acceleration:
-    passing ``-gravity`` folds gravity into the accelerations, as the RNEA does.
+    passing ``-gravity`` folds gravity into the accelerations, as the RNEA does. ``data``:
+    buffers for the placements' sample shape, reused (see :class:`MotionData`); new ones
+    when omitted.
     """
-    lead, n, nb = placements.lead, model.n_coordinates, model.n_bodies
+    lead, n = placements.lead, model.n_coordinates
+    data = MotionData.reuse(data, model, lead)
+    rotations, origins = placements.per_sample(model)
     qd, qdd = samples(qd, lead, n), samples(qdd, lead, n)
-    a0 = np.zeros(3) if base_acceleration is None else \
-        np.array(base_acceleration, dtype=float).reshape(3)
-    pm = packed(model)
-    motion = np.empty((qd.shape[0], nb, 6, 3))
-    _body_motion_batch(pm.body_int, pm.body_vec, *placements.per_sample(model), qd, qdd, a0,
-                       motion)
-    return BodyMotion(motion.reshape(lead + (nb, 6, 3)))
+    data.base_acceleration[:] = 0.0 if base_acceleration is None else \
+        np.asarray(base_acceleration, dtype=float).reshape(3)
+    pm = model.compiled.packed
+    _body_motion_batch(pm.body_int, pm.body_vec, rotations, origins, qd, qdd,
+                       data.base_acceleration, data.buffer)
+    return data.motion

@@ -14,10 +14,9 @@ import numpy as np
 
 from ..jit import kernel
 from ..linalg import vec
-from ..model.actuator_geometry import indirect_joints
 from ..model.model import Model
 from ..model.packed import (A_BRANCH, A_DRIVES, A_PERP2, A_SOLVE, A_STROKE, COORD, JOINT,
-                            REVOLUTE, SCALARS, packed)
+                            REVOLUTE, SCALARS)
 from .indirect import check_length, solve_joint
 
 
@@ -160,10 +159,10 @@ def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
                     and a.dtype == np.float64 and a.flags.c_contiguous and a.flags.writeable):
                 raise StateError(f"out.{name}: expected a writable C-contiguous float64 array "
                                  f"of shape {lead + (width,)} (a state from resolve_state)")
-    pm = packed(model)
+    pm = model.compiled.packed
     bad = _resolve_state_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, *inputs,
                                *state_samples(out))
     if bad >= 0:
-        check_length(indirect_joints(model)[bad], inputs[0][:, model.coordinate_index[
+        check_length(model.compiled.indirect_joints[bad], inputs[0][:, model.coordinate_index[
             model.actuators[bad].drives]])
     return out

@@ -23,10 +23,11 @@ from ..jit import kernel
 from ..kinematics.forward import Placements, to_world
 from ..linalg import (add, column, cross3, dot, mat, mat_t_vec, mat_vec, norm, scale, store,
                       store_mat, sub, vec)
+from ..model.data import AlgorithmData
 from ..model.model import Balancer, Model
 from ..model.packed import (A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, AXIS, B_ANCHOR,
                             B_HANGER, B_HANGER_BODY, B_PIVOT, B_PIVOT_BODY, B_SIDE, B_SIZES,
-                            JOINT, REVOLUTE, S_END, S_END_BODY, S_START, S_START_BODY, packed)
+                            JOINT, REVOLUTE, S_END, S_END_BODY, S_START, S_START_BODY)
 from ..kinematics.indirect import MechanismRangeError
 
 
@@ -158,19 +159,36 @@ def segment_names(model: Model) -> list[tuple[str, str, int]]:
     return out
 
 
-def auxiliary_segments(model: Model, placements: Placements) -> list[Segment]:
-    """Every auxiliary body of the model: actuators, springs, balancer levers/hangers/springs."""
-    names = segment_names(model)
-    pm = packed(model)
+class SegmentsData(AlgorithmData):
+    """Buffers of :func:`auxiliary_segments` for one model and sample shape ``lead``;
+    ``segments`` is returned by every call, its arrays overwritten by the next."""
+
+    def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
+        super().__init__(model, lead)
+        names = segment_names(model)
+        self.ends, self.lengths, self.frames = (np.empty((self.samples, len(names)) + tail)
+                                                for tail in ((2, 3), (), (1, 3, 3)))
+        # views: splitting the sample axis into ``lead`` never copies
+        self.segments = [Segment(name, kind, body, self.ends[:, k, 0].reshape(self.lead + (3,)),
+                                 self.ends[:, k, 1].reshape(self.lead + (3,)),
+                                 self.lengths[:, k].reshape(self.lead),
+                                 self.frames[:, k, 0].reshape(self.lead + (3, 3)))
+                         for k, (name, kind, body) in enumerate(names)]
+
+
+def auxiliary_segments(model: Model, placements: Placements, *,
+                       data: SegmentsData | None = None) -> list[Segment]:
+    """Every auxiliary body of the model: actuators, springs, balancer levers/hangers/springs.
+
+    ``data``: buffers for the placements' sample shape, reused (see :class:`SegmentsData`);
+    new ones when omitted.
+    """
+    data = SegmentsData.reuse(data, model, placements.lead)
+    pm = model.compiled.packed
     rotations, origins = placements.per_sample(model)
-    n, lead = rotations.shape[0], placements.lead
-    ends, lengths, frames = (np.empty((n, len(names)) + tail) for tail in ((2, 3), (), (1, 3, 3)))
-    failed = _auxiliary_segments_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.spring_int,
-                                       pm.spring_vec, pm.bal_int, pm.bal_vec, rotations, origins,
-                                       ends, lengths, frames)
+    failed = _auxiliary_segments_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec,
+                                       pm.spring_int, pm.spring_vec, pm.bal_int, pm.bal_vec,
+                                       rotations, origins, data.ends, data.lengths, data.frames)
     if failed >= 0:
         raise balancer_range_error(model.balancers[failed])
-    return [Segment(name, kind, body, ends[:, k, 0].reshape(lead + (3,)),
-                    ends[:, k, 1].reshape(lead + (3,)), lengths[:, k].reshape(lead),
-                    frames[:, k, 0].reshape(lead + (3, 3)))
-            for k, (name, kind, body) in enumerate(names)]
+    return data.segments

@@ -29,7 +29,7 @@ from ..kinematics.forward import Placements, to_world
 from ..linalg import accumulate, add, cross3, mat, mat_t_vec, mat_vec, norm, scale, sub, vec
 from ..model.model import Model, SpringParams
 from ..model.packed import (B_HANGER_BODY, B_LAW, B_PIVOT_BODY, S_END, S_END_BODY, S_LAW, S_START,
-                            S_START_BODY, packed)
+                            S_START_BODY)
 from ..slots import F, N
 from .auxiliary import balancer_local_points, balancer_range_error
 
@@ -142,7 +142,7 @@ def spring_names(model: Model) -> tuple[str, ...]:
 
 def passive_forces(model: Model, placements: Placements) -> PassiveForces:
     lead, nb = placements.lead, model.n_bodies
-    pm = packed(model)
+    pm = model.compiled.packed
     rotations, origins = placements.per_sample(model)
     n = rotations.shape[0]
     tension = np.empty((n, len(model.springs) + len(model.balancers)))

@@ -15,12 +15,11 @@ B), with ``p`` the actuator's base anchor and ``q`` its end anchor (child frame)
 """
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
-from .model import Actuator, JointType, Model
+from .parameters import Actuator, JointType, ModelParameters
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ class IndirectJoint:
     stroke: tuple[float, float]
 
 
-def indirect_joint(model: Model, act: Actuator) -> IndirectJoint:
+def indirect_joint(model: ModelParameters, act: Actuator) -> IndirectJoint:
     """The constants of the joint that ``act`` drives."""
     i = act.drives
     a = model.axis[i]
@@ -73,17 +72,13 @@ def indirect_joint(model: Model, act: Actuator) -> IndirectJoint:
         geometric_range=geo, stroke=act.stroke)
 
 
-_CACHE: "weakref.WeakKeyDictionary[Model, tuple[IndirectJoint, ...]]" = weakref.WeakKeyDictionary()
+def indirect_joints(model: ModelParameters) -> tuple[IndirectJoint, ...]:
+    """The model's actuator-driven joints, in ``model.actuators`` order, computed; a model
+    holds them as ``model.compiled.indirect_joints``."""
+    return tuple(indirect_joint(model, a) for a in model.actuators)
 
 
-def indirect_joints(model: Model) -> tuple[IndirectJoint, ...]:
-    """The model's actuator-driven joints, in ``model.actuators`` order (cached per model)."""
-    if model not in _CACHE:
-        _CACHE[model] = tuple(indirect_joint(model, a) for a in model.actuators)
-    return _CACHE[model]
-
-
-def check_actuator_geometry(model: Model, act: Actuator) -> None:
+def check_actuator_geometry(model: ModelParameters, act: Actuator) -> None:
     """Raise ValueError unless the actuator's stroke lies inside the assembly range."""
     geo = indirect_joint(model, act).geometric_range
     if not (geo[0] < act.stroke[0] and act.stroke[1] < geo[1]):

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..jit import kernel
 from ..linalg import add, cross3, mat_mul, mat_vec, scale
-from .model import JointType
+from .parameters import JointType
 from .rotations import rotation_about, turn_about_coordinate_axis
 
 REVOLUTE, PRISMATIC = int(JointType.REVOLUTE), int(JointType.PRISMATIC)

@@ -3,17 +3,17 @@
 A kernel call pays for every array argument (numba checks its type), so the parameters the
 recursions read are grouped by what they belong to: bodies, actuators, springs, balancers.
 Columns and slots are named by the constants below; the arrays are built once per model and
-cached (the model is immutable).
+held by it (``model.compiled.packed``, compiled.py).
 """
 from __future__ import annotations
 
-import weakref
 from typing import NamedTuple
 
 import numpy as np
 
 from .joint import REVOLUTE, joint_kind, joint_transform  # noqa: F401  REVOLUTE: mechanisms
-from .model import Model
+from .actuator_geometry import IndirectJoint
+from .parameters import ModelParameters
 
 # body_int columns; DRIVEN_BY: the actuator that drives the joint, or -1; KIND: the kind of
 # joint transform (model/joint.py)
@@ -59,8 +59,10 @@ def _law(params) -> list[float]:
     return [params.stiffness, params.free_length, params.preload]
 
 
-def _build(model: Model) -> PackedModel:
-    from .actuator_geometry import indirect_joints   # the indirect joints' solved constants
+def pack_model(model: ModelParameters, joints: tuple[IndirectJoint, ...]) -> PackedModel:
+    """The kernel arrays of a model whose indirect joints are ``joints``
+    (actuator_geometry.indirect_joints). Left writable: numba's call costs more for
+    read-only arrays; the model holds them privately and nothing writes them."""
     nb = model.n_bodies
     driven_by = np.full(nb, -1)
     for k, act in enumerate(model.actuators):
@@ -86,7 +88,7 @@ def _build(model: Model) -> PackedModel:
                for k, act in enumerate(model.actuators)}
     act_int = np.zeros((len(model.actuators), 5), dtype=np.int64)
     act_vec = np.zeros((len(model.actuators), 5, 3))
-    for k, (act, joint) in enumerate(zip(model.actuators, indirect_joints(model))):
+    for k, (act, joint) in enumerate(zip(model.actuators, joints)):
         act_int[k] = act.drives, act.base.body, act.end.body, act.branch, len(sharing[k])
         act_vec[k] = act.base.local, act.end.local, (joint.c0, joint.alpha, joint.beta), \
             (joint.perp2, 0.0, 0.0), (*joint.stroke, 0.0)
@@ -101,20 +103,6 @@ def _build(model: Model) -> PackedModel:
                          [b.lever_length, b.hanger_length, b.spring_attach], _law(b.spring)]
                         for b in model.balancers], dtype=float).reshape(-1, 5, 3)
     subspace = np.ascontiguousarray(body_vec[:, S_W:S_V + 1].reshape(nb, 6))
-    arrays = PackedModel(body_int.astype(np.int64), body_vec, body_mat, subspace,
-                         -np.array(model.gravity, dtype=float), act_int, act_vec,
-                         spring_int, spring_vec, bal_int, bal_vec)
-    return arrays
-
-
-# Kernel arguments are left writable: numba's call costs more for read-only arrays. They are
-# private to this cache and never written.
-_CACHE: "weakref.WeakKeyDictionary[Model, PackedModel]" = weakref.WeakKeyDictionary()
-
-
-def packed(model: Model) -> PackedModel:
-    """The model's kernel arrays (built on first use, cached per model)."""
-    arrays = _CACHE.get(model)
-    if arrays is None:
-        arrays = _CACHE[model] = _build(model)
-    return arrays
+    return PackedModel(body_int.astype(np.int64), body_vec, body_mat, subspace,
+                       -np.array(model.gravity, dtype=float), act_int, act_vec,
+                       spring_int, spring_vec, bal_int, bal_vec)

@@ -1,0 +1,98 @@
+"""The constants a model's algorithms derive from its parameters, built once per model and
+held by it as ``model.compiled`` (model.py): the kernels' arrays (packed.py, with the joints'
+motion subspaces), the bodies' spatial inertias, the indirect joints' solved constants and
+the actuator space. They replace per-module caches keyed by model: one place builds them, and
+they live exactly as long as the model.
+
+Spatial inertia of body i about its origin, in its frame (seed 002 eq. 6; dynamics/spatial.py
+uses it in CRBA and ABA), with c the centre of mass and [.]x the cross-product matrix:
+
+    M_i = [[I_Ci + m (c.c 1 - c c^T), m [c]x], [m [c]x^T, m 1]]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .actuator_geometry import IndirectJoint, indirect_joints
+from .packed import PackedModel, pack_model
+from .parameters import ModelParameters
+
+
+@dataclass(frozen=True)
+class ActuatorSpace:
+    """Limits and friction of every input of ``model.input_names`` (SI), a coordinate's
+    from its first joint, an actuator's from the actuator (dynamics/actuation.py)."""
+
+    names: tuple[str, ...]
+    effort_limit: np.ndarray     # N m or N; inf where unknown
+    viscous: np.ndarray
+    coulomb: np.ndarray
+
+
+def skew(v: np.ndarray) -> np.ndarray:
+    """Cross-product matrices [v]x of (..., 3) vectors: (..., 3, 3)."""
+    out = np.zeros(v.shape + (3,))
+    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
+    return out
+
+
+def spatial_inertias(model: ModelParameters) -> np.ndarray:
+    """M_i of every body about its origin in its frame (module docstring), (nb, 6, 6), kg and
+    kg m^2, read-only."""
+    m = model.mass[:, None, None]
+    c = model.com
+    cx = skew(c)
+    out = np.empty((model.n_bodies, 6, 6))
+    out[:, :3, :3] = model.inertia + m * (np.einsum("bi,bi->b", c, c)[:, None, None] * np.eye(3)
+                                          - c[:, :, None] * c[:, None, :])
+    out[:, :3, 3:] = m * cx
+    out[:, 3:, :3] = m * np.swapaxes(cx, -1, -2)
+    out[:, 3:, 3:] = m * np.eye(3)
+    out.flags.writeable = False
+    return out
+
+
+def actuator_space(model: ModelParameters) -> ActuatorSpace:
+    """The model's actuator limits and friction, in ``model.input_names`` order."""
+    n = len(model.input_names)
+    limit, viscous, coulomb = np.full(n, np.inf), np.zeros(n), np.zeros(n)
+    actuators = {a.name: a for a in model.actuators}
+    first_body = {}
+    for b in model.bodies:
+        first_body.setdefault(b.coordinate, b)
+    for k, name in enumerate(model.input_names):
+        if name in actuators:
+            a = actuators[name]
+            limit[k] = np.inf if a.force_limit is None else a.force_limit
+            viscous[k], coulomb[k] = a.friction.viscous, a.friction.coulomb
+        else:
+            body = first_body[name]
+            if body.limits.effort is not None:
+                limit[k] = body.limits.effort
+            viscous[k], coulomb[k] = body.friction.viscous, body.friction.coulomb
+    return ActuatorSpace(model.input_names, limit, viscous, coulomb)
+
+
+@dataclass(frozen=True)
+class CompiledModel:
+    """A model's derived constants (module docstring); nothing writes them."""
+
+    packed: PackedModel                           # the kernels' arrays
+    spatial_inertias: np.ndarray                  # (nb, 6, 6), read-only
+    indirect_joints: tuple[IndirectJoint, ...]    # in ``model.actuators`` order
+    actuator_space: ActuatorSpace
+
+    @property
+    def motion_subspaces(self) -> np.ndarray:
+        """[s_w; s_v] of every joint in its body's frame, (nb, 6) (model/joint.py)."""
+        return self.packed.subspace
+
+    @classmethod
+    def build(cls, model: ModelParameters) -> CompiledModel:
+        joints = indirect_joints(model)
+        return cls(pack_model(model, joints), spatial_inertias(model), joints,
+                   actuator_space(model))

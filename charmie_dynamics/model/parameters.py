@@ -1,0 +1,269 @@
+"""A model's parameters: bodies ordered parents first, as flat arrays, plus mechanisms.
+
+:class:`ModelParameters` is what the loader validates and what the constants derived from
+it (model/compiled.py) are built from; :class:`~.model.Model` adds those constants. The split
+lets the builders below the model (packed.py, actuator_geometry.py, compiled.py) take the
+parameters without importing the module that holds them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from functools import cached_property
+from typing import Mapping, Optional
+
+import numpy as np
+
+from ..documents import bounded
+
+
+class JointType(IntEnum):
+    """Joint preceding a body: seed 000 section 3.2, JT_i."""
+
+    FIXED = 0
+    REVOLUTE = 1
+    PRISMATIC = 2
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """Optional joint limits in SI units (rad or m; rad/s or m/s; N m or N)."""
+
+    lower: Optional[float] = None
+    upper: Optional[float] = None
+    velocity: Optional[float] = None
+    effort: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class Friction:
+    """Joint or actuator friction, seed 004 eq. 43: viscous * rate + coulomb * sign(rate).
+
+    SI: N m s/rad and N m for a revolute joint, N s/m and N for a prismatic joint or a linear
+    actuator.
+    """
+
+    viscous: float = 0.0
+    coulomb: float = 0.0
+
+
+@dataclass(frozen=True)
+class Body:
+    """One rigid body of the tree and the joint that precedes it (SI units)."""
+
+    name: str
+    parent: str                    # a body name or "world"
+    joint_type: JointType
+    axis: np.ndarray               # unit joint axis in the joint frame (any direction), (3,)
+    coordinate: Optional[str]      # coordinate name, None for fixed joints
+    multiplier: float              # joint value = multiplier * coordinate + offset
+    rotation: np.ndarray           # constant rotation parent -> joint frame, (3, 3)
+    origin: np.ndarray             # joint point on the parent, parent frame (B point), (3,)
+    mass: float
+    com: np.ndarray                # centre of mass in the body frame (r_AiCi), (3,)
+    inertia: np.ndarray            # inertia about the com in the body frame, (3, 3)
+    points: Mapping[str, np.ndarray]
+    virtual: bool = False
+    limits: JointLimits = field(default_factory=JointLimits)
+    friction: Friction = field(default_factory=Friction)
+    offset: float = 0.0            # rad or m: a mimic joint's offset (see multiplier)
+
+
+@dataclass(frozen=True)
+class PointRef:
+    """A named point ``BODY.POINT``; ``body`` is an index into ``Model.bodies``."""
+
+    body: int
+    name: str                      # "BODY.POINT"
+    local: np.ndarray              # coordinates in the body frame, (3,)
+
+
+@dataclass(frozen=True)
+class Actuator:
+    """A linear actuator between two bodies that drives the joint of ``drives``; limits in
+    SI units (N, m/s), None where the model gives none."""
+
+    name: str
+    drives: int                    # index of the body whose preceding joint is driven
+    base: PointRef                 # anchor on the joint's parent
+    end: PointRef                  # anchor on the joint's child
+    branch: int                    # +1 or -1: assembly branch
+    stroke: tuple[float, float]    # length limits, m
+    default_length: float          # m
+    force_limit: Optional[float] = None
+    friction: Friction = field(default_factory=Friction)
+    velocity_limit: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class SpringParams:
+    """Linear extension spring, seed 000 eq. 35: F = k (L - L0) + F0 (tension positive)."""
+
+    stiffness: float               # N/m
+    free_length: float             # m
+    preload: float                 # N
+
+
+@dataclass(frozen=True)
+class Spring:
+    """A spring between two named points of main bodies (seed 000 section 4.3, eq. 20)."""
+
+    name: str
+    start: PointRef
+    end: PointRef
+    params: SpringParams
+
+
+@dataclass(frozen=True)
+class Balancer:
+    """One half of a static balancing lever mechanism (seed 000 section 4.3, eqs. 22-27).
+
+    A lever of length ``lever_length`` pivots on the pivot body at ``pivot``; its free end is
+    held by a vertical hanger bar of length ``hanger_length`` whose top is at the height of
+    ``hanger`` (a point of the sliding body); a spring pulls the lever at distance
+    ``spring_attach`` from the pivot towards ``spring_anchor`` (on the pivot body). The
+    mechanism lies in the pivot body's xz-plane; ``side`` (+1/-1) is the x direction in
+    which the lever points (eq. 24 is the -1 side).
+    """
+
+    name: str
+    pivot: PointRef
+    hanger: PointRef
+    spring_anchor: PointRef
+    lever_length: float
+    hanger_length: float
+    spring_attach: float
+    side: int
+    spring: SpringParams
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=float)
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class ModelParameters:
+    """The parameters of a multibody model in SI units; bodies are ordered parents first.
+
+    The flat arrays (index = body index) are what the recursions loop over:
+    ``parent`` (-1 for the world), ``joint_type``, ``axis``, ``rotation``, ``origin``,
+    ``coordinate_index`` (-1 for fixed joints), ``multiplier``, ``offset`` (joint value =
+    multiplier * coordinate + offset), ``mass``, ``com``, ``inertia``. Models compare and
+    hash by identity.
+    """
+
+    name: str
+    source: str
+    gravity: np.ndarray
+    bodies: tuple[Body, ...]
+    actuators: tuple[Actuator, ...] = ()
+    springs: tuple[Spring, ...] = ()
+    balancers: tuple[Balancer, ...] = ()
+    coordinate_names: tuple[str, ...] = field(init=False)
+    body_names: tuple[str, ...] = field(init=False)
+    parent: np.ndarray = field(init=False)
+    joint_type: np.ndarray = field(init=False)
+    axis: np.ndarray = field(init=False)
+    rotation: np.ndarray = field(init=False)
+    origin: np.ndarray = field(init=False)
+    coordinate_index: np.ndarray = field(init=False)
+    multiplier: np.ndarray = field(init=False)
+    offset: np.ndarray = field(init=False)
+    mass: np.ndarray = field(init=False)
+    com: np.ndarray = field(init=False)
+    inertia: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        names = tuple(b.name for b in self.bodies)
+        index = {n: i for i, n in enumerate(names)}
+        # a dict keeps the first-seen order and finds a coupled joint's coordinate in O(1)
+        cindex: dict[str, int] = {}
+        for b in self.bodies:
+            if b.coordinate is not None:
+                cindex.setdefault(b.coordinate, len(cindex))
+        values = {
+            "coordinate_names": tuple(cindex),
+            "body_names": names,
+            "parent": np.array([index.get(b.parent, -1) for b in self.bodies], dtype=int),
+            "joint_type": np.array([int(b.joint_type) for b in self.bodies], dtype=int),
+            "axis": _frozen([b.axis for b in self.bodies]),
+            "rotation": _frozen([b.rotation for b in self.bodies]),
+            "origin": _frozen([b.origin for b in self.bodies]),
+            "coordinate_index": np.array(
+                [cindex[b.coordinate] if b.coordinate is not None else -1 for b in self.bodies],
+                dtype=int),
+            "multiplier": _frozen([b.multiplier for b in self.bodies]),
+            "offset": _frozen([b.offset for b in self.bodies]),
+            "mass": _frozen([b.mass for b in self.bodies]),
+            "com": _frozen([b.com for b in self.bodies]),
+            "inertia": _frozen([b.inertia for b in self.bodies]),
+        }
+        for key in ("parent", "joint_type", "coordinate_index"):
+            values[key].flags.writeable = False
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
+
+    @property
+    def n_bodies(self) -> int:
+        return len(self.bodies)
+
+    @property
+    def n_coordinates(self) -> int:
+        return len(self.coordinate_names)
+
+    @cached_property
+    def actuator_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.actuators)
+
+    @property
+    def driven_coordinates(self) -> dict[str, str]:
+        """Coordinate name -> name of the actuator that drives it."""
+        return {self.bodies[a.drives].coordinate: a.name for a in self.actuators}
+
+    @cached_property
+    def input_names(self) -> tuple[str, ...]:
+        """Independent inputs: the coordinates, with each driven one replaced by its actuator."""
+        driven = self.driven_coordinates
+        return tuple(driven.get(c, c) for c in self.coordinate_names)
+
+    @property
+    def total_mass(self) -> float:
+        return float(self.mass.sum())
+
+    @cached_property
+    def _body_indices(self) -> dict[str, int]:
+        return {name: i for i, name in enumerate(self.body_names)}
+
+    def body_index(self, name: str) -> int:
+        try:
+            return self._body_indices[name]
+        except (KeyError, TypeError):           # TypeError: an unhashable name
+            raise KeyError(f"unknown body {bounded(repr(name), 80)}; bodies: "
+                           f"{bounded(', '.join(self.body_names))}") from None
+
+    def coordinate(self, name: str) -> int:
+        try:
+            return self.coordinate_names.index(name)
+        except ValueError:
+            raise KeyError(f"unknown coordinate {bounded(repr(name), 80)}; coordinates: "
+                           f"{bounded(', '.join(self.coordinate_names))}") from None
+
+    def point(self, ref: str) -> PointRef:
+        """Resolve ``"BODY.POINT"``; the body's origin is ``"BODY.origin"``, its com ``"BODY.com"``."""
+        body, _, name = ref.rpartition(".")     # body names may hold '.', point names not
+        i = self.body_index(body)
+        if name == "origin":
+            local = np.zeros(3)
+        elif name == "com":
+            local = self.bodies[i].com
+        elif name in self.bodies[i].points:
+            local = self.bodies[i].points[name]
+        else:
+            raise KeyError(f"unknown point {bounded(repr(ref), 80)}; points of {body}: "
+                           f"{bounded(', '.join(self.bodies[i].points) or 'none')}")
+        return PointRef(i, ref, _frozen(local))
+
+    def children(self, i: int) -> list[int]:
+        return [j for j in range(self.n_bodies) if self.parent[j] == i]

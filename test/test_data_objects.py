@@ -1,0 +1,151 @@
+"""The model's derived constants held by it (``model.compiled``) and a Data object for every
+algorithm (Pinocchio's ``algorithm(model, data, ...)``): with ``data=`` each public function
+writes into the data's buffers and returns them, the very same objects at every call, equal
+exactly to a call without data; data of another model or sample shape is refused before a
+kernel runs."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+from charmie_dynamics import load_model, resolve_state
+from charmie_dynamics.dynamics import inverse_dynamics
+from charmie_dynamics.dynamics.actuation import actuator_space
+from charmie_dynamics.dynamics.forward import (ArticulatedBodyData, ForwardDynamicsData,
+                                               articulated_body_solve, forward_dynamics)
+from charmie_dynamics.dynamics.inverse import InverseDynamicsData
+from charmie_dynamics.dynamics.mass_matrix import MassMatrixData, mass_matrix
+from charmie_dynamics.kinematics.forward import ForwardKinematicsData, forward_kinematics
+from charmie_dynamics.kinematics.motion import MotionData, body_motion
+from charmie_dynamics.mechanisms.auxiliary import SegmentsData, auxiliary_segments
+from charmie_dynamics.model.actuator_geometry import indirect_joints
+
+from conftest import CHARMIE
+
+LEADS = [(), (3,), (2, 2)]
+
+
+def _case(model, lead: tuple[int, ...], seed: int) -> dict[str, Any]:
+    """A state of ``model`` with sample shape ``lead``: positions inside the strokes."""
+    rng = np.random.default_rng(seed)
+    shape = lead + (model.n_coordinates,)
+    x = rng.uniform(-1.0, 1.0, shape)
+    for a in model.actuators:
+        x[..., model.input_names.index(a.name)] = rng.uniform(*a.stroke, lead)
+    state = resolve_state(model, x, rng.normal(size=shape), rng.normal(size=shape))
+    return {"state": state, "q": state.q, "qd": state.qd, "qdd": state.qdd,
+            "tau": rng.normal(size=shape), "placements": forward_kinematics(model, state.q)}
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    name: str
+    data: Callable[..., Any]                     # (model, lead) -> data
+    call: Callable[..., Any]                     # (model, case, data or None) -> result
+    arrays: Callable[[Any], list[np.ndarray]]    # the result's arrays
+
+
+ALGORITHMS = [
+    Algorithm("forward_kinematics", ForwardKinematicsData,
+              lambda m, c, d: forward_kinematics(m, c["q"], data=d),
+              lambda r: [r.joint_values, r.rotations, r.origins]),
+    Algorithm("body_motion", MotionData,
+              lambda m, c, d: body_motion(m, c["placements"], c["qd"], c["qdd"],
+                                          base_acceleration=-m.gravity, data=d),
+              lambda r: [r.buffer]),
+    Algorithm("auxiliary_segments", SegmentsData,
+              lambda m, c, d: auxiliary_segments(m, c["placements"], data=d),
+              lambda r: [a for s in r for a in (s.start, s.end, s.length, s.rotation)]),
+    Algorithm("inverse_dynamics", InverseDynamicsData,
+              lambda m, c, d: inverse_dynamics(m, c["state"], data=d),
+              lambda r: [r.coordinate_effort, r.actuator_force, r.joint_wrenches,
+                         r.spring_tension, r.motion.buffer, r.placements.origins]),
+    Algorithm("mass_matrix", MassMatrixData,
+              lambda m, c, d: mass_matrix(m, c["q"], data=d), lambda r: [r]),
+    Algorithm("mass_matrix(placements)", MassMatrixData,
+              lambda m, c, d: mass_matrix(m, c["q"], placements=c["placements"], data=d),
+              lambda r: [r]),
+    Algorithm("articulated_body_solve", ArticulatedBodyData,
+              lambda m, c, d: articulated_body_solve(m, c["placements"], c["tau"], data=d),
+              lambda r: [r]),
+    Algorithm("forward_dynamics(cholesky)", ForwardDynamicsData,
+              lambda m, c, d: forward_dynamics(m, c["q"], c["qd"], c["tau"], data=d),
+              lambda r: [r]),
+    Algorithm("forward_dynamics(aba)", ForwardDynamicsData,
+              lambda m, c, d: forward_dynamics(m, c["q"], c["qd"], c["tau"], method="aba",
+                                               data=d),
+              lambda r: [r]),
+]
+IDS = [a.name for a in ALGORITHMS]
+
+
+@pytest.mark.parametrize("lead", LEADS, ids=str)
+@pytest.mark.parametrize("algorithm", ALGORITHMS, ids=IDS)
+def test_data_gives_the_fresh_results_in_its_own_buffers(charmie, algorithm, lead):
+    data = algorithm.data(charmie, lead)
+    first_case, second_case = _case(charmie, lead, 1), _case(charmie, lead, 2)
+    first = algorithm.call(charmie, first_case, data)
+    for ours, fresh in zip(algorithm.arrays(first),
+                           algorithm.arrays(algorithm.call(charmie, first_case, None))):
+        assert ours.shape == fresh.shape
+        np.testing.assert_array_equal(ours, fresh)
+    second = algorithm.call(charmie, second_case, data)
+    assert second is first                       # the data's own result, no new one
+    for ours, fresh in zip(algorithm.arrays(second),
+                           algorithm.arrays(algorithm.call(charmie, second_case, None))):
+        np.testing.assert_array_equal(ours, fresh)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS, ids=IDS)
+def test_data_of_another_model_or_shape_is_refused(charmie, algorithm):
+    case = _case(charmie, (3,), 5)
+    twin = load_model(CHARMIE)                   # equal parameters, another model
+    with pytest.raises(ValueError, match="is for charmie with sample shape \\(3,\\), got"):
+        algorithm.call(charmie, case, algorithm.data(twin, (3,)))
+    with pytest.raises(ValueError, match="with sample shape \\(2,\\), got charmie with \\(3,\\)"):
+        algorithm.call(charmie, case, algorithm.data(charmie, (2,)))
+    with pytest.raises(ValueError, match="sample shape \\(\\), got charmie with \\(3,\\)"):
+        algorithm.call(charmie, case, algorithm.data(charmie, ()))
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS, ids=IDS)
+def test_data_of_another_algorithm_is_refused(charmie, algorithm):
+    case = _case(charmie, (), 6)
+    other = MotionData if algorithm.data is not MotionData else ForwardKinematicsData
+    with pytest.raises(TypeError, match=f"got {other.__name__}, expected"):
+        algorithm.call(charmie, case, other(charmie, ()))
+
+
+def test_results_are_views_of_the_data_buffers(charmie):
+    """The returned arrays are the data's, not copies: writing one shows in the other."""
+    case = _case(charmie, (3,), 7)
+    fk = ForwardKinematicsData(charmie, (3,))
+    assert forward_kinematics(charmie, case["q"], data=fk).rotations.base is fk.rotations
+    H = MassMatrixData(charmie, (3,))
+    assert np.shares_memory(mass_matrix(charmie, case["q"], data=H), H.H)
+    segments = SegmentsData(charmie, (3,))
+    result = auxiliary_segments(charmie, case["placements"], data=segments)
+    assert all(np.shares_memory(s.start, segments.ends) for s in result)
+
+
+def test_the_model_holds_its_derived_constants_built_once(charmie):
+    model = load_model(CHARMIE)
+    assert "compiled" not in vars(model)         # loading builds none of them
+    compiled = model.compiled
+    assert model.compiled is compiled
+    assert actuator_space(model) is compiled.actuator_space
+    assert compiled.motion_subspaces is compiled.packed.subspace
+    assert not compiled.spatial_inertias.flags.writeable
+    assert [j.actuator for j in compiled.indirect_joints] == list(model.actuator_names)
+    for held, built in zip(compiled.indirect_joints, indirect_joints(model)):
+        assert (held.c0, held.alpha, held.beta, held.perp2) == \
+            (built.c0, built.alpha, built.beta, built.perp2)
+    # every model has its own: equal parameters, equal constants, separate arrays
+    assert charmie.compiled is not compiled
+    np.testing.assert_array_equal(charmie.compiled.packed.body_vec, compiled.packed.body_vec)
+    M = compiled.spatial_inertias
+    np.testing.assert_array_equal(M, np.swapaxes(M, -1, -2))
+    np.testing.assert_array_equal(M[:, 3, 3], model.mass)
