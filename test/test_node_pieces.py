@@ -394,3 +394,41 @@ def test_model_source_errors(charmie_urdf, tmp_path):
         model_from_description(CHARMIE.read_text(), "robot_description", 4 * 2**20, None)
     with pytest.raises(ModelError, match="2056 bytes of text, expected at most 1024 bytes"):
         model_from_description("<robot" + " " * 2048 + "/>", "robot_description", 1024, None)
+
+
+def test_model_parser_survives_any_exception_and_parses_the_next_text():
+    import time
+    from charmie_dynamics.ros.model_updates import ModelParser
+    calls = []
+
+    def parse(text):
+        calls.append(text)
+        if text == "bad":
+            raise MemoryError("x" * 10000)
+        return text.upper()
+
+    parser = ModelParser(parse)
+    try:
+        def wait_results():
+            deadline = time.monotonic() + 5.0
+            while time.monotonic() < deadline:
+                got = parser.results()
+                if got:
+                    return got
+                time.sleep(0.01)
+            return []
+
+        parser.submit("bad")
+        (failed,) = wait_results()
+        assert failed.value is None and isinstance(failed.error, ModelError)
+        assert "MemoryError" in str(failed.error) and "\n" not in str(failed.error)
+        assert len(str(failed.error)) < 1000
+        parser.submit("good")
+        (ok,) = wait_results()
+        assert ok.value == "GOOD" and ok.error is None
+        deadline = time.monotonic() + 5.0
+        while not parser.idle() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert parser.idle()
+    finally:
+        parser.close()

@@ -14,6 +14,7 @@ from typing import Callable, Generic, Optional, Sequence, TypeVar
 
 import numpy as np
 
+from ..documents import bounded
 from ..dynamics.evaluator import Evaluator, NonFiniteLoads
 from ..kinematics.indirect import MechanismRangeError
 from ..model import ModelError
@@ -36,7 +37,9 @@ class ModelParser(Generic[T]):
 
     Only the newest text waiting is kept: a text replaced before the worker took it is
     counted in ``superseded`` and never parsed (a flood of large texts cannot pile up in
-    memory). ``parse`` raises :class:`ModelError` for a bad text.
+    memory). ``parse`` raises :class:`ModelError` for a bad text; any other exception (a
+    MemoryError, a failure in the evaluator or numba) is reported as a :class:`ModelError` too,
+    and the worker goes on with the next text.
     """
 
     def __init__(self, parse: Callable[[str], T]) -> None:
@@ -45,7 +48,7 @@ class ModelParser(Generic[T]):
         self._waiting: Optional[str] = None
         self._done: list[Parsed[T]] = []
         self._closed = False
-        self.busy = False                 # a text is being parsed
+        self._busy = False                # a text is being parsed
         self.superseded = 0
         self._thread = threading.Thread(target=self._run, name="model_parser", daemon=True)
         self._thread.start()
@@ -66,7 +69,7 @@ class ModelParser(Generic[T]):
     def idle(self) -> bool:
         """Nothing waiting, nothing being parsed, no result to collect."""
         with self._cond:
-            return self._waiting is None and not self.busy and not self._done
+            return self._waiting is None and not self._busy and not self._done
 
     def close(self) -> None:
         with self._cond:
@@ -82,14 +85,19 @@ class ModelParser(Generic[T]):
                 if self._closed:
                     return
                 text, self._waiting = self._waiting, None
-                self.busy = True
+                self._busy = True
+            outcome = Parsed(text, None, ModelError("model parser: no outcome"))
             try:
                 outcome = Parsed(text, self._parse(text), None)
             except ModelError as exc:
                 outcome = Parsed(text, None, exc)
-            with self._cond:
-                self._done.append(outcome)
-                self.busy = False
+            except Exception as exc:       # noqa: BLE001 - the worker must outlive any text
+                outcome = Parsed(text, None, ModelError(bounded(
+                    f"model parsing failed: {type(exc).__name__}: {exc}")))
+            finally:
+                with self._cond:
+                    self._done.append(outcome)
+                    self._busy = False
 
 
 @dataclass(frozen=True)
