@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from conftest import CHARMIE, ROOT
-from test_edge_models import FIXED, MASSLESS
+from test_edge_models import FIXED, MASSLESS, body, document
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -450,3 +450,32 @@ def test_edge_model_analyze(tmp_path, kind):
     assert np.all(np.isfinite(data))
     if kind == "fixed":                         # at rest on the floor: its weight
         np.testing.assert_allclose(data[:, header.index("base_reaction.force.z")], 2 * 9.81)
+
+
+# ---------------------------------------------------------------- export-urdf: models URDF cannot say
+
+def _joint(coordinate, multiplier=1.0):
+    return {"type": "R", "axis": "z", "coordinate": coordinate, "multiplier": multiplier}
+
+
+URDF_UNSAYABLE = {
+    # theta1 moves two joints, neither with multiplier +-1: no URDF joint takes its value
+    "no_unit_leader": (document(body("a", "world", joint=_joint("theta1", 2.0)),
+                                body("b", "a", joint=_joint("theta1", 0.5)), name="coupled"),
+                       ("theta1", "multiplier", "a, b")),
+    # fixed joint of body a is "a_joint", the coordinate of body b too
+    "duplicate_joint_name": (document(body("a", "world"), body("b", "a", joint=_joint("a_joint")),
+                                      name="clash"),
+                             ("duplicate joint names a_joint",)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(URDF_UNSAYABLE))
+def test_export_urdf_unsayable_model(tmp_path, case):
+    doc, fragments = URDF_UNSAYABLE[case]
+    path = tmp_path / f"{case}.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    assert run_cli("validate-model", path).returncode == 0       # the loader accepts it
+    proc = run_cli("export-urdf", "--model", path, "--out", tmp_path / "out")
+    assert_one_error_line(proc, str(path), "URDF export", *fragments)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

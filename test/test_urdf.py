@@ -12,6 +12,7 @@ from scipy.spatial.transform import Rotation
 from charmie_dynamics import auxiliary_segments, forward_kinematics, load_model
 from charmie_dynamics.export import matrix_to_rpy, rpy_to_matrix, urdf_from_model
 from charmie_dynamics.export.urdf import AUX_RADIUS, UNBOUNDED
+from charmie_dynamics.model import ModelError, model_from_dict
 from charmie_dynamics.kinematics import inputs_from_dict, resolve_state
 
 from conftest import ALL_MODELS
@@ -361,8 +362,25 @@ def test_non_unit_multiplier_leader(charmie):
             M = pd.oMf[pm.getFrameId(name)]
             assert np.abs(fk.rotation_world[i] - M.rotation).max() < 1e-12
             assert np.abs(fk.origin_world[i] - M.translation).max() < 1e-12
-    with pytest.raises(ValueError, match="theta13a"):
+    with pytest.raises(ModelError, match="theta13a") as error:
         urdf_from_model(with_multipliers(charmie, {"body_13a1": 2.0, "body_13a2": 0.5}))
+    assert error.value.args[0].startswith(f"{charmie.source}: ")
+    assert "body_13a1" in error.value.args[0] and "\n" not in error.value.args[0]
+
+
+def test_duplicate_names_are_model_errors():
+    """A fixed joint ``a_joint`` (body a) beside a coordinate ``a_joint``: the loader accepts
+    the model, URDF cannot hold two joints of one name."""
+    model = model_from_dict({"format": "charmie_dynamics/model/1", "name": "clash", "bodies": [
+        {"name": "a", "parent": "world", "origin": [0, 0, 0.1], "joint": {"type": "F"},
+         "mass": 1.0, "com": [0, 0, 0], "inertia": {"ixx": 0.01, "iyy": 0.01, "izz": 0.01}},
+        {"name": "b", "parent": "a", "origin": [0, 0, 0.1],
+         "joint": {"type": "R", "axis": "z", "coordinate": "a_joint"},
+         "mass": 1.0, "com": [0, 0, 0], "inertia": {"ixx": 0.01, "iyy": 0.01, "izz": 0.01}}]})
+    with pytest.raises(ModelError, match="duplicate joint names a_joint"):
+        urdf_from_model(model)
+    with pytest.raises(ModelError, match="duplicate joint names a_joint"):
+        urdf_from_model(model, include_auxiliary=False)
 
 
 # --- a third reader: urdf_parser_py (ROS's Python URDF parser), when installed --------------

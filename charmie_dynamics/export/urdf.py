@@ -14,7 +14,9 @@
   model axis times that sign); every other joint of the coordinate is
   ``<coordinate>_<body>`` with ``<mimic joint="<coordinate>" multiplier="m_body"/>``
   (its joint value is ``m_body * coordinate`` about its own model axis). A coordinate whose
-  joints all have ``|multiplier| != 1`` cannot be given its value in URDF: ValueError.
+  joints all have ``|multiplier| != 1`` cannot be given its value in URDF, and names that
+  collide (a fixed joint ``a_joint`` beside a coordinate ``a_joint``): ModelError naming the
+  model's source.
   Fixed joints are ``<body>_joint``.
 * ``<origin>``: ``xyz`` = the joint point on the parent, ``rpy`` = URDF fixed-axis
   roll-pitch-yaw of the constant rotation R_c (R_c = Rz(yaw) Ry(pitch) Rx(roll)); ``<axis>``
@@ -48,6 +50,8 @@ from typing import Optional
 
 import numpy as np
 
+from ..documents import bounded
+from ..model.loader import MAX_ERROR, ModelError
 from ..model.model import Body, JointType, Model, SpringParams
 from ..model.rotations import rpy_to_matrix    # re-exported: the URDF convention, written once
 
@@ -158,9 +162,11 @@ def _joint_plan(model: Model) -> list[dict]:
         members = [i for i, b in enumerate(model.bodies) if b.coordinate == c]
         unit = [i for i in members if abs(model.bodies[i].multiplier) == 1.0]
         if not unit:
-            raise ValueError(f"coordinate {c!r}: no joint with multiplier +1 or -1, so no URDF "
-                             "joint can take the coordinate's value (multipliers "
-                             f"{[model.bodies[i].multiplier for i in members]})")
+            raise ModelError(bounded(
+                f"{model.source}: URDF export of {model.name!r}: coordinate {c!r} (bodies "
+                f"{', '.join(model.bodies[i].name for i in members)}): no joint with multiplier "
+                "+1 or -1, so no URDF joint can take the coordinate's value (multipliers "
+                f"{[model.bodies[i].multiplier for i in members]})", MAX_ERROR))
         leader[c] = unit[0]
         lim: list[Optional[float]] = [None] * 4
         for i in [unit[0]] + [i for i in members if i != unit[0]]:
@@ -308,8 +314,11 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
     for kind, names in (("link", link_names), ("joint", joint_names)):
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
-            raise ValueError(f"URDF export of {model.name!r}: duplicate {kind} names "
-                             f"{', '.join(duplicates)}")
+            raise ModelError(bounded(
+                f"{model.source}: URDF export of {model.name!r}: duplicate {kind} names "
+                f"{', '.join(duplicates)} (URDF {kind} names must be unique: a fixed joint is "
+                "named <body>_joint, a leading joint after its coordinate, a mimic joint "
+                "<coordinate>_<body>)", MAX_ERROR))
     ET.indent(robot, space="  ")
     return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"
 
