@@ -209,3 +209,38 @@ def test_reference_sampling_equals_numpy_interp():
     for t in np.concatenate([rng.uniform(times[0] - 1.0, times[-1] + 1.0, 500), times]):
         expected = [np.interp(t, times, acc[:, k]) for k in range(3)]
         np.testing.assert_allclose(reference.sample(t), expected, rtol=0, atol=1e-15)
+
+
+def test_start_up_error_leaves_no_parser_thread_and_cutoff_changes_at_run_time(monkeypatch):
+    """A start-up error (a bad parameter) leaves no model_parser thread running; a run-time
+    change of acceleration_filter_cutoff rebuilds the estimator at once."""
+    rclpy = pytest.importorskip("rclpy")
+    import os
+    import threading
+
+    from rclpy.parameter import Parameter
+
+    from charmie_dynamics.ros.dynamics_node import DynamicsNode
+    from conftest import CHARMIE
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(200 + os.getpid() % 30))
+
+    def parsers():
+        return [t for t in threading.enumerate() if t.name == "model_parser" and t.is_alive()]
+
+    before = len(parsers())
+    context = rclpy.context.Context()
+    rclpy.init(context=context)
+    try:
+        with pytest.raises(Exception):
+            DynamicsNode(context=context, parameter_overrides=[
+                Parameter("model_file", value=str(CHARMIE) + ".missing")])
+        assert len(parsers()) == before
+        node = DynamicsNode(context=context, parameter_overrides=[
+            Parameter("model_file", value=str(CHARMIE))])
+        assert node.estimator.cutoff_hz == 20.0
+        assert node.set_parameters([Parameter("acceleration_filter_cutoff", value=5.0)])[0].successful
+        assert node.estimator.cutoff_hz == 5.0
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)

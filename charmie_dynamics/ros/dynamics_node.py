@@ -72,9 +72,7 @@ MODEL_POLL_PERIOD = 0.02       # s: how soon a parsed model is installed
 class DynamicsNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("dynamics", **kwargs)
-        # models from a topic are parsed on this worker thread (first: destroy_node, which
-        # rclpy also calls after a start-up error, stops it)
-        self.parser: ModelParser[PreparedModel] = ModelParser(self._parse_model)
+        self.parser: Optional[ModelParser[PreparedModel]] = None   # started last, below
         self.p = declare_parameters(self, PARAMETERS, self._on_set_parameters)
         problem = check_parameters(self.p)
         if problem:
@@ -137,9 +135,13 @@ class DynamicsNode(Node):
                                  qos.OUTPUT, raw=True)
         self.create_timer(1.0 / self.p["watchdog_rate"], self._watchdog)
         self.create_timer(self.p["diagnostics_period"], self._publish_diagnostics)
+        # models from a topic are parsed on this worker thread, started last so that a
+        # start-up error leaves no thread behind (callbacks run only after __init__)
+        self.parser = ModelParser(self._parse_model)
 
     def destroy_node(self) -> None:
-        self.parser.close()
+        if self.parser is not None:
+            self.parser.close()
         super().destroy_node()
 
     def _on_set_parameters(self, params) -> SetParametersResult:
@@ -148,7 +150,10 @@ class DynamicsNode(Node):
         problem = check_parameters(new)
         if problem:
             return SetParametersResult(successful=False, reason=problem)
+        cutoff_changed = new["acceleration_filter_cutoff"] != self.p["acceleration_filter_cutoff"]
         self.p = new
+        if cutoff_changed and self.model is not None:   # takes effect now, with a fresh filter
+            self.estimator = AccelerationEstimator(new["acceleration_filter_cutoff"])
         self.stamps.max_lead_ns = int(new["max_stamp_lead"] * 1e9)
         self.stamps.rearm_after_ns = self.safety.timeout_ns = int(new["stale_timeout"] * 1e9)
         self.safety.policy = new["stale_policy"]
