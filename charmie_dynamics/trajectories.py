@@ -15,6 +15,7 @@ import csv
 import io
 import itertools
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -149,9 +150,9 @@ def from_csv(model: Model, path: str, max_bytes: int = DEFAULT_MAX_BYTES,
                                   "expected time and NAME[.velocity|.acceleration] for NAME in "
                                   f"{bounded(', '.join(names))}")
     if len(set(header)) != len(header):
-        twice = sorted({h for h in header if header.count(h) > 1})
-        raise TrajectoryFileError(f"{path}: duplicate column(s) {', '.join(twice)}, expected "
-                                  "each column once")
+        twice = sorted(h for h, k in Counter(header).items() if k > 1)
+        raise TrajectoryFileError(f"{path}: duplicate column(s) {bounded(', '.join(twice))}, "
+                                  "expected each column once")
     data = np.empty((len(rows) - 1, len(header)))
     for r, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
