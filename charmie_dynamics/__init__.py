@@ -10,7 +10,8 @@ The numerical core (model, kinematics, mechanisms) imports numpy and PyYAML only
 from .kinematics import (BodyMotion, JointSpaceState, Placements, StateError, body_motion,
                          forward_kinematics, inputs_from_dict, point_positions, resolve_state)
 from .mechanisms.auxiliary import Segment, auxiliary_segments
-from .mechanisms.indirect import ActuatorRangeError, MechanismRangeError, indirect_joints
+from .kinematics.indirect import ActuatorRangeError, MechanismRangeError
+from .model.actuator_geometry import indirect_joints
 from .model import Model, ModelError, load_model, model_from_dict
 from .resources import bundled_model
 

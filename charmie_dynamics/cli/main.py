@@ -30,7 +30,8 @@ from ..kinematics import StateError, forward_kinematics, inputs_from_dict, point
     resolve_state
 from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE, InputLimits
 from ..mechanisms.auxiliary import auxiliary_segments
-from ..mechanisms.indirect import MechanismRangeError, indirect_joints, joint_from_length
+from ..kinematics.indirect import MechanismRangeError, joint_from_length
+from ..model.actuator_geometry import indirect_joints
 from ..model import load_model
 from ..resources import bundled_model
 from ..view import add_view_parser

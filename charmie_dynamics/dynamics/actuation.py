@@ -29,7 +29,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..mechanisms.indirect import joint_from_length, length_from_joint
+from ..kinematics.indirect import joint_from_length, length_from_joint
 from ..model.compiled import ActuatorSpace
 from ..model.model import Model
 from .mass_matrix import bias_forces, mass_matrix

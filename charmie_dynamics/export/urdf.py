@@ -53,7 +53,8 @@ import numpy as np
 from ..documents import bounded
 from ..model.loader import MAX_ERROR, ModelError
 from ..model.model import Body, JointType, Model, SpringParams
-from ..model.rotations import rpy_to_matrix    # re-exported: the URDF convention, written once
+from ..model.rotations import rpy_to_matrix  # noqa: F401  (view/drawing.py imports it from here)
+from ..model.urdf import OVERLAY_FORMAT
 
 UNBOUNDED = 1000.0           # written for a missing bound of a revolute or prismatic joint
 BODY_RADIUS = 0.015          # m, cylinders from a body origin to its points
@@ -347,7 +348,7 @@ def overlay_from_model(model: Model) -> dict:
             entry["friction"] = {"viscous": a.friction.viscous, "coulomb": a.friction.coulomb}
         actuators.append(entry)
     return {
-        "format": "charmie_dynamics/overlay/1",
+        "format": OVERLAY_FORMAT,
         "units": {"length": "m"},
         "gravity": [float(g) for g in model.gravity],
         "links": {b.name: {"points": {k: [float(x) for x in v] for k, v in b.points.items()}}

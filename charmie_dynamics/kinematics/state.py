@@ -15,8 +15,9 @@ import numpy as np
 from ..jit import kernel
 from ..linalg import vec
 from ..model.model import Model
+from ..model.joint import REVOLUTE
 from ..model.packed import (A_BRANCH, A_DRIVES, A_PERP2, A_SOLVE, A_STROKE, COORD, JOINT,
-                            REVOLUTE, SCALARS)
+                            SCALARS)
 from .indirect import check_length, solve_joint
 
 

@@ -27,8 +27,9 @@ from ..model.data import AlgorithmData
 from ..model.model import Balancer, Model
 from ..model.packed import (A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, AXIS, B_ANCHOR,
                             B_HANGER, B_HANGER_BODY, B_PIVOT, B_PIVOT_BODY, B_SIDE, B_SIZES,
-                            JOINT, REVOLUTE, S_END, S_END_BODY, S_START, S_START_BODY)
+                            JOINT, S_END, S_END_BODY, S_START, S_START_BODY)
 from ..kinematics.indirect import MechanismRangeError
+from ..model.joint import REVOLUTE
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ from ..jit import kernel
 from ..kinematics.forward import to_world
 from ..linalg import add, cross3, dot, mat, mat_t_vec, norm, scale, store, sub, vec
 from ..model.packed import (A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, A_SHARING, AXIS,
-                            B_SHARES, JOINT, REVOLUTE)
+                            B_SHARES, JOINT)
+from ..model.joint import REVOLUTE
 from ..slots import COUPLE, END_FORCE, F, JOINT_FORCE, JOINT_TORQUE, N
 
 

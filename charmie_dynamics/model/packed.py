@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .joint import REVOLUTE, joint_kind, joint_transform  # noqa: F401  REVOLUTE: mechanisms
+from .joint import joint_kind, joint_transform
 from .actuator_geometry import IndirectJoint
 from .parameters import ModelParameters
 
