@@ -23,7 +23,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any, Type
+from typing import Any, Callable, Type
 
 import yaml
 from yaml.composer import Composer
@@ -138,29 +138,32 @@ def check_size(text: str, source: str, max_bytes: int = DEFAULT_MAX_BYTES,
                     f"expected at most {_size(max_bytes)}")
 
 
+def _guarded_parse(parse: Callable[[str], Any], syntax_error: Type[Exception], kind: str,
+                   text: str, source: str, error: Type[Exception]) -> Any:
+    """``parse(text)``, with every failure as one ``error`` naming ``source`` and the ``kind``
+    of document: its syntax error, too deep a nesting, too large a document, or another
+    failure of the parser."""
+    try:
+        return parse(text)
+    except syntax_error as exc:
+        raise error(f"{source}: not valid {kind}: {bounded(exc)}") from None
+    except RecursionError:
+        raise error(f"{source}: not usable {kind}: nested too deeply") from None
+    except MemoryError:
+        raise error(f"{source}: not usable {kind}: too large to hold in memory") from None
+    except _PARSER_FAILURES as exc:
+        raise error(f"{source}: not usable {kind}: {type(exc).__name__}: {bounded(exc)}") from None
+
+
+def _safe_load(text: str) -> Any:
+    return yaml.load(text, Loader=SafeLoader)
+
+
 def parse_yaml(text: str, source: str, error: Type[Exception] = DocumentError) -> Any:
     """The document of ``text`` by PyYAML's safe loader (plain data only, no Python objects)."""
-    try:
-        return yaml.load(text, Loader=SafeLoader)
-    except yaml.YAMLError as exc:
-        raise error(f"{source}: not valid YAML: {bounded(exc)}") from None
-    except RecursionError:
-        raise error(f"{source}: not usable YAML: nested too deeply") from None
-    except MemoryError:
-        raise error(f"{source}: not usable YAML: too large to hold in memory") from None
-    except _PARSER_FAILURES as exc:
-        raise error(f"{source}: not usable YAML: {type(exc).__name__}: {bounded(exc)}") from None
+    return _guarded_parse(_safe_load, yaml.YAMLError, "YAML", text, source, error)
 
 
 def parse_json(text: str, source: str, error: Type[Exception] = DocumentError) -> Any:
     """The document of ``text`` by the standard JSON parser."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise error(f"{source}: not valid JSON: {bounded(exc)}") from None
-    except RecursionError:
-        raise error(f"{source}: not usable JSON: nested too deeply") from None
-    except MemoryError:
-        raise error(f"{source}: not usable JSON: too large to hold in memory") from None
-    except _PARSER_FAILURES as exc:
-        raise error(f"{source}: not usable JSON: {type(exc).__name__}: {bounded(exc)}") from None
+    return _guarded_parse(json.loads, json.JSONDecodeError, "JSON", text, source, error)
