@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -46,6 +46,14 @@ def _first(bad: np.ndarray) -> Optional[tuple[int, int]]:
     """(sample, column) of the earliest True of ``bad`` (columns, ...samples), or None."""
     hits = np.argwhere(np.atleast_2d(bad.T))
     return None if hits.size == 0 else (int(hits[0][0]), int(hits[0][1]))
+
+
+def _violation(quantity: str, names: list[str], v: np.ndarray, hit: tuple[int, int],
+               message: Callable[[str], str]) -> "Violation":
+    """The Violation at ``hit`` = (sample, column) of ``v`` (columns, ...samples); ``message``
+    of the input's name."""
+    name = names[hit[1]]
+    return Violation(name, quantity, hit[0], float(v[hit[1]].flat[hit[0]]), message(name))
 
 
 @dataclass(frozen=True)
@@ -101,27 +109,25 @@ class InputLimits:
         for quantity, names, v in given:
             hit = _first(~(np.abs(v) <= PLAUSIBLE))             # NaN fails too
             if hit:
-                return Violation(names[hit[1]], quantity, hit[0], float(v[hit[1]].flat[hit[0]]),
-                                 f"is implausible, expected a magnitude of at most "
-                                 f"{PLAUSIBLE:g} ({_UNITS[quantity]})")
+                return _violation(quantity, names, v, hit, lambda n: (
+                    f"is implausible, expected a magnitude of at most {PLAUSIBLE:g} "
+                    f"({_UNITS[quantity]})"))
         for quantity, names, v in given:
             if quantity == "position" and math.isfinite(position_tolerance):
                 lo, hi = (self._bound(names, v, d, s * math.inf)
                           for d, s in ((self.lower, -1), (self.upper, 1)))
                 hit = _first(~(lo - position_tolerance <= v) | ~(v <= hi + position_tolerance))
                 if hit:
-                    n = names[hit[1]]
-                    return Violation(n, quantity, hit[0], float(v[hit[1]].flat[hit[0]]),
-                                     f"outside its limits [{self.lower[n]:.6g}, "
-                                     f"{self.upper[n]:.6g}] (tolerance {position_tolerance:g})")
+                    return _violation(quantity, names, v, hit, lambda n: (
+                        f"outside its limits [{self.lower[n]:.6g}, {self.upper[n]:.6g}] "
+                        f"(tolerance {position_tolerance:g})"))
             if quantity == "velocity":
                 limit = self._bound(names, v, self.velocity, math.inf)
                 hit = _first(~(np.abs(v) <= limit * (1.0 + velocity_tolerance)))
                 if hit:
-                    n = names[hit[1]]
-                    return Violation(n, quantity, hit[0], float(v[hit[1]].flat[hit[0]]),
-                                     f"beyond its limit {self.velocity[n]:.6g} (tolerance "
-                                     f"{velocity_tolerance:.0%})")
+                    return _violation(quantity, names, v, hit, lambda n: (
+                        f"beyond its limit {self.velocity[n]:.6g} (tolerance "
+                        f"{velocity_tolerance:.0%})"))
         return None
 
     @staticmethod
