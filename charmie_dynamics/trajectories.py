@@ -22,6 +22,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .documents import DEFAULT_MAX_BYTES, DocumentError, bounded, read_text
+from .errors import InputError
 from .kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE, InputLimits, Violation
 from .model.model import JointType, Model
 
@@ -98,6 +99,30 @@ MOTIONS: dict[str, Callable[[Model, float], Trajectory]] = {
     "validation": validation,
     "kinematic-validation": kinematic_validation,
 }
+
+
+# Sample periods of a reference motion: the 20 s motion has at most 20,001 samples at MIN_DT.
+MIN_DT, MAX_DT = 1e-3, 0.5
+
+
+def check_dt(dt: float, option: str = "--dt") -> None:
+    """Raise :class:`InputError` for a sample period outside [MIN_DT, MAX_DT] (NaN too)."""
+    if not MIN_DT <= dt <= MAX_DT:
+        raise InputError(f"{option} {dt}: expected a sample period in [{MIN_DT:g}, {MAX_DT:g}] s")
+
+
+def motion(model: Model, name: str, dt: float, check_position_limits: bool = False
+           ) -> Trajectory:
+    """The reference motion ``name`` (a key of :data:`MOTIONS`) sampled every ``dt``;
+    :class:`InputError` for a bad ``dt`` or a sample beyond ``model``'s limits (another
+    model's limits may be narrower than the motion): see :func:`violation`."""
+    check_dt(dt)
+    traj = MOTIONS[name](model, dt)
+    bad = violation(model, traj, check_position_limits)
+    if bad is not None:
+        raise InputError(f"motion '{name}': sample {bad.sample} (time {traj.t[bad.sample]:g} s): "
+                         f"{bad}")
+    return traj
 
 
 def violation(model: Model, traj: Trajectory, check_position_limits: bool = False

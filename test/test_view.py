@@ -212,3 +212,33 @@ def test_bad_options_give_one_line_and_exit_1(argv, message, capsys):
     assert main(["view", "--duration", "0.1"] + argv) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--dt", "0"], "--dt 0.0: expected a sample period in [0.001, 0.5] s"),
+    (["--dt", "0.6"], "--dt 0.6: expected a sample period in [0.001, 0.5] s"),
+])
+def test_view_checks_dt_as_analyze_does(argv, message, capsys):
+    assert main(["view", "--duration", "0.1"] + argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_view_refuses_a_motion_beyond_the_model_limits(tmp_path, capsys):
+    """The model's velocity limits are checked as analyze checks them (trajectories.violation)."""
+    slow = tmp_path / "slow.yaml"
+    slow.write_text(re.sub(r"velocity: [0-9.eE+-]+", "velocity: 0.000001",
+                           (ROOT / "config" / "charmie.yaml").read_text()))
+    assert main(["view", "--duration", "0.1", "--model", str(slow), "--dt", "0.05"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "motion 'validation': sample " in err, err
+
+
+def test_view_refuses_a_host_it_cannot_serve_on():
+    """An address that does not resolve is one error line and exit 1, not a silent hang (viser
+    takes every OSError for a busy port and retries forever)."""
+    proc = subprocess.run([sys.executable, "-m", "charmie_dynamics.cli.main", "view", "--duration",
+                           "1", "--host", "999.1.1.1", "--port", "0"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "--host '999.1.1.1'" in proc.stderr, proc.stderr

@@ -24,13 +24,11 @@ from ..dynamics import inverse_dynamics
 from ..kinematics import point_positions, resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..model import load_model
-from ..trajectories import MOTIONS, Trajectory, from_csv, violation
+from ..trajectories import MAX_DT, MIN_DT, MOTIONS, Trajectory, from_csv, motion
 from ..errors import InputError
-from .arguments import add_position_limits_argument, check_points, parse_payload
-from .plots import plot_efforts
+from .arguments import add_position_limits_argument, check_point, check_points, parse_payload
+from .plots import plot_efforts, plot_series
 
-# Sample periods of --motion: the 20 s motion has at most 20,001 samples at MIN_DT.
-MIN_DT, MAX_DT = 1e-3, 0.5
 
 
 def add_analyze_parser(sub: argparse._SubParsersAction) -> None:
@@ -102,24 +100,6 @@ def _write_all(out: Path, steps: list[tuple[str, Callable[[Path], None]]]) -> No
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _plot(path: Path, t: np.ndarray, series: dict[str, np.ndarray], ylabel: str, title: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for label, y in series.items():
-        ax.plot(t, y, label=label)
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 def run_analyze(args: argparse.Namespace) -> int:
     _check_output(args.out)
     model = load_model(args.model)
@@ -128,20 +108,10 @@ def run_analyze(args: argparse.Namespace) -> int:
                                     check_position_limits=args.check_position_limits)
         source = str(args.trajectory)
     else:
-        if not MIN_DT <= args.dt <= MAX_DT:                 # NaN fails too
-            raise InputError(f"--dt {args.dt}: expected a sample period in [{MIN_DT:g}, "
-                             f"{MAX_DT:g}] s")
-        traj = MOTIONS[args.motion](model, args.dt)
+        # --dt and the model's limits checked (another model's may be narrower than the motion)
+        traj = motion(model, args.motion, args.dt, args.check_position_limits)
         source = f"motion '{args.motion}'"
-        # another model's limits may be narrower than the motion (or positions checked)
-        bad = violation(model, traj, args.check_position_limits)
-        if bad is not None:
-            raise InputError(f"{source}: sample {bad.sample} (time {traj.t[bad.sample]:g} s): "
-                             f"{bad}")
-    try:
-        model.point(args.point)
-    except KeyError as exc:
-        raise InputError(f"--point: {exc.args[0]}") from None
+    check_point(model, args.point, "--point")
     payloads = [parse_payload(text) for text in args.payload]
     check_points(model, payloads)
     start = time.perf_counter()
@@ -170,15 +140,15 @@ def run_analyze(args: argparse.Namespace) -> int:
     base = model.body_names[loads.base_body]
     steps = [(table[0], lambda path, table=table: _write_csv(path, table)) for table in tables]
     steps += [
-        ("claw_position.png", lambda path: _plot(
+        ("claw_position.png", lambda path: plot_series(
             path, t, {f"{a} [m]": point[:, k] for k, a in enumerate("xyz")},
             "position [m]", f"{args.point} in the world frame ({source})")),
-        ("base_reaction.png", lambda path: _plot(
+        ("base_reaction.png", lambda path: plot_series(
             path, t,
             {f"F{a} [N]": loads.base_force_world[:, k] for k, a in enumerate("xyz")}, "force [N]",
             f"force of {model.bodies[loads.base_body].parent} on {base}, world frame"))]
     if model.actuators:
-        steps.append(("actuator_forces.png", lambda path: _plot(
+        steps.append(("actuator_forces.png", lambda path: plot_series(
             path, t,
             {f"{a} [N]": loads.actuator_force[:, k] for k, a in enumerate(model.actuator_names)},
             "axial force [N] (positive pushes)", "linear actuator forces")))

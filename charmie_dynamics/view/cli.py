@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import socket
 import sys
 import time
 from pathlib import Path
@@ -11,12 +12,13 @@ from typing import Optional
 
 import numpy as np
 
+from ..documents import bounded
 from ..errors import InputError
 from ..kinematics import forward_kinematics, inputs_from_dict, resolve_state
-from ..mechanisms.indirect import MechanismRangeError
+from ..kinematics.indirect import MechanismRangeError
 from ..model import load_model
 from ..model.model import Model
-from ..trajectories import MOTIONS, Trajectory, from_csv
+from ..trajectories import MAX_DT, MIN_DT, MOTIONS, Trajectory, from_csv, motion
 from .drawing import Poses, motion_poses, poses
 
 DEFAULT_CAMERA = "2.2,-1.6,1.4"
@@ -34,7 +36,7 @@ def add_view_parser(sub: argparse._SubParsersAction) -> None:
                      help="live: poses from joint_states + actuator_states, arrows from the "
                           "dynamics node's wrench_markers (needs rclpy)")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
-    p.add_argument("--dt", type=float, default=0.02, help="sample period of --motion, s")
+    p.add_argument("--dt", type=float, default=0.02, help=f"sample period of --motion, s, in [{MIN_DT:g}, {MAX_DT:g}]")
     p.add_argument("--at", type=float, default=None, metavar="SECONDS",
                    help="start paused at this time of the motion (the page can play it)")
     p.add_argument("--wrench-body", action="append", default=None, metavar="BODY",
@@ -96,8 +98,8 @@ def _wrench_bodies(model: Model, names: Optional[list[str]]) -> list[int]:
 def _trajectory(model: Model, args: argparse.Namespace) -> tuple[Trajectory, str]:
     if args.trajectory is not None:
         return from_csv(model, str(args.trajectory)), str(args.trajectory)
-    _check("--dt", args.dt, 0.0, 0.5, "s")
-    return MOTIONS[args.motion](model, args.dt), f"motion '{args.motion}'"
+    # --dt and the model's limits checked as analyze checks them
+    return motion(model, args.motion, args.dt), f"motion '{args.motion}'"
 
 
 def _server(args: argparse.Namespace):
@@ -108,10 +110,36 @@ def _server(args: argparse.Namespace):
                          "or pip install viser") from None
     if not 0 <= args.port <= 65535:
         raise InputError(f"--port {args.port}: expected 0..65535")
+    _check_host(args.host)
     server = viser.ViserServer(host=args.host, port=args.port, label="CHARMIE", verbose=False)
     server.gui.configure_theme(control_layout="floating", show_logo=False,
                                show_share_button=False)
     return server
+
+
+def _check_host(host: str) -> None:
+    """Raise :class:`InputError` unless ``host`` resolves to an address this machine can
+    serve on (viser takes every OSError for a busy port and retries the next one forever)."""
+    try:
+        infos = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as exc:
+        raise InputError(f"--host {host!r}: not a usable address ({bounded(exc)})") from None
+    problem: Optional[BaseException] = None
+    for family, kind, proto, _, address in infos:
+        try:
+            with socket.socket(family, kind, proto) as probe:
+                probe.bind(address)
+            return
+        except OSError as exc:
+            problem = exc
+    raise InputError(f"--host {host!r}: cannot serve on this address ({bounded(problem)})")
+
+
+def _scene(model: Model, args: argparse.Namespace, camera):
+    """The web server and the robot's scene on it."""
+    from .scene import RobotScene
+    server = _server(args)
+    return server, RobotScene(server, model, camera)
 
 
 def run_view(args: argparse.Namespace) -> int:
@@ -133,9 +161,7 @@ def run_view(args: argparse.Namespace) -> int:
         raise InputError(f"--at {args.at!r}: expected a time in [{t[0]:g}, {t[-1]:g}] s "
                          f"({source})")
     drawn = motion_poses(model, trajectory, bodies, args.marker_scale)
-    from .scene import RobotScene
-    server = _server(args)
-    scene = RobotScene(server, model, camera)
+    server, scene = _scene(model, args, camera)
     _replay(server, scene, drawn, t, args, source)
     return 0
 
@@ -184,9 +210,7 @@ def _run_ros(model: Model, args: argparse.Namespace, camera) -> int:
     except ImportError as exc:
         raise InputError(f"view --ros needs ROS 2 (rclpy and the message packages): {exc}. "
                          "Run scripts/setup.sh or source a ROS 2 install.") from None
-    from .scene import RobotScene
-    server = _server(args)
-    scene = RobotScene(server, model, camera)
+    server, scene = _scene(model, args, camera)
     arrows = [np.zeros((0, 2, 3))]              # the newest wrench_markers, drawn with the pose
 
     def show(x: np.ndarray) -> None:
