@@ -3,7 +3,7 @@ from collections import Counter
 
 import numpy as np
 
-from charmie_dynamics.cli.plots import plot_efforts, subsystems
+from charmie_dynamics.cli.plots import plot_efforts, plot_series, subsystems
 
 
 def test_every_input_is_plotted_once(any_model):
@@ -32,3 +32,14 @@ def test_one_panel_per_group(charmie, tmp_path):
     plot_efforts(tmp_path / "efforts.png", t, charmie, efforts, forces, "test")
     assert (tmp_path / "efforts.png").stat().st_size > 10_000
     assert not plt.get_fignums()          # the figure was closed
+
+
+def test_plot_series_one_panel(tmp_path):
+    """analyze's position and reaction plots: one panel, one line per series, closed."""
+    import matplotlib.pyplot as plt
+
+    t = np.linspace(0.0, 1.0, 11)
+    plot_series(tmp_path / "series.png", t, {"x [m]": t, "y [m]": t ** 2}, "position [m]", "test")
+    assert (tmp_path / "series.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert (tmp_path / "series.png").stat().st_size > 10_000
+    assert not plt.get_fignums()

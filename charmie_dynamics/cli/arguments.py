@@ -29,10 +29,16 @@ def parse_payload(text: str) -> Payload:
 def check_points(model: Model, loads: Iterable[Payload | ExternalWrench]) -> None:
     """Raise :class:`InputError` naming the first load whose point the model lacks."""
     for load in loads:
-        try:
-            model.point(load.point)
-        except KeyError as exc:
-            raise InputError(f"{load.point}: {exc.args[0]}") from None
+        check_point(model, load.point, load.point)
+
+
+def check_point(model: Model, point: str, what: str) -> None:
+    """Raise :class:`InputError` ``"<what>: <why>"`` when the model lacks ``point``
+    (BODY.POINT)."""
+    try:
+        model.point(point)
+    except KeyError as exc:
+        raise InputError(f"{what}: {exc.args[0]}") from None
 
 
 def add_position_limits_argument(parser: argparse.ArgumentParser) -> None:

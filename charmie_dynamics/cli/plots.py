@@ -77,10 +77,7 @@ def plot_efforts(path: Path, t: np.ndarray, model: Model, coordinate_effort: np.
     """One panel per subsystem of the efforts over time: ``coordinate_effort`` is
     (samples, coordinates) and ``actuator_force`` (samples, actuators), as ``Loads`` holds
     them; an actuator's panel shows its axial force (positive pushes)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     actuators = {name: k for k, name in enumerate(model.actuator_names)}
     groups = subsystems(model)
     fig, axes = plt.subplots(len(groups), 1, sharex=True, squeeze=False,
@@ -96,6 +93,34 @@ def plot_efforts(path: Path, t: np.ndarray, model: Model, coordinate_effort: np.
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     axes[-1, 0].set_xlabel("time [s]")
     fig.suptitle(title)
+    _save(plt, fig, path)
+
+
+def plot_series(path: Path, t: np.ndarray, series: dict[str, np.ndarray], ylabel: str,
+                title: str) -> None:
+    """One panel of several labelled series over time."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for label, y in series.items():
+        ax.plot(t, y, label=label)
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    _save(plt, fig, path)
+
+
+def _pyplot():
+    """matplotlib.pyplot on the file-only Agg backend (imported on first use: plotting is
+    the only part of ``analyze`` that needs matplotlib)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _save(plt, fig, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
