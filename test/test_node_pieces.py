@@ -432,3 +432,14 @@ def test_model_parser_survives_any_exception_and_parses_the_next_text():
         assert parser.idle()
     finally:
         parser.close()
+
+
+def test_reference_times_increase_on_integer_nanoseconds():
+    """1 ns apart in 2026 (about 1.8e9 s since 1970): the same float of seconds, yet
+    increasing; the same nanosecond twice is refused."""
+    start = 1_800_000_000 * 10**9
+    ref = read_reference(["a"], [(0, [1.0]), (1, [2.0])], start, INPUTS, NO_LIMITS, CAP)
+    assert len(ref.times) == 2
+    with pytest.raises(InputRejected) as err:
+        read_reference(["a"], [(5, [1.0]), (5, [2.0])], start, INPUTS, NO_LIMITS, CAP)
+    assert err.value.reason == "invalid_value"

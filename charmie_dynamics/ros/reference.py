@@ -96,7 +96,9 @@ def read_reference(names: Sequence[str], points: Sequence[tuple[int, Sequence[fl
     problem = limits.violation({}, {}, math.inf, math.inf, dict(zip(names, acc.T)))
     if problem is not None:
         raise InputRejected("beyond_limits", f"reference trajectory point {problem.sample}: {problem}")
-    if np.any(np.diff(times) <= 0):
+    # checked on the integer nanoseconds: a float of seconds since 1970 resolves only ~240 ns
+    offsets = [t for t, _ in points]
+    if any(b <= a for a, b in zip(offsets, offsets[1:])):
         raise InputRejected("invalid_value", "reference trajectory times do not increase")
     return Reference(tuple(names), times, acc, tuple(list(input_names).index(n) for n in names))
 
