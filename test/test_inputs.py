@@ -244,3 +244,37 @@ def test_start_up_error_leaves_no_parser_thread_and_cutoff_changes_at_run_time(m
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
+
+
+def test_view_feed_checks_inputs_as_the_dynamics_node(monkeypatch):
+    """The view's feed refuses an effort array of the wrong length (length_mismatch) and a
+    velocity beyond the model's limits (beyond_limits), as the dynamics node does."""
+    rclpy = pytest.importorskip("rclpy")
+    import os
+
+    from sensor_msgs.msg import JointState
+
+    from charmie_dynamics import inputs_from_dict, load_model
+    from charmie_dynamics.ros.view_feed import ViewFeed
+    from conftest import CHARMIE
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(200 + os.getpid() % 30))
+    model = load_model(CHARMIE)
+    rclpy.init()                      # ViewFeed runs in the default context
+    try:
+        feed = ViewFeed(model, lambda x: None, lambda a: None, rate=10.0)
+        x, _, _ = inputs_from_dict(model)
+        names = list(model.input_names)
+        good = JointState(name=names, position=[float(v) for v in x], velocity=[0.0] * len(x))
+        feed._on_joint_state(good, True)
+        assert feed.pending is not None and not feed.rejected
+        feed.pending = None
+        feed._on_joint_state(JointState(name=names, position=good.position,
+                                        velocity=good.velocity, effort=[0.0]), True)
+        feed._on_joint_state(JointState(name=names, position=good.position,
+                                        velocity=[1e3] * len(x)), True)
+        assert feed.rejected == {"length_mismatch": 1, "beyond_limits": 1}
+        assert feed.pending is None
+        feed.destroy_node()
+    finally:
+        rclpy.try_shutdown()

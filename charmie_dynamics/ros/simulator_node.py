@@ -53,7 +53,7 @@ from ..dynamics.actuation import (
 from ..dynamics.forward import METHODS
 from ..dynamics.integrate import INTEGRATORS, check_within_limits, step
 from ..kinematics import resolve_state
-from ..mechanisms.indirect import MechanismRangeError
+from ..kinematics.indirect import MechanismRangeError
 from ..model import load_model
 from ..resources import bundled_model
 from ..trajectories import MOTIONS

@@ -6,9 +6,10 @@ body and auxiliary segment exactly (the dynamics node computes /tf with the same
 no tf2 buffer is needed (tf2_ros has no PyPI wheel). The arrows are the node's own markers,
 so they show what it computed (its acceleration source, its ``marker_scale``).
 
-Inputs are checked as the dynamics node checks them (``inputs.read_joint_state``,
-``StateAssembler``): a bad message is counted and logged, never drawn; the page keeps the
-last valid pose.
+Inputs are checked as the dynamics node checks them with its default parameters
+(``inputs.read_joint_state`` with the effort-length check, ``InputLimits`` with the default
+position and velocity tolerances, ``StateAssembler``): a bad message is counted and logged,
+never drawn; the page keeps the last valid pose.
 """
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ..model.model import Model
 from . import qos
-from .inputs import InputRejected, StateAssembler, read_joint_state
+from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE
+from .inputs import InputLimits, InputRejected, StateAssembler, read_joint_state
 from .run import run_node
 
 StateCallback = Callable[[np.ndarray], None]              # inputs in model.input_names order
@@ -40,6 +42,7 @@ class ViewFeed(Node):
         self.model = model
         self.on_state, self.on_arrows = on_state, on_arrows
         self.assembler = StateAssembler(model)
+        self.limits = InputLimits.of(model)
         self.pending: Optional[np.ndarray] = None
         self.rejected: Counter[str] = Counter()
         self.create_subscription(JointState, "joint_states",
@@ -53,14 +56,16 @@ class ViewFeed(Node):
 
     def _reject(self, reason: str, detail: str) -> None:
         self.rejected[reason] += 1
-        self.get_logger().warn(f"input rejected ({reason}): {detail}; the view keeps the last "
+        self.get_logger().warning(f"input rejected ({reason}): {detail}; the view keeps the last "
                                "valid pose", throttle_duration_sec=2.0)
 
     def _on_joint_state(self, msg: JointState, is_joint_states: bool) -> None:
         required = self.assembler.required_names() if is_joint_states else ()
         allowed = self.assembler.accepted_names() if is_joint_states else self.model.actuator_names
         try:
-            pos, vel = read_joint_state(msg.name, msg.position, msg.velocity, allowed, required)
+            pos, vel = read_joint_state(msg.name, msg.position, msg.velocity, allowed, required,
+                                        effort=msg.effort)
+            self.limits.check(pos, vel, POSITION_TOLERANCE, VELOCITY_TOLERANCE)
             self.assembler.update(pos, vel)
             if is_joint_states:
                 self.pending = self.assembler.assemble()[0]
