@@ -21,6 +21,7 @@ from charmie_dynamics.dynamics.mass_matrix import MassMatrixData, mass_matrix
 from charmie_dynamics.kinematics.forward import ForwardKinematicsData, forward_kinematics
 from charmie_dynamics.kinematics.motion import MotionData, body_motion
 from charmie_dynamics.mechanisms.auxiliary import SegmentsData, auxiliary_segments
+from charmie_dynamics.model import model_from_dict
 from charmie_dynamics.model.actuator_geometry import indirect_joints
 
 from conftest import CHARMIE
@@ -149,3 +150,24 @@ def test_the_model_holds_its_derived_constants_built_once(charmie):
     M = compiled.spatial_inertias
     np.testing.assert_array_equal(M, np.swapaxes(M, -1, -2))
     np.testing.assert_array_equal(M[:, 3, 3], model.mass)
+    # the bodies of each coordinate and the ABA's coupling verdict: CHARMIE's claw halves
+    # (one coordinate, sibling joints) reduce together
+    assert compiled.aba_coupling is None
+    assert [[model.body_names[i] for i in g] for g in compiled.coordinate_bodies] == \
+        [[b.name for b in model.bodies if b.coordinate == c] for c in model.coordinate_names]
+    assert any(len(g) > 1 for g in compiled.coordinate_bodies)
+
+
+def test_forward_dynamics_takes_the_coupling_from_the_compiled_model():
+    """The ABA's coupling verdict is built once with model.compiled, not per call or per
+    Data: every ForwardDynamicsData holds the model's own string (the same object)."""
+    from test_forward_dynamics import COUPLED_CHAIN
+
+    model = model_from_dict(COUPLED_CHAIN)
+    reason = model.compiled.aba_coupling
+    assert "'q2' moves the joints of b, c, which have different parents" in reason
+    assert model.compiled.coordinate_bodies == ((0,), (1, 2))
+    assert all(ForwardDynamicsData(model, lead).coupling is reason for lead in ((), (4,)))
+    with pytest.raises(ValueError, match="'q2' moves the joints of b, c") as error:
+        ArticulatedBodyData(model)
+    assert error.value.args[0] == f"{reason}, use method='cholesky'"

@@ -112,7 +112,7 @@ class ForwardDynamicsData(AlgorithmData):
         super().__init__(model, lead)
         n = model.n_coordinates
         self.inverse = InverseDynamicsData(model, lead)
-        self.coupling = _coupling_problem(model)[1]    # why the ABA cannot run, or None
+        self.coupling = model.compiled.aba_coupling    # why the ABA cannot run, or None
         self.phi = np.empty(self.lead + (n,))
         self.qdd = np.empty(self.lead + (n,))
 
@@ -198,33 +198,16 @@ def held_solve(H: np.ndarray, phi: np.ndarray, held: np.ndarray) -> np.ndarray:
     return cholesky_solve(np.where(cross, np.eye(n), H), np.where(held, 0.0, phi))
 
 
-def _coupling_problem(model: Model) -> tuple[list[tuple[int, ...]], Optional[str]]:
-    """Bodies moved by each coordinate, in ``model.coordinate_names`` order, and why the ABA
-    cannot reduce them (None when every coordinate's joints share a parent)."""
-    groups: list[list[int]] = [[] for _ in range(model.n_coordinates)]
-    for i, c in enumerate(model.coordinate_index.tolist()):
-        if c >= 0:
-            groups[c].append(i)
-    parent = model.parent.tolist()
-    for c, members in enumerate(groups):
-        if len({parent[i] for i in members}) > 1:
-            names = ", ".join(model.body_names[i] for i in members)
-            return [], (f"coordinate {model.coordinate_names[c]!r} moves the joints of {names}, "
-                        "which have different parents; the ABA handles a coordinate's joints "
-                        "only when they share a parent")
-    return [tuple(members) for members in groups], None
-
-
 def coordinate_groups(model: Model) -> list[tuple[int, ...]]:
     """Bodies moved by each coordinate, in ``model.coordinate_names`` order.
 
     Raises ValueError for a coordinate whose joints do not share one parent (see the module
     docstring: the ABA handles coupled joints that are siblings).
     """
-    groups, reason = _coupling_problem(model)
+    reason = model.compiled.aba_coupling               # built once per model
     if reason is not None:
         raise ValueError(f"{reason}, use method='cholesky'")
-    return groups
+    return list(model.compiled.coordinate_bodies)
 
 
 @kernel

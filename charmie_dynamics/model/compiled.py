@@ -1,7 +1,8 @@
 """The constants a model's algorithms derive from its parameters, built once per model and
 held by it as ``model.compiled`` (model.py): the kernels' arrays (packed.py, with the joints'
 motion subspaces), the bodies' spatial inertias, the indirect joints' solved constants and
-the actuator space. They replace per-module caches keyed by model: one place builds them, and
+the actuator space, the bodies each coordinate moves and whether the ABA can reduce them. They
+replace per-module caches keyed by model: one place builds them, and
 they live exactly as long as the model.
 
 Spatial inertia of body i about its origin, in its frame (seed 002 eq. 6; dynamics/spatial.py
@@ -12,6 +13,7 @@ uses it in CRBA and ABA), with c the centre of mass and [.]x the cross-product m
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -85,6 +87,8 @@ class CompiledModel:
     spatial_inertias: np.ndarray                  # (nb, 6, 6), read-only
     indirect_joints: tuple[IndirectJoint, ...]    # in ``model.actuators`` order
     actuator_space: ActuatorSpace
+    coordinate_bodies: tuple[tuple[int, ...], ...]    # bodies each coordinate moves
+    aba_coupling: Optional[str]                   # why the ABA cannot run, or None
 
     @property
     def motion_subspaces(self) -> np.ndarray:
@@ -94,5 +98,28 @@ class CompiledModel:
     @classmethod
     def build(cls, model: ModelParameters) -> CompiledModel:
         joints = indirect_joints(model)
+        groups = coordinate_bodies(model)
         return cls(pack_model(model, joints), spatial_inertias(model), joints,
-                   actuator_space(model))
+                   actuator_space(model), groups, aba_coupling(model, groups))
+
+
+def coordinate_bodies(model: ModelParameters) -> tuple[tuple[int, ...], ...]:
+    """Bodies moved by each coordinate, in ``model.coordinate_names`` order."""
+    groups: list[list[int]] = [[] for _ in range(model.n_coordinates)]
+    for i, c in enumerate(model.coordinate_index.tolist()):
+        if c >= 0:
+            groups[c].append(i)
+    return tuple(tuple(members) for members in groups)
+
+
+def aba_coupling(model: ModelParameters, groups: tuple[tuple[int, ...], ...]) -> Optional[str]:
+    """Why the articulated-body algorithm (dynamics/forward.py) cannot reduce the coordinates'
+    ``groups`` of bodies, or None when every coordinate's joints share a parent."""
+    parent = model.parent.tolist()
+    for c, members in enumerate(groups):
+        if len({parent[i] for i in members}) > 1:
+            names = ", ".join(model.body_names[i] for i in members)
+            return (f"coordinate {model.coordinate_names[c]!r} moves the joints of {names}, "
+                    "which have different parents; the ABA handles a coordinate's joints "
+                    "only when they share a parent")
+    return None
