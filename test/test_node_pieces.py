@@ -443,3 +443,37 @@ def test_reference_times_increase_on_integer_nanoseconds():
     with pytest.raises(InputRejected) as err:
         read_reference(["a"], [(5, [1.0]), (5, [2.0])], start, INPUTS, NO_LIMITS, CAP)
     assert err.value.reason == "invalid_value"
+
+
+def test_urdf_model_file_then_its_published_document_is_not_held(charmie_urdf, monkeypatch):
+    """A URDF model_file (model_source topic) and the loader's document of the same file on
+    the model topic: the same model (models_unchanged), not a held update."""
+    rclpy = pytest.importorskip("rclpy")
+    import os
+    import time
+
+    from rclpy.parameter import Parameter
+    from std_msgs.msg import String
+
+    from charmie_dynamics.ros.dynamics_node import DynamicsNode
+    _, urdf, overlay = charmie_urdf
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(200 + os.getpid() % 30))
+    published = model_to_publish(urdf, overlay, 10**7)
+    context = rclpy.context.Context()
+    rclpy.init(context=context)
+    try:
+        node = DynamicsNode(context=context, parameter_overrides=[
+            Parameter("model_file", value=str(urdf)), Parameter("overlay_file", value=str(overlay))])
+        node._on_model(String(data=published.text))
+        deadline = time.monotonic() + 60.0
+        while not node.parser.idle() or not (node.events["models_unchanged"]
+                                             or node.events["models_held"]):
+            node._collect_models()
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert node.events["models_unchanged"] == 1 and node.events["models_held"] == 0
+        assert node.pending is None
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)

@@ -51,13 +51,13 @@ from ..dynamics.evaluator import Evaluation, NonFiniteLoads
 from ..kinematics.indirect import MechanismRangeError
 from ..model import model_from_text, read_model_file
 from ..model.model import JointType, Model
-from ..model.urdf import read_overlay
+from ..model.urdf import is_urdf, read_overlay
 from . import qos
 from .dynamics_parameters import PARAMETERS, check_parameters
 from .inputs import AccelerationEstimator, InputLimits, InputRejected, StateAssembler, read_joint_state
 from .stamps import StampGuard, to_nanoseconds
 from .messages import diagnostics, float_array, joint_state, set_transform, set_vector3, transform
-from .model_source import model_from_description
+from .model_source import model_from_description, urdf_as_document
 from .model_updates import ModelParser, PreparedModel, model_change, prepare_model
 from .node_status import dynamics_status
 from .odometry import BASE_COORDINATES, base_from_odometry
@@ -79,7 +79,7 @@ class DynamicsNode(Node):
             raise ValueError(f"parameter {problem}")
         self.overlay = self.p["overlay_file"] or None
         self.model: Optional[Model] = None
-        self.model_text: Optional[str] = None
+        self.model_texts: set[str] = set()
         self.pending: Optional[PreparedModel] = None          # a model update held (once)
         self.rejected: Counter = Counter()
         self.received: Counter = Counter()                    # messages taken, by topic
@@ -110,6 +110,11 @@ class DynamicsNode(Node):
             model, text = read_model_file(self.p["model_file"], self.p["max_model_bytes"],
                                           overlay=self.overlay)
             self._install(self._prepare(model, text, self.p["model_file"]))
+            if is_urdf(text) and self.p["model_source"] == "topic":
+                # the model loader publishes a URDF model file as its model document: the
+                # same model, not an update to hold
+                self.model_texts.add(urdf_as_document(text, self.p["model_file"], self.overlay,
+                                                      self.p["max_model_bytes"]))
         elif self.overlay:
             read_overlay(self.overlay, self.p["max_model_bytes"])
         # parsed models are installed by a timer that runs only while a parse is under way or
@@ -175,7 +180,8 @@ class DynamicsNode(Node):
     def _install(self, prepared: PreparedModel) -> None:
         """Use a prepared model from now on (executor thread); a change is logged at WARN."""
         model, old = prepared.model, self.model
-        self.model, self.model_text = model, prepared.text
+        self.model = model
+        self.model_texts = {prepared.text}       # texts known to give the installed model
         self.evaluator = prepared.evaluator
         self.feedforward = FeedforwardMap(model, prepared.joints)
         base = tuple(c for c in BASE_COORDINATES if c in model.input_names) \
@@ -223,7 +229,7 @@ class DynamicsNode(Node):
             if outcome.error is not None:
                 self.rejected["bad_model"] += 1
                 self.get_logger().error(f"model rejected, keeping the previous one: {outcome.error}")
-            elif self.model is not None and outcome.text == self.model_text:
+            elif self.model is not None and outcome.text in self.model_texts:
                 self.events["models_unchanged"] += 1
             elif self.model is None or self.p["accept_model_updates"] == "always":
                 self.events["models_taken"] += 1

@@ -49,10 +49,17 @@ def model_to_publish(path: str | Path, overlay: Optional[str | Path], max_bytes:
                          "expected '' (a URDF is published as read; robot_state_publisher's "
                          "frame_prefix renames frames)")
     source = str(path) if overlay is None else f"{path} + {overlay}"
-    parsed = None if overlay is None else read_overlay(overlay, max_bytes)
-    document = yaml.safe_dump(urdf_document(text, str(path), parsed, str(overlay)),
-                              sort_keys=False, default_flow_style=None)
+    document = urdf_as_document(text, path, overlay, max_bytes)
     return PublishedModel(model_from_text(document, source, max_bytes), document, text)
+
+
+def urdf_as_document(text: str, path: str | Path, overlay: Optional[str | Path],
+                     max_bytes: int) -> str:
+    """The model document the loader publishes for the URDF ``text`` read from ``path`` with
+    the mechanism ``overlay`` file; raises :class:`ModelError`."""
+    parsed = None if overlay is None else read_overlay(overlay, max_bytes)
+    return yaml.safe_dump(urdf_document(text, str(path), parsed, str(overlay)),
+                          sort_keys=False, default_flow_style=None)
 
 
 def model_from_description(text: str, source: str, max_bytes: int,
