@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..jit import kernel
-from ..model.actuator_geometry import IndirectJoint, valid_range
+from ..model.actuator_geometry import IndirectJoint
 from ..model.rotations import axis_rotation
 
 
@@ -33,7 +33,7 @@ class ActuatorRangeError(MechanismRangeError):
 
 def check_length(joint: IndirectJoint, length: np.ndarray) -> None:
     """Raise :class:`ActuatorRangeError` naming the actuator, the value and the valid range."""
-    lo, hi = valid_range(joint)
+    lo, hi = joint.stroke       # accepted lengths (the loader checked it assembles there)
     length = np.asarray(length, dtype=float)
     bad = ~((length >= lo) & (length <= hi))
     if np.any(bad):

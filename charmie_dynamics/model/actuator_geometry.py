@@ -87,5 +87,7 @@ def check_actuator_geometry(model: ModelParameters, act: Actuator) -> None:
 
 
 def valid_range(joint: IndirectJoint) -> tuple[float, float]:
-    """Actuator lengths accepted: the stroke (which the loader checked lies in the assembly range)."""
+    """Actuator lengths accepted: the stroke (which the loader checked lies in the assembly range).
+    Kept for ros/inputs.py and mechanisms/indirect.py's outside callers; inside the core read
+    ``joint.stroke``."""
     return joint.stroke
