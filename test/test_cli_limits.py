@@ -126,7 +126,7 @@ def _analyze(out):
 def _fail_on_plot(monkeypatch, exc):
     def plot(*args, **kwargs):
         raise exc
-    monkeypatch.setattr(analyze, "_plot", plot)       # after kinematics.csv and loads.csv
+    monkeypatch.setattr(analyze, "plot_series", plot)       # after kinematics.csv and loads.csv
 
 
 def test_failed_write_leaves_nothing(tmp_path, monkeypatch, capsys):
