@@ -73,9 +73,13 @@ def near(mask: np.ndarray, pixel: np.ndarray, radius: int = 5) -> int:
 
 
 def robot_drawn(png: Path) -> bool:
-    """Whether the picture holds the right arm's colour at all (the scene has arrived)."""
-    image = np.asarray(Image.open(png).convert("RGB"), dtype=float) / 255.0
-    return bool(hue_mask(rgb_to_hsv(image), _CHAIN_COLOURS[2], 0.03)[OVERLAY_BAND:].any())
+    """Whether the picture is complete: the page fades in, and a screenshot taken before the
+    fade ends (or before the meshes arrive) shows the robot washed out or not at all. Judged
+    by the amount of the right arm's and the arrow's full colours, not by where they are."""
+    hsv = rgb_to_hsv(np.asarray(Image.open(png).convert("RGB"), dtype=float) / 255.0)
+    arm = hue_mask(hsv, _CHAIN_COLOURS[2], 0.03)[OVERLAY_BAND:].sum()
+    arrow = hue_mask(hsv, np.array(ARROW_COLOUR) / 255, 0.04)[OVERLAY_BAND:].sum()
+    return bool(arm > 300 and arrow > 20)
 
 
 @pytest.fixture(scope="module")
@@ -109,11 +113,12 @@ def screenshot(tmp_path_factory) -> np.ndarray:
             if server.poll() is not None and url is None and lines.empty():
                 pytest.fail(f"the view exited with {server.returncode}: {''.join(seen)}")
         png = tmp / "view.png"
-        # Headless Chromium's virtual time does not wait for the page's websocket: under load
-        # the screenshot can come before the robot's meshes arrive (seen once in CI: the grid
-        # alone), and sometimes virtual time never runs out. So: up to four tries, each with
-        # a fresh profile and a longer budget, until the robot's own colour is on the picture
-        # (the assertions below then judge that picture, not this check).
+        # Headless Chromium's virtual time does not wait for the page's websocket or its
+        # fade-in: under load the screenshot can come before the meshes arrive or while the
+        # page is still fading in (seen in CI and here: the robot missing or washed out), and
+        # sometimes virtual time never runs out. So: up to four tries, each with a fresh
+        # profile and a longer budget, until the picture is complete (robot_drawn); the tests
+        # below then judge where things are on that picture.
         stderr = ""
         for attempt, budget in enumerate((10_000, 20_000, 40_000, 40_000)):
             png.unlink(missing_ok=True)
