@@ -5,8 +5,8 @@ mechanisms, which build on them."""
 from ..kinematics.indirect import (ActuatorRangeError, MechanismRangeError, check_length,
                                    joint_from_length, length_from_joint, solve_joint)
 from ..model.actuator_geometry import (IndirectJoint, check_actuator_geometry, indirect_joint,
-                                       indirect_joints, valid_range)
+                                       indirect_joints)
 
 __all__ = ["ActuatorRangeError", "MechanismRangeError", "check_length", "joint_from_length",
            "length_from_joint", "solve_joint", "IndirectJoint", "check_actuator_geometry",
-           "indirect_joint", "indirect_joints", "valid_range"]
+           "indirect_joint", "indirect_joints"]

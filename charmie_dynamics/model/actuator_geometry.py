@@ -84,10 +84,3 @@ def check_actuator_geometry(model: ModelParameters, act: Actuator) -> None:
     if not (geo[0] < act.stroke[0] and act.stroke[1] < geo[1]):
         raise ValueError(f"stroke [{act.stroke[0]:.6g}, {act.stroke[1]:.6g}] m, expected a range "
                          f"inside ({geo[0]:.6g}, {geo[1]:.6g}) m where the mechanism assembles")
-
-
-def valid_range(joint: IndirectJoint) -> tuple[float, float]:
-    """Actuator lengths accepted: the stroke (which the loader checked lies in the assembly range).
-    Kept for ros/inputs.py and mechanisms/indirect.py's outside callers; inside the core read
-    ``joint.stroke``."""
-    return joint.stroke

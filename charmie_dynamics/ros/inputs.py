@@ -14,7 +14,6 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from ..kinematics.limits import InputLimits as ModelLimits
-from ..model.actuator_geometry import indirect_joints, valid_range
 from ..model.model import Model
 
 REASONS = ("length_mismatch", "non_finite", "unknown_name", "duplicate_name", "missing_name",
@@ -91,7 +90,8 @@ class StateAssembler:
 
     def __post_init__(self) -> None:
         self.names = self.model.input_names
-        self.ranges = {j.actuator: valid_range(j) for j in indirect_joints(self.model)}
+        # the stroke: the loader checked it lies in the range where the mechanism assembles
+        self.ranges = {j.actuator: j.stroke for j in self.model.compiled.indirect_joints}
         self._accepted = tuple(n for n in self.names if n not in self.base_coordinates)
         actuators = set(self.model.actuator_names)
         self._required = tuple(n for n in self._accepted if n not in actuators)
