@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import yaml
 
+from charmie_dynamics.dynamics import closed_chain as cc
+from charmie_dynamics.kinematics.forward import forward_kinematics
 from charmie_dynamics.mechanisms.closed_chains import (ClosedChain, LoopAssemblyError,
                                                       LoopSingularityError, SolveReport,
                                                       evaluate)
@@ -173,3 +175,146 @@ def test_singular_configuration_names_the_loop(five_bar):
             q = chain.positions(np.radians([th, th]), q)
     assert e.value.loop == "loop end_effector" and e.value.condition > 1e3
     assert angles[k] > 170
+
+
+# -- dynamics ---------------------------------------------------------------------------
+
+def spatial_loop(cut_type: str, n_joints: int, seed: int) -> tuple[ClosedChain, dict]:
+    """A serial chain of ``n_joints`` revolute joints (random axes, placements, inertias)
+    closed onto a fixed body ``ground`` by a cut of ``cut_type``, assembled by construction
+    at a random configuration; its first coordinate independent. Also the document of the
+    open chain alone and the ground frame's world placement (for Pinocchio)."""
+    rng = np.random.default_rng(seed)
+    bodies = []
+    for k in range(n_joints):
+        bodies.append({"name": f"j{k}", "parent": "world" if k == 0 else f"j{k - 1}",
+                       "origin": (0.3 * rng.uniform(-1, 1, 3)).tolist(),
+                       "rotation": rng.uniform(-1, 1, 3).tolist(),
+                       "joint": {"type": "R", "axis": rng.uniform(-1, 1, 3).tolist(),
+                                 "coordinate": f"q{k}"},
+                       "mass": float(rng.uniform(0.5, 2)),
+                       "com": (0.1 * rng.uniform(-1, 1, 3)).tolist(),
+                       "inertia": {"solid_box": rng.uniform(0.05, 0.3, 3).tolist()},
+                       "points": {"tip": (0.3 * rng.uniform(-1, 1, 3)).tolist()}})
+    doc = {"format": "charmie_dynamics/model/1", "name": f"loop_{cut_type}",
+           "bodies": list(bodies)}
+    open_chain = model_from_dict(copy.deepcopy(doc), "open chain")
+    guess = rng.uniform(-1, 1, n_joints)
+    fk = forward_kinematics(open_chain, guess)
+    tip = fk.to_world(n_joints - 1, np.asarray(bodies[-1]["points"]["tip"]))
+    R = fk.rotation_world[n_joints - 1]
+    doc["bodies"].append({"name": "ground", "parent": "world", "origin": tip.tolist(),
+                          "rotation": {"matrix": R.tolist()}, "joint": {"type": "F"},
+                          "virtual": True})
+    doc["loops"] = {"independent": ["q0"],
+                    "guess": {f"q{k}": float(g) for k, g in enumerate(guess)},
+                    "cuts": [{"name": "cut", "type": cut_type,
+                              "predecessor": f"j{n_joints - 1}.tip",
+                              "successor": "ground.origin"}]}
+    return ClosedChain.build(model_from_dict(doc, f"loop_{cut_type}")), \
+        {"open_chain": open_chain, "ground": (R, tip)}
+
+
+def pinocchio_constrained_acceleration(chain: ClosedChain, q, qd, tau_independent, contact,
+                                       open_chain=None, ground=None):
+    """Pinocchio's constraintDynamics with one bilateral constraint (CONTACT_3D: the cut's
+    points coincide, CONTACT_6D: its frames) at the cut joint, the tree from pin_oracle;
+    for a loop closed on a fixed body, Pinocchio gets the ``open_chain`` and the cut's
+    successor frame ``ground`` (rotation, origin) on its universe."""
+    pin = pytest.importorskip("pinocchio")
+    from pin_oracle import pinocchio_model
+    model = chain.model
+    pm = pinocchio_model(model if open_chain is None else open_chain)
+    pd = pm.createData()
+    cut = model.loops.cuts[0]
+    if ground is None:
+        joint_b, frame_b = cut.body_b + 1, pin.SE3(cut.rotation_b, cut.origin_b)
+    else:
+        R, p = ground
+        joint_b, frame_b = 0, pin.SE3(R @ cut.rotation_b, p + R @ cut.origin_b)
+    cm = pin.RigidConstraintModel(contact, pm, cut.body_a + 1,
+                                  pin.SE3(cut.rotation_a, cut.origin_a), joint_b, frame_b,
+                                  pin.ReferenceFrame.LOCAL)
+    models = pin.StdVec_RigidConstraintModel([cm])
+    datas = pin.StdVec_RigidConstraintData([cm.createData()])
+    pin.initConstraintDynamics(pm, pd, models, datas)
+    tau = np.zeros(model.n_coordinates)
+    tau[chain.independent] = tau_independent
+    return pin.constraintDynamics(pm, pd, q, qd, tau, models, datas,
+                                  pin.ProximalSettings(1e-14, 1e-12, 100))
+
+
+def full_acceleration(chain, x, v, tau):
+    qdd_i, q, qd = cc.forward_dynamics(chain, x, v, tau)
+    G, values = chain.velocity_map(q, qd)
+    return q, qd, G @ qdd_i + chain.acceleration_bias(values)
+
+
+@pytest.mark.parametrize("cut_type, n_joints, contact", [("S", 4, "CONTACT_3D"),
+                                                         ("F", 7, "CONTACT_6D")])
+def test_forward_dynamics_matches_pinocchio_spatial(cut_type, n_joints, contact):
+    pin = pytest.importorskip("pinocchio")
+    chain, extra = spatial_loop(cut_type, n_joints, seed=7)
+    assert chain.groups[0].mobility == 1 and not chain.groups[0].redundant
+    rng = np.random.default_rng(1)
+    x0 = chain.assembled[chain.independent]
+    for dx in (0.0, 0.05, -0.05):
+        v, tau = rng.uniform(-1, 1, 1), rng.uniform(-2, 2, 1)
+        q, qd, qdd = full_acceleration(chain, x0 + dx, v, tau)
+        expected = pinocchio_constrained_acceleration(chain, q, qd, tau,
+                                                      getattr(pin.ContactType, contact), **extra)
+        np.testing.assert_allclose(qdd, expected, atol=1e-8)
+
+
+def test_five_bar_forward_dynamics_matches_pinocchio(five_bar):
+    pin = pytest.importorskip("pinocchio")
+    rng = np.random.default_rng(2)
+    for x in (np.radians([80, 70]), np.radians([30, 30]), np.radians([90, 70.3])):
+        v, tau = rng.uniform(-1, 1, 2), rng.uniform(-20, 20, 2)
+        q, qd, qdd = full_acceleration(five_bar, x, v, tau)
+        expected = pinocchio_constrained_acceleration(five_bar, q, qd, tau,
+                                                      pin.ContactType.CONTACT_3D)
+        np.testing.assert_allclose(qdd, expected, atol=1e-8)
+
+
+@pytest.mark.parametrize("which", ["five_bar", "S", "F"])
+def test_inverse_dynamics_power_balance_round_trip_and_multipliers(which, five_bar):
+    chain = five_bar if which == "five_bar" else \
+        spatial_loop(which, 4 if which == "S" else 7, 7)[0]
+    ni = len(chain.independent)
+    rng = np.random.default_rng(4)
+    x = chain.assembled[chain.independent] + 0.05
+    v, a = rng.uniform(-1, 1, ni), rng.uniform(-1, 1, ni)
+    loads = cc.inverse_dynamics(chain, x, v, a)
+    # the tree's equations with the multipliers: H qdd + b = S^T tau + Phi_q^T lambda
+    _, values = chain.velocity_map(loads.q)
+    rhs = values.jacobian.T @ loads.multipliers
+    rhs[chain.independent] += loads.effort
+    np.testing.assert_allclose(loads.tree_effort, rhs, atol=1e-9)
+    # minimum norm: no component in the indeterminate (redundant rows') directions
+    assert loads.indeterminate.shape[1] == len(chain.groups[0].redundant)
+    assert np.all(np.abs(loads.indeterminate.T @ loads.multipliers) < 1e-9)
+    # power balance: effort . qd_i = dE/dt along q_i(t) = x + v t + a t^2 / 2 (central
+    # differences of the energy, step 1e-4 s: truncation ~1e-8 of the power)
+    def E(t):
+        q, qd, *_ = chain.state(x + v * t + a * t * t / 2, v + a * t, a, loads.q)
+        return cc.energy(chain, q, qd)
+    h = 1e-4
+    power = loads.effort @ v
+    assert abs((E(h) - E(-h)) / (2 * h) - power) <= 1e-7 * max(1.0, abs(power))
+    # FD(ID(q, qd, qdd)) = qdd
+    qdd_i, _, _ = cc.forward_dynamics(chain, x, v, loads.effort, loads.q)
+    np.testing.assert_allclose(qdd_i, a, atol=1e-9)
+
+
+def test_five_bar_free_fall_conserves_energy_and_stops_at_the_singularity(five_bar):
+    """Seed 002 eq. 36: from rest at (80, 70) deg, unactuated. RK4 with the dependent
+    coordinates solved at every stage: energy constant to the integrator's error until the
+    singular configuration stops the simulation."""
+    chain = ClosedChain.build(five_bar.model, condition_limit=1e2)
+    sim = cc.simulate(chain, np.radians([80, 70]), np.zeros(2), 3.0, 2e-3)
+    assert isinstance(sim.stopped, LoopSingularityError)
+    assert sim.stopped.loop == "loop end_effector"
+    assert 1.0 < sim.t[-1] < 1.5                       # measured 1.22 s (the paper: ~1.4 s)
+    assert np.ptp(sim.energy) < 1e-5 * abs(sim.energy[0])
+    assert sim.iterations.max() <= 3
