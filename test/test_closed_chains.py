@@ -318,3 +318,16 @@ def test_five_bar_free_fall_conserves_energy_and_stops_at_the_singularity(five_b
     assert 1.0 < sim.t[-1] < 1.5                       # measured 1.22 s (the paper: ~1.4 s)
     assert np.ptp(sim.energy) < 1e-5 * abs(sim.energy[0])
     assert sim.iterations.max() <= 3
+
+
+def test_statics_by_virtual_work(five_bar):
+    """At rest the actuated torques hold gravity: tau_k = dV/dx_k along the constraint
+    manifold (potential energy of the assembled configurations, central differences)."""
+    x = np.radians([45.0, 50.0])
+    loads = cc.inverse_dynamics(five_bar, x, np.zeros(2), np.zeros(2))
+    h = 1e-6
+
+    def V(xs):
+        return cc.energy(five_bar, five_bar.positions(xs, loads.q), np.zeros(4))
+    dV = [(V(x + h * e) - V(x - h * e)) / (2 * h) for e in np.eye(2)]
+    np.testing.assert_allclose(loads.effort, dV, rtol=1e-8, atol=1e-8)

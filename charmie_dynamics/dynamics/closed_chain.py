@@ -33,7 +33,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..kinematics.forward import Placements
+from ..kinematics.forward import Placements, forward_kinematics
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError, SolveReport
 from .mass_matrix import bias_forces, mass_matrix
 
@@ -61,7 +61,6 @@ def potential_energy(chain: ClosedChain, placements: Placements) -> float:
 
 def energy(chain: ClosedChain, q: np.ndarray, qd: np.ndarray) -> float:
     """Kinetic plus gravitational energy of the whole tree at (q, qd), J."""
-    from ..kinematics.forward import forward_kinematics
     fk = forward_kinematics(chain.model, q)
     H = mass_matrix(chain.model, q, fk)
     return 0.5 * float(qd @ H @ qd) + potential_energy(chain, fk)
@@ -114,6 +113,7 @@ class Simulation:
     qd: np.ndarray               # (k, n)
     energy: np.ndarray           # (k,) J
     iterations: np.ndarray       # (k,) Newton iterations of the step's first stage
+    condition: np.ndarray        # (k,) largest condition number of Phi_d met at the step
     stopped: LoopSingularityError | None
 
 
@@ -129,7 +129,7 @@ def simulate(chain: ClosedChain, q0_independent: np.ndarray, qd0_independent: np
     tau = (lambda t, x, v: np.zeros(ni)) if effort is None else effort
     x, v = np.array(q0_independent, float), np.array(qd0_independent, float)
     q_last = chain.positions(x)
-    ts, qs, qds, es, its = [], [], [], [], []
+    ts, qs, qds, es, its, conds = [], [], [], [], [], []
     stopped = None
     steps = int(round(duration / dt))
     for k in range(steps + 1):
@@ -142,6 +142,7 @@ def simulate(chain: ClosedChain, q0_independent: np.ndarray, qd0_independent: np
             qds.append(qd)
             es.append(energy(chain, q_last, qd))
             its.append(report.iterations[0] if report.iterations else 0)
+            conds.append(report.condition)
             if k == steps:
                 break
             x2, v2 = x + 0.5 * dt * v, v + 0.5 * dt * a1
@@ -156,4 +157,4 @@ def simulate(chain: ClosedChain, q0_independent: np.ndarray, qd0_independent: np
             stopped = exc
             break
     return Simulation(np.array(ts), np.array(qs), np.array(qds), np.array(es), np.array(its),
-                      stopped)
+                      np.array(conds), stopped)
