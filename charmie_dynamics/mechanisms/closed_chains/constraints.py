@@ -134,37 +134,47 @@ def evaluate(model: Model, rows: ConstraintRows, q: np.ndarray,
     fk = forward_kinematics(model, q)
     m = len(rows.names)
     phi, J = np.empty(m), np.empty((m, model.n_coordinates))
-    gamma = None if qd is None else np.empty(m)
-    motion = None if qd is None else body_motion(model, fk, qd, np.zeros_like(qd))
-    cache: dict[tuple[int, int], tuple] = {}
+    jacobians: dict[tuple[int, int], tuple] = {}
     for r in range(m):
         a, b = int(rows.body_a[r]), int(rows.body_b[r])
-        key = (a, b, int(rows.cut[r]))
-        if key not in cache:
-            pa = fk.to_world(a, rows.origin_a[r])
-            pb = fk.to_world(b, rows.origin_b[r])
-            cache[key] = (pa, pb, frame_jacobian(model, fk, a, pa), frame_jacobian(model, fk, b, pb),
-                          None if motion is None else _point_motion(fk, motion, a, rows.origin_a[r]),
-                          None if motion is None else _point_motion(fk, motion, b, rows.origin_b[r]))
-        pa, pb, (Jwa, Jva), (Jwb, Jvb), ma, mb = cache[key]
+        pa, pb = fk.to_world(a, rows.origin_a[r]), fk.to_world(b, rows.origin_b[r])
+        key = (int(rows.cut[r]), 0)
+        if key not in jacobians:
+            jacobians[key] = frame_jacobian(model, fk, a, pa) + frame_jacobian(model, fk, b, pb)
+        Jwa, Jva, Jwb, Jvb = jacobians[key]
         u = _world(fk, a, rows.u[r])
         if rows.kind[r] == 0:
             d = pb - pa
             phi[r] = u @ d
             J[r] = u @ (Jvb - Jva) + _cross(u, d) @ Jwa
-            if motion is not None:
-                (wa, dwa, va, aa), (_, _, vb, ab) = ma, mb
-                u_d = _cross(wa, u)
-                u_dd = _cross(dwa, u) + _cross(wa, u_d)
-                gamma[r] = u_dd @ d + 2.0 * u_d @ (vb - va) + u @ (ab - aa)
         else:
             w = _world(fk, b, rows.w[r])
             phi[r] = u @ w
             J[r] = _cross(u, w) @ (Jwa - Jwb)
-            if motion is not None:
-                (wa, dwa, _, _), (wb, dwb, _, _) = ma, mb
-                u_d, w_d = _cross(wa, u), _cross(wb, w)
-                u_dd = _cross(dwa, u) + _cross(wa, u_d)
-                w_dd = _cross(dwb, w) + _cross(wb, w_d)
-                gamma[r] = u_dd @ w + 2.0 * u_d @ w_d + u @ w_dd
-    return ConstraintValues(phi, J, gamma, fk)
+    values = ConstraintValues(phi, J, None, fk)
+    return values if qd is None else with_gamma(model, rows, values, qd)
+
+
+def with_gamma(model: Model, rows: ConstraintRows, values: ConstraintValues, qd: np.ndarray
+               ) -> ConstraintValues:
+    """``values`` with gamma at the rates ``qd`` (module docstring), from the motion pass at
+    (q, qd, 0) on the same placements."""
+    fk = values.placements
+    motion = body_motion(model, fk, qd, np.zeros_like(qd))
+    gamma = np.empty(len(rows.names))
+    for r in range(len(rows.names)):
+        a, b = int(rows.body_a[r]), int(rows.body_b[r])
+        wa, dwa, va, aa = _point_motion(fk, motion, a, rows.origin_a[r])
+        wb, dwb, vb, ab = _point_motion(fk, motion, b, rows.origin_b[r])
+        u = _world(fk, a, rows.u[r])
+        u_d = _cross(wa, u)
+        u_dd = _cross(dwa, u) + _cross(wa, u_d)
+        if rows.kind[r] == 0:
+            d = fk.to_world(b, rows.origin_b[r]) - fk.to_world(a, rows.origin_a[r])
+            gamma[r] = u_dd @ d + 2.0 * u_d @ (vb - va) + u @ (ab - aa)
+        else:
+            w = _world(fk, b, rows.w[r])
+            w_d = _cross(wb, w)
+            w_dd = _cross(dwb, w) + _cross(wb, w_d)
+            gamma[r] = u_dd @ w + 2.0 * u_d @ w_d + u @ w_dd
+    return ConstraintValues(values.residual, values.jacobian, gamma, fk)

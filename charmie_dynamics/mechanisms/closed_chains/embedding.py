@@ -33,7 +33,8 @@ import numpy as np
 from ...model.cut_joints import LoopGroup
 from ...model.loader import ModelError
 from ...model.model import Model
-from .constraints import ConstraintRows, ConstraintValues, check_joint_types, evaluate
+from .constraints import (ConstraintRows, ConstraintValues, check_joint_types, evaluate,
+                          with_gamma)
 
 #: Defaults: residual tolerance (m and rad), Newton iterations, condition-number limit.
 TOLERANCE = 1e-12
@@ -140,7 +141,7 @@ class ClosedChain:
         for g, r in zip(loops.groups, row_groups):
             label = g.label(loops)
             try:
-                q, _, _ = draft._newton(q, g, r, label, assemble=True)
+                q = draft._newton(q, g, r, label, assemble=True)[0]
             except LoopSingularityError as exc:
                 raise LoopAssemblyError(f"{model.source}: loops: {label} cannot be assembled "
                                         f"from the guess (loops.guess): {exc}") from None
@@ -195,15 +196,16 @@ class ClosedChain:
 
     def _newton(self, q: np.ndarray, g: LoopGroup, rows: np.ndarray, label: str,
                 report: SolveReport | None = None, assemble: bool = False
-                ) -> tuple[np.ndarray, int, float]:
-        """Algorithm 2 for one group: (q, iterations, max |Phi|); ``assemble``: steps by
-        the rank-truncated pseudo-inverse (the mobility is not checked yet)."""
+                ) -> tuple[np.ndarray, int, float, ConstraintValues]:
+        """Algorithm 2 for one group: (q, iterations, max |Phi|, the constraints at q);
+        ``assemble``: steps by the rank-truncated pseudo-inverse (the mobility is not checked
+        yet)."""
         deps = g.dependent
         values = evaluate(self.model, self.rows, q)
         err = float(np.abs(values.residual[rows]).max())
         for it in range(self.max_iterations + 1):
             if err <= self.tolerance:
-                return q, it, err
+                return q, it, err, values
             if it == self.max_iterations:
                 break
             if assemble:
@@ -233,21 +235,31 @@ class ClosedChain:
         """All coordinates (n,) for the independent ones (in ``independent`` order),
         Newton-Raphson warm-started from ``start`` (n,; default the assembled
         configuration)."""
+        return self.solve(q_independent, start, report)[0]
+
+    def solve(self, q_independent: np.ndarray, start: np.ndarray | None = None,
+              report: SolveReport | None = None) -> tuple[np.ndarray, ConstraintValues]:
+        """:meth:`positions`, and the constraints at the solution."""
         q = (self.assembled if start is None else np.asarray(start, dtype=float)).copy()
         q[self.independent] = q_independent
-        for info in self.groups:
-            q, it, err = self._newton(q, info.group, info.rows, info.label, report)
+        values = None
+        for info in self.groups:            # each group moves only its own coordinates
+            q, it, err, values = self._newton(q, info.group, info.rows, info.label, report)
             if report is not None:
                 report.iterations.append(it)
                 report.residual.append(err)
-        return q
+        return q, values
 
     def velocity_map(self, q: np.ndarray, qd: np.ndarray | None = None,
-                     report: SolveReport | None = None
+                     report: SolveReport | None = None,
+                     values: ConstraintValues | None = None
                      ) -> tuple[np.ndarray, ConstraintValues]:
         """G (n, n_independent) with qd = G qd_i (module docstring), and the constraint
-        values at q (with gamma when ``qd`` is given)."""
-        values = evaluate(self.model, self.rows, q, qd)
+        values at q (with gamma when ``qd`` is given; ``values``: those at q when already
+        evaluated)."""
+        values = evaluate(self.model, self.rows, q) if values is None else values
+        if qd is not None:
+            values = with_gamma(self.model, self.rows, values, qd)
         n = self.model.n_coordinates
         G = np.zeros((n, len(self.independent)))
         G[self.independent, np.arange(len(self.independent))] = 1.0
@@ -270,9 +282,9 @@ class ClosedChain:
               qdd_independent: np.ndarray, start: np.ndarray | None = None,
               report: SolveReport | None = None) -> tuple[np.ndarray, ...]:
         """(q, qd, qdd, G, values) of all coordinates from the independent ones."""
-        q = self.positions(q_independent, start, report)
-        G, _ = self.velocity_map(q, None, report)
+        q, values = self.solve(q_independent, start, report)
+        G, _ = self.velocity_map(q, None, report, values)
         qd = G @ qd_independent
-        G, values = self.velocity_map(q, qd, report)
+        values = with_gamma(self.model, self.rows, values, qd)
         qdd = G @ qdd_independent + self.acceleration_bias(values)
         return q, qd, qdd, G, values
