@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
+from charmie_dynamics.cli.loop_analysis import sine_ramp
 from charmie_dynamics.dynamics import closed_chain as cc
 from charmie_dynamics.kinematics.forward import forward_kinematics
 from charmie_dynamics.mechanisms.closed_chains import (ClosedChain, LoopAssemblyError,
@@ -29,13 +30,6 @@ def five_bar_doc() -> dict:
 @pytest.fixture(scope="module")
 def five_bar():
     return ClosedChain.build(model_from_dict(five_bar_doc(), str(FIVE_BAR)))
-
-
-def sine_ramp(t: np.ndarray, start: float, end: float, T: float) -> tuple[np.ndarray, ...]:
-    """Seed 002 eq. 22a and its derivatives."""
-    w = 2 * math.pi / T
-    k = (end - start) / T
-    return (start + k * (t - np.sin(w * t) / w), k * (1 - np.cos(w * t)), k * w * np.sin(w * t))
 
 
 # -- the model format --------------------------------------------------------------------
@@ -334,3 +328,10 @@ def test_statics_by_virtual_work(five_bar):
         return cc.energy(five_bar, five_bar.positions(xs, loads.q), np.zeros(4))
     dV = [(V(x + h * e) - V(x - h * e)) / (2 * h) for e in np.eye(2)]
     np.testing.assert_allclose(loads.effort, dV, rtol=1e-8, atol=1e-8)
+
+
+def test_nodes_refuse_a_model_with_loops(five_bar):
+    """The nodes evaluate open trees: a model with loops is refused, not solved as its tree."""
+    from charmie_dynamics.ros.model_updates import prepare_model
+    with pytest.raises(ModelError, match="five_bar has loops .*the nodes do not solve"):
+        prepare_model(five_bar.model, "", "five_bar.yaml", [], [])
