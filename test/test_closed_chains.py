@@ -335,3 +335,23 @@ def test_nodes_refuse_a_model_with_loops(five_bar):
     from charmie_dynamics.ros.model_updates import prepare_model
     with pytest.raises(ModelError, match="five_bar has loops .*the nodes do not solve"):
         prepare_model(five_bar.model, "", "five_bar.yaml", [], [])
+
+
+def test_platform_motion_as_input(five_bar):
+    """The end point as input (seed 003 algorithm 3): the loop and task rows solved together
+    recover the coordinates that placed it; along a straight 0.2 m path sampled every 10 ms
+    (0.2 m/s), warm-started, 1 to 3 iterations per sample."""
+    q0 = five_bar.positions(np.radians([60, 50]))
+    tip = forward_kinematics(five_bar.model, q0).to_world(1, np.array([1.1, 0, 0]))
+    report = SolveReport()
+    q = five_bar.inverse_kinematics("link2_1.tip", tip, None, report)
+    np.testing.assert_allclose(q, q0, atol=1e-10)
+    assert report.residual[0] <= 1e-12
+    iterations = []
+    for s in np.linspace(0.0, 0.2, 101)[1:]:
+        report = SolveReport()
+        q = five_bar.inverse_kinematics("link2_1.tip", tip + [s, 0.0, 0.0], q, report)
+        iterations += report.iterations
+        placed = forward_kinematics(five_bar.model, q).to_world(1, np.array([1.1, 0, 0]))
+        np.testing.assert_allclose(placed, tip + [s, 0.0, 0.0], atol=1e-12)
+    assert 1 <= min(iterations) and max(iterations) <= 3
