@@ -2,6 +2,7 @@
 22a/35 and the free fall of eq. 36 that stops at the singular configuration."""
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -49,3 +50,28 @@ def test_analyze_model_with_loops_refuses_other_motions(tmp_path):
     proc = run_cli("analyze", "--model", FIVE_BAR, "--motion", "validation", "--out", tmp_path)
     assert_one_error_line(proc, "--motion validation: five_bar has loops, expected one of "
                                 "seed002-eq35, seed002-free-fall")
+
+
+def test_validate_fk_and_id_on_a_model_with_loops(tmp_path):
+    proc = run_cli("validate-model", FIVE_BAR)
+    assert proc.returncode == 0, proc.stderr
+    assert "loop end_effector: mobility 2 (constraint Jacobian of rank 2, Gruebler count -1)" \
+        in proc.stdout
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"positions": {"theta1_1": 1.0, "theta1_2": 1.1},
+                                 "velocities": {"theta1_1": 0.2}}))
+    proc = run_cli("fk", "--model", FIVE_BAR, "--state", state)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    np.testing.assert_allclose(doc["points"]["link2_1.tip"], doc["points"]["link2_2.tip"],
+                               atol=1e-12)
+    assert doc["coordinates"]["theta1_1"] == 1.0 and doc["loops"]["residual"][0] <= 1e-12
+    proc = run_cli("id", "--model", FIVE_BAR, "--state", state)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert list(doc["joint_efforts"]) == ["theta1_1", "theta1_2"]
+    assert doc["velocities"]["theta1_2"] == 0.0 and doc["velocities"]["theta2_1"] != 0.0
+    assert len(doc["cut_multipliers"]) == 5 and len(doc["indeterminate"]) == 3
+    state.write_text(json.dumps({"positions": {"theta2_1": 1.0}}))
+    assert_one_error_line(run_cli("fk", "--model", FIVE_BAR, "--state", state),
+                          "positions.theta2_1: a dependent coordinate of the loops")

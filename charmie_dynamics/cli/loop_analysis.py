@@ -25,7 +25,7 @@ import numpy as np
 
 from ..dynamics import closed_chain as cc
 from ..errors import InputError
-from ..mechanisms.closed_chains import ClosedChain, SolveReport
+from ..mechanisms.closed_chains import ClosedChain
 from ..model.model import Model
 from .platform_analysis import platform_analysis
 from .plots import plot_series

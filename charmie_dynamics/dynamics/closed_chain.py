@@ -91,14 +91,12 @@ def forward_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independe
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(qdd_i, q, qd): the independent accelerations under ``effort`` at the independent
     coordinates (embedded equations, module docstring), and the full state solved."""
-    q = chain.positions(q_independent, start, report)
-    G, _ = chain.velocity_map(q, None, report)
-    qd = G @ qd_independent
-    G, values = chain.velocity_map(q, qd, report)
+    # at zero independent acceleration the embedding's qdd is g
+    q, qd, g, G, values = chain.state(q_independent, qd_independent,
+                                      np.zeros_like(qd_independent), start, report)
     fk = values.placements
     H = mass_matrix(chain.model, q, fk)
     b = bias_forces(chain.model, q, qd, fk)
-    g = chain.acceleration_bias(values)
     qdd_i = np.linalg.solve(G.T @ H @ G, effort - G.T @ (b + H @ g))
     return qdd_i, q, qd
 

@@ -116,6 +116,9 @@ def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequ
                   wrench_joints: Sequence[str]) -> PreparedModel:
     """Check that the node can use ``model`` (the names of its parameters, assembly at the
     default inputs) and build its buffers; raises :class:`ModelError` (thread-safe)."""
+    if model.loops is not None:         # the evaluator would solve the open tree
+        raise ModelError(f"{source}: {model.name} has loops (cut joints); the nodes do not "
+                         "solve closed loops yet, expected a model without a loops section")
     joints = [j for j in feedforward_joints if j] or list(model.input_names)
     unknown = [j for j in joints if j not in model.input_names]
     unknown += [b for b in wrench_joints if b and b not in model.body_names]

@@ -27,13 +27,15 @@ names the redundant rows (rows beyond the rank, found by pivoted Gram-Schmidt).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
-from ...model.cut_joints import LoopGroup
+from ...model.cut_joints import LoopGroup, loop_bodies, path_to_root
 from ...model.loader import ModelError
 from ...model.model import Model
-from .constraints import ConstraintRows, ConstraintValues, check_joint_types, evaluate
+from .constraints import (ConstraintRows, ConstraintValues, check_joint_types, evaluate,
+                          frame_jacobian, with_gamma)
 
 #: Defaults: residual tolerance (m and rad), Newton iterations, condition-number limit.
 TOLERANCE = 1e-12
@@ -77,6 +79,13 @@ class SolveReport:
     iterations: list[int] = field(default_factory=list)
     residual: list[float] = field(default_factory=list)
     condition: float = 0.0
+
+
+def loop_bodies_of(model: Model, group: LoopGroup) -> list[int]:
+    """The bodies of a group's loops."""
+    cuts = model.loops.cuts
+    return [i for k in group.cuts for i in loop_bodies(model.parent, cuts[k].body_a,
+                                                       cuts[k].body_b)]
 
 
 def independent_rows(J: np.ndarray, rank: int) -> list[int]:
@@ -140,7 +149,8 @@ class ClosedChain:
         for g, r in zip(loops.groups, row_groups):
             label = g.label(loops)
             try:
-                q, _, _ = draft._newton(q, g, r, label, assemble=True)
+                q = draft._newton(q, g.dependent, draft._group_system(r, g.dependent), label,
+                                  assemble=True)[0]
             except LoopSingularityError as exc:
                 raise LoopAssemblyError(f"{model.source}: loops: {label} cannot be assembled "
                                         f"from the guess (loops.guess): {exc}") from None
@@ -177,77 +187,130 @@ class ClosedChain:
     def _solve_dependent(self, values: ConstraintValues, rows: np.ndarray, deps: tuple,
                          rhs: np.ndarray, label: str, report: SolveReport | None) -> np.ndarray:
         """x = Phi_d^+ rhs for one group, with the condition check."""
-        Jd = values.jacobian[np.ix_(rows, deps)]
-        if not (np.all(np.isfinite(Jd)) and np.all(np.isfinite(rhs))):
+        return self._pseudo_solve(values.jacobian[np.ix_(rows, deps)], rhs, deps, label, report)
+
+    def _pseudo_solve(self, J: np.ndarray, rhs: np.ndarray, cols: tuple, label: str,
+                      report: SolveReport | None) -> np.ndarray:
+        """x = J^+ rhs (J of full column rank) by the SVD; LoopSingularityError when the
+        condition number exceeds the limit."""
+        if not (np.all(np.isfinite(J)) and np.all(np.isfinite(rhs))):
             raise LoopSingularityError(f"{label}: non-finite constraint values (the state ran "
                                        "through a singular configuration)", label, np.inf)
-        U, s, Vt = np.linalg.svd(Jd, full_matrices=False)
+        U, s, Vt = np.linalg.svd(J, full_matrices=False)
         condition = s[0] / s[-1] if s[-1] > 0 else np.inf
         if report is not None:
             report.condition = max(report.condition, float(condition))
         if not condition <= self.condition_limit:
             raise LoopSingularityError(
-                f"{label}: the constraint Jacobian of the dependent coordinates "
-                f"({', '.join(self.model.coordinate_names[c] for c in deps)}) has condition "
+                f"{label}: the constraint Jacobian of the solved coordinates "
+                f"({', '.join(self.model.coordinate_names[c] for c in cols)}) has condition "
                 f"number {condition:.3g} > {self.condition_limit:g}: the loop is at or near a "
                 "singular configuration", label, float(condition))
         return Vt.T @ ((U.T @ rhs) / s.reshape((-1,) + (1,) * (rhs.ndim - 1)))
 
-    def _newton(self, q: np.ndarray, g: LoopGroup, rows: np.ndarray, label: str,
+    def _group_system(self, rows: np.ndarray, cols: tuple) -> Callable:
+        """q -> (Phi of ``rows``, its Jacobian in the columns ``cols``, the constraints)."""
+        def system(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, ConstraintValues]:
+            values = evaluate(self.model, self.rows, q)
+            return values.residual[rows], values.jacobian[np.ix_(rows, cols)], values
+        return system
+
+    def _newton(self, q: np.ndarray, cols: tuple, system: Callable, label: str,
                 report: SolveReport | None = None, assemble: bool = False
-                ) -> tuple[np.ndarray, int, float]:
-        """Algorithm 2 for one group: (q, iterations, max |Phi|); ``assemble``: steps by
-        the rank-truncated pseudo-inverse (the mobility is not checked yet)."""
-        deps = g.dependent
-        values = evaluate(self.model, self.rows, q)
-        err = float(np.abs(values.residual[rows]).max())
+                ) -> tuple[np.ndarray, int, float, ConstraintValues]:
+        """Algorithm 2 on the unknown coordinates ``cols`` of ``system`` (q -> residual,
+        Jacobian in ``cols``, constraints): (q, iterations, max |residual|, the constraints
+        at q); ``assemble``: steps by the rank-truncated pseudo-inverse (the mobility is not
+        checked yet)."""
+        res, J, values = system(q)
+        err = float(np.abs(res).max())
         for it in range(self.max_iterations + 1):
             if err <= self.tolerance:
-                return q, it, err
+                return q, it, err, values
             if it == self.max_iterations:
                 break
-            if assemble:
-                step = np.linalg.lstsq(values.jacobian[np.ix_(rows, deps)],
-                                       -values.residual[rows], rcond=RANK_TOLERANCE)[0]
-            else:
-                step = self._solve_dependent(values, rows, deps, -values.residual[rows], label,
-                                             report)
+            step = (np.linalg.lstsq(J, -res, rcond=RANK_TOLERANCE)[0] if assemble else
+                    self._pseudo_solve(J, -res, cols, label, report))
             scale = 1.0
             for _ in range(20):             # damping: halve the step until |Phi| decreases
                 trial = q.copy()
-                trial[list(deps)] += scale * step
-                new = evaluate(self.model, self.rows, trial)
-                new_err = float(np.abs(new.residual[rows]).max())
+                trial[list(cols)] += scale * step
+                new = system(trial)
+                new_err = float(np.abs(new[0]).max())
                 if new_err < err:           # False for NaN
                     break
                 scale *= 0.5
             else:
                 break
-            q, values, err = trial, new, new_err
+            q, (res, J, values), err = trial, new, new_err
         raise LoopSingularityError(f"{label}: Newton-Raphson stopped at max |Phi| = {err:.3g} "
                                    f"after {self.max_iterations} iterations (tolerance "
                                    f"{self.tolerance:g})", label, np.nan)
+
+    def inverse_kinematics(self, point: str, target: np.ndarray,
+                           start: np.ndarray | None = None,
+                           report: SolveReport | None = None) -> np.ndarray:
+        """All coordinates (n,) that place the named point ``point`` (BODY.POINT) at
+        ``target`` (world, m), the platform motion as input: the loop constraints of the
+        group holding the point's body and the three task rows p(q) - target solved together
+        over every coordinate of that group, one compound Newton-Raphson iteration for both
+        (seed 003 algorithm 3); warm-started from ``start`` (default: the assembled
+        configuration). Redundant task rows (a planar mechanism's z) are consistent and need
+        no selection; the group's independent coordinates must then be fixed by the task."""
+        ref = self.model.point(point)
+        path = set(path_to_root(self.model.parent, ref.body))
+        info = next((i for i in self.groups
+                     if path & set(loop_bodies_of(self.model, i.group))), None)
+        if info is None:
+            raise ValueError(f"{point}: on no body of a loop, expected a point of a loop")
+        cols = info.group.coordinates
+        target = np.asarray(target, dtype=float)
+
+        def system(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, ConstraintValues]:
+            values = evaluate(self.model, self.rows, q)
+            p = values.placements.to_world(ref.body, ref.local)
+            Jv = frame_jacobian(self.model, values.placements, ref.body, p)[1]
+            return (np.concatenate([values.residual[info.rows], p - target]),
+                    np.vstack([values.jacobian[np.ix_(info.rows, cols)], Jv[:, cols]]), values)
+        q = (self.assembled if start is None else np.asarray(start, dtype=float)).copy()
+        q, it, err, _ = self._newton(q, cols, system, f"{info.label} with {point}", report)
+        if report is not None:
+            report.iterations.append(it)
+            report.residual.append(err)
+        return q
 
     def positions(self, q_independent: np.ndarray, start: np.ndarray | None = None,
                   report: SolveReport | None = None) -> np.ndarray:
         """All coordinates (n,) for the independent ones (in ``independent`` order),
         Newton-Raphson warm-started from ``start`` (n,; default the assembled
         configuration)."""
+        return self.solve(q_independent, start, report)[0]
+
+    def solve(self, q_independent: np.ndarray, start: np.ndarray | None = None,
+              report: SolveReport | None = None) -> tuple[np.ndarray, ConstraintValues]:
+        """:meth:`positions`, and the constraints at the solution."""
         q = (self.assembled if start is None else np.asarray(start, dtype=float)).copy()
         q[self.independent] = q_independent
-        for info in self.groups:
-            q, it, err = self._newton(q, info.group, info.rows, info.label, report)
+        values = None
+        for info in self.groups:            # each group moves only its own coordinates
+            deps = info.group.dependent
+            q, it, err, values = self._newton(q, deps, self._group_system(info.rows, deps),
+                                              info.label, report)
             if report is not None:
                 report.iterations.append(it)
                 report.residual.append(err)
-        return q
+        return q, values
 
     def velocity_map(self, q: np.ndarray, qd: np.ndarray | None = None,
-                     report: SolveReport | None = None
+                     report: SolveReport | None = None,
+                     values: ConstraintValues | None = None
                      ) -> tuple[np.ndarray, ConstraintValues]:
         """G (n, n_independent) with qd = G qd_i (module docstring), and the constraint
-        values at q (with gamma when ``qd`` is given)."""
-        values = evaluate(self.model, self.rows, q, qd)
+        values at q (with gamma when ``qd`` is given; ``values``: those at q when already
+        evaluated)."""
+        values = evaluate(self.model, self.rows, q) if values is None else values
+        if qd is not None:
+            values = with_gamma(self.model, self.rows, values, qd)
         n = self.model.n_coordinates
         G = np.zeros((n, len(self.independent)))
         G[self.independent, np.arange(len(self.independent))] = 1.0
@@ -270,9 +333,9 @@ class ClosedChain:
               qdd_independent: np.ndarray, start: np.ndarray | None = None,
               report: SolveReport | None = None) -> tuple[np.ndarray, ...]:
         """(q, qd, qdd, G, values) of all coordinates from the independent ones."""
-        q = self.positions(q_independent, start, report)
-        G, _ = self.velocity_map(q, None, report)
+        q, values = self.solve(q_independent, start, report)
+        G, _ = self.velocity_map(q, None, report, values)
         qd = G @ qd_independent
-        G, values = self.velocity_map(q, qd, report)
+        values = with_gamma(self.model, self.rows, values, qd)
         qdd = G @ qdd_independent + self.acceleration_bias(values)
         return q, qd, qdd, G, values
