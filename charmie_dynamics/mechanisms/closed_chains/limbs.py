@@ -25,11 +25,12 @@ residual after every limb is solved says whether the target was in the PKM's wor
 * Algorithm 1 (nested): dy = J_T^-1 (x_target - x(q)) (eq. 35 with the world-frame position
   error), y += dy, then algorithm 2 on the limb's loops (iterations reported per outer step),
   until max |x_target - x| <= ``tolerance`` (default TASK_TOLERANCE).
-* Algorithm 3 (compound): one Newton step on the stacked system [Phi_l(q); x(q) - x_target]
-  = 0 in the limb's coordinates (Phi_l its loops' rows), by least squares (the redundant
-  rows of a planar loop cut as R are consistent at the solution), until max |Phi_l| <= the
-  chain's tolerance and the position error <= ``tolerance``: the loops and the limb's inverse kinematics solved in
-  one common iteration (sec. 4.2).
+* Algorithm 3 (compound): Newton-Raphson on the stacked system [Phi_l(q); x(q) - x_target]
+  = 0 in the limb's coordinates (Phi_l its loops' rows), the closed chain's damped iteration
+  with the pseudo-inverse (the redundant rows of a planar loop cut as R are consistent at the
+  solution), until max |Phi_l| <= the chain's tolerance and the position error <=
+  ``tolerance``: the loops and the limb's inverse kinematics solved in one common iteration
+  (sec. 4.2). Its condition number is that of the stacked Jacobian.
 * Rates (eqs. 31-33): ydot = J_T^-1 v, qd = G_y ydot; ydd = J_T^-1 (a - a_0),
   qdd = G_y ydd + g, with g the loops' acceleration bias (eq. 23) and a_0 the point's
   acceleration at ydd = 0 (J_x g + Jdot_x qd).
@@ -233,25 +234,25 @@ class ParallelMechanism:
 
     def _limb_compound(self, lb: Limb, target: np.ndarray, q: np.ndarray, report: LimbReport,
                        tolerance: float) -> np.ndarray:
-        """Algorithm 3 (module docstring)."""
-        cols = list(lb.coordinates)
-        for it in range(self.chain.max_iterations + 1):
+        """Algorithm 3 (module docstring) by the closed chain's damped Newton-Raphson over
+        the limb's coordinates; the task rows are scaled by the loops' tolerance over
+        ``tolerance``, so that one threshold stops both."""
+        cols = lb.coordinates
+        scale = self.chain.tolerance / tolerance
+
+        def system(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, object]:
             x, J_x, _ = self._task(lb, q)
             values = evaluate(self.chain.model, self.chain.rows, q)
-            phi = values.residual[lb.rows]
-            err = target - x
-            report.task_error.append(float(np.abs(err).max()))
-            if report.task_error[-1] <= tolerance and np.abs(phi).max() <= self.chain.tolerance:
-                report.outer = it
-                return q
-            if it == 0:
-                self._task_jacobian(lb, q, J_x, report)
-            A = np.vstack([values.jacobian[np.ix_(lb.rows, cols)], J_x[:, cols]])
-            q = q.copy()
-            q[cols] += np.linalg.lstsq(A, np.concatenate([-phi, err]), rcond=None)[0]
-        raise LoopSingularityError(f"{lb.name}: algorithm 3 stopped at a position error of "
-                                   f"{report.task_error[-1]:.3g} m after "
-                                   f"{self.chain.max_iterations} iterations", lb.name, np.nan)
+            return (np.concatenate([values.residual[lb.rows], scale * (x - target)]),
+                    np.vstack([values.jacobian[np.ix_(lb.rows, cols)], scale * J_x[:, cols]]),
+                    values)
+        report.task_error.append(float(np.abs(target - self._task(lb, q)[0]).max()))
+        inner = SolveReport()
+        q, report.outer, _, _ = self.chain._newton(q, cols, system, f"{lb.name} (algorithm 3)",
+                                                   inner)
+        report.task_error.append(float(np.abs(target - self._task(lb, q)[0]).max()))
+        report.condition = max(report.condition, inner.condition)
+        return q
 
     def solve(self, position: np.ndarray, velocity: np.ndarray, acceleration: np.ndarray,
               start: np.ndarray | None = None, algorithm: str = NESTED,
