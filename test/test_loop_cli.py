@@ -75,3 +75,11 @@ def test_validate_fk_and_id_on_a_model_with_loops(tmp_path):
     state.write_text(json.dumps({"positions": {"theta2_1": 1.0}}))
     assert_one_error_line(run_cli("fk", "--model", FIVE_BAR, "--state", state),
                           "positions.theta2_1: a dependent coordinate of the loops")
+
+
+def test_analyze_model_with_loops_refuses_a_trajectory_file(tmp_path):
+    csv = tmp_path / "t.csv"
+    csv.write_text("time,theta1_1,theta1_2\n0,0.5,0.5\n0.1,0.5,0.5\n")
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--trajectory", csv, "--out", tmp_path / "o")
+    assert_one_error_line(proc, "--trajectory: five_bar has loops; trajectory files are not "
+                                "supported for them yet")
