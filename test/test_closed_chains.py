@@ -355,3 +355,19 @@ def test_platform_motion_as_input(five_bar):
         placed = forward_kinematics(five_bar.model, q).to_world(1, np.array([1.1, 0, 0]))
         np.testing.assert_allclose(placed, tip + [s, 0.0, 0.0], atol=1e-12)
     assert 1 <= min(iterations) and max(iterations) <= 3
+
+
+def test_cuts_sharing_coordinates_form_one_group():
+    """A second cut whose loop shares theta2_1 with the first joins its group; its rows add
+    nothing to the rank (the elbow point is already joined by the tree) and are named
+    redundant."""
+    doc = five_bar_doc()
+    doc["loops"]["cuts"].append({"name": "elbow", "type": "S", "predecessor": "link1_1.tip",
+                                 "successor": "link2_1.origin"})
+    chain = ClosedChain.build(model_from_dict(doc, "five_bar.yaml"))
+    (info,) = chain.groups
+    assert info.group.cuts == (0, 1) and info.group.gruebler == 4 - 8
+    assert (info.rank, info.mobility) == (2, 2)
+    assert {n for n in info.redundant if n.startswith("elbow.")} == {
+        "elbow.position.x", "elbow.position.y", "elbow.position.z"}
+    assert len(info.redundant) == 6

@@ -78,6 +78,14 @@ def test_validate_fk_and_id_on_a_model_with_loops(tmp_path):
                           "positions.theta2_1: a dependent coordinate of the loops")
 
 
+def test_analyze_model_with_loops_refuses_a_trajectory_file(tmp_path):
+    csv = tmp_path / "t.csv"
+    csv.write_text("time,theta1_1,theta1_2\n0,0.5,0.5\n0.1,0.5,0.5\n")
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--trajectory", csv, "--out", tmp_path / "o")
+    assert_one_error_line(proc, "--trajectory: five_bar has loops; trajectory files are not "
+                                "supported for them yet")
+
+
 def test_analyze_irsbot2_parabola(tmp_path):
     """Seed 003 sec. 6.4's platform path on the IRSBot-2 (coarse 50 ms sampling here; the
     paper's 1 ms is `--dt 0.001`): iterations per sample, torques and power balance."""

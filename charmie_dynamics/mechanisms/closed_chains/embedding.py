@@ -18,6 +18,10 @@ orthogonal complement of Phi_q), and qdd = G qdd_i + g with g = [0; -Phi_d^+ gam
 Near a singularity the condition number s_max / s_min of Phi_d (singular values) grows: above
 ``condition_limit`` the solution stops with :class:`LoopSingularityError` naming the loop.
 
+The platform motion as input (:meth:`ClosedChain.inverse_kinematics`): the task rows of a
+named point stacked under the group's loop rows, every coordinate of the group unknown, one
+compound Newton-Raphson iteration for both (seed 003 algorithm 3).
+
 Building a :class:`ClosedChain` assembles the loops from the file's guess (the independent
 coordinates held at their guess) and checks mobility: the rank of the group's constraint
 Jacobian at the assembled configuration gives its mobility (coordinates - rank), compared
