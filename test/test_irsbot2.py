@@ -173,7 +173,11 @@ def test_torques_along_the_parabola_by_power_balance_and_forward_dynamics(pkm):
         np.testing.assert_allclose(qdd_i, sol.qdd[ind], atol=1e-8)
 
 
-def test_not_a_parallel_mechanism_is_refused():
+def test_not_a_parallel_mechanism_and_bad_inputs_are_refused(pkm):
     chain = ClosedChain.build(load_model(EXAMPLES / "five_bar.yaml"))
     with pytest.raises(NotAParallelMechanism, match=r"five_bar.yaml: loops.cuts: no rigid \(F\)"):
         ParallelMechanism.build(chain)
+    with pytest.raises(ValueError, match=r"platform velocity: expected 3 finite numbers"):
+        pkm.solve(np.zeros(3), [0.0, np.nan, 0.0], np.zeros(3))
+    with pytest.raises(ValueError, match=r"algorithm 'newton', expected 'nested' or"):
+        pkm.solve(np.zeros(3), np.zeros(3), np.zeros(3), algorithm="newton")

@@ -110,3 +110,10 @@ def test_analyze_irsbot2_parabola(tmp_path):
                  "power_balance.png"):
         assert (out / name).read_bytes().startswith(PNG_SIGNATURE)
     assert "power balance" in proc.stdout and "algorithm 3" in proc.stdout
+
+
+def test_analyze_parabola_refuses_a_model_that_is_not_a_parallel_mechanism(tmp_path):
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--motion", "seed003-parabola",
+                   "--out", tmp_path / "o")
+    assert_one_error_line(proc, "five_bar.yaml: loops.cuts: no rigid (F) cut joins two "
+                                "platform copies")

@@ -44,10 +44,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ...kinematics.forward import forward_kinematics
+from ...kinematics.forward import Placements, forward_kinematics
 from ...kinematics.motion import body_motion
 from ...model.cut_joints import loop_bodies, loop_groups, path_to_root
-from .constraints import _point_motion, evaluate, frame_jacobian
+from ...model.loader import ModelError
+from .constraints import ConstraintValues, _point_motion, evaluate, frame_jacobian
 from .embedding import RANK_TOLERANCE, ClosedChain, GroupInfo, LoopSingularityError, SolveReport
 
 #: Algorithms of seed 003 section 4.
@@ -58,7 +59,7 @@ NESTED, COMPOUND = "nested", "compound"
 TASK_TOLERANCE = 1e-10
 
 
-class NotAParallelMechanism(ValueError):
+class NotAParallelMechanism(ModelError):
     """A model with loops whose limbs cannot be read (no rigid cut, a limb that is not
     non-redundant)."""
 
@@ -191,14 +192,14 @@ class ParallelMechanism:
         lb = self.limbs[limb]
         return forward_kinematics(self.chain.model, q).to_world(lb.end, lb.point)
 
-    def _task(self, lb: Limb, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, object]:
+    def _task(self, lb: Limb, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, Placements]:
         """(x, J_x, placements) of limb ``lb``'s platform point at q."""
         fk = forward_kinematics(self.chain.model, q)
         x = fk.to_world(lb.end, lb.point)
         return x, frame_jacobian(self.chain.model, fk, lb.end, x)[1], fk
 
     def _task_jacobian(self, lb: Limb, q: np.ndarray, J_x: np.ndarray, report: LimbReport
-                       ) -> tuple[np.ndarray, np.ndarray, object]:
+                       ) -> tuple[np.ndarray, np.ndarray, ConstraintValues]:
         """(J_T, G, constraint values) at q; LoopSingularityError above the limit."""
         G, values = lb.loops.velocity_map(q)
         J_T = J_x @ G[:, lb.columns]
@@ -240,7 +241,7 @@ class ParallelMechanism:
         cols = lb.coordinates
         scale = self.chain.tolerance / tolerance
 
-        def system(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, object]:
+        def system(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, ConstraintValues]:
             x, J_x, _ = self._task(lb, q)
             values = evaluate(self.chain.model, self.chain.rows, q)
             return (np.concatenate([values.residual[lb.rows], scale * (x - target)]),
@@ -263,6 +264,10 @@ class ParallelMechanism:
         if algorithm not in (NESTED, COMPOUND):
             raise ValueError(f"algorithm {algorithm!r}, expected {NESTED!r} or {COMPOUND!r}")
         target, v, a = (np.asarray(x, dtype=float) for x in (position, velocity, acceleration))
+        for name, x in (("position", target), ("velocity", v), ("acceleration", a)):
+            if x.shape != (3,) or not np.all(np.isfinite(x)):
+                raise ValueError(f"platform {name}: expected 3 finite numbers (world frame, "
+                                 f"SI), got shape {x.shape}")
         q = (self.chain.assembled if start is None else np.asarray(start, float)).copy()
         n = self.chain.model.n_coordinates
         qd, qdd, reports = np.zeros(n), np.zeros(n), []
