@@ -75,7 +75,7 @@ def inverse_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independe
     q, qd, qdd, G, values = chain.state(q_independent, qd_independent, qdd_independent, start,
                                         report)
     fk = values.placements
-    tree = mass_matrix(chain.model, q, fk) @ qdd + bias_forces(chain.model, q, qd, fk)
+    tree = mass_matrix(chain.model, q, fk) @ qdd + bias_forces(chain.model, q, qd)
     effort = G.T @ tree
     Jd = values.jacobian[:, chain.dependent]
     U, s, Vt = np.linalg.svd(Jd.T, full_matrices=True)
@@ -96,7 +96,7 @@ def forward_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independe
                                       np.zeros_like(qd_independent), start, report)
     fk = values.placements
     H = mass_matrix(chain.model, q, fk)
-    b = bias_forces(chain.model, q, qd, fk)
+    b = bias_forces(chain.model, q, qd)
     qdd_i = np.linalg.solve(G.T @ H @ G, effort - G.T @ (b + H @ g))
     return qdd_i, q, qd
 
