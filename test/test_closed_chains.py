@@ -371,3 +371,11 @@ def test_cuts_sharing_coordinates_form_one_group():
     assert {n for n in info.redundant if n.startswith("elbow.")} == {
         "elbow.position.x", "elbow.position.y", "elbow.position.z"}
     assert len(info.redundant) == 6
+
+
+def test_actuators_and_loops_in_one_model_are_refused():
+    doc = yaml.safe_load((FIVE_BAR.parent.parent / "charmie.yaml").read_text())
+    doc["loops"] = five_bar_doc()["loops"]
+    with pytest.raises(ModelError, match=r"charmie.yaml: loops: a model with actuators \(their "
+                                         r"closed forms\) and loops, expected one or the other"):
+        model_from_dict(doc, "charmie.yaml")

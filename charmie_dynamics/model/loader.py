@@ -606,7 +606,7 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
                          f"{tree.body_names[a.drives]} has an offset, expected none on a joint "
                          "driven by an actuator")
     if data.get("loops") is not None:
-        sections["loops"] = _loops(r, tree, data["loops"], set(driven))
+        sections["loops"] = _loops(r, tree, data["loops"], driven)
     model = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies), **sections)
     from .actuator_geometry import check_actuator_geometry
     for a in model.actuators:
@@ -648,13 +648,17 @@ def _cut(r: _Reader, tree: Model, data: Any, k: int) -> CutJoint:
                     rotation_b=rot["successor_rotation"], axis=axis, axis_b=axis_b)
 
 
-def _loops(r: _Reader, tree: Model, data: Any, driven: set) -> Loops:
+def _loops(r: _Reader, tree: Model, data: Any, driven: Counter) -> Loops:
     """The loops section: cut joints, the independent coordinates, the assembly guess; the
     fundamental loops and their Gruebler count (model/cut_joints.py). The checks that need
     the assembled configuration (the constraint Jacobian's rank) run when the closed chain is
     built (mechanisms/closed_chains)."""
     data = r.mapping(data, "loops")
     r.check_keys(data, {"independent", "guess", "cuts"}, "loops")
+    if driven:
+        raise r.fail("loops", "a model with actuators (their closed forms) and loops, "
+                              "expected one or the other: write the actuators as loops (docs/"
+                              "closed_chains.md)")
     cuts_data = r.sized_list(r.get(data, "cuts", "loops"), "loops.cuts", MAX_BODIES)
     if not cuts_data:
         raise r.fail("loops.cuts", "got an empty list, expected at least one cut joint")
@@ -689,13 +693,8 @@ def _loops(r: _Reader, tree: Model, data: Any, driven: set) -> Loops:
         raise r.fail("loops.independent", f"{tree.coordinate_names[c]} moves no body of a "
                                           "loop, expected coordinates of the loops' joints")
     for g in groups:
-        label = g.label(Loops(cuts, (), guess, groups))
         if not g.dependent:
-            raise r.fail("loops.independent", f"{label}: every coordinate declared independent, "
-                                              "expected some dependent ones to solve")
-        for c in g.coordinates:
-            if tree.coordinate_names[c] in driven:
-                raise r.fail("loops", f"{label}: coordinate {tree.coordinate_names[c]} is driven "
-                                      "by an actuator (a closed form), expected loops of "
-                                      "coordinates without actuators")
+            raise r.fail("loops.independent", f"{g.label(Loops(cuts, (), guess, groups))}: "
+                                              "every coordinate declared independent, expected "
+                                              "some dependent ones to solve")
     return Loops(cuts, tuple(tree.coordinate_names[c] for c in sorted(chosen)), guess, groups)
