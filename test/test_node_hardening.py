@@ -286,6 +286,34 @@ def test_rejections_are_not_echoed_one_to_one(ros, nodes):
         assert set_parameter(ros, "/h/dynamics", "stale_timeout", 0.3).successful
 
 
+@dump_on_failure
+def test_loads_on_the_output_rate_grid_feedforward_at_every_evaluation(ros, nodes):
+    """output_rate 50 Hz, inputs stamped 10 ms apart: every input is evaluated and gets its
+    feedforward; joint_loads and actuator_loads come for every other stamp (the 20 ms grid)."""
+    h: Dynamics = nodes["h"]
+    pos, vel = random_state(np.random.default_rng(11))
+    h.send_state(pos, vel)
+    assert set_parameter(ros, "/h/dynamics", "output_rate", 50.0).successful
+    try:
+        mark = len(h.diagnostics)                  # two reports: one sent after send_state's
+        assert ros.spin_until(lambda: len(h.diagnostics) >= mark + 2, 5.0)
+        evaluations = counter(h, "evaluations")
+        loads = len(h.loads_order)
+        stamps = []
+        for _ in range(30):
+            mark = len(h.feedforward)
+            stamps.append(ros.next_stamp())
+            h.publish_joints(stamps[-1], pos, vel, names=MODEL.input_names)
+            assert ros.spin_until(lambda: len(h.feedforward) > mark, 5.0)
+        assert wait_counter(h, "evaluations", evaluations + 30) == evaluations + 30
+        ros.spin_for(0.2)
+        assert h.loads_order[loads:] == [stamp_key(s) for s in stamps[::2]]
+        assert all(stamp_key(s) in h.actuator_loads for s in stamps[::2])
+        assert not any(stamp_key(s) in h.actuator_loads for s in stamps[1::2])
+    finally:
+        assert set_parameter(ros, "/h/dynamics", "output_rate", 0.0).successful
+
+
 # ---------------------------------------------------------------------------- item 5
 @dump_on_failure
 def test_a_model_on_the_topic_waits_for_the_service(ros, nodes):
