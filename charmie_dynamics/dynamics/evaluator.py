@@ -27,7 +27,7 @@ from ..linalg import column, mat, mat_mul, mat_t_vec, sub, vec
 from ..mechanisms.auxiliary import auxiliary_segments_sample, balancer_range_error, segment_names
 from ..model.model import JointType, Model
 from ..model.rotations import quaternion_of
-from .inverse import _NO_LOADS, InverseDynamicsData, Loads, _inverse_dynamics_batch
+from .inverse import InverseDynamicsData, Loads, _inverse_dynamics_batch, kernel_arguments
 
 
 class NonFiniteLoads(ArithmeticError):
@@ -131,11 +131,9 @@ class Evaluator:
         q, qd, qdd = state_samples(self.state)[:3]
         # the arguments of inverse_dynamics' kernel, without payloads: with the state's
         # rates, and with zero rates for gravity compensation
-        head = (pm.body_int, pm.body_vec, pm.body_mat, pm.act_int, pm.act_vec, pm.spring_int,
-                pm.spring_vec, pm.bal_int, pm.bal_vec, *_NO_LOADS, pm.base_acceleration)
         zeros = self.data.zeros
-        self._inverse = {False: head + (q, qd, qdd) + self.data.buffers,
-                         True: head + (q, zeros, zeros) + self.data.buffers}
+        self._inverse = {False: kernel_arguments(model, q, qd, qdd, self.data),
+                         True: kernel_arguments(model, q, zeros, zeros, self.data)}
         self._fixed = ((pm.body_int, pm.body_vec, pm.act_int, pm.act_vec),
                        state_samples(self.state))
         self._auxiliary = (pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.spring_int,
