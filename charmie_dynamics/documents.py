@@ -133,13 +133,18 @@ class _Guarded(SafeConstructor):
         super().flatten_mapping(node)
 
 
-def _too_deep(node: yaml.Node) -> ConstructorError:
-    return ConstructorError(None, None, f"collections nested more than {MAX_NESTING} levels "
-                            "deep", node.start_mark)
+class NestedTooDeeply(RecursionError):
+    """Collections nested beyond ``MAX_NESTING``: reported as the pure-Python composer's
+    ``RecursionError`` is ("nested too deeply"), whichever route parsed the text."""
+
+
+def _too_deep(node: yaml.Node) -> NestedTooDeeply:
+    return NestedTooDeeply(f"collections nested more than {MAX_NESTING} levels deep "
+                           f"({node.start_mark})")
 
 
 def check_nesting(root: yaml.Node) -> None:
-    """Raise ``ConstructorError`` where a collection of the composed document ``root`` lies
+    """Raise :class:`NestedTooDeeply` where a collection of the composed document ``root`` lies
     deeper than ``MAX_NESTING``. Walked in document order, without recursion; an alias's
     node is visited once, at its anchor (which comes first in the document)."""
     seen: set[int] = set()

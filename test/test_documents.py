@@ -193,11 +193,9 @@ def test_deep_documents_are_refused_without_a_crash_on_either_route():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == "5000 True s: not valid YAML: collections nested more than 256 levels " \
-                       "deep in \"<unicode string>\", line 1, column 257", lines
-    assert lines[1] == "60000 False s: not usable YAML: nested too deeply", lines
-    assert lines[2].startswith("257 True s: not valid YAML: collections nested more than 256")
-    assert lines[3] == "True"
+    assert lines == ["5000 True s: not usable YAML: nested too deeply",
+                     "60000 False s: not usable YAML: nested too deeply",
+                     "257 True s: not usable YAML: nested too deeply", "True"], lines
 
 
 def test_no_thread_for_the_stack_falls_back_to_the_python_composer(monkeypatch):
