@@ -25,7 +25,7 @@ import numpy as np
 from charmie_dynamics import bundled_model, forward_kinematics, load_model, resolve_state
 from charmie_dynamics.dynamics import bias_forces, forward_dynamics, mass_matrix
 from charmie_dynamics.dynamics.actuation import joint_efforts_from_inputs
-from charmie_dynamics.dynamics.integrate import INTEGRATORS, step
+from charmie_dynamics.dynamics.integrate import INTEGRATORS, StepData, step
 from charmie_dynamics.kinematics import inputs_from_dict
 
 
@@ -104,11 +104,15 @@ def simulator_steps(model, repeats: int, dt: float = 1e-3) -> None:
     cases = {f"{method} {dynamics}": (lambda method=method, dynamics=dynamics: step(
         model, 0.0, q, qd, tau, dt, method, dynamics=dynamics))
         for method in INTEGRATORS for dynamics in ("aba", "cholesky")}
+    work = StepData(model)
+    cases.update({f"{method} aba, StepData": (lambda method=method: step(
+        model, 0.0, q, qd, tau, dt, method, dynamics="aba", data=work))
+        for method in INTEGRATORS})
     times = timings_us(cases, repeats, 20)
     print(f"simulator step of {dt * 1e3:g} ms (integrate.step, joint stops on), median (min) us "
           f"and real-time factor")
     for name, (med, low, _) in times.items():
-        print(f"  {name:16s} {med:8.0f} ({low:6.0f})   {dt * 1e6 / med:5.2f}x real time")
+        print(f"  {name:22s} {med:8.0f} ({low:6.0f})   {dt * 1e6 / med:5.2f}x real time")
 
 
 if __name__ == "__main__":
