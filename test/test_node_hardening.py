@@ -23,6 +23,7 @@ from rosgraph_msgs.msg import Clock  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 from charmie_dynamics.dynamics import inverse_dynamics  # noqa: E402
 from charmie_dynamics.kinematics import inputs_from_dict, resolve_state  # noqa: E402
@@ -312,6 +313,31 @@ def test_loads_on_the_output_rate_grid_feedforward_at_every_evaluation(ros, node
         assert not any(stamp_key(s) in h.actuator_loads for s in stamps[1::2])
     finally:
         assert set_parameter(ros, "/h/dynamics", "output_rate", 0.0).successful
+
+
+@dump_on_failure
+def test_wrench_markers_come_while_subscribed(ros, nodes):
+    """The arrows are built only for a subscriber: one subscribed gets them, with the
+    evaluation's stamp and finite points."""
+    h: Dynamics = nodes["h"]
+    got: list = []
+    sub = ros.node.create_subscription(MarkerArray, "/h/wrench_markers", got.append, 10)
+    try:
+        assert ros.spin_until(lambda: sub.get_publisher_count() >= 1, 10.0)
+        rng = np.random.default_rng(5)
+
+        def marked(key) -> bool:
+            return any(stamp_key(m.markers[0].header.stamp) == key for m in got if m.markers)
+        for _ in range(10):        # until the node has seen this subscription too
+            key, _ = h.send_state(*random_state(rng))
+            if ros.spin_until(lambda: marked(key), 1.0):
+                break
+        assert marked(key), "no wrench_markers for a subscriber"
+        arrow = next(m for m in got if stamp_key(m.markers[0].header.stamp) == key).markers[0]
+        assert len(arrow.points) == 2 and all(np.isfinite([p.x, p.y, p.z]).all()
+                                              for p in arrow.points)
+    finally:
+        ros.node.destroy_subscription(sub)
 
 
 # ---------------------------------------------------------------------------- item 5

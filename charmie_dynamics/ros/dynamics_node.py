@@ -422,12 +422,15 @@ class DynamicsNode(Node):
         self._publish_markers(stamp_msg, loads)
 
     def _publish_markers(self, stamp_msg, loads) -> None:
+        """The wrench arrows, built only while someone (RViz) subscribes: the MarkerArray is
+        made afresh each time, about as much work as filling the /tf message."""
+        if not self.wrench_bodies or self.pub_markers.get_subscription_count() == 0:
+            return
         markers = MarkerArray()
         for k, i in enumerate(self.wrench_bodies.values()):
             markers.markers.append(self._arrow(stamp_msg, k, loads.placements.origin_world[i],
                                                loads.joint_force_world[i]))
-        if markers.markers:
-            self.pub_markers.publish(markers)
+        self.pub_markers.publish(markers)
 
     def _arrow(self, stamp_msg, k: int, origin: np.ndarray, force: np.ndarray) -> Marker:
         marker = Marker()
