@@ -23,7 +23,7 @@ import yaml
 from charmie_dynamics import forward_kinematics, load_model, resolve_state
 from charmie_dynamics.dynamics import MassMatrixError, forward_dynamics, inverse_dynamics, \
     mass_matrix
-from charmie_dynamics.model import ModelError, model_from_text
+from charmie_dynamics.model import JointType, ModelError, model_from_text
 from charmie_dynamics.model.urdf import model_from_urdf
 
 N_STATES = 20
@@ -47,8 +47,9 @@ KNOWN_REFUSALS = {
     "a <mimic> of a joint that does not exist (Pinocchio ignores mimics by default)":
         r"<mimic> joint: got .*, expected a moving joint of the robot",
     "no <link> at all (urdfdom refuses it too)": r"no <link>, expected at least one",
-    "a floating or planar joint (no free-flyer in the format yet)":
-        r"floating and planar joints are not supported",
+    "a planar joint": r"planar joints are not supported",
+    "floating_base on a robot whose root link is the world link (an arm bolted to the "
+    "ground: the ground cannot fly)": r"floating_base: the root link is 'world'",
 }
 
 
@@ -56,12 +57,12 @@ def short(path: Path) -> str:
     return str(path).split(ERD_ROOT)[-1]
 
 
-def quiet_load(path: Path, overlay: Path | None = None):
+def quiet_load(path: Path, overlay: Path | None = None, floating_base: bool = False):
     """Our model of ``path``; the inertia and limit warnings of these files are expected."""
     logger = logging.getLogger("charmie_dynamics")
     level, logger.level = logger.level, logging.ERROR
     try:
-        return load_model(path, overlay=overlay)
+        return load_model(path, overlay=overlay, floating_base=floating_base)
     finally:
         logger.setLevel(level)
 
@@ -69,30 +70,45 @@ def quiet_load(path: Path, overlay: Path | None = None):
 # --- the oracle ----------------------------------------------------------------------------
 
 class Oracle:
-    """Pinocchio's model of a URDF file and the map from our coordinates to its joints."""
+    """Pinocchio's model of a URDF file and the map from our coordinates to its joints;
+    ``floating``: loaded with ``pin.JointModelFreeFlyer()`` as its root joint. A free-flyer
+    (6 of Pinocchio's v, 7 of its q) maps to our coordinates and configuration entries one
+    to one, in the same order (x, y, z, qx, qy, qz, qw; vx .. wz)."""
 
-    def __init__(self, path: Path, model):
-        self.pm = pin.buildModelFromUrdf(str(path))
+    def __init__(self, path: Path, model, floating: bool = False):
+        self.pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating \
+            else pin.buildModelFromUrdf(str(path))
         self.data = self.pm.createData()
         child = {j.get("name"): j.find("child").get("link")
                  for j in ET.parse(path).getroot().findall("joint")}
+        if floating:
+            child["root_joint"] = model.body_names[0]
         self.joints = []            # (idx_q, nq, idx_v, coordinate index, multiplier, offset)
+        self.free = []              # (idx_q, configuration index) of each free-flyer
         self.J = np.zeros((self.pm.nv, model.n_coordinates))
         for j in range(1, self.pm.njoints):
             b = model.body_index(child[self.pm.names[j]])
             c, m, o = int(model.coordinate_index[b]), float(model.multiplier[b]), \
                 float(model.offset[b])
             jm = self.pm.joints[j]
+            if jm.nv == 6:
+                assert jm.shortname() == "JointModelFreeFlyer", self.pm.names[j]
+                self.free.append((jm.idx_q, int(model.configuration_index[b])))
+                self.J[jm.idx_v:jm.idx_v + 6, c:c + 6] = np.eye(6)
+                continue
             assert jm.nv == 1, self.pm.names[j]
             self.joints.append((jm.idx_q, jm.nq, jm.idx_v, c, m, o))
             self.J[jm.idx_v, c] = m
+        self.configuration = model.coordinate_configuration
         self.mimic = bool(np.any(np.count_nonzero(self.J, axis=0) > 1)) or any(
             m != 1.0 or o != 0.0 for *_, m, o in self.joints)
 
     def q(self, q: np.ndarray) -> np.ndarray:
         out = np.zeros(self.pm.nq)
+        for iq_pin, iq in self.free:
+            out[iq_pin:iq_pin + 7] = q[iq:iq + 7]
         for iq, nq, _, c, m, o in self.joints:
-            value = m * q[c] + o
+            value = m * q[self.configuration[c]] + o
             if nq == 2:                                  # continuous: (cos, sin)
                 out[iq:iq + 2] = math.cos(value), math.sin(value)
             else:
@@ -101,15 +117,25 @@ class Oracle:
 
 
 def random_states(model, rng: np.random.Generator):
-    """N_STATES coordinates within the limits of each coordinate's first joint, rates."""
+    """N_STATES configurations, each coordinate within the limits of its first joint and a
+    free-flyer at a normal position with a uniformly random unit quaternion; rates."""
     n = model.n_coordinates
-    q = np.empty((N_STATES, n))
-    for c, name in enumerate(model.coordinate_names):
-        b = next(i for i, body in enumerate(model.bodies) if body.coordinate == name)
-        lim = model.bodies[b].limits
+    q = np.empty((N_STATES, model.nq))
+    seen = set()
+    for i, body in enumerate(model.bodies):
+        c, iq = int(model.coordinate_index[i]), int(model.configuration_index[i])
+        if c < 0 or c in seen:
+            continue
+        seen.add(c)
+        if body.joint_type == JointType.FLOATING:
+            q[:, iq:iq + 3] = rng.normal(size=(N_STATES, 3))
+            quaternion = rng.normal(size=(N_STATES, 4))
+            q[:, iq + 3:iq + 7] = quaternion / np.linalg.norm(quaternion, axis=1, keepdims=True)
+            continue
+        lim = body.limits
         lo = -math.pi if lim.lower is None else lim.lower
         hi = math.pi if lim.upper is None else lim.upper
-        q[:, c] = rng.uniform(lo, hi, N_STATES)
+        q[:, iq] = rng.uniform(lo, hi, N_STATES)
     return q, rng.normal(size=(N_STATES, n)), rng.normal(size=(N_STATES, n))
 
 
@@ -119,16 +145,17 @@ def relative(ours: np.ndarray, ref: np.ndarray) -> float:
     return float(np.abs(ours - ref).max() / max(np.abs(ref).max(), 1e-12))
 
 
-def compare(path: Path, model, seed: int = 0) -> dict[str, float]:
-    """Largest relative differences from Pinocchio at N_STATES random states."""
-    oracle = Oracle(path, model)
+def compare(path: Path, model, seed: int = 0, floating: bool = False) -> dict[str, float]:
+    """Largest relative differences from Pinocchio at N_STATES random states
+    (``floating``: Pinocchio's root joint a free-flyer, as ``model``'s floating_base)."""
+    oracle = Oracle(path, model, floating)
     pm, data, J = oracle.pm, oracle.data, oracle.J
     q, qd, qdd = random_states(model, np.random.default_rng(seed))
     state = resolve_state(model, q, qd, qdd)
     placements = forward_kinematics(model, state.q)
     effort = inverse_dynamics(model, state).coordinate_effort
     H = mass_matrix(model, state.q)
-    tau = np.random.default_rng(seed + 1).normal(size=q.shape)
+    tau = np.random.default_rng(seed + 1).normal(size=qd.shape)
     try:
         qdd_aba = forward_dynamics(model, state.q, state.qd, tau, method="aba")
     except MassMatrixError:
@@ -182,27 +209,29 @@ def check(errors: dict, what: str) -> None:
 
 # --- example-robot-data ----------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def erd_results() -> dict[str, object]:
-    """Every shipped URDF: its error dict, or the refusal message."""
+@pytest.fixture(scope="module", params=[False, True], ids=["fixed-base", "free-flyer"])
+def erd_results(request) -> dict[str, object]:
+    """Every shipped URDF: its error dict, or the refusal message; fixed to the world, or
+    with a free-flyer root joint (``floating_base``; Pinocchio's ``JointModelFreeFlyer``)."""
     if not ERD:
         pytest.skip("example-robot-data is not installed (the 'test' extra)")
-    out: dict[str, object] = {}
+    out: dict[str, object] = {"floating": request.param}
     for path in ERD:
         try:
-            model = quiet_load(path)
+            model = quiet_load(path, floating_base=request.param)
         except ModelError as exc:
             out[short(path)] = str(exc)
             continue
-        out[short(path)] = compare(path, model)
+        out[short(path)] = compare(path, model, floating=request.param)
     return out
 
 
 def test_example_robot_data_against_pinocchio(erd_results):
+    floating = erd_results.pop("floating")
     loaded = {k: v for k, v in erd_results.items() if isinstance(v, dict)}
     refused = {k: v for k, v in erd_results.items() if isinstance(v, str)}
     lines = [f"example-robot-data: {len(loaded)} of {len(erd_results)} URDFs load and are "
-             "compared with Pinocchio"]
+             f"compared with Pinocchio ({'free-flyer' if floating else 'fixed'} base)"]
     for name, e in sorted(loaded.items()):
         lines.append(f"  {name}: fk {e['fk']:.1e} rnea {e['rnea']:.1e} crba {e['crba']:.1e} "
                      + (f"aba {e['aba']:.1e} (backward {e['aba_backward']:.1e}, "
@@ -321,7 +350,8 @@ def test_world_link_is_the_ground():
 
 @pytest.mark.parametrize("text,fragments", [
     (TWO_LINKS.replace('type="revolute"', 'type="floating"'),
-     ["x.urdf: joint 'shoulder' type: got 'floating'", "expected revolute, continuous"]),
+     ["x.urdf: joint 'shoulder' type: got 'floating' under link 'base'",
+      "expected a floating joint (free-flyer) only under the world link"]),
     (TWO_LINKS.replace('type="revolute"', 'type="planar"'), ["joint 'shoulder' type: got 'planar'"]),
     (TWO_LINKS.replace('xyz="0 0 0.5"', 'xyz="0 0.5"'),
      ["joint 'shoulder' <origin xyz>: got '0 0.5', expected 3 finite number(s)"]),

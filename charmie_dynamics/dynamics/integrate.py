@@ -27,6 +27,14 @@ over the coordinate's joints (:func:`coordinate_limits`); unbounded sides are in
   from its stop is released.
 
 The initial state must be within the limits.
+
+**Free-flyers** (nq != nv: kinematics/configuration.py): q (..., nq) moves by
+``integrate_configuration``, q (+) v dt, the exponential of SE(3) with the quaternion
+normalised, in place of q + v dt; RK4 is then the Runge-Kutta-Munthe-Kaas method, its
+stages q (+) xi_k with the tangent rates K_k = dexp^-1_{xi_k}(v_k) (``tangent_rate``) and
+q' = q (+) dt/6 (K_1 + 2 K_2 + 2 K_3 + K_4): fourth order like the classical method, which it
+is for the other coordinates. A free-flyer has no position limits; the stops compare each
+other coordinate's configuration entry (``model.coordinate_configuration``) with its bounds.
 """
 from __future__ import annotations
 
@@ -35,6 +43,7 @@ from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
+from ..kinematics.configuration import integrate_configuration, tangent_rate
 from ..kinematics.forward import forward_kinematics
 from ..kinematics.motion import body_motion
 from ..mechanisms.auxiliary import auxiliary_segments
@@ -53,7 +62,7 @@ class Simulation(NamedTuple):
     """A simulated motion; unpacks as ``t, q, qd = simulate(...)``."""
 
     t: np.ndarray     # (steps + 1,) s
-    q: np.ndarray     # (steps + 1, ..., n) rad or m
+    q: np.ndarray     # (steps + 1, ..., nq) rad or m
     qd: np.ndarray    # (steps + 1, ..., n) rad/s or m/s
 
 
@@ -97,11 +106,13 @@ def stop_at_limits(model: Model, q: np.ndarray, qd: np.ndarray
     others unchanged: (H (qd+ - qd))_f = 0 for every coordinate f not in K.
     """
     lower, upper = coordinate_limits(model)
-    q = np.clip(q, lower, upper)
+    at = model.coordinate_configuration
+    q = np.array(q, dtype=float)
+    q[..., at] = position = np.clip(q[..., at], lower, upper)
     qd = np.asarray(qd, dtype=float)
 
     def outward(v: np.ndarray) -> np.ndarray:
-        return ((q <= lower) & (v < 0.0)) | ((q >= upper) & (v > 0.0))
+        return ((position <= lower) & (v < 0.0)) | ((position >= upper) & (v > 0.0))
 
     stopped = outward(qd)
     if not np.any(stopped):
@@ -145,13 +156,14 @@ def accelerations(model: Model, t: float, q: np.ndarray, qd: np.ndarray,
                   tau_fn: Optional[EffortFunction], dynamics: str = "cholesky",
                   limits: bool = True) -> np.ndarray:
     """qdd at (t, q, qd) with the stops' contact rule of the module docstring."""
-    tau = np.zeros_like(q) if tau_fn is None else tau_fn(t, q, qd)
+    tau = np.zeros_like(qd) if tau_fn is None else tau_fn(t, q, qd)
     qdd = forward_dynamics(model, q, qd, tau, method=dynamics)
     if not limits:
         return qdd
     lower, upper = coordinate_limits(model)
-    at_lower, at_upper = (q <= lower) & (qd <= 0.0), (q >= upper) & (qd >= 0.0)
-    held = np.zeros(q.shape, dtype=bool)
+    position = q[..., model.coordinate_configuration]
+    at_lower, at_upper = (position <= lower) & (qd <= 0.0), (position >= upper) & (qd >= 0.0)
+    held = np.zeros(qd.shape, dtype=bool)
     while True:
         pushing = ((at_lower & (qdd < 0.0)) | (at_upper & (qdd > 0.0))) & ~held
         if not np.any(pushing):
@@ -170,18 +182,27 @@ def step(model: Model, t: float, q: np.ndarray, qd: np.ndarray,
     def accel(tk: float, qk: np.ndarray, qdk: np.ndarray) -> np.ndarray:
         return accelerations(model, tk, qk, qdk, tau_fn, dynamics, limits)
 
+    def move(xi: np.ndarray) -> np.ndarray:            # q (+) xi (module docstring)
+        return integrate_configuration(model, q, xi) if model.free_flyers else q + xi
+
+    def rate(xi: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return tangent_rate(model, xi, v) if model.free_flyers else v
+
     if method == "euler":
         qd = qd + dt * accel(t, q, qd)
-        q = q + dt * qd
+        q = move(dt * qd)
     else:
         a1 = accel(t, q, qd)
         v2 = qd + 0.5 * dt * a1
-        a2 = accel(t + 0.5 * dt, q + 0.5 * dt * qd, v2)
+        k2 = rate(0.5 * dt * qd, v2)
+        a2 = accel(t + 0.5 * dt, move(0.5 * dt * qd), v2)
         v3 = qd + 0.5 * dt * a2
-        a3 = accel(t + 0.5 * dt, q + 0.5 * dt * v2, v3)
+        k3 = rate(0.5 * dt * k2, v3)
+        a3 = accel(t + 0.5 * dt, move(0.5 * dt * k2), v3)
         v4 = qd + dt * a3
-        a4 = accel(t + dt, q + dt * v3, v4)
-        q = q + dt / 6.0 * (qd + 2.0 * v2 + 2.0 * v3 + v4)
+        k4 = rate(dt * k3, v4)
+        a4 = accel(t + dt, move(dt * k3), v4)
+        q = move(dt / 6.0 * (qd + 2.0 * k2 + 2.0 * k3 + k4))
         qd = qd + dt / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
     return stop_at_limits(model, q, qd) if limits else (q, qd)
 
@@ -189,9 +210,10 @@ def step(model: Model, t: float, q: np.ndarray, qd: np.ndarray,
 def check_within_limits(model: Model, q: np.ndarray) -> None:
     """Raise ValueError naming the first coordinate of q outside its position limits."""
     lower, upper = coordinate_limits(model)
-    outside = (q < lower) | (q > upper)
+    position = np.asarray(q)[..., model.coordinate_configuration]
+    outside = (position < lower) | (position > upper)
     if np.any(outside):
-        c = int(np.flatnonzero(np.any(outside.reshape(-1, q.shape[-1]), axis=0))[0])
+        c = int(np.flatnonzero(np.any(outside.reshape(-1, lower.size), axis=0))[0])
         raise ValueError(f"q0: coordinate {model.coordinate_names[c]!r} is outside its limits "
                          f"[{lower[c]:g}, {upper[c]:g}]")
 
@@ -200,7 +222,7 @@ def simulate(model: Model, q0: np.ndarray, qd0: np.ndarray,
              tau_fn: Optional[EffortFunction], duration: float, dt: float = 1e-3,
              method: str = "rk4", *, dynamics: str = "cholesky", limits: bool = True
              ) -> Simulation:
-    """Integrate the motion from (q0, qd0) (..., n) for ``duration`` seconds.
+    """Integrate the motion from (q0, qd0) (..., nq), (..., n) for ``duration`` seconds.
 
     ``tau_fn(t, q, qd)``: coordinate efforts, None for none (free motion under gravity,
     springs and balancers). ``method``: "euler" (semi-implicit) or "rk4". ``dynamics``: the
@@ -216,12 +238,14 @@ def simulate(model: Model, q0: np.ndarray, qd0: np.ndarray,
     if steps < 1 or abs(steps * dt - duration) > 1e-9 * max(1.0, duration):
         raise ValueError(f"duration: got {duration!r}, expected a positive multiple of "
                          f"dt = {dt!r}")
-    q, qd = np.broadcast_arrays(np.asarray(q0, dtype=float), np.asarray(qd0, dtype=float))
+    q, qd = np.asarray(q0, dtype=float), np.asarray(qd0, dtype=float)
+    lead = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1])
+    q, qd = np.broadcast_to(q, lead + q.shape[-1:]), np.broadcast_to(qd, lead + qd.shape[-1:])
     if limits:
         check_within_limits(model, q)
     t = dt * np.arange(steps + 1)
     q_out = np.empty((steps + 1,) + q.shape)
-    qd_out = np.empty_like(q_out)
+    qd_out = np.empty((steps + 1,) + qd.shape)
     q_out[0], qd_out[0] = q, qd
     for k in range(steps):
         q, qd = step(model, t[k], q, qd, tau_fn, dt, method, dynamics=dynamics, limits=limits)

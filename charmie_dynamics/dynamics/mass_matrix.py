@@ -11,7 +11,8 @@ which holds the external forces too).
   i.e. the wrench F = M^c_i p_i carried down to each ancestor's joint by A^T. A coordinate
   moving several joints (``multiplier``) gets H = S^T H_joint S with S_ic = multiplier_i
   when joint i is moved by coordinate c, so the entries of joints that share a coordinate add
-  up.
+  up. A free-flyer (a root) has the 6 columns S e_d of model/joint.py's FREE_COLUMNS: its
+  block is S^T M^c_i S and its entries with a descendant's joint are the components of F.
 * :func:`bias_forces`: u' = ID(q, qd, 0), the recursive Newton-Euler algorithm with zero
   accelerations (seed 002 section 2.4.2 input item 4; seed 004 eq. 36): Coriolis, centrifugal and
   gravity terms and the springs and balancers of the model as external wrenches, composed of
@@ -39,7 +40,8 @@ from ..kinematics.motion import body_motion
 from ..mechanisms.forces import passive_forces
 from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import COORD, PARENT, SCALARS
+from ..model.joint import FREE_COLUMNS, FREE_KIND
+from ..model.packed import COORD, KIND, PARENT, SCALARS
 from .rnea import joint_efforts, tree_backward_pass
 from .spatial import add_force_to_parent, add_inertia_to_parent, parent_transform_into
 
@@ -61,6 +63,11 @@ def mass_matrix_sample(body_int, body_vec, inertias, subspaces, rotations, origi
         ci = body_int[i, COORD]
         if ci < 0:
             continue
+        if body_int[i, KIND] == FREE_KIND:         # a root: S^T M^c_i S, no ancestor
+            for d in range(6):
+                for e in range(6):
+                    H[ci + d, ci + e] = composite[i, FREE_COLUMNS[d], FREE_COLUMNS[e]]
+            continue
         m_i = body_vec[i, SCALARS, 0]
         for a in range(6):                                   # M^c_i p_i
             acc = 0.0
@@ -75,7 +82,12 @@ def mass_matrix_sample(body_int, body_vec, inertias, subspaces, rotations, origi
             F[:] = G
             j = body_int[j, PARENT]
             cj = body_int[j, COORD]
-            if cj >= 0:
+            if cj >= 0 and body_int[j, KIND] == FREE_KIND:     # F . S e_d, each column
+                for d in range(6):
+                    h = F[FREE_COLUMNS[d]]
+                    H[ci, cj + d] += h
+                    H[cj + d, ci] += h
+            elif cj >= 0:
                 h = body_vec[j, SCALARS, 0] * np.dot(F, subspaces[j])
                 H[ci, cj] += h
                 H[cj, ci] += h
@@ -155,7 +167,8 @@ def mass_matrix_from_inverse_dynamics(model: Model, q: np.ndarray) -> np.ndarray
     q = np.asarray(q, dtype=float)
     n = model.n_coordinates
     qdd = np.concatenate([np.zeros((1, n)), np.eye(n)])
-    qs = np.broadcast_to(q[..., None, :], q.shape[:-1] + (n + 1, n))
-    efforts = _coordinate_efforts(model, forward_kinematics(model, qs), np.zeros(qs.shape),
-                                  np.broadcast_to(qdd, qs.shape))
+    qs = np.broadcast_to(q[..., None, :], q.shape[:-1] + (n + 1, model.nq))
+    rates = q.shape[:-1] + (n + 1, n)
+    efforts = _coordinate_efforts(model, forward_kinematics(model, qs), np.zeros(rates),
+                                  np.broadcast_to(qdd, rates))
     return np.swapaxes(efforts[..., 1:, :] - efforts[..., :1, :], -1, -2)
