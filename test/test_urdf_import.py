@@ -259,10 +259,12 @@ def _xyz(v) -> str:
     return " ".join(repr(float(x)) for x in v)
 
 
-def random_urdf(rng: np.random.Generator, n: int = 9) -> str:
+def random_urdf(rng: np.random.Generator, n: int = 9, floating: bool = False) -> str:
     """A random tree: random unit axes (some exactly coordinate axes), rpy with pitch near
     +-pi/2, mimic joints with multipliers and offsets, fixed and continuous joints, massless
-    links, inertial frames rotated, names with '-' and '.'."""
+    links, inertial frames rotated, names with '-' and '.'; ``floating``: the first joint
+    (under the world link) a URDF floating joint, a free-flyer, and every other link on
+    its tree (no other link under the world)."""
     robot = ET.Element("robot", name="random-robot.v1")
     ET.SubElement(robot, "link", name="world")
     names = ["world"]
@@ -282,8 +284,10 @@ def random_urdf(rng: np.random.Generator, n: int = 9) -> str:
                           **{key: repr(float(inertia[ij])) for key, ij in entries.items()})
         kind = "fixed" if k % 5 == 4 else ("continuous" if k % 3 == 2 else
                                            ("prismatic" if k % 4 == 1 else "revolute"))
+        kind = "floating" if floating and k == 0 else kind
         joint = ET.SubElement(robot, "joint", name=f"joint.{k}-j", type=kind)
-        ET.SubElement(joint, "parent", link=names[int(rng.integers(0, len(names)))])
+        first = 1 if floating and k > 0 else 0       # one tree, on the free-flyer
+        ET.SubElement(joint, "parent", link=names[int(rng.integers(first, len(names)))])
         ET.SubElement(joint, "child", link=f"link-{k}.a")
         pitch = rng.choice([1.0, -1.0]) * (math.pi / 2 - rng.choice([0.0, 1e-9, 1e-5]))
         ET.SubElement(joint, "origin", xyz=_xyz(rng.normal(0, 0.3, 3)),
@@ -292,7 +296,7 @@ def random_urdf(rng: np.random.Generator, n: int = 9) -> str:
         ET.SubElement(joint, "axis", xyz=_xyz(axis / np.linalg.norm(axis)))
         if kind in ("revolute", "prismatic"):
             ET.SubElement(joint, "limit", lower="-1.0", upper="1.5", effort="10", velocity="2")
-        if kind != "fixed":
+        if kind not in ("fixed", "floating"):
             if moving and k % 3 == 0:
                 ET.SubElement(joint, "mimic", joint=moving[int(rng.integers(0, len(moving)))],
                               multiplier=repr(float(rng.uniform(0.5, 2) * rng.choice([1, -1]))),
@@ -303,13 +307,18 @@ def random_urdf(rng: np.random.Generator, n: int = 9) -> str:
     return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode")
 
 
+@pytest.mark.parametrize("floating", [False, True], ids=["fixed-base", "floating-root"])
 @pytest.mark.parametrize("seed", range(6))
-def test_random_urdfs_against_pinocchio(tmp_path, seed):
+def test_random_urdfs_against_pinocchio(tmp_path, seed, floating):
+    """Fixed-base trees; and trees whose first joint is a URDF floating joint (a free-flyer
+    with its own placement, rpy near the singular pitch), which Pinocchio reads from the
+    same file as a JointModelFreeFlyer."""
     path = tmp_path / "random.urdf"
-    path.write_text(random_urdf(np.random.default_rng(seed)))
+    path.write_text(random_urdf(np.random.default_rng(seed), floating=floating))
     model = quiet_load(path)
     assert any(b.offset != 0 for b in model.bodies)                 # mimic offsets
     assert any(np.count_nonzero(b.axis) > 1 for b in model.bodies)    # any-axis joints
+    assert model.nq - model.nv == int(floating)
     check(compare(path, model, seed), path.name)
 
 
