@@ -153,12 +153,15 @@ def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarra
     n = model.n_coordinates
     if q.shape[-1:] != (model.nq,) or qd.shape[-1:] != (n,) or tau.shape[-1:] != (n,):
         raise ValueError(f"q, qd, tau: got last axes {q.shape[-1:]}, {qd.shape[-1:]}, "
-                         f"{tau.shape[-1:]}, expected ({model.nq},) configuration and ({n},) "
-                         f"coordinates of {model.name}")
-    lead = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1], tau.shape[:-1])
-    q = np.broadcast_to(q, lead + (model.nq,))
-    qd, tau = (np.broadcast_to(v, lead + (n,)) for v in (qd, tau))
-    check_configuration(model, q)
+                         f"{tau.shape[-1:]}, expected ({n},) coordinates of {model.name} "
+                         f"(q: ({model.nq},) configuration entries)")
+    lead = q.shape[:-1]
+    if qd.shape[:-1] != lead or tau.shape[:-1] != lead:
+        lead = np.broadcast_shapes(lead, qd.shape[:-1], tau.shape[:-1])
+        q = np.broadcast_to(q, lead + (model.nq,))
+        qd, tau = (np.broadcast_to(v, lead + (n,)) for v in (qd, tau))
+    if model.free_flyers:
+        check_configuration(model, q)
     data = ForwardDynamicsData.reuse(data, model, lead)
     if method == "aba" and data.coupling is not None:
         if model not in _FELL_BACK:

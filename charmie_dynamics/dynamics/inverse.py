@@ -252,7 +252,8 @@ def inverse_dynamics(model: Model, state: JointSpaceState, *,
         raise ValueError(f"state of {q.shape[1]} configuration and {qd.shape[1]}, "
                          f"{qdd.shape[1]} velocity entries, expected {model.nq} and {n} "
                          f"({model.name})")
-    check_configuration(model, q)
+    if model.free_flyers:
+        check_configuration(model, q)
     if gravity_only:
         qd = qdd = data.zeros
     applied = _applied_loads(model, payloads, external) if payloads or external else _NO_LOADS

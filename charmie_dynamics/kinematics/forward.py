@@ -155,7 +155,8 @@ def forward_kinematics(model: Model, q: np.ndarray, *,
     if q.shape[-1:] != (model.nq,):
         raise ValueError(f"coordinates of shape {q.shape}, expected (..., {model.nq}) "
                          f"for {model.name}")
-    check_configuration(model, q)
+    if model.free_flyers:
+        check_configuration(model, q)
     data = ForwardKinematicsData.reuse(data, model, lead)
     pm = model.compiled.packed
     _forward_kinematics_batch(pm.body_int, pm.body_vec, pm.body_mat,

@@ -254,12 +254,12 @@ class ModelParameters:
         """nv: velocity coordinates (entries of qd, qdd and the efforts)."""
         return len(self.coordinate_names)
 
-    @property
+    @cached_property
     def nv(self) -> int:
         """Pinocchio's name of :attr:`n_coordinates`."""
         return len(self.coordinate_names)
 
-    @property
+    @cached_property
     def nq(self) -> int:
         """Entries of the configuration q: nv plus one per free-flyer."""
         return len(self.configuration_names)
