@@ -25,7 +25,8 @@ which holds the external forces too).
   composite-rigid-body algorithm to.
 
 The actuators of the closed loops play no part: the driven joints are joints of the tree.
-Arrays have optional leading sample axes: q of shape (..., n_coordinates).
+Arrays have optional leading sample axes: q of shape (..., nq) (model/parameters.py; nq =
+n_coordinates without a free-flyer), H (..., n_coordinates, n_coordinates).
 """
 from __future__ import annotations
 

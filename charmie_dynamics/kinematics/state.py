@@ -29,7 +29,7 @@ class StateError(ValueError):
 class JointSpaceState:
     """Joint coordinates and actuator lengths with their rates; arrays (..., n)."""
 
-    q: np.ndarray                 # (..., n_coordinates), rad or m
+    q: np.ndarray                 # (..., nq): n_coordinates, a free-flyer 7 entries for 6
     qd: np.ndarray
     qdd: np.ndarray
     actuator_length: np.ndarray   # (..., n_actuators), m
