@@ -59,7 +59,7 @@ def check_configuration(model: Model, q: np.ndarray) -> None:
             names = model.configuration_names
             worst = float(np.max(np.where(np.isfinite(norm), np.abs(norm - 1.0), np.inf)))
             raise StateError(f"q[{iq + 3}:{iq + 7}] ({names[iq + 3]} .. {names[iq + 6]}): a "
-                             f"quaternion of norm 1 {'+-'} {worst:.3g}, expected a unit "
+                             f"quaternion of norm 1 +- {worst:.3g}, expected a unit "
                              f"quaternion (|norm - 1| <= {QUATERNION_TOLERANCE:g}); normalise "
                              "it or move q with integrate_configuration")
 
@@ -85,10 +85,9 @@ def integrate_configuration(model: Model, q: np.ndarray, v: np.ndarray,
     lead = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
     out = np.array(np.broadcast_to(q, lead + q.shape[-1:]))
     v = np.broadcast_to(v, lead + v.shape[-1:])
-    iq_all = model.coordinate_configuration
     if not model.free_flyers:
         return out + v
-    scalar = np.ones(model.nv, dtype=bool)
+    scalar = np.ones(model.nv, dtype=bool)          # the coordinates that move by v dt
     for iq, iv in zip(*_blocks(model)):
         scalar[iv:iv + 6] = False
         lin, ang = v[..., iv:iv + 3], v[..., iv + 3:iv + 6]
@@ -106,7 +105,7 @@ def integrate_configuration(model: Model, q: np.ndarray, v: np.ndarray,
         turn = np.concatenate([half * ang, np.cos(0.5 * theta)], axis=-1)
         product = _quaternion_product(quaternion, turn)
         out[..., iq + 3:iq + 7] = product / np.linalg.norm(product, axis=-1, keepdims=True)
-    out[..., iq_all[scalar]] += v[..., scalar]
+    out[..., model.coordinate_configuration[scalar]] += v[..., scalar]
     return out
 
 

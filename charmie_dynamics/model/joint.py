@@ -35,6 +35,9 @@ Pinocchio's (force, torque) in the body frame. Differentiating r^{p}_{i} and R^T
 
 (w_in = 0 at the root; the w_J x v_J term is the classical acceleration of the origin,
 Pinocchio's spatial acceleration being a_v.)
+The recursions over degrees of freedom (the efforts, CRBA, ABA) read a joint's columns from
+the packed subspace, and the free-flyer's six from FREE_COLUMNS: the one other place a
+joint kind is asked for.
 
 Kinds (body_int's KIND column) are the joint types, with a revolute joint about a coordinate
 axis +-e_k as kinds of their own, as Pinocchio has JointModelRX/RY/RZ beside
