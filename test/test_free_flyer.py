@@ -300,3 +300,10 @@ def test_dynamics_node_refuses_a_free_flyer_model():
     with pytest.raises(ModelError, match="flyer.yaml: body 'base' has a floating joint "
                                          r"\(free-flyer\): the dynamics node reads joint_states"):
         prepare_model(model_from_dict(YAML_FLYER), "", "flyer.yaml", [], [])
+
+
+def test_urdf_export_refuses_a_free_flyer_model():
+    from charmie_dynamics.export.urdf import urdf_from_model
+    with pytest.raises(ModelError, match="flyer.yaml: URDF export of 'flyer': body 'base' has "
+                                         r"a floating joint \(free-flyer\)"):
+        urdf_from_model(model_from_dict(YAML_FLYER, "flyer.yaml"))
