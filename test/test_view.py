@@ -234,6 +234,15 @@ def test_force_arrow_and_actuator_are_drawn_where_computed(screenshot, charmie, 
     assert near(dark, middle, 4) > 0, f"act4 not drawn at {middle.round()}"
 
 
+def test_body_nodes_stay_children_of_the_robot():
+    """Names with '/' (a body 'a' beside 'a/b') do not nest one body's frame in another's."""
+    from charmie_dynamics.view.scene import body_node
+
+    nodes = [body_node(n) for n in ("a", "a/b", "LFoot/FSR/HeelLeft_sensor", "a.b-c")]
+    assert nodes == ["/robot/a", "/robot/a:b", "/robot/LFoot:FSR:HeelLeft_sensor", "/robot/a.b-c"]
+    assert all(n.count("/") == 2 for n in nodes)
+
+
 def _rotation_z(q: np.ndarray) -> np.ndarray:
     """z axis of the rotation of the quaternion (w, x, y, z)."""
     w, x, y, z = q
