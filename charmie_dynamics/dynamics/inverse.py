@@ -19,6 +19,7 @@ import numpy as np
 from ..jit import kernel
 from ..kinematics.forward import Placements, forward_kinematics_sample, to_world
 from ..kinematics.motion import BodyMotion, body_motion_sample
+from ..kinematics.configuration import check_configuration
 from ..kinematics.state import JointSpaceState, state_samples
 from ..linalg import accumulate, add, cross3, mat, mat_t_vec, mat_vec, scale, store, vec
 from ..mechanisms.auxiliary import balancer_range_error
@@ -247,8 +248,12 @@ def inverse_dynamics(model: Model, state: JointSpaceState, *,
     lead, n = np.shape(state.q)[:-1], model.n_coordinates
     data = InverseDynamicsData.reuse(data, model, lead)
     q, qd, qdd = state_samples(state)[:3]
-    if not q.shape[1] == qd.shape[1] == qdd.shape[1] == n:
-        raise ValueError(f"state of {q.shape[1]} coordinates, expected {n} ({model.name})")
+    if not (q.shape[1] == model.nq and qd.shape[1] == qdd.shape[1] == n):
+        raise ValueError(f"state of {q.shape[1]} configuration and {qd.shape[1]}, "
+                         f"{qdd.shape[1]} velocity entries, expected {model.nq} and {n} "
+                         f"({model.name})")
+    if model.free_flyers:
+        check_configuration(model, q)
     if gravity_only:
         qd = qdd = data.zeros
     applied = _applied_loads(model, payloads, external) if payloads or external else _NO_LOADS

@@ -20,12 +20,14 @@ import numpy as np
 from ..documents import DocumentError, bounded
 from .model import (Actuator, Balancer, Body, Friction, JointLimits, JointType, Model,
                     PointRef, Spring, SpringParams)
+from .parameters import FREE_FLYER_CONFIGURATION, FREE_FLYER_VELOCITIES
 from .rotations import AXES, quaternion_matrix, rpy_to_matrix, zxz_euler
 
 FORMAT = "charmie_dynamics/model/1"
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 ANGLE_UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
-JOINT_TYPES = {"R": JointType.REVOLUTE, "P": JointType.PRISMATIC, "F": JointType.FIXED}
+JOINT_TYPES = {"R": JointType.REVOLUTE, "P": JointType.PRISMATIC, "F": JointType.FIXED,
+               "floating": JointType.FLOATING}
 JOINT_AXES = ("x", "y", "z", "-x", "-y", "-z")
 # Plausibility bounds (SI, magnitudes; docs/model_format.md lists them). A robot model longer
 # than MAX_LENGTH_M almost surely holds millimetres declared as m; the others refuse values
@@ -350,7 +352,18 @@ def _body(r: _Reader, data: Any, k: int, max_points: int) -> Body:
     axis = np.zeros(3)
     coordinate: Optional[str] = None
     multiplier, offset = 1.0, 0.0
-    if jtype != JointType.FIXED:
+    if jtype == JointType.FLOATING:
+        extra = sorted(set(joint) & {"axis", "multiplier", "offset", "limits", "friction"})
+        if extra:
+            raise r.fail(f"{where}.joint", f"got {', '.join(extra)} for a floating joint "
+                                           "(free-flyer), expected only type and coordinate")
+        if parent != "world":
+            raise r.fail(f"{where}.joint.type", f"a floating joint (free-flyer) on a body whose "
+                                                f"parent is {_show(parent)}, expected it only on a "
+                                                "body whose parent is world (the root joint)")
+        coordinate = r.name(r.get(joint, "coordinate", f"{where}.joint"),
+                            f"{where}.joint.coordinate", dotted=True)
+    elif jtype != JointType.FIXED:
         axis = _axis(r, r.get(joint, "axis", f"{where}.joint"), f"{where}.joint.axis")
         coordinate = r.name(r.get(joint, "coordinate", f"{where}.joint"),
                             f"{where}.joint.coordinate", dotted=True)
@@ -465,8 +478,9 @@ def _actuator(r: _Reader, tree: Model, data: Any, k: int) -> Actuator:
     except KeyError:
         raise r.fail(f"{where}.drives", f"got {_show(drives_name)}, expected a body name") from None
     body = tree.bodies[drives]
-    if body.joint_type == JointType.FIXED:
-        raise r.fail(f"{where}.drives", f"{drives_name} has a fixed joint, expected R or P")
+    if body.joint_type in (JointType.FIXED, JointType.FLOATING):
+        raise r.fail(f"{where}.drives", f"{drives_name} has a {body.joint_type.name.lower()} "
+                                        "joint, expected R or P")
     base = _point(r, tree, r.get(data, "base", where), f"{where}.base")
     end = _point(r, tree, r.get(data, "end", where), f"{where}.end")
     if tree.body_names[base.body] != body.parent:
@@ -549,6 +563,23 @@ def _balancer(r: _Reader, tree: Model, data: Any, k: int) -> Balancer:
                     spring=_spring_params(r, spring, f"{where}.spring"))
 
 
+def _check_free_flyer_names(r: _Reader, bodies: list[Body]) -> None:
+    """A floating joint's coordinate is its own (no coupled joint shares it), and the names
+    of its velocity and configuration entries (NAME.vx, NAME.qw, ...) are no other
+    coordinate's."""
+    users = Counter(b.coordinate for b in bodies if b.coordinate is not None)
+    for b in bodies:
+        if b.joint_type != JointType.FLOATING:
+            continue
+        taken = sorted({f"{b.coordinate}.{p}" for p in FREE_FLYER_VELOCITIES
+                        + FREE_FLYER_CONFIGURATION} & set(users))
+        if users[b.coordinate] > 1 or taken:
+            raise r.fail(f"bodies ({b.name}).joint.coordinate",
+                         f"{_show(b.coordinate)} of a floating joint is shared with another "
+                         f"joint or its entries {', '.join(taken) or 'NAME.vx ...'} name other "
+                         "coordinates, expected a coordinate of its own")
+
+
 def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     """Validate a parsed model document and build the :class:`Model` (SI units)."""
     base = _Reader(source, 1.0, 1.0)
@@ -577,6 +608,7 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
         bodies.append(_body(r, item, k, points_left))
         points_left -= len(bodies[-1].points)
     bodies = _order_parents_first(r, bodies)
+    _check_free_flyer_names(r, bodies)
     tree = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies))
     sections = {}
     for key, build in (("actuators", _actuator), ("springs", _spring), ("balancers", _balancer)):
