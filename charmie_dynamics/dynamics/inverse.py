@@ -260,16 +260,25 @@ def inverse_dynamics(model: Model, state: JointSpaceState, *,
     return run_inverse_dynamics(model, q, qd, qdd, data, applied)
 
 
+def kernel_arguments(model: Model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                     data: InverseDynamicsData,
+                     applied: tuple[np.ndarray, np.ndarray] = _NO_LOADS) -> tuple:
+    """The arguments of the inverse-dynamics kernel, in its order: the packed model, the
+    applied loads, the (samples, n) states and ``data``'s buffers. The one place that spells
+    them out: :func:`run_inverse_dynamics` and ``dynamics.evaluator`` (which builds them
+    once and calls the kernel inside its own) take them from here."""
+    pm = model.compiled.packed
+    return (pm.body_int, pm.body_vec, pm.body_mat, pm.act_int, pm.act_vec, pm.spring_int,
+            pm.spring_vec, pm.bal_int, pm.bal_vec, *applied, pm.base_acceleration, q, qd, qdd,
+            *data.buffers)
+
+
 def run_inverse_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                          data: InverseDynamicsData,
                          applied: tuple[np.ndarray, np.ndarray] = _NO_LOADS) -> Loads:
     """The kernel of :func:`inverse_dynamics` on (samples, n) arrays checked against
     ``data`` by the caller; ``applied``: the packed payloads and external wrenches."""
-    pm = model.compiled.packed
-    failed = _inverse_dynamics_batch(
-        pm.body_int, pm.body_vec, pm.body_mat, pm.act_int, pm.act_vec, pm.spring_int,
-        pm.spring_vec, pm.bal_int, pm.bal_vec, *applied, pm.base_acceleration, q, qd, qdd,
-        *data.buffers)
+    failed = _inverse_dynamics_batch(*kernel_arguments(model, q, qd, qdd, data, applied))
     if failed >= 0:
         raise balancer_range_error(model.balancers[failed])
     return data.loads
