@@ -7,8 +7,8 @@ bundled CHARMIE's packed model (model/packed.py, 11 arrays): as one ``PackedMode
 argument, as 11 positional arrays, and as one array, and prints the microseconds per call
 (median, min of the rounds; the cases take turns within each round, so a change of machine
 load hits them alike). Also the same with the column constants read as an IntEnum member
-and as a module-level int inside a kernel that reads one column, to show that both compile
-to the same constant.
+and as a module-level int inside a kernel that reads one column: both compile to the same
+constant (model/packed.py names its columns and slots by IntEnum members).
 """
 from __future__ import annotations
 
