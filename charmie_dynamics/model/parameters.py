@@ -15,6 +15,7 @@ from typing import Mapping, Optional
 import numpy as np
 
 from ..documents import bounded
+from .cut_joints import Loops
 
 
 class JointType(IntEnum):
@@ -179,6 +180,7 @@ class ModelParameters:
     actuators: tuple[Actuator, ...] = ()
     springs: tuple[Spring, ...] = ()
     balancers: tuple[Balancer, ...] = ()
+    loops: Optional[Loops] = None              # closed loops (cut_joints.py), None for a tree
     coordinate_names: tuple[str, ...] = field(init=False)
     body_names: tuple[str, ...] = field(init=False)
     parent: np.ndarray = field(init=False)
