@@ -202,7 +202,6 @@ def test_the_model_holds_its_derived_constants_built_once(charmie):
     compiled = model.compiled
     assert model.compiled is compiled
     assert actuator_space(model) is compiled.actuator_space
-    assert compiled.motion_subspaces is compiled.packed.subspace
     assert not compiled.spatial_inertias.flags.writeable
     assert [j.actuator for j in compiled.indirect_joints] == list(model.actuator_names)
     for held, built in zip(compiled.indirect_joints, indirect_joints(model)):

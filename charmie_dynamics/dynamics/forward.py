@@ -65,7 +65,7 @@ from __future__ import annotations
 import logging
 import weakref
 from functools import cached_property
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -76,7 +76,7 @@ from ..kinematics.state import samples
 from ..model.data import AlgorithmData
 from ..model.model import Model
 from ..model.joint import FREE_COLUMNS, FREE_KIND
-from ..model.packed import COORD, KIND, PARENT, SCALARS
+from ..model.packed import COORD, KIND, PARENT, SCALARS, PackedModel
 from .mass_matrix import BiasForcesData, MassMatrixData, bias_loads, mass_matrix
 from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_to_child_into,
                       parent_transform_into)
@@ -226,16 +226,37 @@ def coordinate_groups(model: Model) -> list[tuple[int, ...]]:
     return list(model.compiled.coordinate_bodies)
 
 
+class ArticulatedBodyWork(NamedTuple):
+    """The work arrays of :func:`articulated_body_sample`, for one sample at a time: per
+    body A (the parent transforms), M_hat, eta, mu; per coordinate W, m_hat, phi_hat, gain;
+    psi per member of a coupled group, scratch (6, 6)."""
+
+    A: np.ndarray           # (nb, 6, 6)
+    M_hat: np.ndarray       # (nb, 6, 6)
+    eta: np.ndarray         # (nb, 6)
+    W: np.ndarray           # (n, 6)
+    mu: np.ndarray          # (nb, 6)
+    psi: np.ndarray         # (members per coordinate, 6)
+    m_hat: np.ndarray       # (n,)
+    phi_hat: np.ndarray     # (n,)
+    gain: np.ndarray        # (n,)
+    scratch: np.ndarray     # (6, 6)
+
+
 @kernel
-def articulated_body_sample(body_int, body_vec, inertias, subspaces, members, rotations,
-                            origins, phi, free, qdd, A, M_hat, eta, W, mu, psi, m_hat, phi_hat,
-                            gain, scratch) -> int:
+def articulated_body_sample(pm, inertias, members, rotations, origins, phi, free, qdd,
+                            work) -> int:
     """Seed 002 eqs. 19-21 on the tree for one sample (kernel, module docstring).
 
-    ``members[c]``: the bodies coordinate c moves (-1 padded; the first is where the group
-    is reduced); ``free[c]``: 0 for a held coordinate, else 1. The arrays after ``qdd`` are
-    work arrays. Returns a coordinate that moves no mass (m^ <= 0), or -1.
+    ``pm``: a :class:`~..model.packed.PackedModel`, ``work``: an
+    :class:`ArticulatedBodyWork`; ``members[c]``: the bodies coordinate c moves (-1
+    padded; the first is where the group is reduced); ``free[c]``: 0 for a held
+    coordinate, else 1. Returns a coordinate that moves no mass (m^ <= 0), or -1.
     """
+    body_int, body_vec, subspaces = pm.body_int, pm.body_vec, pm.subspace
+    A, M_hat, eta, W, mu = work.A, work.M_hat, work.eta, work.W, work.mu
+    psi, m_hat, phi_hat, gain, scratch = (work.psi, work.m_hat, work.phi_hat, work.gain,
+                                          work.scratch)
     nb = body_int.shape[0]
     for i in range(nb):
         parent_transform_into(rotations, origins, i, A[i])
@@ -346,13 +367,15 @@ def free_flyer_solve(M_hat, eta, phi, free, c, L, qdd, mu) -> int:
 
 
 @kernel
-def _articulated_body_batch(body_int, body_vec, inertias, subspaces, members, rotations,
-                            origins, phi, free, qdd, A, M_hat, eta, W, mu, psi, m_hat, phi_hat,
-                            gain, scratch) -> int:
+def _articulated_body_batch(model, inertias, members, rotations, origins, phi, free, qdd,
+                            work) -> int:
+    """:func:`articulated_body_sample` sample by sample. ``model``: the arrays of a
+    :class:`~..model.packed.PackedModel`, ``work``: those of :class:`ArticulatedBodyWork`,
+    each as a plain tuple (the dispatch cost: see inverse.py's kernel); named here."""
+    pm, w = PackedModel(*model), ArticulatedBodyWork(*work)
     for s in range(phi.shape[0]):
-        c = articulated_body_sample(body_int, body_vec, inertias, subspaces, members,
-                                    rotations[s], origins[s], phi[s], free[s], qdd[s], A, M_hat,
-                                    eta, W, mu, psi, m_hat, phi_hat, gain, scratch)
+        c = articulated_body_sample(pm, inertias, members, rotations[s], origins[s], phi[s],
+                                    free[s], qdd[s], w)
         if c >= 0:
             return c
     return -1
@@ -373,10 +396,10 @@ class ArticulatedBodyData(AlgorithmData):
             self.members[c, :len(group)] = group
         self.free = np.empty((self.samples, n))
         self.qdd = np.empty(self.lead + (n,))
-        # A, M_hat, eta, W, mu, psi, m_hat, phi_hat, gain, scratch: articulated_body_sample's
-        self.work = (np.empty((nb, 6, 6)), np.empty((nb, 6, 6)), np.empty((nb, 6)),
-                     np.empty((n, 6)), np.empty((nb, 6)), np.empty((self.members.shape[1], 6)),
-                     np.empty(n), np.empty(n), np.empty(n), np.empty((6, 6)))
+        self.work = tuple(ArticulatedBodyWork(   # a plain tuple: the kernel's dispatch is faster
+            A=np.empty((nb, 6, 6)), M_hat=np.empty((nb, 6, 6)), eta=np.empty((nb, 6)),
+            W=np.empty((n, 6)), mu=np.empty((nb, 6)), psi=np.empty((self.members.shape[1], 6)),
+            m_hat=np.empty(n), phi_hat=np.empty(n), gain=np.empty(n), scratch=np.empty((6, 6))))
 
 
 def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray,
@@ -399,10 +422,9 @@ def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray
     else:
         data.free.reshape(lead + (n,))[...] = np.logical_not(held)
     compiled = model.compiled
-    c = _articulated_body_batch(
-        compiled.packed.body_int, compiled.packed.body_vec, compiled.spatial_inertias,
-        compiled.motion_subspaces, data.members, rotations, origins, phi, data.free,
-        data.qdd.reshape(data.samples, n), *data.work)
+    c = _articulated_body_batch(tuple(compiled.packed), compiled.spatial_inertias, data.members,
+                                rotations, origins, phi, data.free,
+                                data.qdd.reshape(data.samples, n), data.work)
     if c >= 0:
         raise no_mass(model, c)
     return data.qdd

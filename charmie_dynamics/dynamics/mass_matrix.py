@@ -31,7 +31,7 @@ n_coordinates without a free-flyer), H (..., n_coordinates, n_coordinates).
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -44,17 +44,28 @@ from ..mechanisms.forces import passive_forces
 from ..model.data import AlgorithmData
 from ..model.model import Model
 from ..model.joint import FREE_COLUMNS, FREE_KIND
-from ..model.packed import COORD, KIND, PARENT, SCALARS
+from ..model.packed import COORD, KIND, PARENT, SCALARS, PackedModel
 from .inverse import InverseDynamicsData, Loads, run_inverse_dynamics
 from .rnea import joint_efforts, tree_backward_pass
 from .spatial import add_force_to_parent, add_inertia_to_parent, parent_transform_into
 
 
+class MassMatrixWork(NamedTuple):
+    """The work arrays of :func:`mass_matrix_sample`, for one sample at a time."""
+
+    A: np.ndarray           # (nb, 6, 6): the parent transforms
+    composite: np.ndarray   # (nb, 6, 6): M^c of every body
+    scratch: np.ndarray     # (6, 6)
+    F: np.ndarray           # (6,)
+    G: np.ndarray           # (6,)
+
+
 @kernel
-def mass_matrix_sample(body_int, body_vec, inertias, subspaces, rotations, origins, A,
-                       composite, scratch, F, G, H) -> None:
-    """H of one sample (kernel, module docstring); A, composite (nb, 6, 6), scratch (6, 6),
-    F, G (6,) are work arrays."""
+def mass_matrix_sample(pm, inertias, rotations, origins, work, H) -> None:
+    """H of one sample (kernel, module docstring); ``pm``: a
+    :class:`~..model.packed.PackedModel`, ``work``: a :class:`MassMatrixWork`."""
+    body_int, body_vec, subspaces = pm.body_int, pm.body_vec, pm.subspace
+    A, composite, scratch, F, G = work.A, work.composite, work.scratch, work.F, work.G
     nb = body_int.shape[0]
     for i in range(nb):
         parent_transform_into(rotations, origins, i, A[i])
@@ -98,11 +109,13 @@ def mass_matrix_sample(body_int, body_vec, inertias, subspaces, rotations, origi
 
 
 @kernel
-def _mass_matrix_batch(body_int, body_vec, inertias, subspaces, rotations, origins, A,
-                       composite, scratch, F, G, H) -> None:
+def _mass_matrix_batch(model, inertias, rotations, origins, work, H) -> None:
+    """:func:`mass_matrix_sample` sample by sample. ``model``: the arrays of a
+    :class:`~..model.packed.PackedModel`, ``work``: those of :class:`MassMatrixWork`, each
+    as a plain tuple (the dispatch cost: see inverse.py's kernel); named here."""
+    pm, w = PackedModel(*model), MassMatrixWork(*work)
     for s in range(rotations.shape[0]):
-        mass_matrix_sample(body_int, body_vec, inertias, subspaces, rotations[s], origins[s],
-                           A, composite, scratch, F, G, H[s])
+        mass_matrix_sample(pm, inertias, rotations[s], origins[s], w, H[s])
 
 
 class MassMatrixData(AlgorithmData):
@@ -114,9 +127,9 @@ class MassMatrixData(AlgorithmData):
         super().__init__(model, lead)
         n, nb = model.n_coordinates, model.n_bodies
         self.H = np.empty((self.samples, n, n))
-        # A, composite (nb, 6, 6), scratch (6, 6), F, G (6,): mass_matrix_sample's
-        self.work = (np.empty((nb, 6, 6)), np.empty((nb, 6, 6)), np.empty((6, 6)),
-                     np.empty(6), np.empty(6))
+        self.work = tuple(MassMatrixWork(     # a plain tuple: the kernel's dispatch is faster
+            A=np.empty((nb, 6, 6)), composite=np.empty((nb, 6, 6)), scratch=np.empty((6, 6)),
+            F=np.empty(6), G=np.empty(6)))
         self.mass_matrix = self.H.reshape(self.lead + (n, n))
 
     @cached_property
@@ -136,9 +149,8 @@ def mass_matrix(model: Model, q: np.ndarray, placements: Optional[Placements] = 
     fk = forward_kinematics(model, q, data=data.kinematics) if placements is None else placements
     rotations, origins = fk.per_sample(model)
     compiled = model.compiled
-    _mass_matrix_batch(compiled.packed.body_int, compiled.packed.body_vec,
-                       compiled.spatial_inertias, compiled.motion_subspaces, rotations, origins,
-                       *data.work, data.H)
+    _mass_matrix_batch(tuple(compiled.packed), compiled.spatial_inertias, rotations, origins,
+                       data.work, data.H)
     return data.mass_matrix
 
 

@@ -93,11 +93,6 @@ class CompiledModel:
     coordinate_bodies: tuple[tuple[int, ...], ...]    # bodies each coordinate moves
     aba_coupling: Optional[str]                   # why the ABA cannot run, or None
 
-    @property
-    def motion_subspaces(self) -> np.ndarray:
-        """[s_w; s_v] of every joint in its body's frame, (nb, 6) (model/joint.py)."""
-        return self.packed.subspace
-
     @classmethod
     def build(cls, model: ModelParameters) -> CompiledModel:
         joints = indirect_joints(model)
