@@ -4,7 +4,7 @@
     base (jit, linalg, slots, documents, resources, errors)
       <- model <- kinematics <- mechanisms <- dynamics
       <- export, trajectories, the package's own __init__ (the core's public face)
-      <- ros <- view <- cli
+      <- identification <- ros <- view <- cli
 
 A module may import its own layer and the layers below it. ros sits below view and cli
 because both hand over to it (the viewer's live feed, ``charmie-dynamics bringup``) and it
@@ -29,6 +29,7 @@ LAYERS = (
     {"mechanisms"},
     {"dynamics"},
     {"export", "trajectories", PACKAGE},
+    {"identification"},
     {"ros"},
     {"view"},
     {"cli"},
