@@ -31,7 +31,7 @@ dynamics does: Y pi_model equals ``inverse_dynamics`` (plus friction) to roundin
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -46,7 +46,7 @@ from ..linalg import add, cross3, vec
 from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.forces import passive_forces_sample, spring_names
 from ..mechanisms.loops import distribute_sample
-from ..model.model import Model
+from ..model.model import Friction, Model, SpringParams
 from ..model.packed import COM, INERTIA, S_LAW, B_LAW, SCALARS
 from ..slots import A, DW, F, N, W
 
@@ -278,3 +278,40 @@ def input_efforts(model: Model, state: JointSpaceState) -> np.ndarray:
     _, J, _ = input_jacobians(model, q)
     u += friction(model.compiled.actuator_space, qd / J)
     return u.reshape(np.shape(state.q))
+
+
+def with_parameters(model: Model, pi: np.ndarray) -> Model:
+    """A copy of ``model`` whose masses, centres of mass, inertias (about the com: I_C =
+    I_O - m (c.c 1 - c c^T)), springs (stiffness k, preload t0 + k L0 at the same free
+    length) and friction (an input's: its actuator's or its coordinate's first joint's) are
+    those of ``pi``; a body of zero mass keeps its centre of mass."""
+    layout = parameter_layout(model)
+    bodies = list(model.bodies)
+    for k, i in enumerate(layout.bodies):
+        p = pi[10 * k:10 * k + 10]
+        m = float(p[0])
+        c = p[1:4] / m if m != 0.0 else np.array(model.com[i])
+        I_C = inertia_matrix(p[4:]) - m * (c @ c * np.eye(3) - np.outer(c, c))
+        bodies[i] = replace(bodies[i], mass=m, com=c, inertia=I_C)
+    laws = {}
+    for k, name in enumerate(layout.springs):
+        stiffness, t0 = pi[layout.spring_start + 2 * k:layout.spring_start + 2 * k + 2]
+        laws[name] = (float(stiffness), float(t0))
+
+    def law(name: str, old: SpringParams) -> SpringParams:
+        stiffness, t0 = laws[name]
+        return SpringParams(stiffness, old.free_length, t0 + stiffness * old.free_length)
+    friction = {name: Friction(*map(float, pi[layout.friction_start + 2 * k:
+                                              layout.friction_start + 2 * k + 2]))
+                for k, name in enumerate(layout.inputs)}
+    first = {}
+    for i, b in enumerate(bodies):
+        if b.coordinate in friction and b.coordinate not in first:
+            first[b.coordinate] = i
+            bodies[i] = replace(b, friction=friction[b.coordinate])
+    actuators = tuple(replace(a, friction=friction[a.name]) for a in model.actuators)
+    springs = tuple(replace(s, params=law(s.name, s.params)) for s in model.springs)
+    balancers = tuple(replace(b, spring=law(f"{b.name}_spring", b.spring))
+                      for b in model.balancers)
+    return Model(name=model.name, source=model.source, gravity=model.gravity,
+                 bodies=tuple(bodies), actuators=actuators, springs=springs, balancers=balancers)
