@@ -175,6 +175,13 @@ def parse_yaml(text: str, source: str, error: Type[Exception] = DocumentError) -
     return _guarded_parse(_safe_load, yaml.YAMLError, "YAML", text, source, error)
 
 
+def compose_yaml(text: str, source: str, error: Type[Exception] = DocumentError) -> Any:
+    """The node tree of ``text`` (every node with its line and column: for editing a
+    document in place), under the same guard and loader as :func:`parse_yaml`."""
+    return _guarded_parse(lambda t: yaml.compose(t, Loader=SafeLoader), yaml.YAMLError, "YAML",
+                          text, source, error)
+
+
 def parse_json(text: str, source: str, error: Type[Exception] = DocumentError) -> Any:
     """The document of ``text`` by the standard JSON parser."""
     return _guarded_parse(json.loads, json.JSONDecodeError, "JSON", text, source, error)

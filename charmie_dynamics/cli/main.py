@@ -38,6 +38,7 @@ from ..view import add_view_parser
 from .analyze import add_analyze_parser
 from .arguments import add_position_limits_argument, check_points, parse_payload
 from .export import add_export_parser
+from .identify import add_identify_parsers
 
 PROG = "charmie-dynamics"
 #: Longest error line printed (a message quoting a hostile input is cut).
@@ -257,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_analyze_parser(sub)
     add_view_parser(sub)
     add_export_parser(sub)
+    add_identify_parsers(sub)
     p = sub.add_parser("compile", help="compile the numerical kernels now (numba) and cache them "
                                        "on disk, so that the first node start is fast")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
