@@ -9,6 +9,8 @@ and the model's dynamic parameters identified from a log.
   consistent estimate near the model (``--prior-weight``), written as an updated model file
   (``--out``) and a report folder (report.txt, measured vs predicted plots).
 * ``base-parameters``: the base parameters' names and expressions.
+* ``excite``: an excitation trajectory (identification/excitation.py) as a trajectory CSV
+  that ``analyze --trajectory``, ``record --trajectory`` and the trajectory player read.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..identification.base import base_parameters
+from ..identification.excitation import optimise, write_trajectory
 from ..identification.logs import read_log, write_log
 from ..identification.model_file import updated_model_text
 from ..identification.pipeline import BASE_SAMPLES, Identification, identify, residual_rms
@@ -28,7 +31,7 @@ from ..identification.recording import measured_states, record
 from ..identification.regressor import parameter_layout
 from ..model.model import Model
 from ..model.reader import model_from_text, read_model_file
-from ..trajectories import MAX_DT, MIN_DT, MOTIONS, from_csv, input_kinds, motion
+from ..trajectories import MAX_DT, MIN_DT, MOTIONS, check_dt, from_csv, input_kinds, motion
 from .plots import plot_input_efforts
 
 UNITS = {"actuator": "N", "linear": "N", "angular": "N m"}
@@ -157,6 +160,47 @@ def _cmd_base_parameters(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_excite(args: argparse.Namespace) -> int:
+    model = read_model_file(args.model)[0]
+    check_dt(args.dt)
+    layout = parameter_layout(model)
+    base = base_parameters(model, layout.names, BASE_SAMPLES)
+    result = optimise(model, base, args.period, args.harmonics, args.acceleration_ratio,
+                      args.evaluations, seed=args.seed)
+    try:
+        traj = write_trajectory(str(args.out), model, result.series, args.dt, args.periods)
+    except OSError as exc:
+        raise InputError(f"--out {args.out}: cannot write there: {exc.strerror or exc}") from None
+    print(f"wrote {args.out}: {len(traj.t)} samples over {traj.t[-1]:g} s; condition number "
+          f"of the column-normalised base regressor ({base.rank} base parameters): "
+          f"{result.initial_condition:.4g} for the random start, {result.final_condition:.4g} "
+          f"after {result.evaluations} evaluations")
+    return 0
+
+
+def _positive_int(option: str, low: int, high: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{option}: got {text!r}, expected a whole number "
+                                             f"from {low} to {high}")
+        return value
+    return parse
+
+
+def _positive(option: str, low: float, high: float):
+    def parse(text: str) -> float:
+        value = _nonnegative(option)(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{option}: got {text!r}, expected a number in "
+                                             f"[{low:g}, {high:g}]")
+        return value
+    return parse
+
+
 def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("record", help="log a model's efforts along a motion (MCAP or CSV), "
                                       "with optional sensor noise")
@@ -190,6 +234,25 @@ def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_identify)
     p = sub.add_parser("base-parameters", help="print the model's base parameters")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
-    p.add_argument("--samples", type=int, default=BASE_SAMPLES,
-                   help=f"random states of the QR (default {BASE_SAMPLES})")
+    p.add_argument("--samples", type=_positive_int("--samples", 10, 100_000),
+                   default=BASE_SAMPLES, help=f"random states of the QR (default {BASE_SAMPLES})")
     p.set_defaults(func=_cmd_base_parameters)
+    p = sub.add_parser("excite", help="optimise an excitation trajectory (Fourier series) for "
+                                      "identification; write it as a trajectory CSV")
+    p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
+    p.add_argument("--period", type=_positive("--period", 1.0, 600.0), default=10.0,
+                   help="period of the series, s (default 10)")
+    p.add_argument("--harmonics", type=_positive_int("--harmonics", 2, 20), default=5,
+                   help="harmonics per input (default 5)")
+    p.add_argument("--acceleration-ratio", type=_positive("--acceleration-ratio", 0.01, 100.0),
+                   default=2.0, help="acceleration limit of each input as its velocity limit "
+                                     "times this, per s (default 2)")
+    p.add_argument("--evaluations", type=_positive_int("--evaluations", 1, 100_000),
+                   default=400, help="budget of condition-number evaluations (default 400)")
+    p.add_argument("--dt", type=float, default=0.01,
+                   help=f"sample period of the file, s, in [{MIN_DT:g}, {MAX_DT:g}]")
+    p.add_argument("--periods", type=_positive_int("--periods", 1, 100), default=1,
+                   help="periods written (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random start")
+    p.add_argument("--out", type=Path, required=True, help="trajectory CSV to write")
+    p.set_defaults(func=_cmd_excite)

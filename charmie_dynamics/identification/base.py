@@ -32,26 +32,32 @@ TOLERANCE = 1e-9
 #: Coefficients of an expression smaller than this are left out when printed.
 PRINT_THRESHOLD = 1e-10
 
-#: Ranges of a random state where the model gives no limit: position (rad, m), velocity,
-#: acceleration (per s, per s^2)
-_FREE_RANGE = {"angular": (np.pi, 2.0, 10.0), "linear": (0.5, 0.5, 2.0),
-               "actuator": (0.1, 0.05, 0.5)}
+#: Ranges of a random state where the model gives no limit: position (rad, m), velocity
+#: (per s)
+_FREE_RANGE = {"angular": (np.pi, 2.0), "linear": (0.5, 0.5), "actuator": (0.1, 0.05)}
 
 
-def random_inputs(model: Model, samples: int, rng: np.random.Generator
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Random inputs (samples, n_inputs) within the model's position limits and actuator
-    strokes, velocities within the velocity limits, accelerations up to ten times the
-    velocity limit per second."""
+def input_ranges(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Lowest and highest position and largest speed of each input: the model's position
+    limits and actuator strokes, its velocity limits, and _FREE_RANGE where it gives none."""
     limits = InputLimits.of(model)
     strokes = {a.name: a.stroke for a in model.actuators}
     n = len(model.input_names)
     lo, hi, vmax = np.empty(n), np.empty(n), np.empty(n)
     for k, (name, kind) in enumerate(zip(model.input_names, input_kinds(model))):
-        position, velocity, _ = _FREE_RANGE[kind]
+        position, velocity = _FREE_RANGE[kind]
         lo[k], hi[k] = strokes.get(name, (limits.lower.get(name, -position),
                                           limits.upper.get(name, position)))
         vmax[k] = limits.velocity.get(name, velocity)
+    return lo, hi, vmax
+
+
+def random_inputs(model: Model, samples: int, rng: np.random.Generator
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Random inputs (samples, n_inputs) within :func:`input_ranges`, accelerations up to
+    ten times the velocity limit per second."""
+    lo, hi, vmax = input_ranges(model)
+    n = len(lo)
     x = rng.uniform(lo, hi, (samples, n))
     xd = rng.uniform(-vmax, vmax, (samples, n))
     xdd = rng.uniform(-10 * vmax, 10 * vmax, (samples, n))
