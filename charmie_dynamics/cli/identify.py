@@ -225,9 +225,9 @@ def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--log", type=Path, required=True, help="MCAP or CSV log (see README)")
     p.add_argument("--holdout", type=Path, default=None,
                    help="a second log, not fitted, to check the predictions on")
-    p.add_argument("--prior-weight", type=_nonnegative("--prior-weight"), default=1.0,
-                   help="how many samples' worth of weight keep the parameters near the model "
-                        "where the log says nothing (default 1)")
+    p.add_argument("--prior-weight", type=_nonnegative("--prior-weight"), default=0.01,
+                   help="how many samples' worth of weight keep each parameter near the "
+                        "model where the log says little (default 0.01)")
     p.add_argument("--out", type=Path, required=True, help="the updated model file (YAML)")
     p.add_argument("--report", type=Path, default=None,
                    help="report folder (default: beside --out, named OUT_report)")

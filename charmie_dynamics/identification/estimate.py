@@ -47,7 +47,7 @@ from .regressor import ParameterLayout, inertia_matrix
 SIGMA_FLOOR = 1e-6
 #: ADMM of the consistent estimate: most iterations, and the relative primal and dual
 #: residuals at which it stops
-MAX_ITERATIONS, ADMM_TOLERANCE, RELAXATION = 2000, 1e-6, 1.6
+MAX_ITERATIONS, ADMM_TOLERANCE, RELAXATION = 10000, 1e-6, 1.6
 #: Smallest eigenvalue of an estimated pseudo-inertia, relative to the trace of the prior's:
 #: the estimate is strictly inside the consistent set (a positive mass, a positive definite
 #: inertia about the com, strict triangle inequalities)
@@ -215,7 +215,7 @@ def consistent(layout: ParameterLayout, Y: np.ndarray, u: np.ndarray, sigma: np.
         if primal < ADMM_TOLERANCE and dual < ADMM_TOLERANCE:
             converged = True
             break
-        if iterations % 20 == 0 and max(primal, dual) > 10 * min(primal, dual):
+        if iterations % 10 == 0 and max(primal, dual) > 5 * min(primal, dual):
             change = 2.0 if primal > dual else 0.5
             rho *= change
             w /= change
