@@ -26,9 +26,6 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
-from mcap.reader import make_reader
-from mcap_ros2.decoder import DecoderFactory
-from mcap_ros2.writer import Writer
 
 from ..documents import DocumentError, bounded, read_bytes
 from ..model.model import Model
@@ -59,6 +56,21 @@ class LogError(DocumentError):
     """A log that cannot be used; the message names the file and the topic, column or row."""
 
 
+def _mcap(path: str) -> tuple:
+    """make_reader, DecoderFactory and Writer, imported on first use: the mcap packages are
+    required on Python 3.11+ (setup.py) but not on ROS 2 Humble's Python 3.10 (no apt
+    package), where the rest of the command line must keep working."""
+    try:
+        from mcap.reader import make_reader
+        from mcap_ros2.decoder import DecoderFactory
+        from mcap_ros2.writer import Writer
+    except ImportError as exc:
+        raise LogError(f"{path}: MCAP logs need the mcap and mcap-ros2-support packages ({exc}): "
+                       "python3 -m pip install 'mcap>=1.1' 'mcap-ros2-support>=0.5'; or use "
+                       "a CSV log") from None
+    return make_reader, DecoderFactory, Writer
+
+
 @dataclass(frozen=True)
 class Log:
     """Samples in ``model.input_names`` order: t (N,) s; x, xd, effort (N, n_inputs) SI;
@@ -79,6 +91,7 @@ def _split(model: Model) -> tuple[list[int], list[int]]:
 
 def write_mcap(path: str | Path, model: Model, log: Log) -> None:
     """Write ``log`` as /joint_states and /actuator_states (module docstring)."""
+    Writer = _mcap(str(path))[2]
     joints, actuators = _split(model)
     names = model.input_names
     with open(path, "wb") as f:
@@ -131,6 +144,7 @@ def _topic_arrays(path: str, topic: str, messages: list, wanted: list[str]
 
 def _from_mcap(path: str, data: bytes, model: Model) -> Log:
     """A log from an MCAP file's bytes (module docstring)."""
+    make_reader, DecoderFactory, _ = _mcap(path)
     messages: dict[str, list] = {JOINT_STATES: [], ACTUATOR_STATES: []}
     try:
         reader = make_reader(io.BytesIO(data), decoder_factories=[DecoderFactory()])
