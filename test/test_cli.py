@@ -496,3 +496,56 @@ def test_trajectory_with_100k_duplicate_columns_is_refused_quickly(tmp_path):
         from_csv(model, str(path))
     message = str(err.value)
     assert "duplicate column(s)" in message and "act4" in message and "\n" not in message
+
+
+# ---------------------------------------------------------------- names with '/'
+
+SLASHED = document(
+    body("arm/upper", "world", (0, 0, 0.1),
+         {"type": "R", "axis": "y", "coordinate": "arm/shoulder"}, points={"tip": [0.3, 0, 0]}),
+    body("arm/fore.arm", "arm/upper", (0.3, 0, 0), {"type": "R", "axis": "y",
+                                                    "coordinate": "arm/elbow.joint"},
+         points={"tip": [0.25, 0, 0]}),
+    name="ns/arm")
+
+
+def test_names_with_slashes_through_the_cli(tmp_path):
+    """Bodies and coordinates named with '/' (and '.') through fk, id's BODY.POINT payloads and
+    forces and analyze's --point: every name parser splits at the last '.' or ':' only."""
+    model = tmp_path / "slashed.yaml"
+    model.write_text(yaml.safe_dump(SLASHED), encoding="utf-8")
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"positions": {"arm/shoulder": 0.5, "arm/elbow.joint": -0.25}}),
+                     encoding="utf-8")
+    proc = run_cli("fk", "--model", model, "--state", state)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["model"] == "ns/arm"
+    assert doc["coordinates"] == {"arm/shoulder": 0.5, "arm/elbow.joint": -0.25}
+    assert doc["frames"]["arm/fore.arm"]["parent"] == "arm/upper"
+    # the forearm's tip: the upper arm turned 0.5 rad about y, the forearm 0.25 rad back
+    expected = [0.3 * math.cos(0.5) + 0.25 * math.cos(0.25), 0.0,
+                0.1 - 0.3 * math.sin(0.5) - 0.25 * math.sin(0.25)]
+    np.testing.assert_allclose(doc["points"]["arm/fore.arm.tip"], expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(doc["frames"]["arm/fore.arm"]["origin"],
+                               doc["points"]["arm/upper.tip"], rtol=0, atol=1e-12)
+    proc = run_cli("id", "--model", model, "--state", state, "--payload",
+                   "arm/fore.arm.tip:2.0", "--force", "arm/upper.tip:0,0,-9.81")
+    assert proc.returncode == 0, proc.stderr
+    loads = json.loads(proc.stdout)
+    assert set(loads["joint_efforts"]) == {"arm/shoulder", "arm/elbow.joint"}
+    assert loads["base_reaction"]["body"] == "arm/upper"
+    # at rest the elbow carries the 2 kg payload at the forearm's tip: 2 g 0.25 cos(0.25),
+    # g = 9.81 the format's default
+    elbow_without = json.loads(run_cli("id", "--model", model, "--state", state).stdout)
+    g = 9.81
+    assert loads["joint_efforts"]["arm/elbow.joint"] - \
+        elbow_without["joint_efforts"]["arm/elbow.joint"] == pytest.approx(
+            -2.0 * g * 0.25 * math.cos(0.25), abs=1e-9)
+    proc = run_cli("analyze", "--motion", "kinematic-validation", "--model", model, "--point",
+                   "arm/fore.arm.tip", "--out", tmp_path / "out", "--dt", 0.1)
+    assert proc.returncode == 0, proc.stderr
+    header, _ = _read_csv(tmp_path / "out" / "kinematics.csv")
+    assert "arm/fore.arm.tip.x" in header, header
+    assert_one_error_line(run_cli("id", "--model", model, "--payload", "arm/fore.arm.nope:1"),
+                          "unknown point 'arm/fore.arm.nope'", "points of arm/fore.arm: tip")

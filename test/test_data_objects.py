@@ -16,8 +16,11 @@ from charmie_dynamics.dynamics import inverse_dynamics
 from charmie_dynamics.dynamics.actuation import actuator_space
 from charmie_dynamics.dynamics.forward import (ArticulatedBodyData, ForwardDynamicsData,
                                                articulated_body_solve, forward_dynamics)
+from charmie_dynamics.dynamics.integrate import (SimulationData, StepData, simulate, step,
+                                                 stop_at_limits)
 from charmie_dynamics.dynamics.inverse import InverseDynamicsData
-from charmie_dynamics.dynamics.mass_matrix import MassMatrixData, mass_matrix
+from charmie_dynamics.dynamics.mass_matrix import (BiasForcesData, MassMatrixData, bias_forces,
+                                                   mass_matrix)
 from charmie_dynamics.kinematics.forward import ForwardKinematicsData, forward_kinematics
 from charmie_dynamics.kinematics.motion import MotionData, body_motion
 from charmie_dynamics.mechanisms.auxiliary import SegmentsData, auxiliary_segments
@@ -37,8 +40,14 @@ def _case(model, lead: tuple[int, ...], seed: int) -> dict[str, Any]:
     for a in model.actuators:
         x[..., model.input_names.index(a.name)] = rng.uniform(*a.stroke, lead)
     state = resolve_state(model, x, rng.normal(size=shape), rng.normal(size=shape))
-    return {"state": state, "q": state.q, "qd": state.qd, "qdd": state.qdd,
-            "tau": rng.normal(size=shape), "placements": forward_kinematics(model, state.q)}
+    tau = rng.normal(size=shape)
+    return {"state": state, "q": state.q, "qd": state.qd, "qdd": state.qdd, "tau": tau,
+            "tau_fn": lambda t, q, qd: tau * (1.0 + t),
+            "placements": forward_kinematics(model, state.q)}
+
+
+STEPS = 3            # of the simulations below
+DT = 2e-3            # s
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,23 @@ ALGORITHMS = [
               lambda m, c, d: forward_dynamics(m, c["q"], c["qd"], c["tau"], method="aba",
                                                data=d),
               lambda r: [r]),
+    Algorithm("bias_forces", BiasForcesData,
+              lambda m, c, d: bias_forces(m, c["q"], c["qd"], data=d), lambda r: [r]),
+    # the random states leave CHARMIE's joint limits: the stops clip them and stop rates
+    Algorithm("stop_at_limits", StepData,
+              lambda m, c, d: stop_at_limits(m, c["q"], 10.0 * c["qd"], data=d), list),
+    Algorithm("step(rk4)", StepData,
+              lambda m, c, d: step(m, 0.1, c["q"], c["qd"], c["tau_fn"], DT, data=d), list),
+    Algorithm("step(euler, aba, no limits)", StepData,
+              lambda m, c, d: step(m, 0.1, c["q"], c["qd"], c["tau_fn"], DT, "euler",
+                                   dynamics="aba", limits=False, data=d), list),
+    # simulate checks that q0 is within the limits: these states are not
+    Algorithm("simulate(rk4)", lambda m, lead: SimulationData(m, lead, steps=STEPS),
+              lambda m, c, d: simulate(m, c["q"], c["qd"], c["tau_fn"], STEPS * DT, DT,
+                                       limits=False, data=d), list),
+    Algorithm("simulate(euler, aba)", lambda m, lead: SimulationData(m, lead, steps=STEPS),
+              lambda m, c, d: simulate(m, c["q"], c["qd"], None, STEPS * DT, DT, "euler",
+                                       dynamics="aba", limits=False, data=d), list),
 ]
 IDS = [a.name for a in ALGORITHMS]
 
@@ -118,6 +144,44 @@ def test_data_of_another_algorithm_is_refused(charmie, algorithm):
     other = MotionData if algorithm.data is not MotionData else ForwardKinematicsData
     with pytest.raises(TypeError, match=f"got {other.__name__}, expected"):
         algorithm.call(charmie, case, other(charmie, ()))
+
+
+def test_a_simulation_of_another_length_is_refused(charmie):
+    """SimulationData holds the whole motion: its number of steps is part of its shape."""
+    case = _case(charmie, (3,), 8)
+    data = SimulationData(charmie, (3,), steps=STEPS)
+    expected = (f"SimulationData is for charmie with sample shape \\(3,\\), got charmie "
+                f"with \\(3,\\) \\(steps {STEPS}, got {STEPS + 1}\\)")
+    with pytest.raises(ValueError, match=expected):
+        simulate(charmie, case["q"], case["qd"], None, (STEPS + 1) * DT, DT, limits=False,
+                 data=data)
+
+
+def test_the_stages_and_steps_are_the_workspace_arrays(charmie):
+    """A simulation with data leaves its motion and its last step in the data's arrays:
+    the last RK4 stage rates are qd + dt a3, the last state that of the motion."""
+    case = _case(charmie, (2,), 9)
+    data = SimulationData(charmie, (2,), steps=STEPS)
+    motion = simulate(charmie, case["q"], case["qd"], case["tau_fn"], STEPS * DT, DT,
+                      limits=False, data=data)
+    assert motion is data.simulation
+    last = data.step
+    np.testing.assert_array_equal(last.q, motion.q[-1])
+    np.testing.assert_array_equal(last.qd, motion.qd[-1])
+    np.testing.assert_array_equal(last.stage_qd[2], motion.qd[-2] + DT * last.stage_qdd[2])
+    # the stages are distinct arrays: a1..a4 of one step differ
+    assert len({a.tobytes() for a in last.stage_qdd}) == 4
+
+
+def test_the_stops_use_the_workspace(charmie):
+    """These random states leave CHARMIE's limits and move outward: the stops clip them and
+    apply an impulse with the workspace's mass matrix."""
+    case = _case(charmie, (3,), 10)
+    data = StepData(charmie, (3,))
+    q, qd = stop_at_limits(charmie, case["q"], 10.0 * case["qd"], data=data)
+    assert q is data.q and qd is data.qd
+    assert np.any(q != case["q"]) and "mass" in vars(data)
+    assert np.all((q >= data.lower) & (q <= data.upper))
 
 
 def test_results_are_views_of_the_data_buffers(charmie):

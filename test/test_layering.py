@@ -6,7 +6,8 @@
       <- export, trajectories, the package's own __init__ (the core's public face)
       <- identification <- ros <- view <- cli
 
-A module may import its own layer and the layers below it. ros sits below view and cli
+A module may import its own layer and the layers below it (the graph and the layers:
+test/import_graph.py; docs/architecture.md shows them). ros sits below view and cli
 because both hand over to it (the viewer's live feed, ``charmie-dynamics bringup``) and it
 needs neither. rclpy and the ROS message packages are imported only under ros/, and there
 only by the modules that talk to ROS (the pure helpers of the nodes stay importable
@@ -14,26 +15,10 @@ without it). No two modules import each other, directly or through others.
 """
 from __future__ import annotations
 
-import ast
-from collections import defaultdict
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1] / "charmie_dynamics"
-PACKAGE = "charmie_dynamics"
-LAYERS = (
-    {"jit", "linalg", "slots", "documents", "resources", "errors"},
-    {"model"},
-    {"kinematics"},
-    {"mechanisms"},
-    {"dynamics"},
-    {"export", "trajectories", PACKAGE},
-    {"identification"},
-    {"ros"},
-    {"view"},
-    {"cli"},
-)
+from import_graph import GRAPH, MODULES, PACKAGE, ROOT, imports_of, layer, package_graph
+
 #: Modules under ros/ that need no ROS: the nodes' pure pieces (each has unit tests that run
 #: without rclpy).
 ROS_FREE = {f"{PACKAGE}.ros.{name}" for name in (
@@ -47,79 +32,15 @@ def _is_ros(top: str) -> bool:
         top.endswith(("_msgs", "_srvs", "_interfaces"))
 
 
-def _modules() -> dict[str, Path]:
-    out = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = path
-    return out
-
-
-MODULES = _modules()
-
-
-def _imports(name: str, path: Path) -> list[tuple[str, int]]:
-    """(imported module, line) for every import statement of the module, anywhere in it:
-    ``from a import b`` counts as a.b when that is a module, else as a."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found += [(alias.name, node.lineno) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - node.level + 1]
-                base = ".".join(base + ([node.module] if node.module else []))
-            else:
-                base = node.module
-            for alias in node.names:
-                sub = f"{base}.{alias.name}"
-                found.append((sub if sub in MODULES else base, node.lineno))
-    return found
-
-
-def _layer(module: str) -> int:
-    parts = module.split(".")
-    key = parts[1] if len(parts) > 1 else PACKAGE
-    return next(k for k, names in enumerate(LAYERS) if key in names)
-
-
-def _group(module: str) -> str:
-    """The package (or top-level module) of a module, for the package-level graph."""
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "__init__"
-
-
-GRAPH = {name: [(m, line) for m, line in _imports(name, path)] for name, path in MODULES.items()}
-
-
-def package_graph() -> str:
-    """One line per package: what it imports of the package, lowest layer first."""
-    edges: dict[str, set[str]] = defaultdict(set)
-    for name, imports in GRAPH.items():
-        for target, _ in imports:
-            if target.split(".")[0] == PACKAGE and _group(target) != _group(name):
-                edges[_group(name)].add(_group(target))
-    groups = sorted({_group(m) for m in MODULES} | set().union(*edges.values()),
-                    key=lambda g: (_layer(PACKAGE if g == "__init__" else f"{PACKAGE}.{g}"), g))
-    width = max(map(len, groups))
-    order = {g: k for k, g in enumerate(groups)}
-    return "\n".join(f"{g:>{width}} -> {', '.join(sorted(edges[g], key=order.get)) or '-'}"
-                     for g in groups)
-
-
 def _where(name: str, line: int) -> str:
     return f"{MODULES[name].relative_to(ROOT.parent)}:{line}"
 
 
 def test_every_module_imports_only_its_layer_and_below():
-    upward = sorted({f"{_where(name, line)}: {name} (layer {_layer(name)}) imports {target} "
-              f"(layer {_layer(target)})"
+    upward = sorted({f"{_where(name, line)}: {name} (layer {layer(name)}) imports {target} "
+              f"(layer {layer(target)})"
               for name, imports in GRAPH.items() for target, line in imports
-              if target.split(".")[0] == PACKAGE and _layer(target) > _layer(name)})
+              if target.split(".")[0] == PACKAGE and layer(target) > layer(name)})
     assert not upward, "imports pointing upward:\n" + "\n".join(upward) + \
         "\n\npackage graph:\n" + package_graph()
 
@@ -197,8 +118,8 @@ def test_the_check_sees_imports_in_every_form(source, found, tmp_path):
     """The parser finds module-level, function-level, relative and absolute imports."""
     path = tmp_path / "probe.py"
     path.write_text(source)
-    targets = [t for t, _ in _imports(f"{PACKAGE}.kinematics.probe", path)]
-    assert any(_layer(t) > _layer(f"{PACKAGE}.kinematics.probe") for t in targets) == found
+    targets = [t for t, _ in imports_of(f"{PACKAGE}.kinematics.probe", path)]
+    assert any(layer(t) > layer(f"{PACKAGE}.kinematics.probe") for t in targets) == found
 
 
 def test_a_cycle_is_found(monkeypatch):

@@ -1,6 +1,7 @@
 """The dynamics node's pure pieces, without ROS: odometry to base coordinates, reference
 trajectories, the stale policy of the feedforward, the stamp checks, the outputs' helpers,
 the diagnostics status, the parameter checks and the model sources (URDF + overlay)."""
+import dataclasses
 import math
 import struct
 import subprocess
@@ -19,7 +20,8 @@ from charmie_dynamics.ros.inputs import InputRejected
 from charmie_dynamics.ros.model_source import model_from_description, model_to_publish
 from charmie_dynamics.ros.node_status import Level, dynamics_status
 from charmie_dynamics.ros.odometry import base_from_odometry
-from charmie_dynamics.ros.outputs import FeedforwardMap, TfGrid
+from charmie_dynamics.ros.model_updates import prepare_model
+from charmie_dynamics.ros.outputs import FeedforwardMap, TfGrid, wrench_bodies, wrench_topic
 from charmie_dynamics.kinematics.limits import InputLimits
 from charmie_dynamics.ros.reference import check_serialized_reference, read_reference
 from charmie_dynamics.ros.stale_policy import Action, StalePolicy
@@ -477,3 +479,40 @@ def test_urdf_model_file_then_its_published_document_is_not_held(charmie_urdf, m
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
+
+
+# ---------------------------------------------------------------- wrench bodies and topics
+
+def test_wrench_joints_default_is_the_base_body(charmie):
+    """The default [""] names the first body with mass: CHARMIE's body_3 (as the old default
+    said), a URDF's mounted link; given names are kept, empty entries dropped."""
+    assert wrench_bodies(charmie, [""]) == ["body_3"]
+    assert wrench_bodies(charmie, ["", "body_4", "body_5"]) == ["body_4", "body_5"]
+    prepared = prepare_model(charmie, "", "t", [""], [""])
+    assert prepared.wrench_bodies == ["body_3"]
+    with pytest.raises(ModelError, match="wrench_joints name\\(s\\) body_99 not in the model"):
+        prepare_model(charmie, "", "t", [""], ["body_99"])
+
+
+@pytest.mark.parametrize("body,topic", [
+    ("body_3", "joint_wrenches/body_3"),
+    ("robot-1.base", "joint_wrenches/robot_1_base"),
+    ("LFoot/FSR/HeelLeft_sensor", "joint_wrenches/LFoot/FSR/HeelLeft_sensor"),
+    ("a//b/", "joint_wrenches/a/b"),
+    ("arm/1st.link", "joint_wrenches/arm/_1st_link"),
+    ("épaule", "joint_wrenches/_paule"),
+])
+def test_wrench_topics_are_valid_topic_names(body, topic):
+    assert wrench_topic(body) == topic
+    rclpy_names = pytest.importorskip("rclpy.validate_full_topic_name")
+    rclpy_names.validate_full_topic_name("/" + topic)          # raises if invalid
+
+
+def test_two_wrench_bodies_on_one_topic_are_refused(charmie):
+    bodies = tuple(dataclasses.replace(b, name="a-b" if b.name == "body_4" else
+                                       "a.b" if b.name == "body_5" else b.name)
+                   for b in charmie.bodies)
+    assert wrench_topic("a-b") == wrench_topic("a.b")
+    with pytest.raises(ModelError,
+                       match="'a-b' and 'a.b' would share the topic joint_wrenches/a_b"):
+        prepare_model(dataclasses.replace(charmie, bodies=bodies), "", "t", [""], ["a-b", "a.b"])

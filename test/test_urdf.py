@@ -12,7 +12,9 @@ from scipy.spatial.transform import Rotation
 from charmie_dynamics import auxiliary_segments, forward_kinematics, load_model
 from charmie_dynamics.export import matrix_to_rpy, rpy_to_matrix, urdf_from_model
 from charmie_dynamics.export.urdf import AUX_RADIUS, UNBOUNDED
+from charmie_dynamics.dynamics import coordinate_limits
 from charmie_dynamics.model import ModelError, model_from_dict
+from charmie_dynamics.model.urdf import model_from_urdf
 from charmie_dynamics.kinematics import inputs_from_dict, resolve_state
 
 from conftest import ALL_MODELS
@@ -366,6 +368,56 @@ def test_non_unit_multiplier_leader(charmie):
         urdf_from_model(with_multipliers(charmie, {"body_13a1": 2.0, "body_13a2": 0.5}))
     assert error.value.args[0].startswith(f"{charmie.source}: ")
     assert "body_13a1" in error.value.args[0] and "\n" not in error.value.args[0]
+
+
+def _body(name, parent, joint, origin=(0.0, 0.0, 0.1)):
+    return {"name": name, "parent": parent, "origin": list(origin), "joint": joint,
+            "rotation": {"rpy": [0.3, -0.2, 0.5]}, "mass": 1.0, "com": [0.01, 0.02, 0.03],
+            "inertia": {"ixx": 0.01, "iyy": 0.02, "izz": 0.015}}
+
+
+#: coupled joints whose offsets differ: q's first unit joint (a) has an offset, its second (b)
+#: none; every unit joint of p (c, d) and the lone joint of r have one (folded into <origin>)
+OFFSET_COUPLINGS = {"format": "charmie_dynamics/model/1", "name": "offsets", "bodies": [
+    _body("a", "world", {"type": "R", "axis": [0.6, 0.0, 0.8], "coordinate": "q",
+                         "offset": 0.4}),
+    _body("b", "world", {"type": "R", "axis": "x", "coordinate": "q"}, (0.2, 0.0, 0.0)),
+    _body("e", "b", {"type": "R", "axis": "-y", "coordinate": "q", "multiplier": 0.5,
+                     "offset": -0.3}),
+    _body("c", "a", {"type": "P", "axis": [0.0, 0.6, 0.8], "coordinate": "p", "offset": 0.05,
+                     "limits": {"lower": -0.1, "upper": 0.2}}),
+    _body("d", "a", {"type": "P", "axis": "z", "coordinate": "p", "multiplier": -1.0,
+                     "offset": 0.02}),
+    _body("f", "c", {"type": "R", "axis": "z", "coordinate": "r", "multiplier": -1.0,
+                     "offset": 0.7, "limits": {"lower": -1.0, "upper": 2.0}}),
+]}
+
+
+def test_mimic_leader_offsets_survive_the_round_trip():
+    """Exported and loaded back, a model whose coupled joints have different offsets gives
+    the same FK of every body (1e-12) and the same coordinate limits: the leader is a joint
+    without offset where there is one, else its offset is in its <origin>. (The code before
+    took the first unit joint as leader and dropped its offset: FK off by 0.4 rad.)"""
+    model = model_from_dict(OFFSET_COUPLINGS)
+    xml = urdf_from_model(model, include_auxiliary=False)
+    joints = {j.get("name"): j for j in ET.fromstring(xml).findall("joint")}
+    assert joints["q"].find("child").get("link") == "b"         # the joint without offset
+    assert float(joints["q_a"].find("mimic").get("offset")) == 0.4
+    back = model_from_urdf(xml)
+    order = [back.coordinate_names.index(c) for c in model.coordinate_names]
+    bodies = [back.body_index(name) for name in model.body_names]
+    rng = np.random.default_rng(12)
+    q = rng.uniform(-2.0, 2.0, (N_RANDOM, model.n_coordinates))
+    q_back = np.empty_like(q)
+    q_back[:, order] = q
+    ours, theirs = forward_kinematics(model, q), forward_kinematics(back, q_back)
+    np.testing.assert_allclose(theirs.rotation_world[:, bodies], ours.rotation_world,
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(theirs.origin_world[:, bodies], ours.origin_world,
+                               rtol=0, atol=1e-12)
+    for ours, theirs in zip(coordinate_limits(model), coordinate_limits(back)):
+        np.testing.assert_allclose(theirs[order], ours, rtol=0, atol=1e-12)
+    assert np.isfinite(coordinate_limits(model)[0]).tolist() == [False, True, True]
 
 
 def test_duplicate_names_are_model_errors():

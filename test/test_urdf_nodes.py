@@ -8,6 +8,9 @@
 * Dynamics node /e starts from robot_description alone: example-robot-data's UR5 URDF (no
   overlay) published by the test, then hostile texts, each counted as ``bad_model``, and a
   different robot (the Panda), held by ``accept_model_updates: once``.
+* Dynamics node /s: a URDF whose names hold '/', '-' and '.', started without
+  ``wrench_joints``: names on joint_loads and TF as in the URDF, the base body's wrench on
+  its topic.
 """
 from __future__ import annotations
 
@@ -21,7 +24,9 @@ import yaml
 
 rclpy = pytest.importorskip("rclpy")
 
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from charmie_dynamics.dynamics import inverse_dynamics  # noqa: E402
 from charmie_dynamics.export.urdf import overlay_from_model, urdf_from_model  # noqa: E402
@@ -29,9 +34,10 @@ from charmie_dynamics.kinematics import inputs_from_dict, resolve_state  # noqa:
 from charmie_dynamics.model import load_model  # noqa: E402
 from conftest import CHARMIE  # noqa: E402
 from node_process import Child  # noqa: E402
-from ros_harness import (LATE, MODEL, TOL, Dynamics, core, dump_children,  # noqa: E402,F401
-                         dump_on_failure, log_dir, namespaced_dynamics, node_argv, params,
-                         random_state, ros, ros_env, stamp_key)
+from ros_harness import (LATE, MODEL, RELIABLE, TOL, Dynamics, core,  # noqa: E402,F401
+                         dump_children, dump_on_failure, log_dir, namespaced_dynamics,
+                         node_argv, params, quaternion_matrix, random_state, ros, ros_env,
+                         stamp_key, vec)
 
 
 def _erd(name: str) -> Path:
@@ -64,9 +70,9 @@ def nodes(ros, ros_env, log_dir, exported):
                             stale_timeout=1000.0),
         namespaced_dynamics("u", ros_env, log_dir, model_file=NO_FILE, model_source="robot_description",
                             overlay_file=overlay, stale_timeout=1000.0),
+        # no wrench_joints: the default publishes the UR5's base body's wrench
         namespaced_dynamics("e", ros_env, log_dir, model_file=NO_FILE, model_source="robot_description",
-                            wrench_joints='[""]', diagnostics_period=0.05,
-                            stale_timeout=1000.0),
+                            diagnostics_period=0.05, stale_timeout=1000.0),
     ]
     try:
         ros.watched = list(children)
@@ -168,6 +174,90 @@ def test_example_robot_data_urdf_runs_and_hostile_descriptions_are_counted(ros, 
     assert e.diagnostics[-1]["model"] == UR5_MODEL.name
     np.testing.assert_allclose(ur5_feedforward(ros, e, pos, vel), expected, **TOL)
     assert int(e.diagnostics[-1]["received_model"]) == len(HOSTILE_DESCRIPTIONS) + 2
+    assert "wrench_joints" not in e.child.text()
+
+
+# ---------------------------------------------------------------------------- names with '/'
+SLASHED_URDF = """<robot name="ns/arm">
+  <link name="world"/>
+  <link name="robot-1.base"><inertial><origin xyz="0 0 0.05"/><mass value="4"/>
+    <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+  <link name="arm/upper"><inertial><origin xyz="0.15 0 0"/><mass value="2"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
+  <link name="arm/fore.arm"><inertial><origin xyz="0.1 0 0.02"/><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <link name="arm/tool0"/>
+  <joint name="mount" type="fixed"><parent link="world"/><child link="robot-1.base"/>
+    <origin xyz="0 0 0.2" rpy="0 0 0.3"/></joint>
+  <joint name="arm/shoulder" type="revolute"><parent link="robot-1.base"/>
+    <child link="arm/upper"/><origin xyz="0 0 0.1"/><axis xyz="0 1 0"/>
+    <limit lower="-2" upper="2" effort="100" velocity="3"/></joint>
+  <joint name="arm/elbow.joint" type="continuous"><parent link="arm/upper"/>
+    <child link="arm/fore.arm"/><origin xyz="0.3 0 0" rpy="0.2 0 0"/><axis xyz="0 0.6 0.8"/>
+  </joint>
+  <joint name="arm/tool" type="fixed"><parent link="arm/fore.arm"/><child link="arm/tool0"/>
+    <origin xyz="0.2 0 0"/></joint>
+</robot>
+"""
+
+
+@dump_on_failure
+def test_names_with_slashes_and_the_default_wrench_body(ros, ros_env, log_dir, tmp_path):
+    """Started without wrench_joints, a URDF model whose names hold '/', '-' and '.':
+    joint_loads carries the URDF's joint names, /tf and /tf_static its link names (inner '/'
+    kept), and joint_wrenches/robot_1_base the wrench of the base body robot-1.base (the
+    first with mass) in its frame, equal to the core's (1e-9)."""
+    urdf = tmp_path / "slashed.urdf"
+    urdf.write_text(SLASHED_URDF)
+    model = load_model(urdf)
+    assert set(model.body_names) == {"robot-1.base", "arm/upper", "arm/fore.arm", "arm/tool0"}
+    child = namespaced_dynamics("s", ros_env, log_dir, model_file=urdf, stale_timeout=1000.0)
+    try:
+        ros.watched = [child]
+        s = Dynamics(ros, child, "/s", with_tf=False)
+        tf, wrenches = {}, {}
+        subs = [ros.node.create_subscription(
+                    TFMessage, "/s/tf", lambda m: tf.__setitem__(
+                        stamp_key(m.transforms[0].header.stamp), m), RELIABLE),
+                ros.node.create_subscription(
+                    WrenchStamped, "/s/joint_wrenches/robot_1_base",
+                    lambda m: wrenches.__setitem__(stamp_key(m.header.stamp), m), RELIABLE)]
+        assert ros.spin_until(lambda: s.ready() and all(sub.get_publisher_count() >= 1
+                                                        for sub in subs), 90.0), "not ready"
+        static = {t.child_frame_id: t.header.frame_id for t in s.tf_static[-1].transforms}
+        assert static == {"robot-1.base": "world", "arm/tool0": "arm/fore.arm"}, static
+        pos = {"arm/shoulder": 0.4, "arm/elbow.joint": -0.7}
+        vel = {"arm/shoulder": 0.5, "arm/elbow.joint": 1.5}
+        for _ in range(4):                  # a first message may beat the node's discovery
+            stamp = ros.next_stamp()
+            key = stamp_key(stamp)
+            s.publish_joints(stamp, pos, vel, names=model.input_names)
+            if ros.spin_until(lambda: key in s.joint_loads and key in tf and key in wrenches,
+                              5.0):
+                break
+        assert key in s.joint_loads and key in tf and key in wrenches, \
+            (key in s.joint_loads, key in tf, key in wrenches, s.diagnostics[-1:])
+        x, xd, xdd = inputs_from_dict(model, pos, vel)
+        loads = inverse_dynamics(model, resolve_state(model, x, xd, xdd))
+        assert list(s.joint_loads[key].name) == ["arm/shoulder", "arm/elbow.joint"]
+        np.testing.assert_allclose(s.joint_loads[key].effort, loads.coordinate_effort, **TOL)
+        frames = {t.child_frame_id: t for t in tf[key].transforms}
+        assert {c: t.header.frame_id for c, t in frames.items()} == \
+            {"arm/upper": "robot-1.base", "arm/fore.arm": "arm/upper"}
+        fore = model.body_index("arm/fore.arm")
+        R = quaternion_matrix(frames["arm/fore.arm"].transform.rotation)
+        np.testing.assert_allclose(R, loads.placements.rotation_parent[fore], **TOL)
+        base = model.body_index("robot-1.base")
+        assert loads.base_body == base
+        w = wrenches[key]
+        assert w.header.frame_id == "robot-1.base"
+        np.testing.assert_allclose(vec(w.wrench.force), loads.joint_force[base], **TOL)
+        np.testing.assert_allclose(vec(w.wrench.torque), loads.joint_torque[base], **TOL)
+        # the floor load carries the robot's weight (6 kg plus its motion)
+        assert abs(loads.joint_force_world[base][2]) > 6 * 9.0
+    finally:
+        ros.watched = []
+        child.stop()
 
 
 # ---------------------------------------------------------------------------- start-up errors

@@ -2,7 +2,7 @@
 H(q) qdd = phi,  phi = tau - u'(q, qd)  (seed 002 eqs. 16a and 18).
 
 u' (Coriolis, centrifugal, gravity, springs and balancers as external wrenches) comes from the
-inverse dynamics with qdd = 0 (its kernel; :func:`~.mass_matrix.bias_forces` gives the same;
+inverse dynamics with qdd = 0 (its kernel, as :func:`~.mass_matrix.bias_forces` runs it;
 seed 002 section 2.4.2, input item 4): its outward pass gives the velocities and
 velocity-product accelerations with -g at the base (eq. 17), its inward pass the bias
 wrenches of every subtree and phi. Two solvers of the same equations follow:
@@ -69,8 +69,7 @@ from ..kinematics.state import samples
 from ..model.data import AlgorithmData
 from ..model.model import Model
 from ..model.packed import COORD, PARENT, SCALARS
-from .inverse import InverseDynamicsData, run_inverse_dynamics
-from .mass_matrix import MassMatrixData, mass_matrix
+from .mass_matrix import BiasForcesData, MassMatrixData, bias_loads, mass_matrix
 from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_to_child_into,
                       parent_transform_into)
 
@@ -111,7 +110,7 @@ class ForwardDynamicsData(AlgorithmData):
     def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
         super().__init__(model, lead)
         n = model.n_coordinates
-        self.inverse = InverseDynamicsData(model, lead)
+        self.bias = BiasForcesData(model, lead)
         self.coupling = model.compiled.aba_coupling    # why the ABA cannot run, or None
         self.phi = np.empty(self.lead + (n,))
         self.qdd = np.empty(self.lead + (n,))
@@ -154,7 +153,7 @@ def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarra
         method = "cholesky"
     # the bias forces u' = ID(q, qd, 0) (module docstring), with the placements of q
     q_s, qd_s = samples(q, lead, n), samples(qd, lead, n)
-    loads = run_inverse_dynamics(model, q_s, qd_s, data.inverse.zeros, data.inverse)
+    loads = bias_loads(model, q_s, qd_s, data.bias)
     np.subtract(tau, loads.coordinate_effort, out=data.phi)
     if held is not None:
         held = np.broadcast_to(np.asarray(held, dtype=bool), data.phi.shape)

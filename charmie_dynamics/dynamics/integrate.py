@@ -27,10 +27,16 @@ over the coordinate's joints (:func:`coordinate_limits`); unbounded sides are in
   from its stop is released.
 
 The initial state must be within the limits.
+
+**Workspaces** (``data=``, as the other algorithms): :class:`StepData` for :func:`step` and
+:func:`stop_at_limits` (forward dynamics' buffers, the four RK4 stage results, the state
+after the step), :class:`SimulationData` for :func:`simulate` (a StepData and the whole
+motion, for one number of steps).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, NamedTuple, Optional
 
 import numpy as np
@@ -39,9 +45,10 @@ from ..kinematics.forward import forward_kinematics
 from ..kinematics.motion import body_motion
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..mechanisms.forces import spring_energy
+from ..model.data import AlgorithmData
 from ..model.model import Model
-from .forward import forward_dynamics, held_solve
-from .mass_matrix import mass_matrix
+from .forward import ForwardDynamicsData, forward_dynamics, held_solve
+from .mass_matrix import MassMatrixData, mass_matrix
 
 #: tau(t, q, qd) -> generalized efforts (..., n): N m (revolute) or N (prismatic)
 EffortFunction = Callable[[float, np.ndarray, np.ndarray], np.ndarray]
@@ -88,32 +95,74 @@ def coordinate_limits(model: Model) -> tuple[np.ndarray, np.ndarray]:
     return lower, upper
 
 
-def stop_at_limits(model: Model, q: np.ndarray, qd: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
+class StepData(AlgorithmData):
+    """Buffers of :func:`step` and :func:`stop_at_limits` for one model and sample shape
+    ``lead``: forward dynamics' (``forward``), the coordinate limits (``lower``, ``upper``),
+    the RK4 stages (``stage_qdd``: the four accelerations a1..a4, ``stage_qd`` and
+    ``stage_q``: the rates and positions at which a2..a4 are evaluated), zero efforts (no
+    ``tau_fn``), the mass matrix of the stops' impulses (built on first use) and the state
+    after the step, ``q`` and ``qd`` (..., n), returned by every call as the tuple ``state``
+    and overwritten by the next."""
+
+    def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
+        super().__init__(model, lead)
+        shape = self.lead + (model.n_coordinates,)
+        self.forward = ForwardDynamicsData(model, lead)
+        self.lower, self.upper = coordinate_limits(model)
+        self.stage_qdd = np.empty((4,) + shape)
+        self.stage_qd = np.empty((3,) + shape)
+        self.stage_q = np.empty((3,) + shape)
+        self.zeros = np.zeros(shape)
+        self.q = np.empty(shape)
+        self.qd = np.empty(shape)
+        self.state = (self.q, self.qd)
+
+    @cached_property
+    def mass(self) -> MassMatrixData:
+        return MassMatrixData(self.model, self.lead)
+
+
+def _state(model: Model, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """q and qd as float arrays of one broadcast shape (..., n)."""
+    q, qd = np.broadcast_arrays(np.asarray(q, dtype=float), np.asarray(qd, dtype=float))
+    if q.shape[-1:] != (model.n_coordinates,):
+        raise ValueError(f"q, qd: got last axis {q.shape[-1:]}, expected "
+                         f"({model.n_coordinates},) coordinates of {model.name}")
+    return q, qd
+
+
+def stop_at_limits(model: Model, q: np.ndarray, qd: np.ndarray, *,
+                   data: Optional[StepData] = None) -> tuple[np.ndarray, np.ndarray]:
     """The inelastic stops of the module docstring: (q, qd) after an impact, arrays (..., n).
 
     Coordinates past a bound are clipped to it; the set K of coordinates on a bound moving
     outward gets qd+_K = 0 from an impulse at the stops, which leaves the momentum of the
-    others unchanged: (H (qd+ - qd))_f = 0 for every coordinate f not in K.
+    others unchanged: (H (qd+ - qd))_f = 0 for every coordinate f not in K. ``data``: buffers
+    for the sample shape, reused (the result is its ``state``; q and qd may be its arrays);
+    new ones when omitted.
     """
-    lower, upper = coordinate_limits(model)
-    q = np.clip(q, lower, upper)
-    qd = np.asarray(qd, dtype=float)
+    q, qd = _state(model, q, qd)
+    data = StepData.reuse(data, model, q.shape[:-1])
+    lower, upper = data.lower, data.upper
+    np.clip(q, lower, upper, out=data.q)
+    np.copyto(data.qd, qd)
+    q, qd = data.q, data.qd
 
     def outward(v: np.ndarray) -> np.ndarray:
         return ((q <= lower) & (v < 0.0)) | ((q >= upper) & (v > 0.0))
 
     stopped = outward(qd)
     if not np.any(stopped):
-        return q, qd
-    H = mass_matrix(model, q)
+        return data.state
+    H = mass_matrix(model, q, data=data.mass)
     while True:
         jump = np.where(stopped, -qd, 0.0)                  # qd+_K - qd_K
         rest = held_solve(H, -np.einsum("...ij,...j->...i", H, jump), stopped)
         after = qd + jump + rest
         more = outward(after) & ~stopped
         if not np.any(more):
-            return q, after
+            qd[...] = after
+            return data.state
         stopped = stopped | more
 
 
@@ -142,48 +191,66 @@ def mechanical_energy(model: Model, q: np.ndarray, qd: np.ndarray) -> Energy:
 
 
 def accelerations(model: Model, t: float, q: np.ndarray, qd: np.ndarray,
-                  tau_fn: Optional[EffortFunction], dynamics: str = "cholesky",
-                  limits: bool = True) -> np.ndarray:
-    """qdd at (t, q, qd) with the stops' contact rule of the module docstring."""
-    tau = np.zeros_like(q) if tau_fn is None else tau_fn(t, q, qd)
-    qdd = forward_dynamics(model, q, qd, tau, method=dynamics)
+                  tau_fn: Optional[EffortFunction], dynamics: str, limits: bool,
+                  data: StepData, out: np.ndarray) -> np.ndarray:
+    """qdd at (t, q, qd) (..., n) with the stops' contact rule of the module docstring,
+    written into ``out`` (a stage of ``data``)."""
+    tau = data.zeros if tau_fn is None else tau_fn(t, q, qd)
+    out[...] = forward_dynamics(model, q, qd, tau, method=dynamics, data=data.forward)
     if not limits:
-        return qdd
-    lower, upper = coordinate_limits(model)
+        return out
+    lower, upper = data.lower, data.upper
     at_lower, at_upper = (q <= lower) & (qd <= 0.0), (q >= upper) & (qd >= 0.0)
     held = np.zeros(q.shape, dtype=bool)
     while True:
-        pushing = ((at_lower & (qdd < 0.0)) | (at_upper & (qdd > 0.0))) & ~held
+        pushing = ((at_lower & (out < 0.0)) | (at_upper & (out > 0.0))) & ~held
         if not np.any(pushing):
-            return qdd
+            return out
         held = held | pushing
-        qdd = forward_dynamics(model, q, qd, tau, method=dynamics, held=held)
+        out[...] = forward_dynamics(model, q, qd, tau, method=dynamics, held=held,
+                                    data=data.forward)
 
 
 def step(model: Model, t: float, q: np.ndarray, qd: np.ndarray,
          tau_fn: Optional[EffortFunction], dt: float = 1e-3, method: str = "rk4", *,
-         dynamics: str = "cholesky", limits: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """One integration step from (t, q, qd): the state at t + dt (stops applied)."""
+         dynamics: str = "cholesky", limits: bool = True,
+         data: Optional[StepData] = None) -> tuple[np.ndarray, np.ndarray]:
+    """One integration step from (t, q, qd) (..., n): the state at t + dt (stops applied).
+
+    ``data``: buffers for the sample shape, reused (see :class:`StepData`; the result is its
+    ``state``, whose arrays may be passed back as the next step's q and qd); new ones when
+    omitted.
+    """
     if method not in INTEGRATORS:
         raise ValueError(f"method: got {method!r}, expected one of {', '.join(INTEGRATORS)}")
+    q, qd = _state(model, q, qd)
+    data = StepData.reuse(data, model, q.shape[:-1])
+    a, v, x = data.stage_qdd, data.stage_qd, data.stage_q
 
-    def accel(tk: float, qk: np.ndarray, qdk: np.ndarray) -> np.ndarray:
-        return accelerations(model, tk, qk, qdk, tau_fn, dynamics, limits)
+    def accel(k: int, tk: float, qk: np.ndarray, qdk: np.ndarray) -> np.ndarray:
+        return accelerations(model, tk, qk, qdk, tau_fn, dynamics, limits, data, a[k])
 
     if method == "euler":
-        qd = qd + dt * accel(t, q, qd)
-        q = q + dt * qd
+        accel(0, t, q, qd)
+        np.add(qd, dt * a[0], out=data.qd)
+        np.add(q, dt * data.qd, out=data.q)
     else:
-        a1 = accel(t, q, qd)
-        v2 = qd + 0.5 * dt * a1
-        a2 = accel(t + 0.5 * dt, q + 0.5 * dt * qd, v2)
-        v3 = qd + 0.5 * dt * a2
-        a3 = accel(t + 0.5 * dt, q + 0.5 * dt * v2, v3)
-        v4 = qd + dt * a3
-        a4 = accel(t + dt, q + dt * v3, v4)
-        q = q + dt / 6.0 * (qd + 2.0 * v2 + 2.0 * v3 + v4)
-        qd = qd + dt / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
-    return stop_at_limits(model, q, qd) if limits else (q, qd)
+        accel(0, t, q, qd)
+        np.add(qd, 0.5 * dt * a[0], out=v[0])
+        np.add(q, 0.5 * dt * qd, out=x[0])
+        accel(1, t + 0.5 * dt, x[0], v[0])
+        np.add(qd, 0.5 * dt * a[1], out=v[1])
+        np.add(q, 0.5 * dt * v[0], out=x[1])
+        accel(2, t + 0.5 * dt, x[1], v[1])
+        np.add(qd, dt * a[2], out=v[2])
+        np.add(q, dt * v[1], out=x[2])
+        accel(3, t + dt, x[2], v[2])
+        # q before qd: q and qd may be data.q and data.qd (the previous step's results)
+        np.add(q, dt / 6.0 * (qd + 2.0 * v[0] + 2.0 * v[1] + v[2]), out=data.q)
+        np.add(qd, dt / 6.0 * (a[0] + 2.0 * a[1] + 2.0 * a[2] + a[3]), out=data.qd)
+    if limits:
+        stop_at_limits(model, data.q, data.qd, data=data)
+    return data.state
 
 
 def check_within_limits(model: Model, q: np.ndarray) -> None:
@@ -196,10 +263,26 @@ def check_within_limits(model: Model, q: np.ndarray) -> None:
                          f"[{lower[c]:g}, {upper[c]:g}]")
 
 
+class SimulationData(AlgorithmData):
+    """Buffers of :func:`simulate` for one model, sample shape ``lead`` and number of
+    ``steps``: a :class:`StepData` (``step``) and the motion, ``simulation`` (t (steps + 1,),
+    q and qd (steps + 1, ..., n)), returned by every call and overwritten by the next."""
+
+    def __init__(self, model: Model, lead: tuple[int, ...] = (), steps: int = 1) -> None:
+        super().__init__(model, lead)
+        self.steps = int(steps)
+        self.step = StepData(model, lead)
+        shape = (self.steps + 1,) + self.lead + (model.n_coordinates,)
+        self.simulation = Simulation(np.empty(self.steps + 1), np.empty(shape), np.empty(shape))
+
+    def sizes(self) -> dict[str, int]:
+        return {"steps": self.steps}
+
+
 def simulate(model: Model, q0: np.ndarray, qd0: np.ndarray,
              tau_fn: Optional[EffortFunction], duration: float, dt: float = 1e-3,
-             method: str = "rk4", *, dynamics: str = "cholesky", limits: bool = True
-             ) -> Simulation:
+             method: str = "rk4", *, dynamics: str = "cholesky", limits: bool = True,
+             data: Optional[SimulationData] = None) -> Simulation:
     """Integrate the motion from (q0, qd0) (..., n) for ``duration`` seconds.
 
     ``tau_fn(t, q, qd)``: coordinate efforts, None for none (free motion under gravity,
@@ -207,6 +290,8 @@ def simulate(model: Model, q0: np.ndarray, qd0: np.ndarray,
     forward-dynamics method, "cholesky" (any model) or "aba" (coupled joints must be siblings;
     faster on CHARMIE: benchmarks/bench_forward_dynamics.py). ``limits``: stop the coordinates
     at their position limits (module docstring). ``duration`` must be a whole number of steps.
+    ``data``: buffers for the sample shape and number of steps, reused (see
+    :class:`SimulationData`); new ones when omitted.
     """
     if method not in INTEGRATORS:
         raise ValueError(f"method: got {method!r}, expected one of {', '.join(INTEGRATORS)}")
@@ -216,14 +301,15 @@ def simulate(model: Model, q0: np.ndarray, qd0: np.ndarray,
     if steps < 1 or abs(steps * dt - duration) > 1e-9 * max(1.0, duration):
         raise ValueError(f"duration: got {duration!r}, expected a positive multiple of "
                          f"dt = {dt!r}")
-    q, qd = np.broadcast_arrays(np.asarray(q0, dtype=float), np.asarray(qd0, dtype=float))
+    q, qd = _state(model, q0, qd0)
+    data = SimulationData.reuse(data, model, q.shape[:-1], steps=steps)
     if limits:
         check_within_limits(model, q)
-    t = dt * np.arange(steps + 1)
-    q_out = np.empty((steps + 1,) + q.shape)
-    qd_out = np.empty_like(q_out)
+    t, q_out, qd_out = data.simulation
+    np.multiply(dt, np.arange(steps + 1), out=t)
     q_out[0], qd_out[0] = q, qd
     for k in range(steps):
-        q, qd = step(model, t[k], q, qd, tau_fn, dt, method, dynamics=dynamics, limits=limits)
+        q, qd = step(model, t[k], q, qd, tau_fn, dt, method, dynamics=dynamics, limits=limits,
+                     data=data.step)
         q_out[k + 1], qd_out[k + 1] = q, qd
-    return Simulation(t, q_out, qd_out)
+    return data.simulation

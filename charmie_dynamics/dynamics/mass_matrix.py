@@ -14,9 +14,9 @@ which holds the external forces too).
   up.
 * :func:`bias_forces`: u' = ID(q, qd, 0), the recursive Newton-Euler algorithm with zero
   accelerations (seed 002 section 2.4.2 input item 4; seed 004 eq. 36): Coriolis, centrifugal and
-  gravity terms and the springs and balancers of the model as external wrenches, composed of
-  the same steps as :func:`~charmie_dynamics.dynamics.inverse.inverse_dynamics`, so that
-  H qdd + u' is its ``coordinate_effort``.
+  gravity terms and the springs and balancers of the model as external wrenches, one call of
+  the kernel of :func:`~charmie_dynamics.dynamics.inverse.inverse_dynamics` with qdd = 0, so
+  that H qdd + u' is its ``coordinate_effort`` (forward_dynamics takes its u' from here).
 * :func:`mass_matrix_from_inverse_dynamics`: H e_k = ID(q, 0, e_k) - ID(q, 0, 0), the
   columns of H from the inverse dynamics. Seed 004 section III carries the coefficients of
   every qdd_k through one modified RNEA pass (eqs. 12-35); here the n unit accelerations
@@ -36,10 +36,12 @@ import numpy as np
 from ..jit import kernel
 from ..kinematics.forward import ForwardKinematicsData, Placements, forward_kinematics
 from ..kinematics.motion import body_motion
+from ..kinematics.state import samples
 from ..mechanisms.forces import passive_forces
 from ..model.data import AlgorithmData
 from ..model.model import Model
 from ..model.packed import COORD, PARENT, SCALARS
+from .inverse import InverseDynamicsData, Loads, run_inverse_dynamics
 from .rnea import joint_efforts, tree_backward_pass
 from .spatial import add_force_to_parent, add_inertia_to_parent, parent_transform_into
 
@@ -136,15 +138,38 @@ def _coordinate_efforts(model: Model, placements: Placements, qd: np.ndarray,
     return joint_efforts(model, tree)
 
 
-def bias_forces(model: Model, q: np.ndarray, qd: np.ndarray,
-                placements: Optional[Placements] = None) -> np.ndarray:
-    """u'(q, qd) = ID(q, qd, 0), (..., n): N m (revolute) or N (prismatic).
+class BiasForcesData(AlgorithmData):
+    """Buffers of :func:`bias_forces` for one model and sample shape ``lead``: those of the
+    inverse dynamics it runs with qdd = 0 (``inverse``, whose placements are those of q).
+    ``bias_forces`` (..., n) is returned by every call, overwritten by the next."""
 
-    ``placements``: forward kinematics of ``q`` when already computed.
+    def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
+        super().__init__(model, lead)
+        self.inverse = InverseDynamicsData(model, lead)
+        self.bias_forces = self.inverse.loads.coordinate_effort
+
+
+def bias_loads(model: Model, q: np.ndarray, qd: np.ndarray, data: BiasForcesData) -> Loads:
+    """The inverse dynamics with qdd = 0 of (samples, n) arrays checked against ``data`` by
+    the caller: u' is its ``coordinate_effort``, ``placements`` those of q."""
+    return run_inverse_dynamics(model, q, qd, data.inverse.zeros, data.inverse)
+
+
+def bias_forces(model: Model, q: np.ndarray, qd: np.ndarray, *,
+                data: Optional[BiasForcesData] = None) -> np.ndarray:
+    """u'(q, qd) = ID(q, qd, 0), (..., n): N m (revolute) or N (prismatic); leading axes of q
+    and qd broadcast. ``data``: buffers for the broadcast sample shape, reused (see
+    :class:`BiasForcesData`); new ones when omitted.
     """
-    fk = forward_kinematics(model, q) if placements is None else placements
-    qd = np.asarray(qd, dtype=float)
-    return _coordinate_efforts(model, fk, qd, np.zeros_like(qd))
+    q, qd = np.broadcast_arrays(np.asarray(q, dtype=float), np.asarray(qd, dtype=float))
+    n = model.n_coordinates
+    if q.shape[-1:] != (n,):
+        raise ValueError(f"q, qd: got last axis {q.shape[-1:]}, expected ({n},) coordinates "
+                         f"of {model.name}")
+    lead = q.shape[:-1]
+    data = BiasForcesData.reuse(data, model, lead)
+    bias_loads(model, samples(q, lead, n), samples(qd, lead, n), data)
+    return data.bias_forces
 
 
 def mass_matrix_from_inverse_dynamics(model: Model, q: np.ndarray) -> np.ndarray:

@@ -10,10 +10,13 @@
 * Joints: a revolute or prismatic joint is named after its coordinate (``theta8a``, ``d4``)
   because those are the names published on ``joint_states``, and its URDF value IS the
   coordinate's value. A coordinate that moves several joints (``multiplier``) gives its name
-  to the first of them whose multiplier is +1 or -1 (the *leader*, whose URDF axis is the
-  model axis times that sign); every other joint of the coordinate is
-  ``<coordinate>_<body>`` with ``<mimic joint="<coordinate>" multiplier="m_body"/>``
-  (its joint value is ``m_body * coordinate`` about its own model axis). A coordinate whose
+  to one of them whose multiplier is +1 or -1, the first with offset 0 if any, else the first
+  (the *leader*, whose URDF axis is the model axis times that sign; a leader's own offset o,
+  the joint value being +-coordinate + o, is folded into its ``<origin>``: a turn by o about
+  the axis, or a shift by o along it); every other joint of the coordinate is
+  ``<coordinate>_<body>`` with ``<mimic joint="<coordinate>" multiplier="m_body"
+  offset="o_body"/>`` (its joint value is ``m_body * coordinate + o_body`` about its own
+  model axis). A coordinate whose
   joints all have ``|multiplier| != 1`` cannot be given its value in URDF, and names that
   collide (a fixed joint ``a_joint`` beside a coordinate ``a_joint``): ModelError naming the
   model's source.
@@ -21,16 +24,16 @@
 * ``<origin>``: ``xyz`` = the joint point on the parent, ``rpy`` = URDF fixed-axis
   roll-pitch-yaw of the constant rotation R_c (R_c = Rz(yaw) Ry(pitch) Rx(roll)); ``<axis>``
   is the model axis, which is already in the joint frame (a prismatic joint slides along it).
-* ``<limit>``: the model's limits are those of the joint value (multiplier * coordinate);
-  the leader's are converted to the coordinate (divided by the multiplier, bounds swapped
-  when it is negative), taken per field from the first joint of the coordinate that has
-  them; a mimic joint without its own limits gets the coordinate's times its multiplier.
+* ``<limit>``: the model's limits are those of the joint value (multiplier * coordinate +
+  offset); the leader's are converted to the coordinate (less the offset, divided by the
+  multiplier, bounds swapped when it is negative), taken per field from the first joint of
+  the coordinate that has them; a mimic joint without its own limits gets the coordinate's
+  times its multiplier plus its offset.
   A revolute joint with neither bound becomes ``continuous``; a missing bound otherwise is
   written as -1000 / +1000 (rad or m: URDF requires both on revolute and prismatic joints
   and this package has no position limits of its own there). Unknown effort and velocity
   are written as 0 (URDF requires the attributes).
 * ``<dynamics damping friction>``: the joint's viscous and Coulomb friction (when nonzero).
-* ``<mimic offset>``: the joint's offset (joint value = multiplier * coordinate + offset).
 * With ``include_auxiliary``: one massless link per auxiliary segment (``act4``,
   ``spring_5s``, ``balancer_left_lever``, ... as named by ``auxiliary_segments``), its frame
   being the segment's (origin at the start, z along the segment), attached to the segment's
@@ -53,6 +56,7 @@ import numpy as np
 from ..documents import bounded
 from ..model.loader import MAX_ERROR, ModelError
 from ..model.model import Body, JointType, Model, SpringParams
+from ..model.rotations import axis_rotation
 from ..model.rotations import rpy_to_matrix  # noqa: F401  (view/drawing.py imports it from here)
 from ..model.urdf import OVERLAY_FORMAT
 
@@ -139,11 +143,12 @@ def _joint_limits(body: Body) -> list[Optional[float]]:
     return [lim.lower, lim.upper, lim.velocity, lim.effort]
 
 
-def _scale_limits(lim: list[Optional[float]], m: float) -> list[Optional[float]]:
-    """Limits of ``value`` -> limits of ``m * value``."""
+def _scale_limits(lim: list[Optional[float]], m: float, offset: float = 0.0
+                  ) -> list[Optional[float]]:
+    """Limits of ``value`` -> limits of ``m * value + offset``."""
     lower, upper, velocity, effort = lim
-    lower = None if lower is None else lower * m
-    upper = None if upper is None else upper * m
+    lower = None if lower is None else lower * m + offset
+    upper = None if upper is None else upper * m + offset
     if m < 0:
         lower, upper = upper, lower
     return [lower, upper,
@@ -153,6 +158,18 @@ def _scale_limits(lim: list[Optional[float]], m: float) -> list[Optional[float]]
 
 def _merge(first: list[Optional[float]], second: list[Optional[float]]) -> list[Optional[float]]:
     return [a if a is not None else b for a, b in zip(first, second)]
+
+
+def _leader_origin(model: Model, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``<origin>`` (xyz, rotation) of body i's joint as a leader, whose URDF value is
+    the coordinate alone: its offset o folded into the constant placement (module
+    docstring), R_c Rot(a, o) for a revolute joint, B + R_c a o for a prismatic one."""
+    origin, R_c, o = model.origin[i], model.rotation[i], float(model.offset[i])
+    if o == 0.0:
+        return origin, R_c
+    if model.bodies[i].joint_type == JointType.PRISMATIC:
+        return origin + R_c @ model.axis[i] * o, R_c
+    return origin, R_c @ axis_rotation(model.axis[i], o)
 
 
 def _joint_plan(model: Model) -> list[dict]:
@@ -168,15 +185,18 @@ def _joint_plan(model: Model) -> list[dict]:
                 f"{', '.join(model.bodies[i].name for i in members)}): no joint with multiplier "
                 "+1 or -1, so no URDF joint can take the coordinate's value (multipliers "
                 f"{[model.bodies[i].multiplier for i in members]})", MAX_ERROR))
-        leader[c] = unit[0]
+        # a leader without offset needs no change of its origin (see the module docstring)
+        leader[c] = next((i for i in unit if model.bodies[i].offset == 0.0), unit[0])
         lim: list[Optional[float]] = [None] * 4
-        for i in [unit[0]] + [i for i in members if i != unit[0]]:
+        for i in [leader[c]] + [i for i in members if i != leader[c]]:
             b = model.bodies[i]
-            lim = _merge(lim, _scale_limits(_joint_limits(b), 1.0 / b.multiplier))
+            lim = _merge(lim, _scale_limits(_joint_limits(b), 1.0 / b.multiplier,
+                                            -b.offset / b.multiplier))
         coord_limits[c] = lim
     plan = []
     for i, b in enumerate(model.bodies):
-        entry: dict = {"axis": None, "limits": None, "mimic": None}
+        entry: dict = {"axis": None, "limits": None, "mimic": None,
+                       "origin": (model.origin[i], model.rotation[i])}
         if b.joint_type == JointType.FIXED:
             entry.update(name=f"{b.name}_joint", type="fixed")
             plan.append(entry)
@@ -184,11 +204,11 @@ def _joint_plan(model: Model) -> list[dict]:
         c = b.coordinate
         if leader[c] == i:
             entry.update(name=c, axis=np.sign(b.multiplier) * model.axis[i],
-                         limits=coord_limits[c])
+                         limits=coord_limits[c], origin=_leader_origin(model, i))
         else:
             entry.update(name=f"{c}_{b.name}", axis=model.axis[i],
                          limits=_merge(_joint_limits(b),
-                                       _scale_limits(coord_limits[c], b.multiplier)),
+                                       _scale_limits(coord_limits[c], b.multiplier, b.offset)),
                          mimic=(c, b.multiplier))
         lower, upper = entry["limits"][:2]
         if b.joint_type == JointType.PRISMATIC:
@@ -274,7 +294,7 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
         ET.SubElement(element, "parent",
                       link=frame_prefix + ("world" if p < 0 else model.bodies[p].name))
         ET.SubElement(element, "child", link=frame_prefix + body.name)
-        _origin(element, model.origin[i], model.rotation[i])
+        _origin(element, *joint["origin"])
         if joint["type"] != "fixed":
             ET.SubElement(element, "axis", xyz=_vec(joint["axis"]))
             lower, upper, velocity, effort = joint["limits"]

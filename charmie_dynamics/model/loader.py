@@ -157,13 +157,15 @@ class _Reader:
         return np.array([self.length_value(v, f"{where}[{k}]") for k, v in enumerate(value)])
 
     def name(self, value: Any, where: str, dotted: bool = False) -> str:
-        """A name of letters, digits and _; with ``dotted`` (bodies and coordinates, whose
-        URDF names often have them) also - and . : a reference BODY.POINT is split at its
-        last '.', so point names never hold a '.'."""
-        extra = "_-." if dotted else "_"
-        if (not isinstance(value, str) or not value
+        """A name of letters, digits and _; with ``dotted`` (the model, bodies and
+        coordinates, whose URDF names often have them) also -, . and / but not a leading /
+        (names become TF frame ids, which tf2 refuses with a leading /): a reference
+        BODY.POINT is split at its last '.', so point names never hold a '.'."""
+        extra = "_-./" if dotted else "_"
+        if (not isinstance(value, str) or not value or value.startswith("/")
                 or not all(c.isalnum() or c in extra for c in value)):
-            what = "letters, digits, _, - and ." if dotted else "letters, digits and _"
+            what = "letters, digits, _, -, . and / (not first)" if dotted else \
+                "letters, digits and _"
             raise self.fail(where, f"got {_show(value)}, expected a name of {what}")
         return value
 

@@ -61,7 +61,7 @@ from .model_source import model_from_description, urdf_as_document
 from .model_updates import ModelParser, PreparedModel, model_change, prepare_model
 from .node_status import dynamics_status
 from .odometry import BASE_COORDINATES, base_from_odometry
-from .outputs import FeedforwardMap, TfGrid
+from .outputs import FeedforwardMap, TfGrid, wrench_topic
 from .parameters import declare_parameters
 from .reference import Reference, check_serialized_reference, input_accelerations, read_reference
 from .stale_policy import Action, StalePolicy
@@ -201,13 +201,13 @@ class DynamicsNode(Node):
         self.tf_grid.reset()
         self.safety.forget()
         self.reference = None
-        for body in self.p["wrench_joints"]:
-            if body and body not in self.pub_wrenches:
+        for body in prepared.wrench_bodies:     # publishers outlive a model change
+            if body not in self.pub_wrenches:
                 self.pub_wrenches[body] = self.create_publisher(
-                    WrenchStamped, f"joint_wrenches/{body}", qos.OUTPUT)
+                    WrenchStamped, wrench_topic(body), qos.OUTPUT)
         self.msg_wrenches = {body: WrenchStamped(header=Header(frame_id=self.frame(body)))
-                             for body in self.pub_wrenches}
-        self.wrench_bodies = {body: model.body_index(body) for body in self.pub_wrenches}
+                             for body in prepared.wrench_bodies}
+        self.wrench_bodies = {body: model.body_index(body) for body in prepared.wrench_bodies}
         self._publish_static_frames()
         summary = f"model {model.name!r} from {prepared.source}: {model.n_bodies} bodies, " \
                   f"{len(model.input_names)} inputs, {model.total_mass:.6g} kg"

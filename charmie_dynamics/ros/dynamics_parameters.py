@@ -65,7 +65,9 @@ PARAMETERS = {
                            False, 0.001, 3600.0),
     "stale_policy": Param("gravity", "After stale_timeout: gravity (compensation at the last valid positions) | zero", False),
     "watchdog_rate": Param(20.0, "Hz of the stale-input watchdog", True, 1.0, 1000.0),
-    "wrench_joints": Param(["body_3"], "Bodies whose joint reaction wrench is published (WrenchStamped and arrows)"),
+    "wrench_joints": Param([""], "Bodies whose joint reaction wrench is published (WrenchStamped on "
+                           "joint_wrenches/<body>, and arrows); empty: the model's base body, the first "
+                           "with mass (the floor load; CHARMIE's body_3)"),
     "marker_scale": Param(0.002, "Arrow length per newton in the wrench markers, m/N", False, 1e-6, 1.0),
     "diagnostics_period": Param(1.0, "Seconds between /diagnostics messages", True, 0.005, 3600.0),
 }

@@ -19,6 +19,7 @@ from ..dynamics.evaluator import Evaluator, NonFiniteLoads
 from ..kinematics.indirect import MechanismRangeError
 from ..model import ModelError
 from ..model.model import Model
+from .outputs import wrench_bodies, wrench_topic
 
 T = TypeVar("T")
 
@@ -110,18 +111,27 @@ class PreparedModel:
     source: str
     joints: list[str]                      # feedforward order
     evaluator: Evaluator
+    wrench_bodies: list[str]               # whose joint wrench is published
 
 
 def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequence[str],
                   wrench_joints: Sequence[str]) -> PreparedModel:
-    """Check that the node can use ``model`` (the names of its parameters, assembly at the
-    default inputs) and build its buffers; raises :class:`ModelError` (thread-safe)."""
+    """Check that the node can use ``model`` (the names of its parameters, one topic per
+    wrench body, assembly at the default inputs) and build its buffers; raises
+    :class:`ModelError` (thread-safe)."""
     joints = [j for j in feedforward_joints if j] or list(model.input_names)
+    bodies = wrench_bodies(model, wrench_joints)
     unknown = [j for j in joints if j not in model.input_names]
-    unknown += [b for b in wrench_joints if b and b not in model.body_names]
+    unknown += [b for b in bodies if b not in model.body_names]
     if unknown:
         raise ModelError(f"{source}: feedforward_joints/wrench_joints name(s) "
                          f"{', '.join(unknown)} not in the model")
+    topics: dict[str, str] = {}
+    for body in bodies:
+        other = topics.setdefault(wrench_topic(body), body)
+        if other != body:
+            raise ModelError(f"{source}: wrench_joints {other!r} and {body!r} would share the "
+                             f"topic {wrench_topic(body)}, expected bodies with distinct topics")
     # the evaluator's first evaluation compiles (or loads from numba's disk cache) the
     # kernels now, not at the first input, and proves that the model assembles at its
     # default inputs
@@ -130,7 +140,7 @@ def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequ
     except (MechanismRangeError, NonFiniteLoads) as exc:
         raise ModelError(f"{source}: the model does not assemble at its default "
                          f"inputs: {exc}") from None
-    return PreparedModel(model, text, source, joints, evaluator)
+    return PreparedModel(model, text, source, joints, evaluator, list(dict.fromkeys(bodies)))
 
 
 def model_change(old: Model, new: Model) -> str:

@@ -1,15 +1,37 @@
 """What the dynamics node makes of an evaluation before publishing it (pure Python: no rclpy
 here): the feedforward in its order, clamped on request, with the inputs beyond their effort
-limit; the grid of stamps on which /tf is published."""
+limit; the grid of stamps on which /tf is published; the bodies whose joint wrench is
+published, and their topics."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
 
 from ..dynamics.actuation import actuator_space
+from ..dynamics.inverse import base_body
 from ..model.model import Model
+
+WRENCH_TOPICS = "joint_wrenches"
+
+
+def wrench_bodies(model: Model, names: Sequence[str]) -> list[str]:
+    """The bodies of the ``wrench_joints`` parameter (empty entries ignored), or where it
+    names none (its default ``[""]``) the model's base body: the first body with mass, whose
+    joint wrench is the load on the floor or the mount (``Loads.base_body``; CHARMIE's
+    body_3), so that the default suits any model."""
+    given = [name for name in names if name]
+    return given or [model.body_names[base_body(model)]]
+
+
+def wrench_topic(body: str) -> str:
+    """``joint_wrenches/<body>`` as a valid ROS topic name: body names may hold '-' and '.',
+    which topic names may not, and '/' (kept as namespaces, empty levels dropped); other
+    characters become '_', a level starting with a digit gets a leading '_'."""
+    levels = [re.sub(r"\W", "_", level, flags=re.ASCII) for level in body.split("/") if level]
+    return "/".join([WRENCH_TOPICS] + ["_" + w if w[0].isdigit() else w for w in levels])
 
 
 class FeedforwardMap:

@@ -18,6 +18,7 @@ from ..kinematics import forward_kinematics, inputs_from_dict, resolve_state
 from ..kinematics.indirect import MechanismRangeError
 from ..model import load_model
 from ..model.model import Model
+from ..ros.outputs import wrench_bodies
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, Trajectory, from_csv, motion
 from .drawing import Poses, motion_poses, poses
 
@@ -40,8 +41,9 @@ def add_view_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--at", type=float, default=None, metavar="SECONDS",
                    help="start paused at this time of the motion (the page can play it)")
     p.add_argument("--wrench-body", action="append", default=None, metavar="BODY",
-                   help="body whose joint force is drawn (repeatable; default body_3, the floor "
-                        "load, as the dynamics node's wrench_joints)")
+                   help="body whose joint force is drawn (repeatable; default the model's base "
+                        "body, the first with mass: the floor load, CHARMIE's body_3, as the "
+                        "dynamics node's wrench_joints)")
     p.add_argument("--marker-scale", type=float, default=0.002,
                    help="arrow length per newton, m/N (the dynamics node's marker_scale)")
     p.add_argument("--host", default="127.0.0.1", help="address to serve on (default: local only)")
@@ -87,7 +89,7 @@ def _camera(args: argparse.Namespace):
 
 
 def _wrench_bodies(model: Model, names: Optional[list[str]]) -> list[int]:
-    names = ["body_3"] if names is None and "body_3" in model.body_names else (names or [])
+    names = wrench_bodies(model, names or [])
     unknown = [n for n in names if n not in model.body_names]
     if unknown:
         raise InputError(f"--wrench-body {', '.join(unknown)}: not a body of {model.name} "

@@ -1,0 +1,48 @@
+"""docs/architecture.md against the code (issue 12's closing note asked for the layout and
+the import graph): the modules it lists are the package's modules, its import graph is the
+code's (test/import_graph.py builds both from the code with ast), its workspaces are the
+AlgorithmData classes with their files, and the README links it. Each fails when the code
+changes and the page does not; ``.venv/bin/python test/import_graph.py`` prints what the
+code has."""
+from __future__ import annotations
+
+import re
+
+from import_graph import ROOT, data_classes, module_files, package_graph
+
+DOC = ROOT.parent / "docs" / "architecture.md"
+README = ROOT.parent / "README.md"
+
+
+def _section(text: str, heading: str) -> str:
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def test_the_module_list_is_the_packages_modules():
+    listed = re.findall(r"^- `([\w/]+\.py)`: \S", _section(DOC.read_text(), "Folders and modules"),
+                        flags=re.M)
+    assert len(listed) == len(set(listed)), "a module is listed twice"
+    missing = sorted(set(module_files()) - set(listed))
+    stale = sorted(set(listed) - set(module_files()))
+    assert not missing and not stale, (
+        f"docs/architecture.md: modules missing from the list: {missing}; listed but not in "
+        f"the package: {stale}")
+
+
+def test_the_import_graph_is_the_codes():
+    graph = package_graph()
+    assert f"```text\n{graph}\n```" in _section(DOC.read_text(), "Import graph"), (
+        "docs/architecture.md's import graph differs from the code's; the code's is\n" + graph)
+
+
+def test_every_workspace_is_listed_with_its_file():
+    section = _section(DOC.read_text(), "The model, the compiled model and the workspaces")
+    rows = dict(re.findall(r"^ *\| `(\w+)` \| `([\w/]+\.py)` \|", section, flags=re.M))
+    assert rows == data_classes(), (rows, data_classes())
+    assert {"StepData", "SimulationData", "BiasForcesData"} <= set(rows)
+
+
+def test_the_readme_links_the_page():
+    assert "(docs/architecture.md)" in README.read_text()
