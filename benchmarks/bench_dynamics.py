@@ -33,10 +33,44 @@ import pinocchio as pin
 from bench_forward_dynamics import timings_us
 from charmie_dynamics import bundled_model, forward_kinematics, jit, load_model, resolve_state
 from charmie_dynamics.dynamics import forward_dynamics, inverse_dynamics
-from charmie_dynamics.dynamics.inverse import InverseDynamicsData
+from charmie_dynamics.dynamics.evaluator import Evaluator
+from charmie_dynamics.dynamics.inverse import (InverseDynamicsData, _inverse_dynamics_batch,
+                                               kernel_arguments)
 from charmie_dynamics.export.urdf import urdf_from_model
+from charmie_dynamics.kinematics.forward import ForwardKinematicsData, _forward_kinematics_batch
+from charmie_dynamics.kinematics.state import state_samples
 
 import numba
+
+
+@jit.kernel
+def _one_argument(a):
+    """No work: the cost of calling a compiled kernel with one array."""
+    return a.shape[0]
+
+
+def fixed_costs(model, state, data: InverseDynamicsData) -> dict:
+    """The single-state cases that split the fixed cost of a call: numba's dispatch (the
+    kernels called with zero samples: type matching and unboxing of every argument, no
+    work), the kernels alone on one sample, and a kernel of one array argument."""
+    pm, n = model.compiled.packed, model.n_coordinates
+    fk = ForwardKinematicsData(model)
+    q1, none = state_samples(state)[0], np.empty((0, n))
+    fk_args = (pm.body_int, pm.body_vec, pm.body_mat)
+    id_one = kernel_arguments(model, *state_samples(state)[:3], data)
+    id_none = kernel_arguments(model, none, none, none, data)
+    return {
+        "numba.kernel_of_one_array": lambda: _one_argument(q1),
+        "ours.fk_kernel.0_samples (dispatch, 7 arguments)": lambda: _forward_kinematics_batch(
+            *fk_args, none, fk.values, fk.rotations, fk.origins),
+        "ours.fk_kernel.1_sample": lambda: _forward_kinematics_batch(
+            *fk_args, q1, fk.values, fk.rotations, fk.origins),
+        f"ours.id_kernel.0_samples (dispatch, {len(id_none)} arguments)":
+            lambda: _inverse_dynamics_batch(*id_none),
+        "ours.id_kernel.1_sample": lambda: _inverse_dynamics_batch(*id_one),
+        "ours.forward_kinematics.reused_buffers": lambda: forward_kinematics(model, state.q,
+                                                                             data=fk),
+    }
 
 
 def random_inputs(model, rng, n):
@@ -87,6 +121,7 @@ def main() -> int:
     data1, datab = InverseDynamicsData(model), InverseDynamicsData(model, (args.batch,))
     efforts_only = InverseDynamicsData(model, (args.batch,), keep="efforts")
     tau1, taub = np.zeros_like(state1.q), np.zeros_like(stateb.q)
+    evaluator = Evaluator(model)
 
     pm = pin.buildModelFromXML(urdf_from_model(model, include_auxiliary=False), True)
     pm.gravity = pin.Motion(np.asarray(model.gravity), np.zeros(3))
@@ -106,6 +141,9 @@ def main() -> int:
                                                               "aba"),
         "ours.forward_dynamics.cholesky": lambda: forward_dynamics(model, state1.q, state1.qd,
                                                                    tau1, "cholesky"),
+        "ours.evaluator (resolve + ID + auxiliary segments + poses in one kernel: the node's)":
+            lambda: evaluator(x1, xd1, xdd1),
+        **fixed_costs(model, state1, data1),
         "pinocchio.forwardKinematics": lambda: pin.forwardKinematics(pm, pd, q1),
         "pinocchio.rnea": lambda: pin.rnea(pm, pd, q1, v1, a1),
     }
@@ -123,6 +161,7 @@ def main() -> int:
             1, pool, qb, vb, ab),
     }
     results = {}
+    load0 = os.getloadavg()[0]
     for name, (med, low, high) in timings_us(single, args.repeats, args.calls).items():
         results[name] = {"median": med, "min": low, "max": high}
     for name, (med, low, high) in timings_us(batch, args.repeats, 1).items():
@@ -134,6 +173,14 @@ def main() -> int:
         "fk+id single / pin.rnea": med["ours.fk+id_with_loops"] / med["pinocchio.rnea"],
         "fk+id single, reused buffers / pin.rnea": med["ours.fk+id_with_loops.reused_buffers"]
         / med["pinocchio.rnea"],
+        "fk, reused buffers / pin.forwardKinematics": med["ours.forward_kinematics.reused_buffers"]
+        / med["pinocchio.forwardKinematics"],
+        "fk kernel alone, one sample / pin.forwardKinematics": med["ours.fk_kernel.1_sample"]
+        / med["pinocchio.forwardKinematics"],
+        "evaluator (the node's single state) / pin.rnea": med[next(
+            k for k in med if k.startswith("ours.evaluator"))] / med["pinocchio.rnea"],
+        "id kernel alone, one sample (no loops' resolve) / pin.rnea":
+            med["ours.id_kernel.1_sample"] / med["pinocchio.rnea"],
         "fk+id batch / pin.rneaInParallel(1 thread)": med[f"ours.fk+id_with_loops.batch{n}"]
         / med[f"pinocchio.rneaInParallel.1thread.batch{n}"],
         "fk+id batch, reused buffers / pin.rneaInParallel(1 thread)":
@@ -143,6 +190,7 @@ def main() -> int:
             med[f"ours.fk+id_with_loops.reused_buffers.efforts_only.batch{n}"]
             / med[f"pinocchio.rneaInParallel.1thread.batch{n}"],
     }
+    load1 = os.getloadavg()[0]
     startup = {}
     if not args.no_startup:
         with tempfile.TemporaryDirectory() as cache:
@@ -150,10 +198,11 @@ def main() -> int:
 
     print(f"CHARMIE ({model.n_bodies} bodies, {model.n_coordinates} coordinates); Pinocchio "
           f"{pin.__version__} on the same open tree (nq={pm.nq}, nv={pm.nv}); numpy "
-          f"{np.__version__}; numba {numba.__version__} (kernels compiled: {jit.ENABLED})")
-    print(f"{'benchmark':68s} {'median':>9s} {'min':>9s} {'max':>9s}   us per state")
+          f"{np.__version__}; numba {numba.__version__} (kernels compiled: {jit.ENABLED}); "
+          f"load average {load0:.2f} -> {load1:.2f} on {os.cpu_count()} CPUs")
+    print(f"{'benchmark':84s} {'median':>9s} {'min':>9s} {'max':>9s}   us per state")
     for name, v in results.items():
-        print(f"{name:68s} {v['median']:9.2f} {v['min']:9.2f} {v['max']:9.2f}")
+        print(f"{name:84s} {v['median']:9.2f} {v['min']:9.2f} {v['max']:9.2f}")
     print("ratios (ours / Pinocchio, medians):")
     for name, v in ratios.items():
         print(f"  {name:72s} {v:7.2f}")
@@ -165,6 +214,7 @@ def main() -> int:
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "python": sys.version.split()[0],
         "machine": platform.machine(), "cpus": os.cpu_count(), "numpy": np.__version__,
         "numba": numba.__version__, "pinocchio": pin.__version__, "batch": n,
+        "loadavg_before_after": [load0, load1],
         "us_per_state": results, "ratios": ratios, "startup": startup}, indent=2))
     print(f"wrote {args.out}")
     return 0

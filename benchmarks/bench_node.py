@@ -1,15 +1,23 @@
 """Benchmark of the dynamics node as CHARMIE runs it: model_loader and dynamics as separate
 processes over real DDS (loopback only), fed joint_states from this process.
 
-    .venv/bin/python benchmarks/bench_node.py [--rate 1000] [--duration 30] [--runs a,b]
+    .venv/bin/python benchmarks/bench_node.py [--rate 1000] [--duration 30]
+                                              [--runs echo,a,b]
                                               [--out benchmarks/results/node_latest.json]
 
-Two runs, each with fresh node processes in a DDS domain of its own:
+Runs one after the other, each with fresh node processes in a DDS domain of its own, fed
+by the same publisher:
 
-* (a) ``tf_rate: 100``: /tf at most 100 Hz (the node's default);
-* (b) ``tf_rate: 0``: one /tf per evaluation.
+* (echo) the floor: benchmarks/echo_node.py, the least an rclpy node does with each input
+  (subscribe JointState with the dynamics node's input QoS, publish one Float64MultiArray
+  carrying the input's stamp, on the executor the dynamics node spins);
+* (a) the dynamics node with ``tf_rate: 100``: /tf at most 100 Hz (its default);
+* (b) the dynamics node with ``tf_rate: 0``: one /tf per evaluation.
 
-Both with ``acceleration_source: zero`` and every other parameter at its default.
+The dynamics runs with ``acceleration_source: zero``, ``check_position_limits: false`` (the
+validation motion leaves the joint limits on purpose) and every other parameter at its
+default. Their latencies, drops and CPU per evaluation are also given as ratios to the
+echo run's.
 
 Inputs: sensor_msgs/JointState on ``joint_states`` with every ``model.input_names`` entry
 (act4 and act5 included), positions and velocities of the ``validation`` motion (seed 000
@@ -26,20 +34,20 @@ is reset (counted as ``schedule_resets``). The achieved rate is measured and pri
 Measured, over the publishing window (after a 1 s warm-up at 20 Hz that is not counted):
 
 * latency from ``perf_counter`` just before ``publish`` of an input to the receipt, in this
-  process, of the ``joint_loads`` with the same ``header.stamp``; and of the
-  ``feedforward_efforts`` of that evaluation: Float64MultiArray has no stamp, so the
-  feedforwards are paired with the joint_loads by order (the node publishes one per
-  evaluation, in input order), each pairing checked against the content of the
-  ``actuator_loads`` of the same stamp (with the default ``feedforward_joints`` the
-  feedforward equals its efforts exactly); feedforwards that are not an evaluation's (the
-  safe policy's hold or watchdog values, e.g. after the warm-up) are skipped and counted;
-* inputs published, inputs evaluated (joint_loads received, and the node's own /diagnostics
-  ``evaluations`` and ``rejected_*`` counts, differences between a report after the warm-up
-  and one after the end), dropped = published - evaluated (diagnostics);
-* CPU of the dynamics node process (``/proc/<pid>/stat`` utime + stime, every thread,
-  including DDS's) over the publishing window, in % of one core; likewise this process, and
-  everything else on the machine (from /proc/stat): a figure well above 0 means another
-  load shared the CPUs and the run is not clean.
+  process, of the output of that input: the echo's (its stamp is in it); the
+  ``joint_loads`` with the same ``header.stamp``; and the ``feedforward_efforts`` of that
+  evaluation: Float64MultiArray has no stamp, so each feedforward is paired with the
+  earliest input not yet paired whose feedforward it is, computed here after the run by the
+  same evaluator (``dynamics.evaluator``) on the same inputs (equal to the last bit: the
+  same kernels); feedforwards that are no input's (the safe policy's hold or watchdog
+  values, e.g. after the warm-up) are counted apart;
+* inputs published, inputs evaluated (echoes received; for the dynamics node its own
+  /diagnostics ``evaluations`` and ``rejected_*`` counts, differences between a report after
+  the warm-up and one after the end), dropped = published - evaluated;
+* CPU of the node process (``/proc/<pid>/stat`` utime + stime, every thread, including
+  DDS's) over the publishing window, in % of one core and per evaluation; likewise this
+  process, and everything else on the machine (from /proc/stat): a figure well above 0
+  means another load shared the CPUs and the run is not clean.
 
 Latencies include this process's receive path (rclpy executor in Python, sharing the GIL
 with the publishing thread) and DDS on loopback; with the node's best-effort depth-1 input
@@ -51,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import bisect
 import json
 import os
 import platform
@@ -68,7 +77,9 @@ from node_process import CHILDREN, Child  # noqa: E402  (shared with the node te
 
 STATUS_NAME = "charmie_dynamics: dynamics"
 WARMUP_RATE, WARMUP_SECONDS = 20.0, 1.0
-RUNS = {"a": ("tf_rate 100 Hz", 100.0), "b": ("tf every evaluation", 0.0)}
+RUNS = {"echo": ("echo node (the floor)", None), "a": ("tf_rate 100 Hz", 100.0),
+        "b": ("tf every evaluation", 0.0)}
+ECHO = Path(__file__).resolve().parent / "echo_node.py"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 INTERRUPTED = threading.Event()       # set by SIGINT/SIGTERM; checked where it is safe to stop
@@ -144,6 +155,7 @@ class Publisher(threading.Thread):
         self.schedule_resets = 0
         self.late_max = 0.0
         self.error = None
+        self.sent: list = []          # (positions, velocities) of every input, in order
 
     def run(self) -> None:
         try:
@@ -177,6 +189,7 @@ class Publisher(threading.Thread):
             msg.velocity = vel
             t_pub = time.perf_counter()
             times[stamp_ns] = t_pub
+            self.sent.append((pos, vel))
             pub.publish(msg)
             if self.first is None:
                 self.first = t_pub
@@ -203,8 +216,44 @@ def percentiles_ms(values: list[float]) -> dict:
             "max": float(a.max()), "n": len(values)}
 
 
-def run_once(key: str, tf_rate: float, rate: float, duration: float, domain: int,
+def expected_feedforwards(model, sent: list) -> list[tuple]:
+    """The dynamics node's feedforward for each input (positions, velocities), by the node's
+    own pieces (its evaluator, acceleration zero; feedforward_joints: every input)."""
+    from charmie_dynamics.dynamics.evaluator import Evaluator
+    from charmie_dynamics.ros.outputs import FeedforwardMap
+    evaluator, ff = Evaluator(model), FeedforwardMap(model, model.input_names)
+    zeros, cache = np.zeros(len(model.input_names)), {}
+    out = []
+    for pos, vel in sent:
+        key = (id(pos), id(vel))              # the motion's samples repeat
+        if key not in cache:
+            cache[key] = tuple(ff(evaluator(pos, vel, zeros).efforts, False).tolist())
+        out.append(cache[key])
+    return out
+
+
+def pair_feedforwards(ffs: list, expected: list[tuple]) -> tuple[list[tuple[float, int]], int]:
+    """For each feedforward (t_recv, data) in arrival order, the earliest input after the
+    last one paired whose expected feedforward equals it: (t_recv, input index) pairs, and
+    the count of feedforwards that are no input's."""
+    where: dict = {}
+    for k, e in enumerate(expected):
+        where.setdefault(e, []).append(k)
+    paired, other, next_k = [], 0, 0
+    for t_recv, data in ffs:
+        ks = where.get(data, ())
+        i = bisect.bisect_left(ks, next_k)
+        if i == len(ks):
+            other += 1
+            continue
+        paired.append((t_recv, ks[i]))
+        next_k = ks[i] + 1
+    return paired, other
+
+
+def run_once(key: str, tf_rate: float | None, rate: float, duration: float, domain: int,
              log_dir: Path, model) -> dict:
+    """One run (module docstring): the echo node (``tf_rate`` None) or the dynamics node."""
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.context import Context
@@ -217,12 +266,19 @@ def run_once(key: str, tf_rate: float, rate: float, duration: float, domain: int
 
     from charmie_dynamics.ros import qos
 
+    echo_run = tf_rate is None
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
                PYTHONUNBUFFERED="1")
-    loader = Child(f"{key}_model_loader", node_argv("model_loader_node"), env, log_dir)
-    dyn = Child(f"{key}_dynamics", node_argv("dynamics_node", acceleration_source="zero",
-                                             tf_rate=f"{tf_rate:.1f}"), env, log_dir)
-    children = (loader, dyn)
+    if echo_run:
+        node_proc = Child(f"{key}_echo", [sys.executable, str(ECHO), "--ros-args"], env, log_dir)
+        children = (node_proc,)
+        loader = None
+    else:
+        loader = Child(f"{key}_model_loader", node_argv("model_loader_node"), env, log_dir)
+        node_proc = Child(f"{key}_dynamics", node_argv("dynamics_node", acceleration_source="zero",
+                                                       check_position_limits="false",
+                                                       tf_rate=f"{tf_rate:.1f}"), env, log_dir)
+        children = (loader, node_proc)
 
     context = Context()
     rclpy.init(context=context, domain_id=domain, signal_handler_options=SignalHandlerOptions.NO)
@@ -232,8 +288,7 @@ def run_once(key: str, tf_rate: float, rate: float, duration: float, domain: int
     # deep reliable queues here, so this process never loses outputs by falling behind
     deep = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
                       durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)
-    loads: list = []          # (stamp_ns, t_recv), arrival order
-    act: dict = {}            # stamp_ns -> efforts tuple
+    loads: list = []          # (stamp_ns, t_recv), arrival order: joint_loads or echoes
     ffs: list = []            # (t_recv, data tuple), arrival order
     diags: list = []          # (stamp_ns of the report, values dict)
     tf_count = [0]
@@ -241,11 +296,11 @@ def run_once(key: str, tf_rate: float, rate: float, duration: float, domain: int
     def on_loads(m):
         loads.append((stamp_ns_of(m.header.stamp), time.perf_counter()))
 
+    def on_echo(m):
+        loads.append((int(m.data[0]) * 1_000_000_000 + int(m.data[1]), time.perf_counter()))
+
     def on_ff(m):
         ffs.append((time.perf_counter(), tuple(m.data)))
-
-    def on_act(m):
-        act[stamp_ns_of(m.header.stamp)] = tuple(m.effort)
 
     def on_diag(m):
         for s in m.status:
@@ -255,11 +310,13 @@ def run_once(key: str, tf_rate: float, rate: float, duration: float, domain: int
     def on_tf(m):
         tf_count[0] += 1
 
-    subs = [node.create_subscription(JointState, "joint_loads", on_loads, deep),
-            node.create_subscription(Float64MultiArray, "feedforward_efforts", on_ff, deep),
-            node.create_subscription(JointState, "actuator_loads", on_act, deep),
-            node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, deep),
-            node.create_subscription(TFMessage, "/tf", on_tf, qos.TF)]
+    if echo_run:
+        subs = [node.create_subscription(Float64MultiArray, "echo", on_echo, deep)]
+    else:
+        subs = [node.create_subscription(JointState, "joint_loads", on_loads, deep),
+                node.create_subscription(Float64MultiArray, "feedforward_efforts", on_ff, deep),
+                node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, deep),
+                node.create_subscription(TFMessage, "/tf", on_tf, qos.TF)]
     pub = node.create_publisher(JointState, "joint_states", qos.SENSOR)   # best effort, as the node's sub
 
     def spin_until(predicate, timeout: float, what: str, required: bool = True) -> bool:
@@ -277,14 +334,21 @@ def run_once(key: str, tf_rate: float, rate: float, duration: float, domain: int
             executor.spin_once(timeout_sec=0.01)
         return True
 
+    def diagnostics_after(t_ns: int) -> dict:
+        if echo_run:
+            return {}
+        spin_until(lambda: diags and diags[-1][0] > t_ns, 5.0, "a diagnostics report")
+        return diags[-1][1]
+
     stop = threading.Event()
     thread = None
     try:
         spin_until(lambda: pub.get_subscription_count() >= 1
-                   and all(s.get_publisher_count() >= 1 for s in subs[:4]),
-                   60.0, "the dynamics node's topics to match")
-        spin_until(lambda: any(v.get("model", "none") != "none" for _, v in diags), 60.0,
-                   "the dynamics node to report a model")
+                   and all(s.get_publisher_count() >= 1 for s in subs[:3]),
+                   60.0, "the node's topics to match")
+        if not echo_run:
+            spin_until(lambda: any(v.get("model", "none") != "none" for _, v in diags), 60.0,
+                       "the dynamics node to report a model")
         motion = Motion(model)
         t_motion0 = time.perf_counter()
         stamp_state = [0]
@@ -297,28 +361,29 @@ def run_once(key: str, tf_rate: float, rate: float, duration: float, domain: int
         if thread.error:
             raise thread.error
         spin_until(lambda: sum(s in warm_times for s, _ in loads) >= len(warm_times), 3.0,
-                   "the warm-up's joint_loads", required=False)   # best effort: one may be lost
-        t_base = time.time_ns()
-        spin_until(lambda: diags and diags[-1][0] > t_base, 5.0, "a diagnostics report")
-        base = diags[-1][1]
+                   "the warm-up's outputs", required=False)   # best effort: one may be lost
+        base = diagnostics_after(time.time_ns())
 
         # measured window
         times: dict = {}
         thread = Publisher(pub, model.input_names, motion, rate, duration, times, t_motion0,
                            stamp_state, stop)
         load0 = os.getloadavg()[0]
-        busy0, ldr0 = machine_busy_seconds(), cpu_seconds(loader.pid)
-        cpu0, own0, wall0 = cpu_seconds(dyn.pid), time.process_time(), time.perf_counter()
-        tf0 = tf_count[0]
+        busy0 = machine_busy_seconds()
+        ldr0 = cpu_seconds(loader.pid) if loader else 0.0
+        cpu0, own0, wall0 = cpu_seconds(node_proc.pid), time.process_time(), time.perf_counter()
+        tf0, ff0 = tf_count[0], len(ffs)
         thread.start()
         spin_until(lambda: not thread.is_alive(), duration + 30.0, "the publishing thread")
-        cpu1, own1, wall1 = cpu_seconds(dyn.pid), time.process_time(), time.perf_counter()
-        busy1, ldr1 = machine_busy_seconds(), cpu_seconds(loader.pid)
+        cpu1, own1, wall1 = cpu_seconds(node_proc.pid), time.process_time(), time.perf_counter()
+        busy1 = machine_busy_seconds()
+        ldr1 = cpu_seconds(loader.pid) if loader else 0.0
         tf1 = tf_count[0]
         load1 = os.getloadavg()[0]
         if thread.error:
             raise thread.error
-        # drain: until no joint_loads for 1 s, then a diagnostics report after that
+        # drain: until no joint_loads (echoes) for 1 s (the watchdog's feedforwards go on),
+        # then a diagnostics report after that
         last_n, last_change = len(loads), time.monotonic()
 
         def drained():
@@ -327,9 +392,7 @@ def run_once(key: str, tf_rate: float, rate: float, duration: float, domain: int
                 last_n, last_change = len(loads), time.monotonic()
             return time.monotonic() - last_change > 1.0
         spin_until(drained, 30.0, "the outputs to drain")
-        t_end = time.time_ns()
-        spin_until(lambda: diags[-1][0] > t_end, 5.0, "the final diagnostics report")
-        final = diags[-1][1]
+        final = diagnostics_after(time.time_ns())
     finally:
         stop.set()
         if thread is not None and thread.is_alive():
@@ -343,86 +406,90 @@ def run_once(key: str, tf_rate: float, rate: float, duration: float, domain: int
     # ---- analysis
     published = len(times)
     lat_loads = [t - times[s] for s, t in loads if s in times]
-    # feedforward k <-> the k-th joint_loads (arrival order), checked against actuator_loads
-    ff_lat, ff_checked, ff_other, i = [], 0, 0, 0
-    for t_ff, data in ffs:
-        if i >= len(loads):
-            ff_other += 1
-            continue
-        s = loads[i][0]
-        expected = act.get(s)
-        if expected is not None and expected != data:
-            ff_other += 1                        # a hold or watchdog value: no evaluation
-            continue
-        ff_checked += expected is not None
-        if s in times:
-            ff_lat.append(t_ff - times[s])
-        i += 1
-    ff_unpaired = len(loads) - i
-
-    def delta(k: str) -> int:
-        return int(final.get(k, 0)) - int(base.get(k, 0))
-    evaluated_diag = delta("evaluations")
-    # the node reports its mean compute latency over its life: the window's mean from the sums
-    n0, n1 = int(base.get("evaluations", 0)), int(final.get("evaluations", 0))
-    m0 = float(base.get("compute_latency_mean_ms", 0.0))
-    m1 = float(final.get("compute_latency_mean_ms", 0.0))
-    compute_mean = (m1 * n1 - m0 * n0) / (n1 - n0) if n1 > n0 else None
-    rejected = {k[len("rejected_"):]: delta(k) for k in final if k.startswith("rejected_") and delta(k)}
     window = wall1 - wall0
-    return {
+    cpu_node = cpu1 - cpu0
+    result = {
         "run": key, "label": RUNS[key][0], "tf_rate": tf_rate, "domain": domain,
         "rate_target_hz": rate, "duration_s": duration,
         "rate_achieved_hz": thread.achieved_rate(), "schedule_resets": thread.schedule_resets,
         "publish_late_max_ms": thread.late_max * 1e3,
         "published": published,
-        "evaluated_joint_loads": len(lat_loads),
-        "evaluated_diagnostics": evaluated_diag,
-        "rejected": rejected,
-        "dropped": published - evaluated_diag,
-        "dropped_pct": 100.0 * (published - evaluated_diag) / published if published else None,
-        "evaluation_rate_hz": len(lat_loads) / window if window > 0 else None,
-        "latency_joint_loads_ms": percentiles_ms(lat_loads),
-        "latency_feedforward_ms": percentiles_ms(ff_lat),
-        "feedforward_checked_against_actuator_loads": ff_checked,
-        "feedforward_not_evaluations": ff_other,
-        "joint_loads_without_feedforward": ff_unpaired,
-        "tf_messages": tf1 - tf0,
-        "tf_rate_received_hz": (tf1 - tf0) / (wall1 - wall0),
-        "node_compute_latency_ms": {"mean": compute_mean,
-                                    "max_whole_life": float(final.get("compute_latency_max_ms", "nan"))},
         "loadavg_1min_before_after": [load0, load1],
-        "cpu_dynamics_pct_of_core": 100.0 * (cpu1 - cpu0) / window,
+        "cpu_node_pct_of_core": 100.0 * cpu_node / window,
         "cpu_benchmark_pct_of_core": 100.0 * (own1 - own0) / window,
         # everything else on the machine (other processes, kernel) during the window
-        "cpu_others_pct_of_core": 100.0 * ((busy1 - busy0) - (cpu1 - cpu0) - (own1 - own0)
+        "cpu_others_pct_of_core": 100.0 * ((busy1 - busy0) - cpu_node - (own1 - own0)
                                            - (ldr1 - ldr0)) / window,
         "window_s": window,
-        "diagnostics_final": final,
     }
+    if echo_run:
+        evaluated = len(lat_loads)
+        result.update({"evaluated": evaluated, "latency_ms": percentiles_ms(lat_loads),
+                       "latency_joint_loads_ms": percentiles_ms([])})
+    else:
+        paired, ff_other = pair_feedforwards(ffs[ff0:], expected_feedforwards(model, thread.sent))
+        t_sent = list(times.values())                  # publish order
+        ff_lat = [t_ff - t_sent[k] for t_ff, k in paired]
+
+        def delta(k: str) -> int:
+            return int(final.get(k, 0)) - int(base.get(k, 0))
+        evaluated = delta("evaluations")
+        # the node reports its mean compute latency over its life: the window's mean from the sums
+        n0, n1 = int(base.get("evaluations", 0)), int(final.get("evaluations", 0))
+        m0 = float(base.get("compute_latency_mean_ms", 0.0))
+        m1 = float(final.get("compute_latency_mean_ms", 0.0))
+        result.update({
+            "evaluated": evaluated,
+            "evaluated_joint_loads": len(lat_loads),
+            "rejected": {k[len("rejected_"):]: delta(k) for k in final
+                         if k.startswith("rejected_") and delta(k)},
+            "latency_ms": percentiles_ms(ff_lat),
+            "latency_joint_loads_ms": percentiles_ms(lat_loads),
+            "feedforward_not_inputs": ff_other,
+            "tf_messages": tf1 - tf0,
+            "tf_rate_received_hz": (tf1 - tf0) / window,
+            "node_compute_latency_ms": {
+                "mean": (m1 * n1 - m0 * n0) / (n1 - n0) if n1 > n0 else None,
+                "max_whole_life": float(final.get("compute_latency_max_ms", "nan"))},
+            "diagnostics_final": final})
+    result.update({"dropped": published - evaluated,
+                   "dropped_pct": 100.0 * (published - evaluated) / published if published else None,
+                   "evaluation_rate_hz": evaluated / window,
+                   "cpu_ms_per_evaluation": 1e3 * cpu_node / evaluated if evaluated else None})
+    return result
+
+
+def ratios(run: dict, floor: dict) -> dict:
+    """A dynamics run's figures over the echo run's."""
+    def over(a, b):
+        return None if a is None or not b else a / b
+    L, F = run["latency_ms"], floor["latency_ms"]
+    return {"p50": over(L["p50"], F["p50"]), "p99": over(L["p99"], F["p99"]),
+            "dropped": over(run["dropped"], floor["dropped"]),
+            "dropped_extra_pct": run["dropped_pct"] - floor["dropped_pct"],
+            "cpu_per_evaluation": over(run["cpu_ms_per_evaluation"],
+                                       floor["cpu_ms_per_evaluation"])}
 
 
 # ---------------------------------------------------------------------------- report
 def table(results: list[dict]) -> str:
     def f(v, fmt="{:.1f}"):
         return "-" if v is None else fmt.format(v)
-    head = (f"{'run':24s} {'in Hz':>7s} {'pub':>6s} {'eval':>5s} {'eval':>5s} {'rej':>4s} "
-            f"{'drop':>6s} {'drop%':>5s} {'loads p50':>9s} {'p99':>6s} {'max':>6s} "
-            f"{'ff p50':>7s} {'p99':>6s} {'max':>6s} {'node ms':>7s} {'CPU%':>5s} {'tf/s':>5s}")
-    sub = (f"{'':24s} {'(ach.)':>7s} {'':>6s} {'loads':>5s} {'diag':>5s} {'':>4s} "
-           f"{'':>6s} {'':>5s} {'ms':>9s} {'':>6s} {'':>6s} {'ms':>7s} {'':>6s} {'':>6s} "
-           f"{'mean':>7s} {'node':>5s} {'':>5s}")
+    head = (f"{'run':26s} {'in Hz':>7s} {'pub':>6s} {'eval':>6s} {'rej':>4s} {'drop':>6s} "
+            f"{'drop%':>5s} {'out p50':>7s} {'p99':>6s} {'max':>6s} {'loads p50':>9s} {'p99':>6s} "
+            f"{'CPU%':>5s} {'CPU ms':>6s} {'tf/s':>5s}")
+    sub = (f"{'':26s} {'(ach.)':>7s} {'':>6s} {'':>6s} {'':>4s} {'':>6s} {'':>5s} {'ms':>7s} "
+           f"{'':>6s} {'':>6s} {'ms':>9s} {'':>6s} {'node':>5s} {'/eval':>6s} {'':>5s}")
     lines = [head, sub]
     for r in results:
-        L, F = r["latency_joint_loads_ms"], r["latency_feedforward_ms"]
+        L, J = r["latency_ms"], r["latency_joint_loads_ms"]
         lines.append(
             f"({r['run']}) {r['label']:20s} {r['rate_achieved_hz']:7.1f} {r['published']:6d} "
-            f"{r['evaluated_joint_loads']:5d} {r['evaluated_diagnostics']:5d} "
-            f"{sum(r['rejected'].values()):4d} {r['dropped']:6d} {f(r['dropped_pct']):>5s} "
-            f"{f(L['p50'], '{:.2f}'):>9s} {f(L['p99'], '{:.2f}'):>6s} {f(L['max'], '{:.1f}'):>6s} "
-            f"{f(F['p50'], '{:.2f}'):>7s} {f(F['p99'], '{:.2f}'):>6s} {f(F['max'], '{:.1f}'):>6s} "
-            f"{f(r['node_compute_latency_ms']['mean'], '{:.2f}'):>7s} "
-            f"{r['cpu_dynamics_pct_of_core']:5.1f} {r['tf_rate_received_hz']:5.1f}")
+            f"{r['evaluated']:6d} {sum(r.get('rejected', {}).values()):4d} {r['dropped']:6d} "
+            f"{f(r['dropped_pct']):>5s} {f(L['p50'], '{:.2f}'):>7s} {f(L['p99'], '{:.2f}'):>6s} "
+            f"{f(L['max'], '{:.1f}'):>6s} {f(J['p50'], '{:.2f}'):>9s} {f(J['p99'], '{:.2f}'):>6s} "
+            f"{r['cpu_node_pct_of_core']:5.1f} {f(r['cpu_ms_per_evaluation'], '{:.3f}'):>6s} "
+            f"{f(r.get('tf_rate_received_hz')):>5s}")
     return "\n".join(lines)
 
 
@@ -436,7 +503,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=float, default=1000.0, help="joint_states rate, Hz")
     parser.add_argument("--duration", type=float, default=30.0, help="seconds per run")
-    parser.add_argument("--runs", default="a,b", help="which runs: a (tf_rate 100), b (tf_rate 0)")
+    parser.add_argument("--runs", default="echo,a,b",
+                        help="which runs: echo (the floor), a (tf_rate 100), b (tf_rate 0)")
     parser.add_argument("--domain", type=int, default=None,
                         help="first ROS_DOMAIN_ID (default: from the process id); run b uses the next")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/node_latest.json"))
@@ -474,26 +542,41 @@ def main() -> int:
     finally:
         stop_all()
 
-    print(f"\ndynamics node, CHARMIE ({len(model.input_names)} inputs), acceleration_source zero; "
-          f"target input rate {args.rate:g} Hz, {args.duration:g} s per run; "
-          f"{os.cpu_count()} CPUs, Python {platform.python_version()}, numpy {np.__version__}")
+    floor = next((r for r in results if r["run"] == "echo"), None)
+    for r in results:
+        if floor is not None and r is not floor:
+            r["over_echo"] = ratios(r, floor)
+    print(f"\nnode benchmark, CHARMIE ({len(model.input_names)} inputs), dynamics node with "
+          f"acceleration_source zero; target input rate {args.rate:g} Hz, {args.duration:g} s per "
+          f"run; {os.cpu_count()} CPUs, Python {platform.python_version()}, numpy {np.__version__}")
     print(table(results))
     for r in results:
         print(f"({r['run']}) achieved input rate {r['rate_achieved_hz']:.1f} Hz "
               f"(target {r['rate_target_hz']:g}; schedule resets {r['schedule_resets']}, "
               f"latest publish {r['publish_late_max_ms']:.2f} ms behind); evaluations "
-              f"{r['evaluation_rate_hz']:.1f}/s; feedforwards paired {r['latency_feedforward_ms']['n']} "
-              f"(checked against actuator_loads {r['feedforward_checked_against_actuator_loads']}, "
-              f"non-evaluation {r['feedforward_not_evaluations']}); rejected {r['rejected'] or 'none'}; "
-              f"node compute max {r['node_compute_latency_ms']['max_whole_life']:.1f} ms; "
-              f"this process {r['cpu_benchmark_pct_of_core']:.1f}% of a core, everything else on the "
-              f"machine {max(0.0, r['cpu_others_pct_of_core']):.1f}%; load average "
+              f"{r['evaluation_rate_hz']:.1f}/s; outputs timed {r['latency_ms']['n']}"
+              + ("" if r is floor else
+                 f" (feedforwards that are no input's {r['feedforward_not_inputs']}); rejected "
+                 f"{r['rejected'] or 'none'}; node compute mean "
+                 f"{r['node_compute_latency_ms']['mean'] or float('nan'):.3f} ms, max "
+                 f"{r['node_compute_latency_ms']['max_whole_life']:.1f} ms")
+              + f"; this process {r['cpu_benchmark_pct_of_core']:.1f}% of a core, everything "
+              f"else on the machine {max(0.0, r['cpu_others_pct_of_core']):.1f}%; load average "
               f"{r['loadavg_1min_before_after'][0]:.2f} -> {r['loadavg_1min_before_after'][1]:.2f}")
-    print("columns: in Hz = achieved joint_states rate; eval loads = joint_loads received for "
-          "measured inputs; eval diag = the node's 'evaluations' (difference); drop = published "
-          "- eval diag; latency from publish to receipt here (ms); node ms mean = the node's own "
-          "compute_latency_mean_ms over the window (receipt to published, in the node); CPU% node = the dynamics process, % of one core; "
-          "tf/s = /tf messages received per second")
+    for r in results:
+        if "over_echo" in r:
+            o = r["over_echo"]
+
+            def f(v):
+                return "-" if v is None else f"{v:.2f}"
+            print(f"({r['run']}) over the echo node: latency p50 {f(o['p50'])}x, p99 "
+                  f"{f(o['p99'])}x; drops {f(o['dropped'])}x ({o['dropped_extra_pct']:+.1f} "
+                  f"points); CPU per evaluation {f(o['cpu_per_evaluation'])}x")
+    print("columns: in Hz = achieved joint_states rate; eval = inputs evaluated (echo: echoes "
+          "received; dynamics: the node's 'evaluations', difference); drop = published - eval; "
+          "out = latency from publish to receipt here of the echo or the feedforward (ms); "
+          "loads = of joint_loads; CPU% node = the node process, % of one core; CPU ms/eval = its "
+          "CPU time per evaluation; tf/s = /tf messages received per second")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "python": platform.python_version(),

@@ -22,6 +22,8 @@ import errno
 import json
 import os
 import stat
+import threading
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any, Callable, Type
 
@@ -36,17 +38,92 @@ DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 MAX_MESSAGE = 300
 
 try:
-    from yaml._yaml import CParser                      # libyaml's parser (C)
+    from yaml._yaml import CParser                      # libyaml's parser and composer (C)
 except ImportError:                                     # PyYAML built without libyaml
     CParser = None
+
+#: Largest nesting bound (:func:`nesting_bound`) given to libyaml's own composer: it recurses
+#: in C without a depth check, 250-500 bytes of stack a level (measured: a 1 MiB stack
+#: crashes between 2,000 and 4,000 nested ``[`` or ``{``, 4 MiB between 8,000 and 16,000).
+C_MAX_NESTING = 32_768
+#: Stack given to the thread that runs libyaml's composer, per level of the bound: four
+#: times the most measured, so the bound's deepest document stays far from a crash.
+C_STACK_PER_LEVEL = 2048
+C_STACK_MIN = 1 << 20
+_STACK_LOCK = threading.Lock()         # threading.stack_size is process-wide
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-class _NoMerge(SafeConstructor):
-    """Refuses YAML merge keys (``<<``): each merge copies the merged mapping's entries, so
-    a few hundred bytes of nested merges expand to billions of entries (measured: 568 bytes,
-    78 s and 1.8 GB). No model needs them; plain aliases (shared objects) stay allowed."""
+#: Deepest nesting of collections accepted (a model nests 5 levels; the pure-Python
+#: composer alone would stop near Python's recursion limit, about 490 levels).
+MAX_NESTING = 256
+
+
+class _NotPlain(Exception):
+    """A document that :meth:`_Guarded.plain` leaves to PyYAML's own construction."""
+
+
+_STR, _SEQ, _MAP = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
+#: Scalar tags that ``plain`` builds with the safe constructor's own function, called directly
+_PLAIN_SCALARS = tuple(f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float"))
+
+
+class _Guarded(SafeConstructor):
+    """PyYAML's safe constructor that refuses collections nested more than ``MAX_NESTING``
+    levels deep (before constructing anything) and YAML merge keys (``<<``): each merge
+    copies the merged mapping's entries, so a few hundred bytes of nested merges expand to
+    billions of entries (measured: 568 bytes, 78 s and 1.8 GB). No model needs them; plain
+    aliases (shared objects) stay allowed.
+
+    A document of plain data only (maps, sequences, strings, null, booleans, integers,
+    floats; aliases not recursive) is built by :meth:`plain`, PyYAML's construction without
+    its per-node generators (about three times faster); any other takes PyYAML's way."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        try:
+            return self.plain(node, 0, {})
+        except _NotPlain:
+            pass
+        check_nesting(node)
+        return super().construct_document(node)
+
+    def plain(self, node: yaml.Node, depth: int, built: dict[int, Any]) -> Any:
+        """What PyYAML's safe construction makes of ``node`` (its constructors, the same
+        errors), for plain data; raises :class:`_NotPlain` for anything else. ``built``:
+        the collections made so far by node id (aliases share them)."""
+        tag = node.tag
+        if isinstance(node, yaml.ScalarNode):
+            if tag == _STR:
+                return node.value
+            if tag in _PLAIN_SCALARS:
+                return self.yaml_constructors[tag](self, node)
+            raise _NotPlain
+        key = id(node)
+        if key in built:
+            if built[key] is _NotPlain:           # an alias inside its own anchor: recursive
+                raise _NotPlain
+            return built[key]
+        if depth >= MAX_NESTING:
+            raise _too_deep(node)
+        built[key] = _NotPlain
+        if tag == _SEQ and isinstance(node, yaml.SequenceNode):
+            value: Any = []
+            for child in node.value:
+                value.append(self.plain(child, depth + 1, built))
+        elif tag == _MAP and isinstance(node, yaml.MappingNode):
+            self.flatten_mapping(node)
+            value = {}
+            for key_node, value_node in node.value:
+                k = self.plain(key_node, depth + 1, built)
+                if not isinstance(k, Hashable):
+                    raise ConstructorError("while constructing a mapping", node.start_mark,
+                                           "found unhashable key", key_node.start_mark)
+                value[k] = self.plain(value_node, depth + 1, built)
+        else:
+            raise _NotPlain
+        built[key] = value
+        return value
 
     def flatten_mapping(self, node: yaml.MappingNode) -> None:
         for key_node, _ in node.value:
@@ -56,8 +133,65 @@ class _NoMerge(SafeConstructor):
         super().flatten_mapping(node)
 
 
+class NestedTooDeeply(RecursionError):
+    """Collections nested beyond ``MAX_NESTING``: reported as the pure-Python composer's
+    ``RecursionError`` is ("nested too deeply"), whichever route parsed the text."""
+
+
+def _too_deep(node: yaml.Node) -> NestedTooDeeply:
+    return NestedTooDeeply(f"collections nested more than {MAX_NESTING} levels deep "
+                           f"({node.start_mark})")
+
+
+def check_nesting(root: yaml.Node) -> None:
+    """Raise :class:`NestedTooDeeply` where a collection of the composed document ``root`` lies
+    deeper than ``MAX_NESTING``. Walked in document order, without recursion; an alias's
+    node is visited once, at its anchor (which comes first in the document)."""
+    seen: set[int] = set()
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen or isinstance(node, yaml.ScalarNode):
+            continue
+        seen.add(id(node))
+        if depth >= MAX_NESTING:
+            raise _too_deep(node)
+        children = node.value if isinstance(node, yaml.SequenceNode) else \
+            [item for pair in node.value for item in pair]
+        stack.extend((child, depth + 1) for child in reversed(children))
+
+
+class _CachedResolver(Resolver):
+    """PyYAML's resolver, with the tag of each (scalar text, implicit flags) remembered for
+    the document: the safe loader has no path resolvers, so the tag depends on these alone,
+    and a model repeats most of its scalars (keys, 0, small numbers)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._scalar_tags: dict = {}
+
+    def resolve(self, kind, value, implicit):
+        if kind is not yaml.ScalarNode:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = self._scalar_tags.get(key)
+        if tag is None:
+            tag = self._scalar_tags[key] = super().resolve(kind, value, implicit)
+        return tag
+
+
 if CParser is not None:
-    class SafeLoader(Composer, CParser, _NoMerge, Resolver):
+    class CSafeLoader(CParser, _Guarded, _CachedResolver):
+        """The safe loader with libyaml's parser and composer (C), merge keys refused: only
+        for documents whose :func:`nesting_bound` is at most ``C_MAX_NESTING``, on a thread
+        with ``C_STACK_PER_LEVEL`` bytes of stack a level (:func:`parse_yaml`)."""
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            _Guarded.__init__(self)
+            _CachedResolver.__init__(self)
+
+    class SafeLoader(Composer, CParser, _Guarded, _CachedResolver):
         """PyYAML's safe loader (plain data only) on libyaml's parser, with the pure-Python
         composer: libyaml's own composer recurses in C without a depth check and crashes the
         process (SIGSEGV, measured at 50,000 nested ``[``); the Python one raises
@@ -66,11 +200,13 @@ if CParser is not None:
         def __init__(self, stream: str) -> None:
             CParser.__init__(self, stream)
             Composer.__init__(self)
-            _NoMerge.__init__(self)
-            Resolver.__init__(self)
+            _Guarded.__init__(self)
+            _CachedResolver.__init__(self)
 else:
-    class SafeLoader(yaml.SafeLoader, _NoMerge):        # pure Python: depth checked as well
-        """PyYAML's pure-Python safe loader, merge keys refused."""
+    CSafeLoader = None
+
+    class SafeLoader(yaml.SafeLoader, _Guarded):        # pure Python: depth checked as well
+        """PyYAML's pure-Python safe loader, deep nesting and merge keys refused."""
 
 
 # What a parser may raise on hostile text besides its own error type.
@@ -166,7 +302,59 @@ def _guarded_parse(parse: Callable[[str], Any], syntax_error: Type[Exception], k
         raise error(f"{source}: not usable {kind}: {type(exc).__name__}: {bounded(exc)}") from None
 
 
+def nesting_bound(text: str) -> int:
+    """An upper bound on the nesting depth of the YAML document ``text``, from its characters
+    alone: every flow level opens with a ``[`` or ``{`` (quoted or not, each counted), and
+    every block level needs a column of indentation or a compact indicator (``- - x``) on
+    its line, so block nesting is below the longest line's length (lines split at ``\\n``
+    only: YAML's other line breaks make them shorter, not longer)."""
+    longest = max(map(len, text.split("\n")), default=0)
+    return text.count("[") + text.count("{") + longest + 2
+
+
+_NO_THREAD = object()
+
+
+def _load_on_own_stack(text: str, stack: int) -> Any:
+    """``yaml.load(text, Loader=CSafeLoader)`` on a thread with ``stack`` bytes of stack, its
+    exception raised here; ``_NO_THREAD`` where no such thread can be made (a platform
+    without ``threading.stack_size``, or no memory for the stack)."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = yaml.load(text, Loader=CSafeLoader)
+        except BaseException as exc:         # noqa: BLE001 - raised in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="charmie_dynamics-yaml", daemon=True)
+    with _STACK_LOCK:
+        try:
+            previous = threading.stack_size(stack)
+        except (ValueError, RuntimeError):
+            return _NO_THREAD
+        try:
+            thread.start()
+        except RuntimeError:                 # "can't start new thread"
+            return _NO_THREAD
+        finally:
+            threading.stack_size(previous)
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def _safe_load(text: str) -> Any:
+    """All C (libyaml's composer on a thread with a stack sized from the nesting bound) when
+    the bound allows it; otherwise libyaml's parser with the pure-Python composer, whose
+    ``RecursionError`` on deep nesting the guard reports."""
+    if CSafeLoader is not None:
+        bound = nesting_bound(text)
+        if bound <= C_MAX_NESTING:
+            value = _load_on_own_stack(text, max(C_STACK_MIN, bound * C_STACK_PER_LEVEL))
+            if value is not _NO_THREAD:
+                return value
     return yaml.load(text, Loader=SafeLoader)
 
 

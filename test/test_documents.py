@@ -8,7 +8,7 @@ import threading
 import pytest
 import yaml
 
-from charmie_dynamics import documents
+from charmie_dynamics import bundled_model, documents
 from charmie_dynamics.documents import (DocumentError, check_size, parse_json, parse_yaml,
                                         read_text)
 
@@ -53,9 +53,15 @@ def test_yaml_without_libyaml_refuses_the_same():
             "    except d.DocumentError: pass\n"
             "    else: raise SystemExit('accepted')\n"
             "print(d.parse_yaml('a: &x [1]\\nb: *x', 's'))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert python_lines(code) == ["{'a': [1], 'b': [1]}"]
+
+
+def python_lines(code: str) -> list[str]:
+    """The lines ``code`` prints in a new Python process, which must end with status 0 (a
+    crash of the parser shows as a failure here, not of the test run)."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "{'a': [1], 'b': [1]}"
+    return out.stdout.splitlines()
 
 
 def test_plain_yaml_and_aliases_still_load():
@@ -118,3 +124,88 @@ def test_a_regular_file_is_read(tmp_path):
     path = tmp_path / "ok.yaml"
     path.write_text("name: r\u00e9\n", encoding="utf-8")
     assert read_text(path, max_bytes=64) == "name: r\u00e9\n"
+
+
+# ---- routing: the all-C loader (libyaml's composer) only under a bound on the nesting
+PLAIN_AND_NOT = [
+    "a: &x {b: 1, c: [1, 2.5, -3, .inf, null, true, 0x1f, '7', text]}\nd: *x\n",
+    "- - - - deep: [[{a: [1]}]]\n",
+    "a: &a [1, *a]\n",                                     # recursive: PyYAML's own way
+    "when: 2001-02-03\nbytes: !!binary aGVsbG8=\n=: value\nset: !!set {a, b}\n",
+    "? [1, 2]\n: unhashable key\n",
+    "key: 1\nkey: 2\n",
+]
+
+
+def pyyaml_reference(text):
+    """PyYAML's pure-Python safe loader, the construction every route must reproduce."""
+    return yaml.load(text, Loader=yaml.SafeLoader)
+
+
+@pytest.mark.skipif(documents.CSafeLoader is None, reason="PyYAML without libyaml")
+@pytest.mark.parametrize("text", PLAIN_AND_NOT)
+def test_every_route_constructs_as_pyyaml(text, monkeypatch):
+    calls = []
+    real = documents._load_on_own_stack
+    monkeypatch.setattr(documents, "_load_on_own_stack",
+                        lambda *a: calls.append(a[1]) or real(*a))
+    try:
+        expected = repr(pyyaml_reference(text))
+    except yaml.YAMLError:
+        with pytest.raises(DocumentError, match="unhashable key"):
+            parse_yaml(text, "s")
+        return
+    assert repr(parse_yaml(text, "s")) == expected                 # all C, on its own stack
+    assert calls == [max(documents.C_STACK_MIN, documents.nesting_bound(text)
+                         * documents.C_STACK_PER_LEVEL)]
+    assert repr(yaml.load(text, Loader=documents.SafeLoader)) == expected   # Python composer
+
+
+def test_the_model_file_loads_alike_on_both_routes():
+    text = read_text(bundled_model())
+    assert documents.nesting_bound(text) <= documents.C_MAX_NESTING
+    assert parse_yaml(text, "s") == yaml.load(text, Loader=documents.SafeLoader) \
+        == pyyaml_reference(text)
+
+
+@pytest.mark.parametrize("text, depth", [
+    ("[" * 40 + "]" * 40, 40),
+    ("{a: " * 30 + "1" + "}" * 30, 30),
+    ("".join(" " * i + "- \n" for i in range(50)), 50),
+    ("".join(" " * i + "a:\n" for i in range(50)), 50),
+    ("- - - - - [[x]]\n", 7),
+    ("a:\n- b:\n  - c:\n    - [d]\n", 7),
+])
+def test_nesting_bound_is_above_the_depth(text, depth):
+    def nesting(value):
+        children = value.values() if isinstance(value, dict) else \
+            value if isinstance(value, list) else ()
+        return 1 + max(map(nesting, children), default=0) if isinstance(value, (dict, list)) else 0
+    assert nesting(pyyaml_reference(text)) == depth
+    assert documents.nesting_bound(text) >= depth
+
+
+def test_deep_documents_are_refused_without_a_crash_on_either_route():
+    """In a subprocess, so that a crash of libyaml's composer would show as one: 5,000 levels
+    (bound 15,002: the all-C route, on a 30 MB stack) and 60,000 (bound past C_MAX_NESTING:
+    the Python composer, RecursionError), both refused; 256 levels load."""
+    code = ("from charmie_dynamics import documents as d\n"
+            "for n in (5000, 60000, 257):\n"
+            "    try: d.parse_yaml('[' * n + ']' * n, 's')\n"
+            "    except d.DocumentError as e: print(n, d.nesting_bound('[' * n + ']' * n) "
+            "<= d.C_MAX_NESTING, e)\n"
+            "    else: print(n, 'accepted')\n"
+            "print(d.parse_yaml('[' * 256 + ']' * 256, 's') is not None)\n")
+    lines = python_lines(code)
+    assert lines == ["5000 True s: not usable YAML: nested too deeply",
+                     "60000 False s: not usable YAML: nested too deeply",
+                     "257 True s: not usable YAML: nested too deeply", "True"], lines
+
+
+def test_no_thread_for_the_stack_falls_back_to_the_python_composer(monkeypatch):
+    def refuse(size=0):
+        raise ValueError("size not valid")
+    monkeypatch.setattr(documents.threading, "stack_size", refuse)
+    assert parse_yaml("a: &x [1]\nb: *x\n", "s") == {"a": [1], "b": [1]}
+    with pytest.raises(DocumentError, match="merge keys"):
+        parse_yaml(merge_bomb(2), "s")

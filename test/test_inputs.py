@@ -81,6 +81,32 @@ def test_input_limits_from_the_model(charmie):
     limits.check({"theta13b": 1e3}, {}, float("inf"), 0.1)                   # positions off
 
 
+@pytest.mark.parametrize("position_tolerance", [0.01, 0.0, float("inf")])
+def test_the_fast_check_passes_only_what_violation_passes(charmie, position_tolerance):
+    """``within`` (the node's per-message path) is True exactly where ``violation`` finds
+    nothing, on states near and beyond every bound, NaN and implausible values included."""
+    limits = InputLimits.of(charmie)
+    names = list(charmie.input_names)
+    rng = np.random.default_rng(3)
+    lower = np.array([limits.lower.get(n, -2.0) for n in names])
+    upper = np.array([limits.upper.get(n, 2.0) for n in names])
+    speed = np.array([limits.velocity.get(n, 5.0) for n in names])
+    verdicts = set()
+    for k in range(400):
+        p = rng.uniform(lower - 0.02, upper + 0.02)
+        v = rng.uniform(-1.15, 1.15) * speed
+        if k % 50 == 0:
+            p[k % len(names)] = [np.nan, 1e7, -np.inf][k % 3]
+        order = rng.permutation(len(names))[:rng.integers(1, len(names) + 1)]
+        pos = {names[i]: float(p[i]) for i in order}
+        vel = {names[i]: float(v[i]) for i in order}
+        fast = limits.within(pos, vel, position_tolerance, 0.1)
+        assert fast == (limits.violation(pos, vel, position_tolerance, 0.1) is None), (pos, vel)
+        verdicts.add(fast)
+    assert verdicts == {True, False}
+    assert not limits.within({"d1": 0.0}, {"d2": 0.0}, 0.01, 0.1)   # other names: violation's
+
+
 def test_durations_carry_the_rounding():
     rclpy = pytest.importorskip("rclpy")       # builtin_interfaces comes with the ROS wheels
     assert rclpy

@@ -87,6 +87,44 @@ def test_jit_switched_off_is_silent(old_numba):
     assert stderr == []
 
 
+FREE_FLYER_SCRIPT = """
+import json, sys
+sys.path.insert(0, "test")
+import numpy as np
+from charmie_dynamics import jit, forward_kinematics
+from charmie_dynamics.dynamics import forward_dynamics, inverse_dynamics, mass_matrix
+from test_free_flyer import floating_model, random_states, state
+model = floating_model(0, coupled=False)
+assert model.compiled.aba_coupling is None
+q, qd, qdd = random_states(model, np.random.default_rng(1))
+held = np.zeros(qd.shape, dtype=bool)
+held[:, 2] = True
+out = {"jit": jit.ENABLED, "fk": forward_kinematics(model, q).rotations.tolist(),
+       "effort": inverse_dynamics(model, state(model, q, qd, qdd)).coordinate_effort.tolist(),
+       "crba": mass_matrix(model, q).tolist(),
+       "aba": forward_dynamics(model, q, qd, qdd, method="aba").tolist(),
+       "aba_held": forward_dynamics(model, q, qd, qdd, method="aba", held=held).tolist()}
+print(json.dumps(out))
+"""
+
+
+def test_free_flyer_kernels_equal_with_numba_off():
+    """The free-flyer's branches of the kernels (joint transform and motion, efforts, CRBA,
+    the ABA's 6 x 6 root solve with a held coordinate) give the compiled kernels' results
+    as plain Python (CHARMIE_DYNAMICS_JIT=0)."""
+    results = []
+    for env in ({}, {"CHARMIE_DYNAMICS_JIT": "0"}):
+        proc = subprocess.run([sys.executable, "-c", FREE_FLYER_SCRIPT], capture_output=True,
+                              text=True, timeout=600, cwd=ROOT, env={**os.environ, **env})
+        assert proc.returncode == 0, proc.stderr
+        results.append(json.loads(proc.stdout.splitlines()[-1]))
+    compiled, plain = results
+    assert compiled["jit"] and not plain["jit"]
+    for key in ("fk", "effort", "crba", "aba", "aba_held"):
+        np.testing.assert_allclose(plain[key], compiled[key], rtol=1e-12, atol=1e-12,
+                                   err_msg=key)
+
+
 def test_console_script_starts_with_old_numba(old_numba):
     script = Path(sys.executable).parent / "charmie-dynamics"
     assert script.is_file(), f"{script}: the package's console script is not installed"

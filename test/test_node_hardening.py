@@ -23,6 +23,7 @@ from rosgraph_msgs.msg import Clock  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 from charmie_dynamics.dynamics import inverse_dynamics  # noqa: E402
 from charmie_dynamics.kinematics import inputs_from_dict, resolve_state  # noqa: E402
@@ -284,6 +285,59 @@ def test_rejections_are_not_echoed_one_to_one(ros, nodes):
         assert echoed >= 1                                   # the held value is kept alive
     finally:
         assert set_parameter(ros, "/h/dynamics", "stale_timeout", 0.3).successful
+
+
+@dump_on_failure
+def test_loads_on_the_output_rate_grid_feedforward_at_every_evaluation(ros, nodes):
+    """output_rate 50 Hz, inputs stamped 10 ms apart: every input is evaluated and gets its
+    feedforward; joint_loads and actuator_loads come for every other stamp (the 20 ms grid)."""
+    h: Dynamics = nodes["h"]
+    pos, vel = random_state(np.random.default_rng(11))
+    h.send_state(pos, vel)
+    assert set_parameter(ros, "/h/dynamics", "output_rate", 50.0).successful
+    try:
+        mark = len(h.diagnostics)                  # two reports: one sent after send_state's
+        assert ros.spin_until(lambda: len(h.diagnostics) >= mark + 2, 5.0)
+        evaluations = counter(h, "evaluations")
+        loads = len(h.loads_order)
+        stamps = []
+        for _ in range(30):
+            mark = len(h.feedforward)
+            stamps.append(ros.next_stamp())
+            h.publish_joints(stamps[-1], pos, vel, names=MODEL.input_names)
+            assert ros.spin_until(lambda: len(h.feedforward) > mark, 5.0)
+        assert wait_counter(h, "evaluations", evaluations + 30) == evaluations + 30
+        ros.spin_for(0.2)
+        assert h.loads_order[loads:] == [stamp_key(s) for s in stamps[::2]]
+        assert all(stamp_key(s) in h.actuator_loads for s in stamps[::2])
+        assert not any(stamp_key(s) in h.actuator_loads for s in stamps[1::2])
+    finally:
+        assert set_parameter(ros, "/h/dynamics", "output_rate", 0.0).successful
+
+
+@dump_on_failure
+def test_wrench_markers_come_while_subscribed(ros, nodes):
+    """The arrows are built only for a subscriber: one subscribed gets them, with the
+    evaluation's stamp and finite points."""
+    h: Dynamics = nodes["h"]
+    got: list = []
+    sub = ros.node.create_subscription(MarkerArray, "/h/wrench_markers", got.append, 10)
+    try:
+        assert ros.spin_until(lambda: sub.get_publisher_count() >= 1, 10.0)
+        rng = np.random.default_rng(5)
+
+        def marked(key) -> bool:
+            return any(stamp_key(m.markers[0].header.stamp) == key for m in got if m.markers)
+        for _ in range(10):        # until the node has seen this subscription too
+            key, _ = h.send_state(*random_state(rng))
+            if ros.spin_until(lambda: marked(key), 1.0):
+                break
+        assert marked(key), "no wrench_markers for a subscriber"
+        arrow = next(m for m in got if stamp_key(m.markers[0].header.stamp) == key).markers[0]
+        assert len(arrow.points) == 2 and all(np.isfinite([p.x, p.y, p.z]).all()
+                                              for p in arrow.points)
+    finally:
+        ros.node.destroy_subscription(sub)
 
 
 # ---------------------------------------------------------------------------- item 5

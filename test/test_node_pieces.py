@@ -21,7 +21,7 @@ from charmie_dynamics.ros.model_source import model_from_description, model_to_p
 from charmie_dynamics.ros.node_status import Level, dynamics_status
 from charmie_dynamics.ros.odometry import base_from_odometry
 from charmie_dynamics.ros.model_updates import prepare_model
-from charmie_dynamics.ros.outputs import FeedforwardMap, TfGrid, wrench_bodies, wrench_topic
+from charmie_dynamics.ros.outputs import FeedforwardMap, StampGrid, wrench_bodies, wrench_topic
 from charmie_dynamics.kinematics.limits import InputLimits
 from charmie_dynamics.ros.reference import check_serialized_reference, read_reference
 from charmie_dynamics.ros.stale_policy import Action, StalePolicy
@@ -250,16 +250,16 @@ def test_stamp_guard_rearms_after_a_clock_restart_or_a_long_run_back():
 
 # ---------------------------------------------------------------------------- outputs
 def test_tf_grid_keeps_the_average_rate_under_jitter():
-    grid = TfGrid()
+    grid = StampGrid()
     period = S // 100
     rng = np.random.default_rng(5)                  # inputs at 1 kHz, +-0.3 ms of jitter
     stamps = [k * S // 1000 + int(rng.uniform(-3e5, 3e5)) for k in range(1, 1001)]
     taken = [t for t in stamps if grid.due(t, 100.0)]
     assert 99 <= len(taken) <= 100                  # 100 Hz, not fewer because of the jitter
-    grid = TfGrid()
+    grid = StampGrid()
     assert grid.due(10 * S, 100.0) and not grid.due(10 * S + period // 2, 100.0)
     assert grid.due(5 * S, 100.0)                    # time went back: restart
-    assert all(TfGrid().due(t, 0.0) for t in (1, 1, 0))   # rate 0: every stamp
+    assert all(StampGrid().due(t, 0.0) for t in (1, 1, 0))   # rate 0: every stamp
 
 
 def test_feedforward_map_order_clamp_and_flags():
@@ -318,6 +318,7 @@ DEFAULTS = {name: p.default for name, p in PARAMETERS.items()}
     ({"acceleration_source": "fast"}, "acceleration_source 'fast'"),
     ({"model_source": "param"}, "model_source 'param': expected one of topic, robot_description, file"),
     ({"tf_rate": 0.5}, "tf_rate 0.5: expected 0 (off) or 1"),
+    ({"output_rate": 0.9}, "output_rate 0.9: expected 0 (off) or 1"),
     ({"model_source": "file"}, "expected a model_file"),
     ({"model_source": "file", "model_file": "m.yaml"}, None),
     ({"overlay_file": "o.yaml"}, "overlay_file 'o.yaml' with model_source 'topic'"),

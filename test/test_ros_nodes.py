@@ -60,7 +60,8 @@ def system(ros, ros_env, log_dir):
     started = time.monotonic()
     loader = Child("model_loader", node_argv("model_loader_node"), ros_env, log_dir)
     dyn_a = Child("dynamics_A", node_argv("dynamics_node", *params(
-        acceleration_source="zero", tf_rate=0.0, stale_timeout=1000.0, diagnostics_period=0.2)),
+        acceleration_source="zero", tf_rate=0.0, output_rate=0.0, stale_timeout=1000.0,
+        diagnostics_period=0.2)),
         ros_env, log_dir)
     dyn_b = namespaced_dynamics("b", ros_env, log_dir)
     dyn_c = namespaced_dynamics("c", ros_env, log_dir)

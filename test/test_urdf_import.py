@@ -23,7 +23,7 @@ import yaml
 from charmie_dynamics import forward_kinematics, load_model, resolve_state
 from charmie_dynamics.dynamics import MassMatrixError, forward_dynamics, inverse_dynamics, \
     mass_matrix
-from charmie_dynamics.model import ModelError, model_from_text
+from charmie_dynamics.model import JointType, ModelError, model_from_text
 from charmie_dynamics.model.urdf import model_from_urdf
 
 N_STATES = 20
@@ -48,8 +48,9 @@ KNOWN_REFUSALS = {
     "an inertia far from positive semi-definite (romeo_laas_small's link 'body': eigenvalue "
     "-0.021 kg m^2, a negative principal moment; Pinocchio does not check)":
         r"^.*romeo_laas_small\.urdf: bodies\[\d+\] \(body\)\.inertia: eigenvalues \[-0\.021",
-    "a floating or planar joint (no free-flyer in the format yet)":
-        r"floating and planar joints are not supported",
+    "a planar joint": r"planar joints are not supported",
+    "floating_base on a robot whose root link is the world link (an arm bolted to the "
+    "ground: the ground cannot fly)": r"floating_base: the root link is 'world'",
 }
 
 
@@ -63,12 +64,12 @@ def short(path: Path) -> str:
     return str(path).split(ERD_ROOT)[-1]
 
 
-def quiet_load(path: Path, overlay: Path | None = None):
+def quiet_load(path: Path, overlay: Path | None = None, floating_base: bool = False):
     """Our model of ``path``; the inertia and limit warnings of these files are expected."""
     logger = logging.getLogger("charmie_dynamics")
     level, logger.level = logger.level, logging.ERROR
     try:
-        return load_model(path, overlay=overlay)
+        return load_model(path, overlay=overlay, floating_base=floating_base)
     finally:
         logger.setLevel(level)
 
@@ -76,30 +77,45 @@ def quiet_load(path: Path, overlay: Path | None = None):
 # --- the oracle ----------------------------------------------------------------------------
 
 class Oracle:
-    """Pinocchio's model of a URDF file and the map from our coordinates to its joints."""
+    """Pinocchio's model of a URDF file and the map from our coordinates to its joints;
+    ``floating``: loaded with ``pin.JointModelFreeFlyer()`` as its root joint. A free-flyer
+    (6 of Pinocchio's v, 7 of its q) maps to our coordinates and configuration entries one
+    to one, in the same order (x, y, z, qx, qy, qz, qw; vx .. wz)."""
 
-    def __init__(self, path: Path, model):
-        self.pm = pin.buildModelFromUrdf(str(path))
+    def __init__(self, path: Path, model, floating: bool = False):
+        self.pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating \
+            else pin.buildModelFromUrdf(str(path))
         self.data = self.pm.createData()
         child = {j.get("name"): j.find("child").get("link")
                  for j in ET.parse(path).getroot().findall("joint")}
+        if floating:
+            child["root_joint"] = model.body_names[0]
         self.joints = []            # (idx_q, nq, idx_v, coordinate index, multiplier, offset)
+        self.free = []              # (idx_q, configuration index) of each free-flyer
         self.J = np.zeros((self.pm.nv, model.n_coordinates))
         for j in range(1, self.pm.njoints):
             b = model.body_index(child[self.pm.names[j]])
             c, m, o = int(model.coordinate_index[b]), float(model.multiplier[b]), \
                 float(model.offset[b])
             jm = self.pm.joints[j]
+            if jm.nv == 6:
+                assert jm.shortname() == "JointModelFreeFlyer", self.pm.names[j]
+                self.free.append((jm.idx_q, int(model.configuration_index[b])))
+                self.J[jm.idx_v:jm.idx_v + 6, c:c + 6] = np.eye(6)
+                continue
             assert jm.nv == 1, self.pm.names[j]
             self.joints.append((jm.idx_q, jm.nq, jm.idx_v, c, m, o))
             self.J[jm.idx_v, c] = m
+        self.configuration = model.coordinate_configuration
         self.mimic = bool(np.any(np.count_nonzero(self.J, axis=0) > 1)) or any(
             m != 1.0 or o != 0.0 for *_, m, o in self.joints)
 
     def q(self, q: np.ndarray) -> np.ndarray:
         out = np.zeros(self.pm.nq)
+        for iq_pin, iq in self.free:
+            out[iq_pin:iq_pin + 7] = q[iq:iq + 7]
         for iq, nq, _, c, m, o in self.joints:
-            value = m * q[c] + o
+            value = m * q[self.configuration[c]] + o
             if nq == 2:                                  # continuous: (cos, sin)
                 out[iq:iq + 2] = math.cos(value), math.sin(value)
             else:
@@ -108,15 +124,25 @@ class Oracle:
 
 
 def random_states(model, rng: np.random.Generator):
-    """N_STATES coordinates within the limits of each coordinate's first joint, rates."""
+    """N_STATES configurations, each coordinate within the limits of its first joint and a
+    free-flyer at a normal position with a uniformly random unit quaternion; rates."""
     n = model.n_coordinates
-    q = np.empty((N_STATES, n))
-    for c, name in enumerate(model.coordinate_names):
-        b = next(i for i, body in enumerate(model.bodies) if body.coordinate == name)
-        lim = model.bodies[b].limits
+    q = np.empty((N_STATES, model.nq))
+    seen = set()
+    for i, body in enumerate(model.bodies):
+        c, iq = int(model.coordinate_index[i]), int(model.configuration_index[i])
+        if c < 0 or c in seen:
+            continue
+        seen.add(c)
+        if body.joint_type == JointType.FLOATING:
+            q[:, iq:iq + 3] = rng.normal(size=(N_STATES, 3))
+            quaternion = rng.normal(size=(N_STATES, 4))
+            q[:, iq + 3:iq + 7] = quaternion / np.linalg.norm(quaternion, axis=1, keepdims=True)
+            continue
+        lim = body.limits
         lo = -math.pi if lim.lower is None else lim.lower
         hi = math.pi if lim.upper is None else lim.upper
-        q[:, c] = rng.uniform(lo, hi, N_STATES)
+        q[:, iq] = rng.uniform(lo, hi, N_STATES)
     return q, rng.normal(size=(N_STATES, n)), rng.normal(size=(N_STATES, n))
 
 
@@ -126,16 +152,17 @@ def relative(ours: np.ndarray, ref: np.ndarray) -> float:
     return float(np.abs(ours - ref).max() / max(np.abs(ref).max(), 1e-12))
 
 
-def compare(path: Path, model, seed: int = 0) -> dict[str, float]:
-    """Largest relative differences from Pinocchio at N_STATES random states."""
-    oracle = Oracle(path, model)
+def compare(path: Path, model, seed: int = 0, floating: bool = False) -> dict[str, float]:
+    """Largest relative differences from Pinocchio at N_STATES random states
+    (``floating``: Pinocchio's root joint a free-flyer, as ``model``'s floating_base)."""
+    oracle = Oracle(path, model, floating)
     pm, data, J = oracle.pm, oracle.data, oracle.J
     q, qd, qdd = random_states(model, np.random.default_rng(seed))
     state = resolve_state(model, q, qd, qdd)
     placements = forward_kinematics(model, state.q)
     effort = inverse_dynamics(model, state).coordinate_effort
     H = mass_matrix(model, state.q)
-    tau = np.random.default_rng(seed + 1).normal(size=q.shape)
+    tau = np.random.default_rng(seed + 1).normal(size=qd.shape)
     try:
         qdd_aba = forward_dynamics(model, state.q, state.qd, tau, method="aba")
     except MassMatrixError:
@@ -189,27 +216,29 @@ def check(errors: dict, what: str) -> None:
 
 # --- example-robot-data ----------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def erd_results() -> dict[str, object]:
-    """Every shipped URDF: its error dict, or the refusal message."""
+@pytest.fixture(scope="module", params=[False, True], ids=["fixed-base", "free-flyer"])
+def erd_results(request) -> dict[str, object]:
+    """Every shipped URDF: its error dict, or the refusal message; fixed to the world, or
+    with a free-flyer root joint (``floating_base``; Pinocchio's ``JointModelFreeFlyer``)."""
     if not ERD:
         pytest.skip("example-robot-data is not installed (the 'test' extra)")
-    out: dict[str, object] = {}
+    out: dict[str, object] = {"floating": request.param}
     for path in ERD:
         try:
-            model = quiet_load(path)
+            model = quiet_load(path, floating_base=request.param)
         except ModelError as exc:
             out[short(path)] = str(exc)
             continue
-        out[short(path)] = compare(path, model)
+        out[short(path)] = compare(path, model, floating=request.param)
     return out
 
 
 def test_example_robot_data_against_pinocchio(erd_results):
+    floating = erd_results.pop("floating")
     loaded = {k: v for k, v in erd_results.items() if isinstance(v, dict)}
     refused = {k: v for k, v in erd_results.items() if isinstance(v, str)}
     lines = [f"example-robot-data: {len(loaded)} of {len(erd_results)} URDFs load and are "
-             "compared with Pinocchio"]
+             f"compared with Pinocchio ({'free-flyer' if floating else 'fixed'} base)"]
     for name, e in sorted(loaded.items()):
         lines.append(f"  {name}: fk {e['fk']:.1e} rnea {e['rnea']:.1e} crba {e['crba']:.1e} "
                      + (f"aba {e['aba']:.1e} (backward {e['aba_backward']:.1e}, "
@@ -277,10 +306,12 @@ def _xyz(v) -> str:
     return " ".join(repr(float(x)) for x in v)
 
 
-def random_urdf(rng: np.random.Generator, n: int = 9) -> str:
+def random_urdf(rng: np.random.Generator, n: int = 9, floating: bool = False) -> str:
     """A random tree: random unit axes (some exactly coordinate axes), rpy with pitch near
     +-pi/2, mimic joints with multipliers and offsets, fixed and continuous joints, massless
-    links, inertial frames rotated, names with '-' and '.'."""
+    links, inertial frames rotated, names with '-' and '.'; ``floating``: the first joint
+    (under the world link) a URDF floating joint, a free-flyer, and every other link on
+    its tree (no other link under the world)."""
     robot = ET.Element("robot", name="random-robot.v1")
     ET.SubElement(robot, "link", name="world")
     names = ["world"]
@@ -300,8 +331,10 @@ def random_urdf(rng: np.random.Generator, n: int = 9) -> str:
                           **{key: repr(float(inertia[ij])) for key, ij in entries.items()})
         kind = "fixed" if k % 5 == 4 else ("continuous" if k % 3 == 2 else
                                            ("prismatic" if k % 4 == 1 else "revolute"))
+        kind = "floating" if floating and k == 0 else kind
         joint = ET.SubElement(robot, "joint", name=f"joint.{k}-j", type=kind)
-        ET.SubElement(joint, "parent", link=names[int(rng.integers(0, len(names)))])
+        first = 1 if floating and k > 0 else 0       # one tree, on the free-flyer
+        ET.SubElement(joint, "parent", link=names[int(rng.integers(first, len(names)))])
         ET.SubElement(joint, "child", link=f"link-{k}.a")
         pitch = rng.choice([1.0, -1.0]) * (math.pi / 2 - rng.choice([0.0, 1e-9, 1e-5]))
         ET.SubElement(joint, "origin", xyz=_xyz(rng.normal(0, 0.3, 3)),
@@ -310,7 +343,7 @@ def random_urdf(rng: np.random.Generator, n: int = 9) -> str:
         ET.SubElement(joint, "axis", xyz=_xyz(axis / np.linalg.norm(axis)))
         if kind in ("revolute", "prismatic"):
             ET.SubElement(joint, "limit", lower="-1.0", upper="1.5", effort="10", velocity="2")
-        if kind != "fixed":
+        if kind not in ("fixed", "floating"):
             if moving and k % 3 == 0:
                 ET.SubElement(joint, "mimic", joint=moving[int(rng.integers(0, len(moving)))],
                               multiplier=repr(float(rng.uniform(0.5, 2) * rng.choice([1, -1]))),
@@ -321,13 +354,18 @@ def random_urdf(rng: np.random.Generator, n: int = 9) -> str:
     return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode")
 
 
+@pytest.mark.parametrize("floating", [False, True], ids=["fixed-base", "floating-root"])
 @pytest.mark.parametrize("seed", range(6))
-def test_random_urdfs_against_pinocchio(tmp_path, seed):
+def test_random_urdfs_against_pinocchio(tmp_path, seed, floating):
+    """Fixed-base trees; and trees whose first joint is a URDF floating joint (a free-flyer
+    with its own placement, rpy near the singular pitch), which Pinocchio reads from the
+    same file as a JointModelFreeFlyer."""
     path = tmp_path / "random.urdf"
-    path.write_text(random_urdf(np.random.default_rng(seed)))
+    path.write_text(random_urdf(np.random.default_rng(seed), floating=floating))
     model = quiet_load(path)
     assert any(b.offset != 0 for b in model.bodies)                 # mimic offsets
     assert any(np.count_nonzero(b.axis) > 1 for b in model.bodies)    # any-axis joints
+    assert model.nq - model.nv == int(floating)
     check(compare(path, model, seed), path.name)
 
 
@@ -368,7 +406,8 @@ def test_world_link_is_the_ground():
 
 @pytest.mark.parametrize("text,fragments", [
     (TWO_LINKS.replace('type="revolute"', 'type="floating"'),
-     ["x.urdf: joint 'shoulder' type: got 'floating'", "expected revolute, continuous"]),
+     ["x.urdf: joint 'shoulder' type: got 'floating' under link 'base'",
+      "expected a floating joint (free-flyer) only under the world link"]),
     (TWO_LINKS.replace('type="revolute"', 'type="planar"'), ["joint 'shoulder' type: got 'planar'"]),
     (TWO_LINKS.replace('xyz="0 0 0.5"', 'xyz="0 0.5"'),
      ["joint 'shoulder' <origin xyz>: got '0 0.5', expected 3 finite number(s)"]),

@@ -23,10 +23,11 @@ from tqdm import tqdm
 from ..dynamics import inverse_dynamics
 from ..kinematics import point_positions, resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
-from ..model import load_model
-from ..trajectories import MAX_DT, MIN_DT, MOTIONS, Trajectory, from_csv, motion
+from ..model import Model, load_model
+from ..trajectories import MAX_DT, MIN_DT, MOTIONS, Trajectory, check_dt, from_csv, motion
 from ..errors import InputError
 from .arguments import add_position_limits_argument, check_point, check_points, parse_payload
+from .loop_analysis import LOOP_MOTIONS, loop_analysis
 from .plots import plot_efforts, plot_series
 
 
@@ -34,8 +35,10 @@ from .plots import plot_efforts, plot_series
 def add_analyze_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("analyze", help="evaluate a motion; write CSV time series and PNG plots")
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--motion", choices=sorted(MOTIONS), default="validation",
-                     help="a reference motion of the papers (default: validation, seed 000 sec. 6)")
+    src.add_argument("--motion", choices=sorted(MOTIONS) + list(LOOP_MOTIONS),
+                     default="validation",
+                     help="a reference motion of the papers (default: validation, seed 000 "
+                          "sec. 6; seed002-*: models with loops, cli/loop_analysis.py)")
     src.add_argument("--trajectory", type=Path, help="a trajectory CSV instead (see README)")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
     p.add_argument("--out", type=Path, default=Path("charmie_results"), help="output directory")
@@ -103,6 +106,8 @@ def _write_all(out: Path, steps: list[tuple[str, Callable[[Path], None]]]) -> No
 def run_analyze(args: argparse.Namespace) -> int:
     _check_output(args.out)
     model = load_model(args.model)
+    if model.loops is not None:
+        return _run_loop_analysis(args, model)
     if args.trajectory is not None:
         traj: Trajectory = from_csv(model, str(args.trajectory),
                                     check_position_limits=args.check_position_limits)
@@ -175,4 +180,22 @@ def run_analyze(args: argparse.Namespace) -> int:
     print(f"  floor load on {base}: Fz {fz.min():.1f}..{fz.max():.1f} N "
           f"(weight {model.total_mass * np.linalg.norm(model.gravity):.1f} N)")
     print(f"  wrote kinematics.csv, loads.csv and PNG plots in {args.out}")
+    return 0
+
+
+def _run_loop_analysis(args: argparse.Namespace, model: Model) -> int:
+    """A model with loops: seed 002's motions by constraint embedding (cli/loop_analysis.py)."""
+    if args.trajectory is not None:
+        raise InputError(f"--trajectory: {model.name} has loops; trajectory files are not "
+                         f"supported for them yet, expected --motion {' or '.join(LOOP_MOTIONS)}")
+    check_dt(args.dt)
+    tables, plots, summary = loop_analysis(model, args.motion, args.dt)
+    tables = [_table(name, cols[0], header, cols) for name, header, cols in tables]
+    steps = [(table[0], lambda path, table=table: _write_csv(path, table)) for table in tables]
+    try:
+        _write_all(args.out, steps + plots)
+    except OSError as exc:
+        raise InputError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
+    print("\n".join(summary))
+    print(f"  wrote {', '.join(name for name, _ in steps + plots)} in {args.out}")
     return 0

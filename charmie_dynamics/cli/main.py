@@ -31,6 +31,7 @@ from ..kinematics import StateError, forward_kinematics, inputs_from_dict, point
 from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE, InputLimits
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..kinematics.indirect import MechanismRangeError, joint_from_length
+from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from ..model.actuator_geometry import indirect_joints
 from ..model import load_model
 from ..resources import bundled_model
@@ -39,6 +40,7 @@ from .analyze import add_analyze_parser
 from .arguments import add_position_limits_argument, check_points, parse_payload
 from .export import add_export_parser
 from .identify import add_identify_parsers
+from .loop_reports import independent_state, loop_id_report, loops_summary, solved_coordinates
 
 PROG = "charmie-dynamics"
 #: Longest error line printed (a message quoting a hostile input is cut).
@@ -163,8 +165,22 @@ def id_report(model, inputs: Inputs, payloads=(), external=(),
     }
 
 
+def _loop_inputs(chain: ClosedChain, args: argparse.Namespace) -> Inputs:
+    """The independent coordinates' state of a model with loops (cli/loop_reports.py)."""
+    inputs = state_inputs(chain.model, args.state, args.check_position_limits)
+    state = read_state(args.state) if args.state else {}
+    return independent_state(chain, state, inputs, str(args.state))
+
+
 def _cmd_id(args: argparse.Namespace) -> int:
     model = load_model(args.model)
+    if model.loops is not None:
+        if args.payload or args.force or args.gravity_only:
+            raise InputError("--payload, --force and --gravity-only: not supported for a model "
+                             f"with loops ({model.name}) yet")
+        chain = ClosedChain.build(model)
+        print_json(loop_id_report(chain, *_loop_inputs(chain, args)), "id", args.indent)
+        return 0
     inputs = state_inputs(model, args.state, args.check_position_limits)
     report = id_report(model, inputs, [parse_payload(p) for p in args.payload],
                        [parse_force(f) for f in args.force], args.gravity_only)
@@ -178,11 +194,21 @@ def _cmd_validate(args: argparse.Namespace) -> int:
           f"{model.n_coordinates} coordinates, {len(model.actuators)} actuators, "
           f"{len(model.springs)} springs, {len(model.balancers)} balancers, "
           f"total mass {model.total_mass:.3f} kg")
+    if model.loops is not None:
+        chain = ClosedChain.build(model)        # assembly and mobility checks
+        print(f"  loops: independent {', '.join(chain.independent_names)}; dependent "
+              f"{', '.join(chain.dependent_names)}\n{loops_summary(chain)}")
     return 0
 
 
 def _cmd_fk(args: argparse.Namespace) -> int:
     model = load_model(args.model)
+    if model.loops is not None:
+        chain = ClosedChain.build(model)
+        q, loops = solved_coordinates(chain, _loop_inputs(chain, args)[0])
+        zero = np.zeros_like(q)
+        print_json({**fk_report(model, (q, zero, zero)), "loops": loops}, "fk", args.indent)
+        return 0
     inputs = state_inputs(model, args.state, args.check_position_limits)
     print_json(fk_report(model, inputs), "fk", args.indent)
     return 0
@@ -293,7 +319,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return args.func(args)
     # DocumentError: ModelError, InputError, TrajectoryFileError (files and arguments)
-    except (DocumentError, StateError, MechanismRangeError, MassMatrixError) as exc:
+    except (DocumentError, StateError, MechanismRangeError, MassMatrixError,
+            LoopSingularityError) as exc:
         print(f"{PROG}: error: {bounded(exc, MAX_ERROR_LINE)}", file=sys.stderr)
         return 1
     except MemoryError:

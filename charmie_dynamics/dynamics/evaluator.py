@@ -13,12 +13,15 @@ the kernels with the packed model's arrays, which only the core may know.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
+from .. import jit
 from ..jit import kernel
 from ..kinematics.indirect import check_length
 from ..kinematics.state import (JointSpaceState, inputs_from_dict, resolve_state,
@@ -27,7 +30,13 @@ from ..linalg import column, mat, mat_mul, mat_t_vec, sub, vec
 from ..mechanisms.auxiliary import auxiliary_segments_sample, balancer_range_error, segment_names
 from ..model.model import JointType, Model
 from ..model.rotations import quaternion_of
-from .inverse import _NO_LOADS, InverseDynamicsData, Loads, _inverse_dynamics_batch
+from .inverse import InverseDynamicsData, Loads, _inverse_dynamics_batch, kernel_arguments
+
+
+#: Around the kernel: compiled, overflow gives inf silently (numba's numpy error model);
+#: as plain Python, numpy's warnings are silenced so that it shows as non-finite alike
+#: (np.errstate costs about 1.5 us a call: not on the compiled path)
+_quiet = contextlib.nullcontext if jit.ENABLED else functools.partial(np.errstate, all="ignore")
 
 
 class NonFiniteLoads(ArithmeticError):
@@ -131,11 +140,9 @@ class Evaluator:
         q, qd, qdd = state_samples(self.state)[:3]
         # the arguments of inverse_dynamics' kernel, without payloads: with the state's
         # rates, and with zero rates for gravity compensation
-        head = (pm.body_int, pm.body_vec, pm.body_mat, pm.act_int, pm.act_vec, pm.spring_int,
-                pm.spring_vec, pm.bal_int, pm.bal_vec, *_NO_LOADS, pm.base_acceleration)
         zeros = self.data.zeros
-        self._inverse = {False: head + (q, qd, qdd) + self.data.buffers,
-                         True: head + (q, zeros, zeros) + self.data.buffers}
+        self._inverse = {False: kernel_arguments(model, q, qd, qdd, self.data),
+                         True: kernel_arguments(model, q, zeros, zeros, self.data)}
         self._fixed = ((pm.body_int, pm.body_vec, pm.act_int, pm.act_vec),
                        state_samples(self.state))
         self._auxiliary = (pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.spring_int,
@@ -161,12 +168,14 @@ class Evaluator:
         :class:`NonFiniteLoads` for loads that are not finite.
         """
         n = self.model.n_coordinates
-        x, xd, xdd = (np.ascontiguousarray(v, dtype=float) for v in (x, xd, xdd))
+        x = np.ascontiguousarray(x, dtype=float)
+        xd = np.ascontiguousarray(xd, dtype=float)
+        xdd = np.ascontiguousarray(xdd, dtype=float)
         if not x.shape == xd.shape == xdd.shape == (n,):
             raise ValueError(f"inputs of shapes {x.shape}, {xd.shape}, {xdd.shape}, expected "
                              f"({n},) each ({self.model.name})")
         resolve, state = self._fixed
-        with np.errstate(all="ignore"):       # plain Python: overflow shows as non-finite
+        with _quiet():
             bad, failed, finite = _evaluate(resolve, x, xd, xdd, state,
                                             self._inverse[bool(gravity_only)], *self._tail)
         if bad >= 0:

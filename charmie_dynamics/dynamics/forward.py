@@ -46,6 +46,12 @@ levels: :func:`forward_dynamics` with ``method="aba"`` then solves by Cholesky, 
 any coupling, and logs the reason once per model (logger ``charmie_dynamics.dynamics.forward``,
 WARNING); :func:`articulated_body_solve` itself refuses such a model with a ValueError.
 
+**The free-flyer** (a root joint, model/joint.py) is the 6-degree-of-freedom joint of the
+same recursion (Featherstone's floating base): at its body, eq. 19c's m^ is the (6, 6)
+D = S^T M^ S, phi^ = phi - S^T eta, and having no parent it is solved there, D qdd = phi^
+(a 6 x 6 Cholesky factorisation, :func:`free_flyer_solve`), mu~ = S qdd starting the
+outward pass.
+
 **No mass, no acceleration.** A coordinate that moves no mass (a model of massless bodies
 only, say) leaves H singular and qdd undefined: both methods raise :class:`MassMatrixError`
 naming it. A model without coordinates has qdd of length 0.
@@ -64,11 +70,13 @@ from typing import Optional
 import numpy as np
 
 from ..jit import kernel
+from ..kinematics.configuration import check_configuration
 from ..kinematics.forward import Placements
 from ..kinematics.state import samples
 from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import COORD, PARENT, SCALARS
+from ..model.joint import FREE_COLUMNS, FREE_KIND
+from ..model.packed import COORD, KIND, PARENT, SCALARS
 from .mass_matrix import BiasForcesData, MassMatrixData, bias_loads, mass_matrix
 from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_to_child_into,
                       parent_transform_into)
@@ -127,7 +135,8 @@ class ForwardDynamicsData(AlgorithmData):
 def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarray,
                      method: str = "cholesky", held: Optional[np.ndarray] = None, *,
                      data: Optional[ForwardDynamicsData] = None) -> np.ndarray:
-    """Joint accelerations qdd (..., n) for coordinates, rates and efforts (..., n) (SI).
+    """Joint accelerations qdd (..., n) for the configuration q (..., nq), rates and efforts
+    (..., n) (SI).
 
     ``tau``: generalized effort of every coordinate (N m or N); for an actuator-driven
     coordinate (CHARMIE's d4, theta5) the effort the actuator puts on it. Springs and
@@ -139,11 +148,19 @@ def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarra
     """
     if method not in METHODS:
         raise ValueError(f"method: got {method!r}, expected one of {', '.join(METHODS)}")
-    q, qd, tau = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (q, qd, tau)))
-    if q.shape[-1:] != (model.n_coordinates,):
-        raise ValueError(f"q, qd, tau: got last axis {q.shape[-1:]}, expected "
-                         f"({model.n_coordinates},) coordinates of {model.name}")
-    lead, n = q.shape[:-1], model.n_coordinates
+    q, qd, tau = (np.asarray(v, dtype=float) for v in (q, qd, tau))
+    n = model.n_coordinates
+    if q.shape[-1:] != (model.nq,) or qd.shape[-1:] != (n,) or tau.shape[-1:] != (n,):
+        raise ValueError(f"q, qd, tau: got last axes {q.shape[-1:]}, {qd.shape[-1:]}, "
+                         f"{tau.shape[-1:]}, expected ({n},) coordinates of {model.name} "
+                         f"(q: ({model.nq},) configuration entries)")
+    lead = q.shape[:-1]
+    if qd.shape[:-1] != lead or tau.shape[:-1] != lead:
+        lead = np.broadcast_shapes(lead, qd.shape[:-1], tau.shape[:-1])
+        q = np.broadcast_to(q, lead + (model.nq,))
+        qd, tau = (np.broadcast_to(v, lead + (n,)) for v in (qd, tau))
+    if model.free_flyers:
+        check_configuration(model, q)
     data = ForwardDynamicsData.reuse(data, model, lead)
     if method == "aba" and data.coupling is not None:
         if model not in _FELL_BACK:
@@ -152,7 +169,7 @@ def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarra
                          model.name, data.coupling)
         method = "cholesky"
     # the bias forces u' = ID(q, qd, 0) (module docstring), with the placements of q
-    q_s, qd_s = samples(q, lead, n), samples(qd, lead, n)
+    q_s, qd_s = samples(q, lead, model.nq), samples(qd, lead, n)
     loads = bias_loads(model, q_s, qd_s, data.bias)
     np.subtract(tau, loads.coordinate_effort, out=data.phi)
     if held is not None:
@@ -232,6 +249,11 @@ def articulated_body_sample(body_int, body_vec, inertias, subspaces, members, ro
                 add_inertia_to_parent(A[i], M_hat[i], scratch, M_hat[parent])
                 add_force_to_parent(A[i], eta[i], eta[parent])
             continue
+        if body_int[i, KIND] == FREE_KIND:      # a root: solved now, mu_i = S qdd
+            bad = free_flyer_solve(M_hat[i], eta[i], phi, free, c, scratch, qdd, mu[i])
+            if bad >= 0:
+                return bad
+            continue
         if i != members[c, 0]:
             continue                    # a coupled group is reduced at its first member
         mass, effort = 0.0, phi[c]
@@ -270,7 +292,7 @@ def articulated_body_sample(body_int, body_vec, inertias, subspaces, members, ro
             if parent >= 0:
                 motion_to_child_into(A[i], mu[parent], mu[i])
             continue
-        if i != members[c, 0]:
+        if i != members[c, 0] or body_int[i, KIND] == FREE_KIND:
             continue
         acc = phi_hat[c] * gain[c]
         if parent >= 0:
@@ -284,6 +306,42 @@ def articulated_body_sample(body_int, body_vec, inertias, subspaces, members, ro
                 motion_to_child_into(A[k], mu[parent], mu[k])
             for a in range(6):
                 mu[k, a] += subspaces[k, a] * body_vec[k, SCALARS, 0] * acc
+    return -1
+
+
+@kernel
+def free_flyer_solve(M_hat, eta, phi, free, c, L, qdd, mu) -> int:
+    """The free-flyer root's step of eqs. 19-21 (kernel): with S its subspace (model/joint.py,
+    FREE_COLUMNS), D = S^T M^ S (6, 6), phi^ = phi[c:c + 6] - S^T eta, qdd[c:c + 6] solving
+    D qdd = phi^ by Cholesky (D = L L^T, in the (6, 6) work array ``L``), mu = S qdd. Held
+    coordinates (free = 0) get the identity's rows and columns and qdd = 0, as held_solve.
+    Returns the first coordinate whose pivot is not positive (no mass moves), or -1."""
+    for a in range(6):
+        for b in range(a + 1):
+            if free[c + a] > 0.0 and free[c + b] > 0.0:
+                acc = M_hat[FREE_COLUMNS[a], FREE_COLUMNS[b]]
+            else:
+                acc = 1.0 if a == b else 0.0
+            for k in range(b):
+                acc -= L[a, k] * L[b, k]
+            if a == b:
+                if not acc > 0.0:
+                    return c + a
+                L[a, a] = np.sqrt(acc)
+            else:
+                L[a, b] = acc / L[b, b]
+    for a in range(6):                                  # L y = phi^, y in qdd
+        acc = (phi[c + a] - eta[FREE_COLUMNS[a]]) * free[c + a]
+        for k in range(a):
+            acc -= L[a, k] * qdd[c + k]
+        qdd[c + a] = acc / L[a, a]
+    for a in range(5, -1, -1):                          # L^T qdd = y
+        acc = qdd[c + a]
+        for k in range(a + 1, 6):
+            acc -= L[k, a] * qdd[c + k]
+        qdd[c + a] = acc / L[a, a]
+    for a in range(6):
+        mu[FREE_COLUMNS[a]] = qdd[c + a]
     return -1
 
 

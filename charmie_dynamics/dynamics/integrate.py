@@ -28,6 +28,14 @@ over the coordinate's joints (:func:`coordinate_limits`); unbounded sides are in
 
 The initial state must be within the limits.
 
+**Free-flyers** (nq != nv: kinematics/configuration.py): q (..., nq) moves by
+``integrate_configuration``, q (+) v dt, the exponential of SE(3) with the quaternion
+normalised, in place of q + v dt; RK4 is then the Runge-Kutta-Munthe-Kaas method, its
+stages q (+) xi_k with the tangent rates K_k = dexp^-1_{xi_k}(v_k) (``tangent_rate``) and
+q' = q (+) dt/6 (K_1 + 2 K_2 + 2 K_3 + K_4): fourth order like the classical method, which it
+is for the other coordinates. A free-flyer has no position limits; the stops compare each
+other coordinate's configuration entry (``model.coordinate_configuration``) with its bounds.
+
 **Workspaces** (``data=``, as the other algorithms): :class:`StepData` for :func:`step` and
 :func:`stop_at_limits` (forward dynamics' buffers, the four RK4 stage results, the state
 after the step), :class:`SimulationData` for :func:`simulate` (a StepData and the whole
@@ -41,6 +49,7 @@ from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
+from ..kinematics.configuration import integrate_configuration, tangent_rate
 from ..kinematics.forward import forward_kinematics
 from ..kinematics.motion import body_motion
 from ..mechanisms.auxiliary import auxiliary_segments
@@ -60,7 +69,7 @@ class Simulation(NamedTuple):
     """A simulated motion; unpacks as ``t, q, qd = simulate(...)``."""
 
     t: np.ndarray     # (steps + 1,) s
-    q: np.ndarray     # (steps + 1, ..., n) rad or m
+    q: np.ndarray     # (steps + 1, ..., nq) rad or m
     qd: np.ndarray    # (steps + 1, ..., n) rad/s or m/s
 
 
@@ -101,19 +110,19 @@ class StepData(AlgorithmData):
     the RK4 stages (``stage_qdd``: the four accelerations a1..a4, ``stage_qd`` and
     ``stage_q``: the rates and positions at which a2..a4 are evaluated), zero efforts (no
     ``tau_fn``), the mass matrix of the stops' impulses (built on first use) and the state
-    after the step, ``q`` and ``qd`` (..., n), returned by every call as the tuple ``state``
-    and overwritten by the next."""
+    after the step, ``q`` (..., nq) and ``qd`` (..., n), returned by every call as the tuple
+    ``state`` and overwritten by the next."""
 
     def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
         super().__init__(model, lead)
-        shape = self.lead + (model.n_coordinates,)
+        shape, q_shape = self.lead + (model.n_coordinates,), self.lead + (model.nq,)
         self.forward = ForwardDynamicsData(model, lead)
         self.lower, self.upper = coordinate_limits(model)
         self.stage_qdd = np.empty((4,) + shape)
         self.stage_qd = np.empty((3,) + shape)
-        self.stage_q = np.empty((3,) + shape)
+        self.stage_q = np.empty((3,) + q_shape)
         self.zeros = np.zeros(shape)
-        self.q = np.empty(shape)
+        self.q = np.empty(q_shape)
         self.qd = np.empty(shape)
         self.state = (self.q, self.qd)
 
@@ -123,12 +132,19 @@ class StepData(AlgorithmData):
 
 
 def _state(model: Model, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """q and qd as float arrays of one broadcast shape (..., n)."""
-    q, qd = np.broadcast_arrays(np.asarray(q, dtype=float), np.asarray(qd, dtype=float))
-    if q.shape[-1:] != (model.n_coordinates,):
-        raise ValueError(f"q, qd: got last axis {q.shape[-1:]}, expected "
-                         f"({model.n_coordinates},) coordinates of {model.name}")
-    return q, qd
+    """q (..., nq) and qd (..., n) as float arrays of one broadcast sample shape."""
+    q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+    if q.shape[-1:] != (model.nq,) or qd.shape[-1:] != (model.n_coordinates,):
+        raise ValueError(f"q, qd: got last axes {q.shape[-1:]}, {qd.shape[-1:]}, expected "
+                         f"({model.n_coordinates},) coordinates of {model.name} (q: "
+                         f"({model.nq},) configuration entries)")
+    lead = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1])
+    return np.broadcast_to(q, lead + (model.nq,)), np.broadcast_to(qd, lead + qd.shape[-1:])
+
+
+def _positions(model: Model, q: np.ndarray) -> np.ndarray:
+    """Each coordinate's configuration entry of q (..., n): q itself without a free-flyer."""
+    return q[..., model.coordinate_configuration] if model.free_flyers else q
 
 
 def stop_at_limits(model: Model, q: np.ndarray, qd: np.ndarray, *,
@@ -144,12 +160,18 @@ def stop_at_limits(model: Model, q: np.ndarray, qd: np.ndarray, *,
     q, qd = _state(model, q, qd)
     data = StepData.reuse(data, model, q.shape[:-1])
     lower, upper = data.lower, data.upper
-    np.clip(q, lower, upper, out=data.q)
+    if model.free_flyers:           # the bounds are those of the coordinates' entries of q
+        np.copyto(data.q, q)
+        data.q[..., model.coordinate_configuration] = np.clip(_positions(model, q), lower,
+                                                              upper)
+    else:
+        np.clip(q, lower, upper, out=data.q)
     np.copyto(data.qd, qd)
     q, qd = data.q, data.qd
+    position = _positions(model, q)
 
     def outward(v: np.ndarray) -> np.ndarray:
-        return ((q <= lower) & (v < 0.0)) | ((q >= upper) & (v > 0.0))
+        return ((position <= lower) & (v < 0.0)) | ((position >= upper) & (v > 0.0))
 
     stopped = outward(qd)
     if not np.any(stopped):
@@ -200,8 +222,9 @@ def accelerations(model: Model, t: float, q: np.ndarray, qd: np.ndarray,
     if not limits:
         return out
     lower, upper = data.lower, data.upper
-    at_lower, at_upper = (q <= lower) & (qd <= 0.0), (q >= upper) & (qd >= 0.0)
-    held = np.zeros(q.shape, dtype=bool)
+    position = _positions(model, q)
+    at_lower, at_upper = (position <= lower) & (qd <= 0.0), (position >= upper) & (qd >= 0.0)
+    held = np.zeros(qd.shape, dtype=bool)
     while True:
         pushing = ((at_lower & (out < 0.0)) | (at_upper & (out > 0.0))) & ~held
         if not np.any(pushing):
@@ -230,23 +253,35 @@ def step(model: Model, t: float, q: np.ndarray, qd: np.ndarray,
     def accel(k: int, tk: float, qk: np.ndarray, qdk: np.ndarray) -> np.ndarray:
         return accelerations(model, tk, qk, qdk, tau_fn, dynamics, limits, data, a[k])
 
+    def move(xi: np.ndarray, out: np.ndarray) -> None:      # out = q (+) xi (module docstring)
+        if model.free_flyers:
+            out[...] = integrate_configuration(model, q, xi)
+        else:
+            np.add(q, xi, out=out)
+
+    def rate(xi: np.ndarray, vk: np.ndarray) -> np.ndarray:  # K_k; v_k without a free-flyer
+        return tangent_rate(model, xi, vk) if model.free_flyers else vk
+
     if method == "euler":
         accel(0, t, q, qd)
         np.add(qd, dt * a[0], out=data.qd)
-        np.add(q, dt * data.qd, out=data.q)
+        move(dt * data.qd, data.q)
     else:
         accel(0, t, q, qd)
         np.add(qd, 0.5 * dt * a[0], out=v[0])
-        np.add(q, 0.5 * dt * qd, out=x[0])
+        move(0.5 * dt * qd, x[0])
         accel(1, t + 0.5 * dt, x[0], v[0])
+        k2 = rate(0.5 * dt * qd, v[0])
         np.add(qd, 0.5 * dt * a[1], out=v[1])
-        np.add(q, 0.5 * dt * v[0], out=x[1])
+        move(0.5 * dt * k2, x[1])
         accel(2, t + 0.5 * dt, x[1], v[1])
+        k3 = rate(0.5 * dt * k2, v[1])
         np.add(qd, dt * a[2], out=v[2])
-        np.add(q, dt * v[1], out=x[2])
+        move(dt * k3, x[2])
         accel(3, t + dt, x[2], v[2])
+        k4 = rate(dt * k3, v[2])
         # q before qd: q and qd may be data.q and data.qd (the previous step's results)
-        np.add(q, dt / 6.0 * (qd + 2.0 * v[0] + 2.0 * v[1] + v[2]), out=data.q)
+        move(dt / 6.0 * (qd + 2.0 * k2 + 2.0 * k3 + k4), data.q)
         np.add(qd, dt / 6.0 * (a[0] + 2.0 * a[1] + 2.0 * a[2] + a[3]), out=data.qd)
     if limits:
         stop_at_limits(model, data.q, data.qd, data=data)
@@ -256,9 +291,10 @@ def step(model: Model, t: float, q: np.ndarray, qd: np.ndarray,
 def check_within_limits(model: Model, q: np.ndarray) -> None:
     """Raise ValueError naming the first coordinate of q outside its position limits."""
     lower, upper = coordinate_limits(model)
-    outside = (q < lower) | (q > upper)
+    position = _positions(model, np.asarray(q))
+    outside = (position < lower) | (position > upper)
     if np.any(outside):
-        c = int(np.flatnonzero(np.any(outside.reshape(-1, q.shape[-1]), axis=0))[0])
+        c = int(np.flatnonzero(np.any(outside.reshape(-1, lower.size), axis=0))[0])
         raise ValueError(f"q0: coordinate {model.coordinate_names[c]!r} is outside its limits "
                          f"[{lower[c]:g}, {upper[c]:g}]")
 
@@ -266,14 +302,16 @@ def check_within_limits(model: Model, q: np.ndarray) -> None:
 class SimulationData(AlgorithmData):
     """Buffers of :func:`simulate` for one model, sample shape ``lead`` and number of
     ``steps``: a :class:`StepData` (``step``) and the motion, ``simulation`` (t (steps + 1,),
-    q and qd (steps + 1, ..., n)), returned by every call and overwritten by the next."""
+    q (steps + 1, ..., nq) and qd (steps + 1, ..., n)), returned by every call and
+    overwritten by the next."""
 
     def __init__(self, model: Model, lead: tuple[int, ...] = (), steps: int = 1) -> None:
         super().__init__(model, lead)
         self.steps = int(steps)
         self.step = StepData(model, lead)
-        shape = (self.steps + 1,) + self.lead + (model.n_coordinates,)
-        self.simulation = Simulation(np.empty(self.steps + 1), np.empty(shape), np.empty(shape))
+        shape = (self.steps + 1,) + self.lead
+        self.simulation = Simulation(np.empty(self.steps + 1), np.empty(shape + (model.nq,)),
+                                     np.empty(shape + (model.n_coordinates,)))
 
     def sizes(self) -> dict[str, int]:
         return {"steps": self.steps}
@@ -283,7 +321,7 @@ def simulate(model: Model, q0: np.ndarray, qd0: np.ndarray,
              tau_fn: Optional[EffortFunction], duration: float, dt: float = 1e-3,
              method: str = "rk4", *, dynamics: str = "cholesky", limits: bool = True,
              data: Optional[SimulationData] = None) -> Simulation:
-    """Integrate the motion from (q0, qd0) (..., n) for ``duration`` seconds.
+    """Integrate the motion from (q0, qd0) (..., nq), (..., n) for ``duration`` seconds.
 
     ``tau_fn(t, q, qd)``: coordinate efforts, None for none (free motion under gravity,
     springs and balancers). ``method``: "euler" (semi-implicit) or "rk4". ``dynamics``: the

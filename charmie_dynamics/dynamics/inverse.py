@@ -19,6 +19,7 @@ import numpy as np
 from ..jit import kernel
 from ..kinematics.forward import Placements, forward_kinematics_sample, to_world
 from ..kinematics.motion import BodyMotion, body_motion_sample
+from ..kinematics.configuration import check_configuration
 from ..kinematics.state import JointSpaceState, state_samples
 from ..linalg import accumulate, add, cross3, mat, mat_t_vec, mat_vec, scale, store, vec
 from ..mechanisms.auxiliary import balancer_range_error
@@ -247,12 +248,29 @@ def inverse_dynamics(model: Model, state: JointSpaceState, *,
     lead, n = np.shape(state.q)[:-1], model.n_coordinates
     data = InverseDynamicsData.reuse(data, model, lead)
     q, qd, qdd = state_samples(state)[:3]
-    if not q.shape[1] == qd.shape[1] == qdd.shape[1] == n:
-        raise ValueError(f"state of {q.shape[1]} coordinates, expected {n} ({model.name})")
+    if not (q.shape[1] == model.nq and qd.shape[1] == qdd.shape[1] == n):
+        raise ValueError(f"state of {q.shape[1]} configuration and {qd.shape[1]}, "
+                         f"{qdd.shape[1]} velocity entries, expected {model.nq} and {n} "
+                         f"({model.name})")
+    if model.free_flyers:
+        check_configuration(model, q)
     if gravity_only:
         qd = qdd = data.zeros
     applied = _applied_loads(model, payloads, external) if payloads or external else _NO_LOADS
     return run_inverse_dynamics(model, q, qd, qdd, data, applied)
+
+
+def kernel_arguments(model: Model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                     data: InverseDynamicsData,
+                     applied: tuple[np.ndarray, np.ndarray] = _NO_LOADS) -> tuple:
+    """The arguments of the inverse-dynamics kernel, in its order: the packed model, the
+    applied loads, the (samples, n) states and ``data``'s buffers. The one place that spells
+    them out: :func:`run_inverse_dynamics` and ``dynamics.evaluator`` (which builds them
+    once and calls the kernel inside its own) take them from here."""
+    pm = model.compiled.packed
+    return (pm.body_int, pm.body_vec, pm.body_mat, pm.act_int, pm.act_vec, pm.spring_int,
+            pm.spring_vec, pm.bal_int, pm.bal_vec, *applied, pm.base_acceleration, q, qd, qdd,
+            *data.buffers)
 
 
 def run_inverse_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
@@ -260,11 +278,7 @@ def run_inverse_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, qdd: np.nd
                          applied: tuple[np.ndarray, np.ndarray] = _NO_LOADS) -> Loads:
     """The kernel of :func:`inverse_dynamics` on (samples, n) arrays checked against
     ``data`` by the caller; ``applied``: the packed payloads and external wrenches."""
-    pm = model.compiled.packed
-    failed = _inverse_dynamics_batch(
-        pm.body_int, pm.body_vec, pm.body_mat, pm.act_int, pm.act_vec, pm.spring_int,
-        pm.spring_vec, pm.bal_int, pm.bal_vec, *applied, pm.base_acceleration, q, qd, qdd,
-        *data.buffers)
+    failed = _inverse_dynamics_batch(*kernel_arguments(model, q, qd, qdd, data, applied))
     if failed >= 0:
         raise balancer_range_error(model.balancers[failed])
     return data.loads

@@ -11,7 +11,8 @@ which holds the external forces too).
   i.e. the wrench F = M^c_i p_i carried down to each ancestor's joint by A^T. A coordinate
   moving several joints (``multiplier``) gets H = S^T H_joint S with S_ic = multiplier_i
   when joint i is moved by coordinate c, so the entries of joints that share a coordinate add
-  up.
+  up. A free-flyer (a root) has the 6 columns S e_d of model/joint.py's FREE_COLUMNS: its
+  block is S^T M^c_i S and its entries with a descendant's joint are the components of F.
 * :func:`bias_forces`: u' = ID(q, qd, 0), the recursive Newton-Euler algorithm with zero
   accelerations (seed 002 section 2.4.2 input item 4; seed 004 eq. 36): Coriolis, centrifugal and
   gravity terms and the springs and balancers of the model as external wrenches, one call of
@@ -24,7 +25,8 @@ which holds the external forces too).
   composite-rigid-body algorithm to.
 
 The actuators of the closed loops play no part: the driven joints are joints of the tree.
-Arrays have optional leading sample axes: q of shape (..., n_coordinates).
+Arrays have optional leading sample axes: q of shape (..., nq) (model/parameters.py; nq =
+n_coordinates without a free-flyer), H (..., n_coordinates, n_coordinates).
 """
 from __future__ import annotations
 
@@ -34,13 +36,15 @@ from typing import Optional
 import numpy as np
 
 from ..jit import kernel
+from ..kinematics.configuration import check_configuration
 from ..kinematics.forward import ForwardKinematicsData, Placements, forward_kinematics
 from ..kinematics.motion import body_motion
 from ..kinematics.state import samples
 from ..mechanisms.forces import passive_forces
 from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import COORD, PARENT, SCALARS
+from ..model.joint import FREE_COLUMNS, FREE_KIND
+from ..model.packed import COORD, KIND, PARENT, SCALARS
 from .inverse import InverseDynamicsData, Loads, run_inverse_dynamics
 from .rnea import joint_efforts, tree_backward_pass
 from .spatial import add_force_to_parent, add_inertia_to_parent, parent_transform_into
@@ -63,6 +67,11 @@ def mass_matrix_sample(body_int, body_vec, inertias, subspaces, rotations, origi
         ci = body_int[i, COORD]
         if ci < 0:
             continue
+        if body_int[i, KIND] == FREE_KIND:         # a root: S^T M^c_i S, no ancestor
+            for d in range(6):
+                for e in range(6):
+                    H[ci + d, ci + e] = composite[i, FREE_COLUMNS[d], FREE_COLUMNS[e]]
+            continue
         m_i = body_vec[i, SCALARS, 0]
         for a in range(6):                                   # M^c_i p_i
             acc = 0.0
@@ -77,7 +86,12 @@ def mass_matrix_sample(body_int, body_vec, inertias, subspaces, rotations, origi
             F[:] = G
             j = body_int[j, PARENT]
             cj = body_int[j, COORD]
-            if cj >= 0:
+            if cj >= 0 and body_int[j, KIND] == FREE_KIND:     # F . S e_d, each column
+                for d in range(6):
+                    h = F[FREE_COLUMNS[d]]
+                    H[ci, cj + d] += h
+                    H[cj + d, ci] += h
+            elif cj >= 0:
                 h = body_vec[j, SCALARS, 0] * np.dot(F, subspaces[j])
                 H[ci, cj] += h
                 H[cj, ci] += h
@@ -161,14 +175,17 @@ def bias_forces(model: Model, q: np.ndarray, qd: np.ndarray, *,
     and qd broadcast. ``data``: buffers for the broadcast sample shape, reused (see
     :class:`BiasForcesData`); new ones when omitted.
     """
-    q, qd = np.broadcast_arrays(np.asarray(q, dtype=float), np.asarray(qd, dtype=float))
+    q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     n = model.n_coordinates
-    if q.shape[-1:] != (n,):
-        raise ValueError(f"q, qd: got last axis {q.shape[-1:]}, expected ({n},) coordinates "
-                         f"of {model.name}")
-    lead = q.shape[:-1]
+    if q.shape[-1:] != (model.nq,) or qd.shape[-1:] != (n,):
+        raise ValueError(f"q, qd: got last axes {q.shape[-1:]}, {qd.shape[-1:]}, expected "
+                         f"({n},) coordinates of {model.name} (q: ({model.nq},) "
+                         "configuration entries)")
+    lead = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1])
+    if model.free_flyers:
+        check_configuration(model, q)
     data = BiasForcesData.reuse(data, model, lead)
-    bias_loads(model, samples(q, lead, n), samples(qd, lead, n), data)
+    bias_loads(model, samples(q, lead, model.nq), samples(qd, lead, n), data)
     return data.bias_forces
 
 
@@ -180,7 +197,8 @@ def mass_matrix_from_inverse_dynamics(model: Model, q: np.ndarray) -> np.ndarray
     q = np.asarray(q, dtype=float)
     n = model.n_coordinates
     qdd = np.concatenate([np.zeros((1, n)), np.eye(n)])
-    qs = np.broadcast_to(q[..., None, :], q.shape[:-1] + (n + 1, n))
-    efforts = _coordinate_efforts(model, forward_kinematics(model, qs), np.zeros(qs.shape),
-                                  np.broadcast_to(qdd, qs.shape))
+    qs = np.broadcast_to(q[..., None, :], q.shape[:-1] + (n + 1, model.nq))
+    rates = q.shape[:-1] + (n + 1, n)
+    efforts = _coordinate_efforts(model, forward_kinematics(model, qs), np.zeros(rates),
+                                  np.broadcast_to(qdd, rates))
     return np.swapaxes(efforts[..., 1:, :] - efforts[..., :1, :], -1, -2)

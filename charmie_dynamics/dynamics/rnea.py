@@ -25,7 +25,8 @@ from ..kinematics.motion import BodyMotion
 from ..linalg import accumulate, add, cross3, dot, mat, mat_vec, scale, store, sub, vec
 from ..model.model import Model
 from ..slots import AC, DW, F, N, W
-from ..model.packed import COM, COORD, INERTIA, PARENT, S_V, S_W, SCALARS
+from ..model.joint import FREE_KIND
+from ..model.packed import COM, COORD, INERTIA, KIND, PARENT, S_V, S_W, SCALARS
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,11 @@ def joint_efforts_sample(body_int, body_vec, wrenches, tau) -> None:
         c = body_int[i, COORD]
         if c < 0:
             continue
+        if body_int[i, KIND] == FREE_KIND:   # S^T [n; f] = [f; n] (model/joint.py)
+            for k in range(3):
+                tau[c + k] += wrenches[i, F, k]
+                tau[c + 3 + k] += wrenches[i, N, k]
+            continue
         # the wrench projected on the motion subspace: s_w . n + s_v . f
         tau[c] += body_vec[i, SCALARS, 0] * (dot(vec(wrenches, i, N), vec(body_vec, i, S_W))
                                              + dot(vec(wrenches, i, F), vec(body_vec, i, S_V)))
@@ -118,7 +124,9 @@ def tree_backward_pass(model: Model, placements: Placements, motion: BodyMotion,
 def joint_efforts(model: Model, wrenches: TreeWrenches) -> np.ndarray:
     """Generalized effort of every coordinate (..., n_coordinates): torque about a revolute
     axis (N m) or force along a prismatic axis (N), summed over coupled joints with their
-    multipliers (virtual work: the coordinate moves joint i by multiplier_i)."""
+    multipliers (virtual work: the coordinate moves joint i by multiplier_i); a free-flyer's
+    6 efforts are the force and torque (about the body origin) in the body frame,
+    Pinocchio's order."""
     nb = model.n_bodies
     lead = wrenches.buffer.shape[:-3]
     tau = np.empty(lead + (model.n_coordinates,))

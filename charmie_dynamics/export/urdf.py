@@ -253,7 +253,12 @@ def _reference_segments(model: Model):
 
 def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
                     frame_prefix: str = "") -> str:
-    """The model as a URDF document (see the module docstring for the conventions)."""
+    """The model as a URDF document (see the module docstring for the conventions); a model
+    with a free-flyer is refused (ModelError): not written yet."""
+    if model.free_flyers:
+        raise ModelError(f"{model.source}: URDF export of {model.name!r}: body "
+                         f"{model.body_names[model.free_flyers[0]]!r} has a floating joint "
+                         "(free-flyer), expected a model without one (not written yet)")
     robot = ET.Element("robot", name=model.name)
     chains = _chains(model)
     used_chains = sorted(set(c for c, b in zip(chains, model.bodies) if not b.virtual))

@@ -10,7 +10,12 @@ gives
     R^0_i = R^0_p R^{p}_{i}                           (eq. 16)
     O_i   = O_p + R^0_p r^{p}_{i}                     (eqs. 15 and 19)
 
-Every array has optional leading sample axes: q of shape (..., n_coordinates).
+A free-flyer (root joint) reads its configuration (x, y, z, qx, qy, qz, qw) at its
+``configuration_index`` (model/joint.py); q then has ``model.nq`` entries, its quaternions
+unit (StateError otherwise: kinematics/configuration.py).
+
+Every array has optional leading sample axes: q of shape (..., nq) (nq = n_coordinates
+without a free-flyer).
 """
 from __future__ import annotations
 
@@ -21,10 +26,11 @@ import numpy as np
 
 from ..jit import kernel
 from ..linalg import add, mat, mat_mul, mat_vec, rotate, store, store_mat, vec
-from ..model.joint import joint_transform
+from ..model.joint import FREE_KIND, joint_transform
 from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import AXIS, COORD, KIND, ORIGIN, PARENT, ROTATION, SCALARS
+from ..model.packed import AXIS, CONFIG, COORD, KIND, ORIGIN, PARENT, ROTATION, SCALARS
+from .configuration import check_configuration
 from .state import samples
 
 
@@ -36,8 +42,8 @@ class Placements:
     the origin of i in the parent frame and in the world frame (m): the kernels' layout.
     """
 
-    joint_values: np.ndarray      # (..., nb): q_i of each joint (0 for fixed), rad or m:
-    #                               multiplier * coordinate + offset
+    joint_values: np.ndarray      # (..., nb): q_i of each joint (0 for fixed and
+    #                               free-flyer), rad or m: multiplier * coordinate + offset
     rotations: np.ndarray
     origins: np.ndarray
 
@@ -95,10 +101,11 @@ def forward_kinematics_sample(body_int, body_vec, body_mat, q, values, rotations
     R^{parent}_i, ``rotations[i, 1]`` = R^0_i, ``origins[i, 0]`` = r^{parent}_i,
     ``origins[i, 1]`` = O_i."""
     for i in range(body_int.shape[0]):
-        c = body_int[i, COORD]
-        value = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * q[c] + body_vec[i, SCALARS, 2]
+        iq, kind = body_int[i, CONFIG], body_int[i, KIND]
+        value = 0.0 if iq < 0 or kind == FREE_KIND else \
+            body_vec[i, SCALARS, 0] * q[iq] + body_vec[i, SCALARS, 2]
         values[i] = value
-        R_par, r, _, _ = joint_transform(body_int[i, KIND], vec(body_vec, i, AXIS), value,
+        R_par, r, _, _ = joint_transform(kind, vec(body_vec, i, AXIS), value, q, iq,
                                          mat(body_mat, i, ROTATION), vec(body_vec, i, ORIGIN))
         store_mat(rotations, i, 0, R_par)
         store(origins, i, 0, r)
@@ -137,20 +144,23 @@ class ForwardKinematicsData(AlgorithmData):
 
 def forward_kinematics(model: Model, q: np.ndarray, *,
                        data: ForwardKinematicsData | None = None) -> Placements:
-    """Placement of every body for joint coordinates ``q`` (..., n_coordinates).
+    """Placement of every body for the configuration ``q`` (..., nq): the joint coordinates,
+    a free-flyer's 7 entries with a unit quaternion (StateError otherwise).
 
     ``data``: buffers for ``q``'s sample shape, reused (see :class:`ForwardKinematicsData`);
     new ones when omitted.
     """
     q = np.asarray(q, dtype=float)
     lead = q.shape[:-1]
-    if q.shape[-1:] != (model.n_coordinates,):
-        raise ValueError(f"coordinates of shape {q.shape}, expected (..., {model.n_coordinates}) "
+    if q.shape[-1:] != (model.nq,):
+        raise ValueError(f"coordinates of shape {q.shape}, expected (..., {model.nq}) "
                          f"for {model.name}")
+    if model.free_flyers:
+        check_configuration(model, q)
     data = ForwardKinematicsData.reuse(data, model, lead)
     pm = model.compiled.packed
     _forward_kinematics_batch(pm.body_int, pm.body_vec, pm.body_mat,
-                              samples(q, lead, model.n_coordinates), data.values,
+                              samples(q, lead, model.nq), data.values,
                               data.rotations, data.origins)
     return data.placements
 

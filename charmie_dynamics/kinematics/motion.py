@@ -14,6 +14,7 @@ parent p (the joint's terms from model/joint.py's joint_motion):
                + qdd s_v + 2 qd w_in x s_v                                 (eq. 31)
     a_Ci     = a_i + omegad_i x c_i + omega_i x (omega_i x c_i)            (eq. 32)
 
+A free-flyer adds its six rates instead (model/joint.py: qd, qdd its Pinocchio v, a).
 (a_i is the classical acceleration of the body origin: the last two terms of a_i are the
 sliding joint's relative and Coriolis accelerations, R^T u = s_v for the parent-frame axis
 u = R_c s_v, which the joint's own rotation leaves fixed.)
@@ -93,7 +94,7 @@ def body_motion_sample(body_int, body_vec, rotations, origins, qd, qdd, base_acc
         acc = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * qdd[c]
         w_in = mat_t_vec(R, w_p)
         w_J, dw_J, v_J, a_J = joint_motion(body_int[i, KIND], vec(body_vec, i, AXIS), rate, acc,
-                                           w_in)
+                                           w_in, qd, qdd, c)
         w = add(w_in, w_J)
         dw = add(mat_t_vec(R, dw_p), dw_J)
         v = add(mat_t_vec(R, add(v_p, cross3(w_p, r))), v_J)

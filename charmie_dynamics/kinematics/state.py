@@ -16,8 +16,8 @@ from ..jit import kernel
 from ..linalg import vec
 from ..model.model import Model
 from ..model.joint import REVOLUTE
-from ..model.packed import (A_BRANCH, A_DRIVES, A_PERP2, A_SOLVE, A_STROKE, COORD, JOINT,
-                            SCALARS)
+from ..model.packed import (A_BRANCH, A_DRIVES, A_PERP2, A_SOLVE, A_STROKE, CONFIG, COORD,
+                            JOINT, SCALARS)
 from .indirect import check_length, solve_joint
 
 
@@ -29,7 +29,7 @@ class StateError(ValueError):
 class JointSpaceState:
     """Joint coordinates and actuator lengths with their rates; arrays (..., n)."""
 
-    q: np.ndarray                 # (..., n_coordinates), rad or m
+    q: np.ndarray                 # (..., nq): n_coordinates, a free-flyer 7 entries for 6
     qd: np.ndarray
     qdd: np.ndarray
     actuator_length: np.ndarray   # (..., n_actuators), m
@@ -81,7 +81,8 @@ def resolve_state_sample(body_int, body_vec, act_int, act_vec, x, xd, xdd, q, qd
     for k in range(act_int.shape[0]):
         i = act_int[k, A_DRIVES]
         c = body_int[i, COORD]      # the input slot of the actuator is its coordinate's slot
-        L, Ld, Ldd = x[c], xd[c], xdd[c]
+        iq = body_int[i, CONFIG]    # and its configuration entry's
+        L, Ld, Ldd = x[iq], xd[c], xdd[c]
         if not (act_vec[k, A_STROKE, 0] <= L <= act_vec[k, A_STROKE, 1]):
             if bad < 0:
                 bad = k
@@ -89,7 +90,7 @@ def resolve_state_sample(body_int, body_vec, act_int, act_vec, x, xd, xdd, q, qd
         value, d1, d2 = solve_joint(body_int[i, JOINT] == REVOLUTE, act_int[k, A_BRANCH],
                                     vec(act_vec, k, A_SOLVE), act_vec[k, A_PERP2, 0], L)
         m = body_vec[i, SCALARS, 0]
-        q[c] = value / m
+        q[iq] = value / m
         qd[c] = d1 * Ld / m
         qdd[c] = (d1 * Ldd + d2 * Ld * Ld) / m
         length[k], velocity[k], acceleration[k], jacobian[k] = L, Ld, Ldd, d1 / m
@@ -139,20 +140,23 @@ def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
                   out: Optional[JointSpaceState] = None) -> JointSpaceState:
     """Joint-space state from inputs (..., n_inputs) in ``model.input_names`` order.
 
+    With a free-flyer (nq != nv) the positions ``x`` are (..., nq), the free-flyer's 7
+    configuration entries in place of its 6 coordinates (``model.configuration_names``
+    order), and ``xd``, ``xdd`` (..., nv).
     ``out``: a state of the same shape returned by an earlier call, whose arrays are
     overwritten and returned (no allocation). Raises ``ActuatorRangeError`` for an actuator
     length outside its valid range.
     """
     x = np.asarray(x, dtype=float)
-    lead, n, na = x.shape[:-1], model.n_coordinates, len(model.actuators)
-    if x.shape != lead + (n,):
-        raise StateError(f"inputs of shape {x.shape}, expected (..., {n})")
-    inputs = [samples(v, lead, n) for v in (x, xd, xdd)]
+    lead, n, nq, na = x.shape[:-1], model.n_coordinates, model.nq, len(model.actuators)
+    if x.shape != lead + (nq,):
+        raise StateError(f"inputs of shape {x.shape}, expected (..., {nq})")
+    inputs = [samples(v, lead, k) for v, k in ((x, nq), (xd, n), (xdd, n))]
     if out is None:
-        out = JointSpaceState(*(np.empty(lead + (n,)) for _ in range(3)),
+        out = JointSpaceState(*(np.empty(lead + (k,)) for k in (nq, n, n)),
                               *(np.empty(lead + (na,)) for _ in range(4)))
     else:
-        for name, width in (("q", n), ("qd", n), ("qdd", n), ("actuator_length", na),
+        for name, width in (("q", nq), ("qd", n), ("qdd", n), ("actuator_length", na),
                             ("actuator_velocity", na), ("actuator_acceleration", na),
                             ("actuator_jacobian", na)):
             a = getattr(out, name)
@@ -164,6 +168,6 @@ def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
     bad = _resolve_state_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, *inputs,
                                *state_samples(out))
     if bad >= 0:
-        check_length(model.compiled.indirect_joints[bad], inputs[0][:, model.coordinate_index[
+        check_length(model.compiled.indirect_joints[bad], inputs[0][:, model.configuration_index[
             model.actuators[bad].drives]])
     return out

@@ -19,7 +19,7 @@ import numpy as np
 
 from .actuator_geometry import IndirectJoint, indirect_joints
 from .packed import PackedModel, pack_model
-from .parameters import ModelParameters
+from .parameters import JointType, ModelParameters
 
 
 @dataclass(frozen=True)
@@ -63,9 +63,12 @@ def actuator_space(model: ModelParameters) -> ActuatorSpace:
     n = len(model.input_names)
     limit, viscous, coulomb = np.full(n, np.inf), np.zeros(n), np.zeros(n)
     actuators = {a.name: a for a in model.actuators}
-    first_body = {}
-    for b in model.bodies:
-        first_body.setdefault(b.coordinate, b)
+    first_body = {}                 # a free-flyer's: its body (no limits, no friction)
+    for i, b in enumerate(model.bodies):
+        c = int(model.coordinate_index[i])
+        for name in model.coordinate_names[c:c + (6 if b.joint_type == JointType.FLOATING
+                                                  else 1)] if c >= 0 else ():
+            first_body.setdefault(name, b)
     for k, name in enumerate(model.input_names):
         if name in actuators:
             a = actuators[name]

@@ -19,6 +19,26 @@ parent's angular velocity in the body frame:
 
 A continuous joint is a revolute joint without limits.
 
+**The free-flyer** (JointType.FLOATING, Pinocchio's JointModelFreeFlyer; only on a root
+body, model/loader.py) has the configuration q = (x, y, z, qx, qy, qz, qw) at its
+``configuration_index``: t_J = (x, y, z) in the joint frame and R_J = R(quaternion), so
+R^{p}_{i} = R_c R_J, r^{p}_{i} = B + R_c t_J as above. Its velocity coordinates (6 at its
+``coordinate_index``) are Pinocchio's v = [v_J; w_J]: the velocity of the body origin
+relative to the joint frame and the relative angular velocity, both in the body frame. In
+our [omega; v] order its motion subspace is the constant permutation S = [[0, 1], [1, 0]]:
+column d is the unit vector e_{FREE_COLUMNS[d]}, and its effort S^T [n; f] = [f; n] is
+Pinocchio's (force, torque) in the body frame. Differentiating r^{p}_{i} and R^T omega_p
+(as the formulas above do for one axis) gives its motion-pass terms, with a_J = dv_J/dt:
+
+    omega += w_J,   omegad += a_w + w_in x w_J,
+    v += v_J,       a += a_v + w_J x v_J + 2 w_in x v_J
+
+(w_in = 0 at the root; the w_J x v_J term is the classical acceleration of the origin,
+Pinocchio's spatial acceleration being a_v.)
+The recursions over degrees of freedom (the efforts, CRBA, ABA) read a joint's columns from
+the packed subspace, and the free-flyer's six from FREE_COLUMNS: the one other place a
+joint kind is asked for.
+
 Kinds (body_int's KIND column) are the joint types, with a revolute joint about a coordinate
 axis +-e_k as kinds of their own, as Pinocchio has JointModelRX/RY/RZ beside
 RevoluteUnaligned: turning the rows of R_c costs 12 products instead of Rodrigues' matrix
@@ -34,11 +54,15 @@ import numpy as np
 from ..jit import kernel
 from ..linalg import add, cross3, mat_mul, mat_vec, scale
 from .parameters import JointType
-from .rotations import rotation_about, turn_about_coordinate_axis
+from .rotations import quaternion_rows, rotation_about, turn_about_coordinate_axis
 
 REVOLUTE, PRISMATIC = int(JointType.REVOLUTE), int(JointType.PRISMATIC)
 FIXED_KIND, REVOLUTE_KIND, PRISMATIC_KIND = int(JointType.FIXED), REVOLUTE, PRISMATIC
-REVOLUTE_X_KIND = 3                 # then Y and Z: REVOLUTE_X_KIND + k about +-e_k
+FREE_KIND = int(JointType.FLOATING)
+REVOLUTE_X_KIND = 4                 # then Y and Z: REVOLUTE_X_KIND + k about +-e_k
+#: the free-flyer's motion subspace: its velocity coordinate d (Pinocchio's v = [v; w]) is
+#: the component FREE_COLUMNS[d] of our [omega; v] twist (module docstring)
+FREE_COLUMNS = (3, 4, 5, 0, 1, 2)
 
 
 def joint_kind(joint_type: int, axis: np.ndarray) -> int:
@@ -50,10 +74,15 @@ def joint_kind(joint_type: int, axis: np.ndarray) -> int:
 
 
 @kernel(inline=True)
-def joint_transform(kind, axis, value, R_c, B):
+def joint_transform(kind, axis, value, q, iq, R_c, B):
     """(R^{p}_{i}, r^{p}_{i}, s_w, s_v) of a joint (kernel; module docstring): rows and
-    3-tuples; ``R_c``, ``B`` the constant placement."""
+    3-tuples; ``R_c``, ``B`` the constant placement; a free-flyer reads its configuration
+    q[iq:iq + 7] (s_w = s_v = 0: its subspace is FREE_COLUMNS)."""
     zero = (0.0, 0.0, 0.0)
+    if kind == FREE_KIND:
+        t = (q[iq], q[iq + 1], q[iq + 2])
+        R_J = quaternion_rows(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6])
+        return mat_mul(R_c, R_J), add(B, mat_vec(R_c, t)), zero, zero
     if kind >= REVOLUTE_X_KIND:                   # axis = +-e_k: turn by +-value about e_k
         k = kind - REVOLUTE_X_KIND
         return turn_about_coordinate_axis(R_c, k, axis[k] * value), B, axis, zero
@@ -65,10 +94,16 @@ def joint_transform(kind, axis, value, R_c, B):
 
 
 @kernel(inline=True)
-def joint_motion(kind, axis, rate, acc, w_in):
+def joint_motion(kind, axis, rate, acc, w_in, qd, qdd, c):
     """The joint's terms of the motion pass (kernel; module docstring): what it adds to the
-    angular velocity, angular acceleration, velocity and acceleration of the body origin."""
+    angular velocity, angular acceleration, velocity and acceleration of the body origin;
+    a free-flyer reads its rates qd[c:c + 6] and accelerations qdd[c:c + 6]."""
     zero = (0.0, 0.0, 0.0)
+    if kind == FREE_KIND:
+        v_J, w_J = (qd[c], qd[c + 1], qd[c + 2]), (qd[c + 3], qd[c + 4], qd[c + 5])
+        a_v, a_w = (qdd[c], qdd[c + 1], qdd[c + 2]), (qdd[c + 3], qdd[c + 4], qdd[c + 5])
+        return w_J, add(a_w, cross3(w_in, w_J)), v_J, \
+            add(add(a_v, cross3(w_J, v_J)), scale(2.0, cross3(w_in, v_J)))
     if kind == PRISMATIC_KIND:
         return zero, zero, scale(rate, axis), add(scale(acc, axis),
                                                   scale(2.0 * rate, cross3(w_in, axis)))

@@ -18,14 +18,17 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from ..documents import DocumentError, bounded
+from .cut_joints import CUT_TYPES, CutJoint, Loops, loop_groups, t_needs_axis
 from .model import (Actuator, Balancer, Body, Friction, JointLimits, JointType, Model,
                     PointRef, Spring, SpringParams)
+from .parameters import FREE_FLYER_CONFIGURATION, FREE_FLYER_VELOCITIES
 from .rotations import AXES, quaternion_matrix, rpy_to_matrix, zxz_euler
 
 FORMAT = "charmie_dynamics/model/1"
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 ANGLE_UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
-JOINT_TYPES = {"R": JointType.REVOLUTE, "P": JointType.PRISMATIC, "F": JointType.FIXED}
+JOINT_TYPES = {"R": JointType.REVOLUTE, "P": JointType.PRISMATIC, "F": JointType.FIXED,
+               "floating": JointType.FLOATING}
 JOINT_AXES = ("x", "y", "z", "-x", "-y", "-z")
 # Plausibility bounds (SI, magnitudes; docs/model_format.md lists them). A robot model longer
 # than MAX_LENGTH_M almost surely holds millimetres declared as m; the others refuse values
@@ -350,7 +353,18 @@ def _body(r: _Reader, data: Any, k: int, max_points: int) -> Body:
     axis = np.zeros(3)
     coordinate: Optional[str] = None
     multiplier, offset = 1.0, 0.0
-    if jtype != JointType.FIXED:
+    if jtype == JointType.FLOATING:
+        extra = sorted(set(joint) & {"axis", "multiplier", "offset", "limits", "friction"})
+        if extra:
+            raise r.fail(f"{where}.joint", f"got {', '.join(extra)} for a floating joint "
+                                           "(free-flyer), expected only type and coordinate")
+        if parent != "world":
+            raise r.fail(f"{where}.joint.type", f"a floating joint (free-flyer) on a body whose "
+                                                f"parent is {_show(parent)}, expected it only on a "
+                                                "body whose parent is world (the root joint)")
+        coordinate = r.name(r.get(joint, "coordinate", f"{where}.joint"),
+                            f"{where}.joint.coordinate", dotted=True)
+    elif jtype != JointType.FIXED:
         axis = _axis(r, r.get(joint, "axis", f"{where}.joint"), f"{where}.joint.axis")
         coordinate = r.name(r.get(joint, "coordinate", f"{where}.joint"),
                             f"{where}.joint.coordinate", dotted=True)
@@ -465,8 +479,9 @@ def _actuator(r: _Reader, tree: Model, data: Any, k: int) -> Actuator:
     except KeyError:
         raise r.fail(f"{where}.drives", f"got {_show(drives_name)}, expected a body name") from None
     body = tree.bodies[drives]
-    if body.joint_type == JointType.FIXED:
-        raise r.fail(f"{where}.drives", f"{drives_name} has a fixed joint, expected R or P")
+    if body.joint_type in (JointType.FIXED, JointType.FLOATING):
+        raise r.fail(f"{where}.drives", f"{drives_name} has a {body.joint_type.name.lower()} "
+                                        "joint, expected R or P")
     base = _point(r, tree, r.get(data, "base", where), f"{where}.base")
     end = _point(r, tree, r.get(data, "end", where), f"{where}.end")
     if tree.body_names[base.body] != body.parent:
@@ -549,12 +564,29 @@ def _balancer(r: _Reader, tree: Model, data: Any, k: int) -> Balancer:
                     spring=_spring_params(r, spring, f"{where}.spring"))
 
 
+def _check_free_flyer_names(r: _Reader, bodies: list[Body]) -> None:
+    """A floating joint's coordinate is its own (no coupled joint shares it), and the names
+    of its velocity and configuration entries (NAME.vx, NAME.qw, ...) are no other
+    coordinate's."""
+    users = Counter(b.coordinate for b in bodies if b.coordinate is not None)
+    for b in bodies:
+        if b.joint_type != JointType.FLOATING:
+            continue
+        taken = sorted({f"{b.coordinate}.{p}" for p in FREE_FLYER_VELOCITIES
+                        + FREE_FLYER_CONFIGURATION} & set(users))
+        if users[b.coordinate] > 1 or taken:
+            raise r.fail(f"bodies ({b.name}).joint.coordinate",
+                         f"{_show(b.coordinate)} of a floating joint is shared with another "
+                         f"joint or its entries {', '.join(taken) or 'NAME.vx ...'} name other "
+                         "coordinates, expected a coordinate of its own")
+
+
 def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     """Validate a parsed model document and build the :class:`Model` (SI units)."""
     base = _Reader(source, 1.0, 1.0)
     data = base.mapping(data, "top level")
     base.check_keys(data, {"format", "name", "units", "gravity", "bodies", "actuators", "springs",
-                           "balancers"}, "top level")
+                           "balancers", "loops"}, "top level")
     fmt = base.get(data, "format", "top level")
     if fmt != FORMAT:
         raise base.fail("format", f"got {_show(fmt)}, expected {_show(FORMAT)}")
@@ -577,6 +609,7 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
         bodies.append(_body(r, item, k, points_left))
         points_left -= len(bodies[-1].points)
     bodies = _order_parents_first(r, bodies)
+    _check_free_flyer_names(r, bodies)
     tree = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies))
     sections = {}
     for key, build in (("actuators", _actuator), ("springs", _spring), ("balancers", _balancer)):
@@ -604,6 +637,8 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
             raise r.fail(f"actuators ({a.name}).drives", f"the joint of "
                          f"{tree.body_names[a.drives]} has an offset, expected none on a joint "
                          "driven by an actuator")
+    if data.get("loops") is not None:
+        sections["loops"] = _loops(r, tree, data["loops"], driven)
     model = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies), **sections)
     from .actuator_geometry import check_actuator_geometry
     for a in model.actuators:
@@ -612,3 +647,86 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
         except ValueError as exc:
             raise r.fail(f"actuators ({a.name})", str(exc)) from None
     return model
+
+
+def _cut(r: _Reader, tree: Model, data: Any, k: int) -> CutJoint:
+    """Cut joint ``k`` of the loops section (model/cut_joints.py)."""
+    where = f"loops.cuts[{k}]"
+    data = r.mapping(data, where)
+    name = r.name(r.get(data, "name", where), f"{where}.name")
+    where = f"loops.cuts[{k}] ({name})"
+    r.check_keys(data, {"name", "type", "predecessor", "successor", "rotation",
+                        "successor_rotation", "axis", "axis_b"}, where)
+    jtype = r.choice(r.get(data, "type", where), tuple(CUT_TYPES), f"{where}.type")
+    a = _point(r, tree, r.get(data, "predecessor", where), f"{where}.predecessor")
+    b = _point(r, tree, r.get(data, "successor", where), f"{where}.successor")
+    if a.body == b.body:
+        raise r.fail(f"{where}.successor", f"a point of {tree.body_names[a.body]}, the "
+                                           "predecessor's body, expected a point of another body")
+    axes = {}
+    for key, needed in (("axis", t_needs_axis(jtype)), ("axis_b", jtype == "U")):
+        if needed:
+            axes[key] = _axis(r, r.get(data, key, where), f"{where}.{key}")
+        elif key in data:
+            raise r.fail(f"{where}.{key}", f"given for a {jtype} cut joint, expected none")
+    axis, axis_b = axes.get("axis", np.zeros(3)), axes.get("axis_b", np.zeros(3))
+    if jtype == "U" and abs(float(axis @ axis_b)) > 1e-9:
+        raise r.fail(f"{where}.axis_b", f"not perpendicular to axis (cosine "
+                                        f"{float(axis @ axis_b):.3g}), expected perpendicular")
+    rot = {key: _rotation(r, r.get(data, key, where, [0, 0, 0]), f"{where}.{key}")
+           for key in ("rotation", "successor_rotation")}
+    return CutJoint(name=name, type=jtype, body_a=a.body, origin_a=a.local, body_b=b.body,
+                    origin_b=b.local, rotation_a=rot["rotation"],
+                    rotation_b=rot["successor_rotation"], axis=axis, axis_b=axis_b)
+
+
+def _loops(r: _Reader, tree: Model, data: Any, driven: Counter) -> Loops:
+    """The loops section: cut joints, the independent coordinates, the assembly guess; the
+    fundamental loops and their Gruebler count (model/cut_joints.py). The checks that need
+    the assembled configuration (the constraint Jacobian's rank) run when the closed chain is
+    built (mechanisms/closed_chains)."""
+    data = r.mapping(data, "loops")
+    r.check_keys(data, {"independent", "guess", "cuts"}, "loops")
+    if driven:
+        raise r.fail("loops", "a model with actuators (their closed forms) and loops, "
+                              "expected one or the other: write the actuators as loops (docs/"
+                              "closed_chains.md)")
+    cuts_data = r.sized_list(r.get(data, "cuts", "loops"), "loops.cuts", MAX_BODIES)
+    if not cuts_data:
+        raise r.fail("loops.cuts", "got an empty list, expected at least one cut joint")
+    cuts = tuple(_cut(r, tree, item, k) for k, item in enumerate(cuts_data))
+    names = Counter(c.name for c in cuts)
+    dup = sorted(n for n, count in names.items() if count > 1 or n in tree.body_names)
+    if dup:
+        raise r.fail("loops.cuts", f"duplicate name(s) {', '.join(dup)}, expected names unique "
+                                   "among cut joints and bodies")
+    independent = r.sized_list(r.get(data, "independent", "loops"), "loops.independent",
+                               MAX_BODIES)
+    chosen: set[int] = set()
+    for k, c in enumerate(independent):
+        where = f"loops.independent[{k}]"
+        if not isinstance(c, str) or c not in tree.coordinate_names:
+            raise r.fail(where, f"got {_show(c)}, expected a coordinate of the model: "
+                                f"{', '.join(tree.coordinate_names)}")
+        chosen.add(tree.coordinate(c))
+    guess = np.zeros(tree.n_coordinates)
+    guess_data = r.mapping(r.get(data, "guess", "loops", {}) or {}, "loops.guess")
+    for c, value in guess_data.items():
+        where = f"loops.guess.{c}"
+        if not isinstance(c, str) or c not in tree.coordinate_names:
+            raise r.fail(where, "expected a coordinate of the model")
+        k = tree.coordinate(c)
+        first = next(b for b in tree.bodies if b.coordinate == c)
+        guess[k] = (r.magnitude(value, where, MAX_ANGLE_RAD, "angle", "rad", r.angle)
+                    if first.joint_type == JointType.REVOLUTE else r.length_value(value, where))
+    groups = loop_groups(tree.coordinate_index, tree.parent, cuts, chosen)
+    in_loops = set().union(*(g.coordinates for g in groups))
+    for c in sorted(chosen - in_loops):
+        raise r.fail("loops.independent", f"{tree.coordinate_names[c]} moves no body of a "
+                                          "loop, expected coordinates of the loops' joints")
+    for g in groups:
+        if not g.dependent:
+            raise r.fail("loops.independent", f"{g.label(Loops(cuts, (), guess, groups))}: "
+                                              "every coordinate declared independent, expected "
+                                              "some dependent ones to solve")
+    return Loops(cuts, tuple(tree.coordinate_names[c] for c in sorted(chosen)), guess, groups)

@@ -15,9 +15,11 @@ from .joint import joint_kind, joint_transform
 from .actuator_geometry import IndirectJoint
 from .parameters import ModelParameters
 
-# body_int columns; DRIVEN_BY: the actuator that drives the joint, or -1; KIND: the kind of
-# joint transform (model/joint.py)
-PARENT, JOINT, COORD, DRIVEN_BY, KIND = 0, 1, 2, 3, 4
+# body_int columns; COORD: the joint's (first) velocity coordinate, CONFIG: its (first)
+# configuration entry (they differ after a free-flyer: parameters.py), -1 for a fixed
+# joint; DRIVEN_BY: the actuator that drives the joint, or -1; KIND: the kind of joint
+# transform (model/joint.py)
+PARENT, JOINT, COORD, DRIVEN_BY, KIND, CONFIG = 0, 1, 2, 3, 4, 5
 # body_vec slots (3-vectors): the unit joint axis, the placement's origin B, the centre of
 # mass, the motion subspace [S_W; S_V] (joint.py; adjacent: read as one 6-vector), and
 # SCALARS = (multiplier, mass, offset): joint value = multiplier * coordinate + offset
@@ -42,7 +44,7 @@ B_PIVOT, B_HANGER, B_ANCHOR, B_SIZES, B_LAW = 0, 1, 2, 3, 4
 class PackedModel(NamedTuple):
     """Constant arrays of a model, in the layout of the column and slot names above."""
 
-    body_int: np.ndarray      # (nb, 5) int64
+    body_int: np.ndarray      # (nb, 6) int64
     body_vec: np.ndarray      # (nb, 6, 3)
     body_mat: np.ndarray      # (nb, 2, 3, 3)
     subspace: np.ndarray      # (nb, 6): [S_W; S_V] of body_vec, for the 6-vector kernels
@@ -69,15 +71,16 @@ def pack_model(model: ModelParameters, joints: tuple[IndirectJoint, ...]) -> Pac
         driven_by[act.drives] = k
     kinds = [joint_kind(t, a) for t, a in zip(model.joint_type.tolist(), model.axis)]
     body_int = np.column_stack([model.parent, model.joint_type, model.coordinate_index,
-                                driven_by, kinds]).reshape(nb, 5)
+                                driven_by, kinds, model.configuration_index]).reshape(nb, 6)
     body_vec = np.zeros((nb, 6, 3))
     body_vec[:, AXIS] = model.axis
     body_vec[:, ORIGIN] = model.origin
     body_vec[:, COM] = model.com
     identity, zero = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)), (0.0, 0.0, 0.0)
+    neutral = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])     # a free-flyer's, at rest
     for i in range(nb):
         _, _, body_vec[i, S_W], body_vec[i, S_V] = joint_transform(
-            kinds[i], tuple(map(float, model.axis[i])), 0.0, identity, zero)
+            kinds[i], tuple(map(float, model.axis[i])), 0.0, neutral, 0, identity, zero)
     body_vec[:, SCALARS, 0] = model.multiplier
     body_vec[:, SCALARS, 1] = model.mass
     body_vec[:, SCALARS, 2] = model.offset

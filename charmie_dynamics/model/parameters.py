@@ -15,14 +15,25 @@ from typing import Mapping, Optional
 import numpy as np
 
 from ..documents import bounded
+from .cut_joints import Loops
 
 
 class JointType(IntEnum):
-    """Joint preceding a body: seed 000 section 3.2, JT_i."""
+    """Joint preceding a body: seed 000 section 3.2, JT_i; FLOATING is the free-flyer
+    (6 degrees of freedom, Pinocchio's JointModelFreeFlyer), allowed only on a root body."""
 
     FIXED = 0
     REVOLUTE = 1
     PRISMATIC = 2
+    FLOATING = 3
+
+
+#: a free-flyer's velocity coordinates (Pinocchio's v: linear velocity of the body origin,
+#: then angular velocity, both in the body frame) and configuration entries (Pinocchio's q:
+#: position of the body origin in the parent frame, then the unit quaternion x, y, z, w),
+#: appended to its coordinate name as NAME.vx ... and NAME.x ...
+FREE_FLYER_VELOCITIES = ("vx", "vy", "vz", "wx", "wy", "wz")
+FREE_FLYER_CONFIGURATION = ("x", "y", "z", "qx", "qy", "qz", "qw")
 
 
 @dataclass(frozen=True)
@@ -152,6 +163,14 @@ class ModelParameters:
     ``coordinate_index`` (-1 for fixed joints), ``multiplier``, ``offset`` (joint value =
     multiplier * coordinate + offset), ``mass``, ``com``, ``inertia``. Models compare and
     hash by identity.
+
+    Coordinates are velocity coordinates: qd, qdd and the efforts have ``nv`` =
+    ``n_coordinates`` entries (``coordinate_names``). The configuration q has ``nq`` entries
+    (``configuration_names``): the same, except that a free-flyer's 6 coordinates
+    (FREE_FLYER_VELOCITIES, from ``coordinate_index``) have 7 configuration entries
+    (FREE_FLYER_CONFIGURATION, from ``configuration_index``), as in Pinocchio.
+    ``coordinate_configuration`` (nv,): the configuration entry of each coordinate's value
+    (a free-flyer's: its x, y, z, qx, qy, qz, which have no limits), for the joint stops.
     """
 
     name: str
@@ -161,6 +180,7 @@ class ModelParameters:
     actuators: tuple[Actuator, ...] = ()
     springs: tuple[Spring, ...] = ()
     balancers: tuple[Balancer, ...] = ()
+    loops: Optional[Loops] = None              # closed loops (cut_joints.py), None for a tree
     coordinate_names: tuple[str, ...] = field(init=False)
     body_names: tuple[str, ...] = field(init=False)
     parent: np.ndarray = field(init=False)
@@ -171,6 +191,9 @@ class ModelParameters:
     coordinate_index: np.ndarray = field(init=False)
     multiplier: np.ndarray = field(init=False)
     offset: np.ndarray = field(init=False)
+    configuration_names: tuple[str, ...] = field(init=False)
+    configuration_index: np.ndarray = field(init=False)
+    coordinate_configuration: np.ndarray = field(init=False)
     mass: np.ndarray = field(init=False)
     com: np.ndarray = field(init=False)
     inertia: np.ndarray = field(init=False)
@@ -180,11 +203,24 @@ class ModelParameters:
         index = {n: i for i, n in enumerate(names)}
         # a dict keeps the first-seen order and finds a coupled joint's coordinate in O(1)
         cindex: dict[str, int] = {}
+        first_q: dict[str, int] = {}       # coordinate name -> its first configuration entry
+        q_names: list[str] = []
+        to_q: list[int] = []               # coordinate_configuration
         for b in self.bodies:
-            if b.coordinate is not None:
-                cindex.setdefault(b.coordinate, len(cindex))
+            if b.coordinate is None or b.coordinate in first_q:
+                continue
+            first_q[b.coordinate], cindex[b.coordinate] = len(q_names), len(to_q)
+            if b.joint_type == JointType.FLOATING:
+                to_q.extend(range(len(q_names), len(q_names) + 6))
+                q_names.extend(f"{b.coordinate}.{part}" for part in FREE_FLYER_CONFIGURATION)
+            else:
+                to_q.append(len(q_names))
+                q_names.append(b.coordinate)
+        parts = {b.coordinate: tuple(f"{b.coordinate}.{part}" for part in FREE_FLYER_VELOCITIES)
+                 if b.joint_type == JointType.FLOATING else (b.coordinate,)
+                 for b in self.bodies if b.coordinate is not None}
         values = {
-            "coordinate_names": tuple(cindex),
+            "coordinate_names": tuple(n for c in cindex for n in parts[c]),
             "body_names": names,
             "parent": np.array([index.get(b.parent, -1) for b in self.bodies], dtype=int),
             "joint_type": np.array([int(b.joint_type) for b in self.bodies], dtype=int),
@@ -194,13 +230,19 @@ class ModelParameters:
             "coordinate_index": np.array(
                 [cindex[b.coordinate] if b.coordinate is not None else -1 for b in self.bodies],
                 dtype=int),
+            "configuration_names": tuple(q_names),
+            "configuration_index": np.array(
+                [first_q[b.coordinate] if b.coordinate is not None else -1 for b in self.bodies],
+                dtype=int),
+            "coordinate_configuration": np.array(to_q, dtype=int),
             "multiplier": _frozen([b.multiplier for b in self.bodies]),
             "offset": _frozen([b.offset for b in self.bodies]),
             "mass": _frozen([b.mass for b in self.bodies]),
             "com": _frozen([b.com for b in self.bodies]),
             "inertia": _frozen([b.inertia for b in self.bodies]),
         }
-        for key in ("parent", "joint_type", "coordinate_index"):
+        for key in ("parent", "joint_type", "coordinate_index", "configuration_index",
+                    "coordinate_configuration"):
             values[key].flags.writeable = False
         for key, value in values.items():
             object.__setattr__(self, key, value)
@@ -211,7 +253,24 @@ class ModelParameters:
 
     @property
     def n_coordinates(self) -> int:
+        """nv: velocity coordinates (entries of qd, qdd and the efforts)."""
         return len(self.coordinate_names)
+
+    @cached_property
+    def nv(self) -> int:
+        """Pinocchio's name of :attr:`n_coordinates`."""
+        return len(self.coordinate_names)
+
+    @cached_property
+    def nq(self) -> int:
+        """Entries of the configuration q: nv plus one per free-flyer."""
+        return len(self.configuration_names)
+
+    @cached_property
+    def free_flyers(self) -> tuple[int, ...]:
+        """The bodies whose joint is a free-flyer (JointType.FLOATING)."""
+        return tuple(i for i, b in enumerate(self.bodies)
+                     if b.joint_type == JointType.FLOATING)
 
     @cached_property
     def actuator_names(self) -> tuple[str, ...]:

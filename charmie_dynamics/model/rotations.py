@@ -90,13 +90,17 @@ def rpy_to_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
     ])
 
 
+@kernel(inline=True)
+def quaternion_rows(x, y, z, w):
+    """Rotation matrix of the unit quaternion (x, y, z, w), rows (kernel)."""
+    return ((1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
+            (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
+            (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)))
+
+
 def quaternion_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
     """Rotation matrix of the unit quaternion (x, y, z, w)."""
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(quaternion_rows(x, y, z, w))
 
 
 @kernel

@@ -17,7 +17,12 @@ Mapping (docs/model_format.md, "URDF"):
   effort (when > 0: URDF writes 0 for unknown); ``<dynamics damping friction>`` ->
   ``friction`` (viscous, coulomb); ``<mimic joint multiplier offset>`` -> the leader's
   coordinate with ``multiplier`` and ``offset`` (composed along a chain of mimics);
-* ``floating`` and ``planar`` joints are refused (no free-flyer in the format).
+* a ``floating`` joint is a free-flyer (``type: floating``, its coordinate the joint's name;
+  model/joint.py), accepted only where its parent is the world link (the loader refuses it
+  elsewhere); ``planar`` joints are refused;
+* ``floating_base=True`` (Pinocchio's ``buildModelFromUrdf(path, JointModelFreeFlyer())``)
+  joins the root link to the world by a free-flyer named ``root_joint`` instead of fixing
+  it; refused where the root link is ``world`` (the ground cannot fly).
 
 The XML is parsed by expat with the document type refused: no DOCTYPE, hence no entity
 (billion laughs) and no external entity. Every error is a :class:`ModelError` naming the
@@ -44,7 +49,9 @@ from .rotations import rpy_to_matrix
 OVERLAY_FORMAT = "charmie_dynamics/overlay/1"
 OVERLAY_KEYS = {"format", "units", "gravity", "links", "joints", "actuators", "springs",
                 "balancers"}
-JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "F"}
+JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "F",
+               "floating": "floating"}
+ROOT_JOINT = "root_joint"           # Pinocchio's name of the free-flyer of floating_base
 AXIS_NAMES = ("x", "y", "z")
 
 _log = logging.getLogger(__name__)
@@ -220,13 +227,13 @@ def _joint(u: _Urdf, joint: ET.Element, coupling: tuple[str, float, float],
     name = joint.get("name")
     where = f"joint {_show(name)}"
     kind = joint.get("type")
-    if kind in ("floating", "planar"):
-        raise u.fail(f"{where} type", f"got {kind!r}: floating and planar joints are not "
-                                      "supported, expected revolute, continuous, prismatic or "
-                                      "fixed")
+    if kind == "planar":
+        raise u.fail(f"{where} type", f"got {kind!r}: planar joints are not supported, "
+                                      "expected revolute, continuous, prismatic, fixed or "
+                                      "floating")
     if kind not in JOINT_TYPES:
         raise u.fail(f"{where} type", f"got {_show(kind)}, expected revolute, continuous, "
-                                      "prismatic or fixed")
+                                      "prismatic, fixed or floating")
     origin = joint.find("origin")
     body: dict = {"origin": (u.numbers(origin, "xyz", where, 3, (0.0, 0.0, 0.0)) / scale).tolist()}
     rpy = u.numbers(origin, "rpy", where, 3, (0.0, 0.0, 0.0))
@@ -235,6 +242,9 @@ def _joint(u: _Urdf, joint: ET.Element, coupling: tuple[str, float, float],
     spec: dict = {"type": JOINT_TYPES[kind]}
     body["joint"] = spec
     if kind == "fixed":
+        return body
+    if kind == "floating":
+        spec["coordinate"] = name
         return body
     coordinate, multiplier, offset = coupling
     spec.update(axis=_axis(u, joint, where), coordinate=coordinate)
@@ -254,9 +264,11 @@ def _joint(u: _Urdf, joint: ET.Element, coupling: tuple[str, float, float],
 
 
 def urdf_document(text: str, source: str, overlay: Optional[Mapping] = None,
-                  overlay_source: str = "overlay") -> dict:
+                  overlay_source: str = "overlay", floating_base: bool = False) -> dict:
     """The model document (format ``charmie_dynamics/model/1``) of a URDF text, with the
-    parsed ``overlay`` merged in; raises :class:`ModelError` naming the element or field."""
+    parsed ``overlay`` merged in and, with ``floating_base``, a free-flyer ``root_joint``
+    at the root link (module docstring); raises :class:`ModelError` naming the element or
+    field."""
     u = _Urdf(source)
     robot = _parse_xml(text, source)
     links = {u.name(link, "link"): link for link in robot.findall("link")}
@@ -278,6 +290,9 @@ def urdf_document(text: str, source: str, overlay: Optional[Mapping] = None,
     if len(roots) != 1:
         raise u.fail("<robot>", f"root links {_show(roots)}, expected exactly one link that is "
                                 "no joint's child")
+    if floating_base and roots[0] == "world":
+        raise u.fail("<robot>", "floating_base: the root link is 'world', the ground, expected "
+                                "a robot whose root link is its base")
     scale = 1.0
     if overlay is not None:
         scale = _overlay_scale(overlay, overlay_source)
@@ -288,10 +303,16 @@ def urdf_document(text: str, source: str, overlay: Optional[Mapping] = None,
             continue
         if name in preceding:
             parent, joint = preceding[name]
+            if joint.get("type") == "floating" and parent != "world":
+                raise u.fail(f"joint {_show(joint.get('name'))} type",
+                             f"got 'floating' under link {_show(parent)}, expected a floating "
+                             "joint (free-flyer) only under the world link (the root joint)")
             body = {"name": name, "parent": parent,
                     **_joint(u, joint, couplings[joint.get("name")], scale)}
         else:
             body = {"name": name, "parent": "world", "joint": {"type": "F"}}
+            if floating_base:
+                body["joint"] = {"type": "floating", "coordinate": ROOT_JOINT}
         body.update(_inertial(u, link, scale))
         bodies.append(body)
     doc = {"format": FORMAT, "name": robot.get("name") or "robot", "bodies": bodies}
@@ -386,11 +407,14 @@ def read_overlay(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
 
 def model_from_urdf(text: str, source: str = "<urdf>", *,
                     overlay: Optional[str | Path] = None,
-                    max_bytes: int = DEFAULT_MAX_BYTES) -> Model:
+                    max_bytes: int = DEFAULT_MAX_BYTES, floating_base: bool = False) -> Model:
     """The validated model of a URDF text (a file's or the robot_description topic's), with
-    the mechanism overlay file ``overlay``; raises :class:`ModelError` only."""
+    the mechanism overlay file ``overlay`` and, with ``floating_base``, a free-flyer at the
+    root link (module docstring); raises :class:`ModelError` only."""
     check_size(text, source, max_bytes, error=ModelError)
     if overlay is None:
-        return model_from_dict(urdf_document(text, source), source)
-    doc = urdf_document(text, source, read_overlay(overlay, max_bytes), str(overlay))
+        return model_from_dict(urdf_document(text, source, floating_base=floating_base),
+                               source)
+    doc = urdf_document(text, source, read_overlay(overlay, max_bytes), str(overlay),
+                        floating_base)
     return model_from_dict(doc, f"{source} + {overlay}")

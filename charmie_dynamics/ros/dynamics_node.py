@@ -61,7 +61,7 @@ from .model_source import model_from_description, urdf_as_document
 from .model_updates import ModelParser, PreparedModel, model_change, prepare_model
 from .node_status import dynamics_status
 from .odometry import BASE_COORDINATES, base_from_odometry
-from .outputs import FeedforwardMap, TfGrid, wrench_topic
+from .outputs import FeedforwardMap, StampGrid, wrench_topic
 from .parameters import declare_parameters
 from .reference import Reference, check_serialized_reference, input_accelerations, read_reference
 from .stale_policy import Action, StalePolicy
@@ -90,7 +90,8 @@ class DynamicsNode(Node):
         self.arrivals: deque = deque(maxlen=200)
         # stamps and node times in integer nanoseconds
         self.stamps = StampGuard(int(self.p["max_stamp_lead"] * 1e9), int(self.p["stale_timeout"] * 1e9))
-        self.tf_grid = TfGrid()
+        self.tf_grid = StampGrid()
+        self.output_grid = StampGrid()
         self.safety = StalePolicy(int(self.p["stale_timeout"] * 1e9), self.p["stale_policy"])
         self.reference: Optional[Reference] = None
         prefix = self.p["frame_prefix"]
@@ -199,6 +200,7 @@ class DynamicsNode(Node):
             for parent, child in zip(frames.parents, frames.children)])
         self.stamps.reset()
         self.tf_grid.reset()
+        self.output_grid.reset()
         self.safety.forget()
         self.reference = None
         for body in prepared.wrench_bodies:     # publishers outlive a model change
@@ -291,6 +293,7 @@ class DynamicsNode(Node):
         self.get_logger().warning(f"clock jumped back by {jump.back_s:.3f} s ({jump.why}): stamp "
                                   f"checks re-armed at {stamp * 1e-9:.9f} s")
         self.tf_grid.reset()
+        self.output_grid.reset()
         self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
 
     def _on_actuator_state(self, msg: JointState) -> None:
@@ -391,23 +394,26 @@ class DynamicsNode(Node):
 
     def _publish(self, stamp_msg, stamp: int, x: np.ndarray, xd: np.ndarray,
                  result: Evaluation) -> None:
+        """The feedforward (every evaluation, first: a controller waits for it), then the
+        loads and wrenches on the ``output_rate`` grid, /tf and markers on the ``tf_rate`` one."""
         efforts, state, loads = result.efforts, result.state, result.loads
+        self.safety.accepted(self._now(), self.feedforward(efforts, self.p["clamp_feedforward"]), x)
+        self._publish_feedforward(self.safety.last_feedforward)
         beyond = self.feedforward.beyond_limits(efforts)
         if beyond:                            # published, and flagged in /diagnostics
             self.events["efforts_beyond_limits"] += 1
             self.effort_flags = beyond
-        self.pub_joint_loads.publish(joint_state(stamp_msg, (), state.q, state.qd,
-                                                 loads.coordinate_effort, self.msg_joint_loads))
-        self.pub_actuator_loads.publish(joint_state(stamp_msg, (), x, xd, efforts,
-                                                    self.msg_actuator_loads))
-        self.safety.accepted(self._now(), self.feedforward(efforts, self.p["clamp_feedforward"]), x)
-        self._publish_feedforward(self.safety.last_feedforward)
-        for body, w in self.msg_wrenches.items():
-            i = self.wrench_bodies[body]
-            w.header.stamp = stamp_msg
-            set_vector3(w.wrench.force, loads.joint_force[i])
-            set_vector3(w.wrench.torque, loads.joint_torque[i])
-            self.pub_wrenches[body].publish(w)
+        if self.output_grid.due(stamp, self.p["output_rate"]):
+            self.pub_joint_loads.publish(joint_state(stamp_msg, (), state.q, state.qd,
+                                                     loads.coordinate_effort, self.msg_joint_loads))
+            self.pub_actuator_loads.publish(joint_state(stamp_msg, (), x, xd, efforts,
+                                                        self.msg_actuator_loads))
+            for body, w in self.msg_wrenches.items():
+                i = self.wrench_bodies[body]
+                w.header.stamp = stamp_msg
+                set_vector3(w.wrench.force, loads.joint_force[i])
+                set_vector3(w.wrench.torque, loads.joint_torque[i])
+                self.pub_wrenches[body].publish(w)
         if not self.tf_grid.due(stamp, self.p["tf_rate"]):
             return
         for msg, p, q in zip(self.msg_tf.transforms, result.translations, result.quaternions):
@@ -416,12 +422,15 @@ class DynamicsNode(Node):
         self._publish_markers(stamp_msg, loads)
 
     def _publish_markers(self, stamp_msg, loads) -> None:
+        """The wrench arrows, built only while someone (RViz) subscribes: the MarkerArray is
+        made afresh each time, about as much work as filling the /tf message."""
+        if not self.wrench_bodies or self.pub_markers.get_subscription_count() == 0:
+            return
         markers = MarkerArray()
         for k, i in enumerate(self.wrench_bodies.values()):
             markers.markers.append(self._arrow(stamp_msg, k, loads.placements.origin_world[i],
                                                loads.joint_force_world[i]))
-        if markers.markers:
-            self.pub_markers.publish(markers)
+        self.pub_markers.publish(markers)
 
     def _arrow(self, stamp_msg, k: int, origin: np.ndarray, force: np.ndarray) -> Marker:
         marker = Marker()

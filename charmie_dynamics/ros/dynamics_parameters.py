@@ -13,7 +13,7 @@ from .stale_policy import POLICIES as STALE_POLICIES
 
 ACCELERATION_SOURCES = ("zero", "estimate", "reference")
 MODEL_UPDATES = ("once", "always")
-RATE_PARAMETERS = ("publish_rate_limit", "tf_rate")     # 0 (off) or 1 to 10000 Hz
+RATE_PARAMETERS = ("publish_rate_limit", "tf_rate", "output_rate")     # 0 (off) or 1 to 10000 Hz
 #: Default most points of a reference trajectory: 100 s at 100 Hz; 100,000 points took the
 #: node's executor 3.5 s (deserializing and checking them)
 MAX_REFERENCE_POINTS = 10_000
@@ -45,6 +45,9 @@ PARAMETERS = {
                                 "counted as throttled (0: every input)", False, 0.0, 10000.0),
     "tf_rate": Param(100.0, "Most /tf and wrench_markers messages per second, 0 or 1 to 10000 (0: one per "
                      "evaluation)", False, 0.0, 10000.0),
+    "output_rate": Param(100.0, "Most joint_loads, actuator_loads and joint_wrenches messages per second, "
+                         "0 or 1 to 10000 (0: one per evaluation); the feedforward follows every "
+                         "evaluation", False, 0.0, 10000.0),
     "acceleration_source": Param("zero", "zero | estimate (filtered differences of velocities) | reference", False),
     "acceleration_filter_cutoff": Param(20.0, "Cut-off frequency (Hz) of the estimate filter", False, 0.01, 10000.0),
     "gravity_only": Param(False, "Gravity compensation: velocities and accelerations taken as zero", False),

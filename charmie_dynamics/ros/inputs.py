@@ -13,7 +13,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..kinematics.limits import InputLimits as ModelLimits
+from ..kinematics.limits import PLAUSIBLE, InputLimits as ModelLimits
 from ..model.model import Model
 
 REASONS = ("length_mismatch", "non_finite", "unknown_name", "duplicate_name", "missing_name",
@@ -68,10 +68,37 @@ class InputLimits(ModelLimits):
 
     def check(self, positions: Mapping[str, float], velocities: Mapping[str, float],
               position_tolerance: float, velocity_tolerance: float) -> None:
-        """Raise ``beyond_limits`` for the first value beyond the limits (``violation``)."""
+        """Raise ``beyond_limits`` for the first value beyond the limits (``violation``).
+
+        Values that pass :meth:`within` (every message of a healthy stream) skip ``violation``,
+        which only names the first value beyond."""
+        if self.within(positions, velocities, position_tolerance, velocity_tolerance):
+            return
         problem = self.violation(positions, velocities, position_tolerance, velocity_tolerance)
         if problem is not None:
             raise InputRejected("beyond_limits", str(problem))
+
+    def within(self, positions: Mapping[str, float], velocities: Mapping[str, float],
+               position_tolerance: float, velocity_tolerance: float) -> bool:
+        """True only where ``violation`` finds nothing (the same comparisons, on arrays of
+        the bounds built once per order of names); False where it may find something, or
+        where the velocities' names are not the positions' (``violation`` decides)."""
+        names = tuple(positions)
+        if tuple(velocities) != names:
+            return False
+        bounds = self.__dict__.setdefault("_bounds_by_names", {})   # frozen: a cache, not state
+        if names not in bounds:
+            bounds[names] = tuple(np.array([d.get(n, none) for n in names]) for d, none in
+                                  ((self.lower, -math.inf), (self.upper, math.inf),
+                                   (self.velocity, math.inf)))
+        lower, upper, speed = bounds[names]
+        p = np.fromiter(positions.values(), float, len(names))
+        v = np.fromiter(velocities.values(), float, len(names))
+        ok = (np.abs(p) <= PLAUSIBLE) & (np.abs(v) <= PLAUSIBLE) \
+            & (np.abs(v) <= speed * (1.0 + velocity_tolerance))
+        if math.isfinite(position_tolerance):
+            ok &= (lower - position_tolerance <= p) & (p <= upper + position_tolerance)
+        return bool(ok.all())
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """What the dynamics node makes of an evaluation before publishing it (pure Python: no rclpy
 here): the feedforward in its order, clamped on request, with the inputs beyond their effort
-limit; the grid of stamps on which /tf is published; the bodies whose joint wrench is
-published, and their topics."""
+limit; the grids of stamps on which /tf and the loads are published; the bodies whose joint
+wrench is published, and their topics."""
 from __future__ import annotations
 
 import re
@@ -58,15 +58,16 @@ class FeedforwardMap:
 
 
 @dataclass
-class TfGrid:
-    """Stamps (integer ns) on a grid 1/rate apart, so that jitter in the input stamps does not
-    lower the average rate of /tf; a gap of more than a period, or time going back, restarts
-    the grid."""
+class StampGrid:
+    """Stamps (integer ns) on a grid 1/rate apart: the evaluations that publish an output
+    at most ``rate`` times a second (/tf at ``tf_rate``, the loads at ``output_rate``), so
+    that jitter in the input stamps does not lower its average rate; a gap of more than a
+    period, or time going back, restarts the grid."""
 
     next_due: Optional[int] = None
 
     def due(self, stamp: int, rate_hz: float) -> bool:
-        """Whether ``stamp`` gets a /tf message (rate 0: every stamp)."""
+        """Whether ``stamp`` gets the output (rate 0: every stamp)."""
         if rate_hz <= 0:
             return True
         period, due = int(1e9 / rate_hz), self.next_due

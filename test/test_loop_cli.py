@@ -1,0 +1,85 @@
+"""``charmie-dynamics analyze`` on the five-bar (issue 13): seed 002's torques along eqs.
+22a/35 and the free fall of eq. 36 that stops at the singular configuration."""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+
+from test_cli import PNG_SIGNATURE, _read_csv, assert_one_error_line, run_cli
+from test_closed_chains import FIVE_BAR
+
+
+def test_analyze_five_bar_torques(tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--motion", "seed002-eq35", "--dt", 0.5,
+                   "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    header, data = _read_csv(out / "loads.csv")
+    assert header[:3] == ["time", "theta1_1.effort", "theta1_2.effort"]
+    assert data.shape == (41, 3 + 5)
+    kin_header, kin = _read_csv(out / "kinematics.csv")
+    assert kin_header[-2:] == ["newton_iterations", "residual"]
+    assert kin[:, -1].max() <= 1e-12 and kin[1:, -2].max() <= 4
+    # eq. 22a with eq. 35: theta1_1 from 30 to 90 deg, theta1_2 from 30 to 70.3 deg
+    np.testing.assert_allclose(np.degrees(kin[[0, -1], 1]), [30, 90], atol=1e-9)
+    np.testing.assert_allclose(np.degrees(kin[[0, -1], 3]), [30, 70.3], atol=1e-9)
+    for name in ("joint_angles.png", "joint_efforts.png", "newton_iterations.png"):
+        assert (out / name).read_bytes().startswith(PNG_SIGNATURE)
+    assert "theta1_1 torque" in proc.stdout
+
+
+def test_analyze_five_bar_free_fall_stops_at_the_singularity(tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--motion", "seed002-free-fall",
+                   "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    stop = re.search(r"stopped at t = ([0-9.]+) s: loop end_effector: .*condition number",
+                     proc.stdout)
+    assert stop is not None, proc.stdout
+    assert 1.0 < float(stop.group(1)) < 1.5              # measured 1.259 s; the paper ~1.4 s
+    header, data = _read_csv(out / "simulation.csv")
+    assert header[-3:] == ["energy", "newton_iterations", "condition"]
+    calm = data[:, -1] <= 1e2
+    energy = data[calm, -3]
+    assert np.ptp(energy) < 1e-5 * abs(energy[0])
+
+
+def test_analyze_model_with_loops_refuses_other_motions(tmp_path):
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--motion", "validation", "--out", tmp_path)
+    assert_one_error_line(proc, "--motion validation: five_bar has loops, expected one of "
+                                "seed002-eq35, seed002-free-fall")
+
+
+def test_validate_fk_and_id_on_a_model_with_loops(tmp_path):
+    proc = run_cli("validate-model", FIVE_BAR)
+    assert proc.returncode == 0, proc.stderr
+    assert "loop end_effector: mobility 2 (constraint Jacobian of rank 2, Gruebler count -1)" \
+        in proc.stdout
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"positions": {"theta1_1": 1.0, "theta1_2": 1.1},
+                                 "velocities": {"theta1_1": 0.2}}))
+    proc = run_cli("fk", "--model", FIVE_BAR, "--state", state)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    np.testing.assert_allclose(doc["points"]["link2_1.tip"], doc["points"]["link2_2.tip"],
+                               atol=1e-12)
+    assert doc["coordinates"]["theta1_1"] == 1.0 and doc["loops"]["residual"][0] <= 1e-12
+    proc = run_cli("id", "--model", FIVE_BAR, "--state", state)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert list(doc["joint_efforts"]) == ["theta1_1", "theta1_2"]
+    assert doc["velocities"]["theta1_2"] == 0.0 and doc["velocities"]["theta2_1"] != 0.0
+    assert len(doc["cut_multipliers"]) == 5 and len(doc["indeterminate"]) == 3
+    state.write_text(json.dumps({"positions": {"theta2_1": 1.0}}))
+    assert_one_error_line(run_cli("fk", "--model", FIVE_BAR, "--state", state),
+                          "positions.theta2_1: a dependent coordinate of the loops")
+
+
+def test_analyze_model_with_loops_refuses_a_trajectory_file(tmp_path):
+    csv = tmp_path / "t.csv"
+    csv.write_text("time,theta1_1,theta1_2\n0,0.5,0.5\n0.1,0.5,0.5\n")
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--trajectory", csv, "--out", tmp_path / "o")
+    assert_one_error_line(proc, "--trajectory: five_bar has loops; trajectory files are not "
+                                "supported for them yet")
