@@ -9,6 +9,7 @@ import numpy as np
 
 from test_cli import PNG_SIGNATURE, _read_csv, assert_one_error_line, run_cli
 from test_closed_chains import FIVE_BAR
+from test_irsbot2 import IRSBOT2
 
 
 def test_analyze_five_bar_torques(tmp_path):
@@ -49,7 +50,7 @@ def test_analyze_five_bar_free_fall_stops_at_the_singularity(tmp_path):
 def test_analyze_model_with_loops_refuses_other_motions(tmp_path):
     proc = run_cli("analyze", "--model", FIVE_BAR, "--motion", "validation", "--out", tmp_path)
     assert_one_error_line(proc, "--motion validation: five_bar has loops, expected one of "
-                                "seed002-eq35, seed002-free-fall")
+                                "seed002-eq35, seed002-free-fall, seed003-parabola")
 
 
 def test_validate_fk_and_id_on_a_model_with_loops(tmp_path):
@@ -83,3 +84,36 @@ def test_analyze_model_with_loops_refuses_a_trajectory_file(tmp_path):
     proc = run_cli("analyze", "--model", FIVE_BAR, "--trajectory", csv, "--out", tmp_path / "o")
     assert_one_error_line(proc, "--trajectory: five_bar has loops; trajectory files are not "
                                 "supported for them yet")
+
+
+def test_analyze_irsbot2_parabola(tmp_path):
+    """Seed 003 sec. 6.4's platform path on the IRSBot-2 (coarse 50 ms sampling here; the
+    paper's 1 ms is `--dt 0.001`): iterations per sample, torques and power balance."""
+    out = tmp_path / "out"
+    proc = run_cli("analyze", "--model", IRSBOT2, "--motion", "seed003-parabola", "--dt", 0.05,
+                   "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    header, kin = _read_csv(out / "kinematics.csv")
+    assert header[:4] == ["time", "platform.x", "platform.y", "platform.z"]
+    assert kin.shape[0] == 21 and kin[:, -1].max() <= 1e-10          # rigid cut residual
+    np.testing.assert_allclose(kin[:, 2], 0.0, atol=1e-15)            # the path stays at y = 0
+    it_header, it = _read_csv(out / "iterations.csv")
+    assert it_header[1:3] == ["limb platform.nested_outer", "limb platform.compound"]
+    assert 1 <= it[1:, 1].min() and it[1:, 1].max() <= 6 and it[1:, 2].max() <= 6
+    load_header, loads = _read_csv(out / "loads.csv")
+    assert load_header == ["time", "q1_1.effort", "q1_2.effort", "actuator_power", "energy",
+                           "denergy_dt"]
+    # the mirror image: the platform at t + T/2 is at (-x, z) with mirrored rates, so limb
+    # 2's torque there is limb 1's at t
+    np.testing.assert_allclose(loads[:11, 1], loads[10:, 2], rtol=1e-6, atol=1e-9)
+    for name in ("joint_angles.png", "joint_efforts.png", "newton_iterations.png",
+                 "power_balance.png"):
+        assert (out / name).read_bytes().startswith(PNG_SIGNATURE)
+    assert "power balance" in proc.stdout and "algorithm 3" in proc.stdout
+
+
+def test_analyze_parabola_refuses_a_model_that_is_not_a_parallel_mechanism(tmp_path):
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--motion", "seed003-parabola",
+                   "--out", tmp_path / "o")
+    assert_one_error_line(proc, "five_bar.yaml: loops.cuts: no rigid (F) cut joins two "
+                                "platform copies")

@@ -72,14 +72,24 @@ def near(mask: np.ndarray, pixel: np.ndarray, radius: int = 5) -> int:
     return int(mask[max(r - radius, 0):r + radius + 1, max(c - radius, 0):c + radius + 1].sum())
 
 
+#: columns of viser's GUI panel (top right); the robot is framed left of them
+PANEL_COLUMNS = slice(660, None)
+
+
 def robot_drawn(png: Path) -> bool:
     """Whether the picture is complete: the page fades in, and a screenshot taken before the
-    fade ends (or before the meshes arrive) shows the robot washed out or not at all. Judged
-    by the amount of the right arm's and the arrow's full colours, not by where they are."""
-    hsv = rgb_to_hsv(np.asarray(Image.open(png).convert("RGB"), dtype=float) / 255.0)
-    arm = hue_mask(hsv, _CHAIN_COLOURS[2], 0.03)[OVERLAY_BAND:].sum()
+    fade ends (or before the meshes arrive) shows the robot washed out or not at all; early
+    on, the GUI panel is still unfolding (its blue time slider hangs below the overlay band,
+    seen with a washed-out robot twice under load). Judged by the amount of the right arm's
+    and the arrow's full colours, of the actuators' near-black, and by no blue in the panel's
+    columns below the band, not by where the robot's parts are."""
+    rgb = np.asarray(Image.open(png).convert("RGB"), dtype=float) / 255.0
+    hsv = rgb_to_hsv(rgb)
+    blue = hue_mask(hsv, _CHAIN_COLOURS[2], 0.03)[OVERLAY_BAND:]
     arrow = hue_mask(hsv, np.array(ARROW_COLOUR) / 255, 0.04)[OVERLAY_BAND:].sum()
-    return bool(arm > 300 and arrow > 20)
+    dark = (rgb.max(axis=-1) < 0.3)[OVERLAY_BAND:].sum()
+    return bool(blue.sum() > 300 and arrow > 20 and dark > 300
+                and not blue[:, PANEL_COLUMNS].any())
 
 
 @pytest.fixture(scope="module")
@@ -165,6 +175,20 @@ def test_screenshot_is_not_blank(screenshot):
     assert drawn[OVERLAY_BAND:].mean() > 0.01, "almost nothing differs from the background"
 
 
+def test_a_picture_taken_too_early_is_not_complete(screenshot, tmp_path):
+    """robot_drawn refuses the picture half faded in (as 0.6 of it over white), and with a
+    blue control hanging below the overlay band in the panel's columns (the unfolding panel)."""
+    faded = tmp_path / "faded.png"
+    Image.fromarray(np.uint8(255 * (0.6 * screenshot + 0.4))).save(faded)
+    assert not robot_drawn(faded)
+    unfolding = screenshot.copy()
+    unfolding[380:400, 780:860] = _CHAIN_COLOURS[2]
+    Image.fromarray(np.uint8(np.round(255 * unfolding))).save(tmp_path / "unfolding.png")
+    assert not robot_drawn(tmp_path / "unfolding.png")
+    Image.fromarray(np.uint8(np.round(255 * screenshot))).save(tmp_path / "complete.png")
+    assert robot_drawn(tmp_path / "complete.png")
+
+
 def test_right_arm_is_where_forward_kinematics_puts_it(screenshot, charmie, pose):
     fk = pose.placements
     chains = _chains(charmie)
@@ -208,6 +232,15 @@ def test_force_arrow_and_actuator_are_drawn_where_computed(screenshot, charmie, 
     dark = screenshot.max(axis=-1) < 0.3
     middle = project((segment.start + segment.end) / 2)
     assert near(dark, middle, 4) > 0, f"act4 not drawn at {middle.round()}"
+
+
+def test_body_nodes_stay_children_of_the_robot():
+    """Names with '/' (a body 'a' beside 'a/b') do not nest one body's frame in another's."""
+    from charmie_dynamics.view.scene import body_node
+
+    nodes = [body_node(n) for n in ("a", "a/b", "LFoot/FSR/HeelLeft_sensor", "a.b-c")]
+    assert nodes == ["/robot/a", "/robot/a:b", "/robot/LFoot:FSR:HeelLeft_sensor", "/robot/a.b-c"]
+    assert all(n.count("/") == 2 for n in nodes)
 
 
 def _rotation_z(q: np.ndarray) -> np.ndarray:

@@ -38,7 +38,8 @@ def add_analyze_parser(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--motion", choices=sorted(MOTIONS) + list(LOOP_MOTIONS),
                      default="validation",
                      help="a reference motion of the papers (default: validation, seed 000 "
-                          "sec. 6; seed002-*: models with loops, cli/loop_analysis.py)")
+                          "sec. 6; seed002-*, seed003-parabola: models with loops, "
+                          "cli/loop_analysis.py)")
     src.add_argument("--trajectory", type=Path, help="a trajectory CSV instead (see README)")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
     p.add_argument("--out", type=Path, default=Path("charmie_results"), help="output directory")

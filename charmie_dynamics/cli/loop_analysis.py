@@ -10,6 +10,8 @@ embedding (dynamics/closed_chain.py).
   with a fixed 1 ms step for up to 3 s; stops at the singular configuration (the condition
   number of the dependent coordinates' constraint Jacobian above the closed chain's limit)
   and reports the time (the paper: about 1.4 s).
+* ``seed003-parabola``: seed 003 sec. 6.4's platform path on a parallel mechanism (the
+  IRSBot-2), by the limbs' inverse kinematics: cli/platform_analysis.py.
 
 Returns the tables (name, header, columns) and plot steps for analyze.py to write.
 """
@@ -25,12 +27,13 @@ from ..dynamics import closed_chain as cc
 from ..errors import InputError
 from ..mechanisms.closed_chains import ClosedChain
 from ..model.model import Model
+from .platform_analysis import platform_analysis
 from .plots import plot_series
 
 EQ35 = ((30.0, 90.0), (30.0, 70.3), 20.0)          # deg, deg, s
 EQ36 = (80.0, 70.0)                                # deg, at rest
 FREE_FALL_STEP, FREE_FALL_DURATION = 1e-3, 3.0     # s
-LOOP_MOTIONS = ("seed002-eq35", "seed002-free-fall")
+LOOP_MOTIONS = ("seed002-eq35", "seed002-free-fall", "seed003-parabola")
 WELL_CONDITIONED = 1e2        # condition number up to which the free fall's energy is reported
 
 Table = tuple[str, list[str], list[np.ndarray]]
@@ -48,7 +51,7 @@ def _chain(model: Model, motion: str) -> ClosedChain:
     if motion not in LOOP_MOTIONS:
         raise InputError(f"--motion {motion}: {model.name} has loops, expected one of "
                          f"{', '.join(LOOP_MOTIONS)}")
-    if len(chain.independent) != 2:
+    if motion.startswith("seed002") and len(chain.independent) != 2:
         raise InputError(f"--motion {motion}: seed 002's five-bar motions drive two "
                          f"independent coordinates, {model.name} has "
                          f"{len(chain.independent)} ({', '.join(chain.independent_names)})")
@@ -59,6 +62,8 @@ def loop_analysis(model: Model, motion: str, dt: float
                   ) -> tuple[list[Table], list[Step], list[str]]:
     """Tables, plots and summary lines of ``motion`` (module docstring) on ``model``."""
     chain = _chain(model, motion)
+    if motion == "seed003-parabola":
+        return platform_analysis(chain, dt)
     if motion == "seed002-eq35":
         return _torques(chain, dt)
     return _free_fall(chain)

@@ -30,7 +30,9 @@ from ..linalg import column, mat, mat_mul, mat_t_vec, sub, vec
 from ..mechanisms.auxiliary import auxiliary_segments_sample, balancer_range_error, segment_names
 from ..model.model import JointType, Model
 from ..model.rotations import quaternion_of
-from .inverse import InverseDynamicsData, Loads, _inverse_dynamics_batch, kernel_arguments
+from ..model.packed import PackedModel
+from .inverse import (InverseDynamicsBuffers, InverseDynamicsData, Loads,
+                      _inverse_dynamics_batch, kernel_arguments)
 
 
 #: Around the kernel: compiled, overflow gives inf silently (numba's numpy error model);
@@ -67,22 +69,25 @@ class Evaluation:
 
 
 @kernel
-def _evaluate(resolve, x, xd, xdd, state, inverse, auxiliary, rotations, origins, segments,
-              moving, hanging, actuator_slots, tau, axial, joints, efforts, translations,
-              xyzw):
-    """resolve_state, inverse dynamics, auxiliary segments and poses of one sample (kernel).
+def _evaluate(x, xd, xdd, state, inverse, segments, moving, hanging, actuator_slots, efforts,
+              translations, xyzw):
+    """resolve_state, inverse dynamics, auxiliary segments and poses of one sample (kernel);
+    ``inverse``: the inverse-dynamics kernel's arguments (inverse.kernel_arguments).
     Returns (actuator out of its stroke or -1, balancer that cannot reach or -1, finite)."""
-    body_int, body_vec, act_int, act_vec = resolve
+    pm, b = PackedModel(*inverse[0]), InverseDynamicsBuffers(*inverse[5])
+    rotations, origins, tau, axial, joints = b.rotations[0], b.origins[0], b.tau[0], \
+        b.axial[0], b.joints[0]
     q, qd, qdd, length, velocity, acceleration, jacobian = state
-    bad = resolve_state_sample(body_int, body_vec, act_int, act_vec, x, xd, xdd, q[0], qd[0],
-                               qdd[0], length[0], velocity[0], acceleration[0], jacobian[0])
+    bad = resolve_state_sample(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, x, xd, xdd,
+                               q[0], qd[0], qdd[0], length[0], velocity[0], acceleration[0],
+                               jacobian[0])
     if bad >= 0:
         return bad, -1, False
     failed = _inverse_dynamics_batch(*inverse)
-    bi, bv, ai, av, si, sv, bli, blv = auxiliary
     ends, lengths, frames = segments
-    k = auxiliary_segments_sample(bi, bv, ai, av, si, sv, bli, blv, rotations, origins, ends,
-                                  lengths, frames)
+    k = auxiliary_segments_sample(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec,
+                                  pm.spring_int, pm.spring_vec, pm.bal_int, pm.bal_vec,
+                                  rotations, origins, ends, lengths, frames)
     if k >= 0:
         failed = k
     total = 0.0                       # one sum: non-finite if any term is (or overflows)
@@ -136,23 +141,17 @@ class Evaluator:
         self._xyzw = np.empty((n_poses, 4))
         self._segments = (np.empty((len(segments), 2, 3)), np.empty(len(segments)),
                           np.empty((len(segments), 1, 3, 3)))
-        pm = model.compiled.packed
-        q, qd, qdd = state_samples(self.state)[:3]
+        self._state = state_samples(self.state)
+        q, qd, qdd = self._state[:3]
         # the arguments of inverse_dynamics' kernel, without payloads: with the state's
         # rates, and with zero rates for gravity compensation
         zeros = self.data.zeros
         self._inverse = {False: kernel_arguments(model, q, qd, qdd, self.data),
                          True: kernel_arguments(model, q, zeros, zeros, self.data)}
-        self._fixed = ((pm.body_int, pm.body_vec, pm.act_int, pm.act_vec),
-                       state_samples(self.state))
-        self._auxiliary = (pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.spring_int,
-                           pm.spring_vec, pm.bal_int, pm.bal_vec)
-        self._tail = (self._auxiliary, loads.placements.rotations, loads.placements.origins,
-                      self._segments, np.array(moving, dtype=np.int64),
+        self._tail = (self._segments, np.array(moving, dtype=np.int64),
                       np.array([body for _, _, body in segments], dtype=np.int64),
                       np.array([model.input_names.index(a) for a in model.actuator_names],
                                dtype=np.int64),
-                      loads.coordinate_effort, loads.actuator_force, loads.joint_wrenches,
                       self._efforts, self._translations, self._xyzw)
         self.result = Evaluation(self._efforts, loads.actuator_force, self.state, loads,
                                  self._translations, self._xyzw)
@@ -174,9 +173,8 @@ class Evaluator:
         if not x.shape == xd.shape == xdd.shape == (n,):
             raise ValueError(f"inputs of shapes {x.shape}, {xd.shape}, {xdd.shape}, expected "
                              f"({n},) each ({self.model.name})")
-        resolve, state = self._fixed
         with _quiet():
-            bad, failed, finite = _evaluate(resolve, x, xd, xdd, state,
+            bad, failed, finite = _evaluate(x, xd, xdd, self._state,
                                             self._inverse[bool(gravity_only)], *self._tail)
         if bad >= 0:
             check_length(self.model.compiled.indirect_joints[bad], x[self.model.coordinate_index[

@@ -12,7 +12,7 @@ Every array keeps the state's leading sample axes: one call evaluates a whole ba
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from ..mechanisms.forces import (add_point_force, passive_forces_sample,
 from ..mechanisms.loops import LoopLoads, distribute_sample
 from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import DRIVEN_BY
+from ..model.packed import DRIVEN_BY, PackedModel
 from ..slots import A, DW, F, F_WORLD, JOINT_FORCE, JOINT_TORQUE, N, N_WORLD, W
 from .rnea import TreeWrenches, joint_efforts_sample, tree_backward_pass_sample
 
@@ -123,39 +123,63 @@ def apply_loads_sample(load_body, load_vec, rotations, origins, motion, external
         accumulate(external, b, N, mat_t_vec(mat(rotations, b, 1), vec(load_vec, k, LOAD_TORQUE)))
 
 
+class InverseDynamicsBuffers(NamedTuple):
+    """The inverse-dynamics kernel's result and work buffers, (samples or 1, ...) each:
+    one sample's shapes in :class:`InverseDynamicsData`'s layout."""
+
+    values: np.ndarray
+    rotations: np.ndarray
+    origins: np.ndarray
+    motion: np.ndarray
+    tension: np.ndarray
+    hanger: np.ndarray
+    applied: np.ndarray
+    tree: np.ndarray
+    tau: np.ndarray
+    axial: np.ndarray
+    loops: np.ndarray
+    balancer_couple: np.ndarray
+    joints: np.ndarray
+
+
 @kernel
-def _inverse_dynamics_batch(body_int, body_vec, body_mat, act_int, act_vec, spring_int,
-                            spring_vec, bal_int, bal_vec, load_body, load_vec, base_acceleration,
-                            q, qd, qdd, values, rotations, origins, motion, tension, hanger,
-                            applied, tree, tau, axial, loops, balancer_couple, joints) -> int:
-    """The pipeline of the module docstring, sample by sample. The per-body buffers (values
-    to tree) hold every sample, or one sample that each sample overwrites (keep="efforts",
-    where ``joints`` has no rows and the joint wrenches are skipped)."""
+def _inverse_dynamics_batch(model, applied, q, qd, qdd, buffers) -> int:
+    """The pipeline of the module docstring, sample by sample. ``model``: the arrays of a
+    :class:`~..model.packed.PackedModel`, ``applied``: (load_body, load_vec), ``buffers``:
+    those of :class:`InverseDynamicsBuffers`, each as a plain tuple (numba's dispatch
+    checks a plain tuple of arrays about as fast as the arrays one by one, a NamedTuple
+    about 2.5 us slower: benchmarks/bench_named_arguments.py); named here. The per-body
+    buffers (values to tree) hold every sample, or one sample that each sample overwrites
+    (keep="efforts", where ``joints`` has no rows and the joint wrenches are skipped)."""
+    pm, b = PackedModel(*model), InverseDynamicsBuffers(*buffers)
+    load_body, load_vec = applied
     failed = -1
     for s in range(q.shape[0]):
-        t = s % rotations.shape[0]
-        R, O, M, E, T = rotations[t], origins[t], motion[t], applied[t], tree[t]
-        forward_kinematics_sample(body_int, body_vec, body_mat, q[s], values[t], R, O)
-        body_motion_sample(body_int, body_vec, R, O, qd[s], qdd[s], base_acceleration, M)
+        t = s % b.rotations.shape[0]
+        R, O, M, E, T = b.rotations[t], b.origins[t], b.motion[t], b.applied[t], b.tree[t]
+        forward_kinematics_sample(pm.body_int, pm.body_vec, pm.body_mat, q[s], b.values[t],
+                                  R, O)
+        body_motion_sample(pm.body_int, pm.body_vec, R, O, qd[s], qdd[s],
+                           pm.base_acceleration, M)
         E[:] = 0.0
-        k = passive_forces_sample(spring_int, spring_vec, bal_int, bal_vec, R, O, tension[s],
-                                  hanger[s], E)
+        k = passive_forces_sample(pm.spring_int, pm.spring_vec, pm.bal_int, pm.bal_vec, R, O,
+                                  b.tension[s], b.hanger[s], E)
         if k >= 0:
             failed = k
         apply_loads_sample(load_body, load_vec, R, O, M, E)
-        tree_backward_pass_sample(body_int, body_vec, body_mat, R, O, M, E, T)
-        joint_efforts_sample(body_int, body_vec, T, tau[s])
-        distribute_sample(body_int, body_vec, act_int, act_vec, bal_int, R, O, T, axial[s],
-                          loops[s], balancer_couple[s])
-        if joints.shape[0] == 0:             # keep="efforts": no joint wrenches
+        tree_backward_pass_sample(pm.body_int, pm.body_vec, pm.body_mat, R, O, M, E, T)
+        joint_efforts_sample(pm.body_int, pm.body_vec, T, b.tau[s])
+        distribute_sample(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.bal_int, R, O,
+                          T, b.axial[s], b.loops[s], b.balancer_couple[s])
+        if b.joints.shape[0] == 0:           # keep="efforts": no joint wrenches
             continue
-        J = joints[t]
-        for i in range(body_int.shape[0]):
-            k = body_int[i, DRIVEN_BY]
+        J = b.joints[t]
+        for i in range(pm.body_int.shape[0]):
+            k = pm.body_int[i, DRIVEN_BY]
             if k < 0:
                 f, n = vec(T, i, F), vec(T, i, N)
             else:                            # the joint's own share of a driven joint
-                f, n = vec(loops[s], k, JOINT_FORCE), vec(loops[s], k, JOINT_TORQUE)
+                f, n = vec(b.loops[s], k, JOINT_FORCE), vec(b.loops[s], k, JOINT_TORQUE)
             R_i = mat(R, i, 1)
             store(J, i, F, f)
             store(J, i, N, n)
@@ -205,19 +229,21 @@ class InverseDynamicsData(AlgorithmData):
         per_body = S if keep == "all" else 1
         nb, n = model.n_bodies, model.n_coordinates
         na, ns, nbal = len(model.actuators), len(model.springs), len(model.balancers)
-        # the kernel's outputs in its argument order: name, (per-body?, shape of one sample)
+        # the kernel's buffers: name, (per-body?, shape of one sample)
         layout = {"values": (True, (nb,)), "rotations": (True, (nb, 2, 3, 3)),
                   "origins": (True, (nb, 2, 3)), "motion": (True, (nb, 6, 3)),
                   "tension": (False, (ns + nbal,)), "hanger": (False, (nbal,)),
                   "applied": (True, (nb, 2, 3)), "tree": (True, (nb, 2, 3)),
                   "tau": (False, (n,)), "axial": (False, (na,)), "loops": (False, (na, 4, 3)),
                   "balancer_couple": (False, (nbal,)), "joints": (True, (nb, 4, 3))}
-        self.buffers = tuple(np.empty(((per_body if body else S),) + shape)
-                             for body, shape in layout.values())
+        rows = {k: (per_body if body else S) for k, (body, _) in layout.items()}
         if keep == "efforts":
-            self.buffers = self.buffers[:-1] + (np.empty((0,) + layout["joints"][1]),)
+            rows["joints"] = 0
+        named = InverseDynamicsBuffers(**{k: np.empty((rows[k],) + shape)
+                                          for k, (_, shape) in layout.items()})
+        self.buffers = tuple(named)          # a plain tuple: the kernel's dispatch is faster
         b = {k: (v.reshape(self.lead + v.shape[1:]) if keep == "all" or not layout[k][0]
-                 else None) for k, v in zip(layout, self.buffers)}
+                 else None) for k, v in named._asdict().items()}
         self.zeros = np.zeros((S, n))
         self.loads = Loads(
             coordinate_effort=b["tau"], actuator_force=b["axial"],
@@ -264,13 +290,11 @@ def kernel_arguments(model: Model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarra
                      data: InverseDynamicsData,
                      applied: tuple[np.ndarray, np.ndarray] = _NO_LOADS) -> tuple:
     """The arguments of the inverse-dynamics kernel, in its order: the packed model, the
-    applied loads, the (samples, n) states and ``data``'s buffers. The one place that spells
-    them out: :func:`run_inverse_dynamics` and ``dynamics.evaluator`` (which builds them
-    once and calls the kernel inside its own) take them from here."""
-    pm = model.compiled.packed
-    return (pm.body_int, pm.body_vec, pm.body_mat, pm.act_int, pm.act_vec, pm.spring_int,
-            pm.spring_vec, pm.bal_int, pm.bal_vec, *applied, pm.base_acceleration, q, qd, qdd,
-            *data.buffers)
+    applied loads, the (samples, n) states and ``data``'s buffers (plain tuples, see the
+    kernel). The one place that spells them out: :func:`run_inverse_dynamics` and
+    ``dynamics.evaluator`` (which builds them once and calls the kernel inside its own)
+    take them from here."""
+    return tuple(model.compiled.packed), applied, q, qd, qdd, data.buffers
 
 
 def run_inverse_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,

@@ -26,6 +26,14 @@ def linear_light(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
     return tuple(int(v) for v in np.round(255 * c))
 
 
+def body_node(name: str) -> str:
+    """The scene node of a body. viser's node names are paths whose '/' makes a node the
+    child of another, posed relative to it; body names may hold '/' (URDF names such as
+    ``LFoot/FSR/HeelLeft_sensor``), so each '/' of the name becomes ':', which names never
+    hold: every body's frame stays a direct child of ``/robot``, posed in the world frame."""
+    return "/robot/" + name.replace("/", ":")
+
+
 @dataclass(frozen=True)
 class Camera:
     """The page's initial camera (world frame, z up); ``fov`` vertical, degrees."""
@@ -47,11 +55,11 @@ class RobotScene:
         server.initial_camera.up = (0.0, 0.0, 1.0)
         server.initial_camera.fov = np.radians(camera.fov)
         scene.add_grid("/ground", width=4.0, height=4.0, cell_size=0.25, section_size=1.0)
-        self.frames = [scene.add_frame(f"/robot/{name}", axes_length=AXES_LENGTH,
+        self.frames = [scene.add_frame(body_node(name), axes_length=AXES_LENGTH,
                                        axes_radius=AXES_RADIUS)
                        for name in model.body_names]
         for k, v in enumerate(body_visuals(model)):
-            name = f"/robot/{model.body_names[v.body]}/visual_{k}"
+            name = f"{body_node(model.body_names[v.body])}/visual_{k}"
             if v.shape == "sphere":
                 scene.add_icosphere(name, radius=v.radius, color=v.colour, position=v.position)
             else:
