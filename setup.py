@@ -18,8 +18,12 @@ executables = ["libexec/" + script.split("=")[0].strip() for script in console_s
 # numba 0.55) and whose setuptools makes console scripts that refuse to start on an unmet
 # requirement: there the names only, untested, and no numba (jit.py then runs plain Python and
 # says how to install it). scipy: numba's np.dot calls its BLAS. tqdm: analyze's progress bar.
+# mcap, mcap-ros2-support: the logs of record/identify (rosbag2's MCAP); install_requires, not
+# the test extra, because those commands need them at run time; not on Humble (no apt
+# package: there MCAP logs say how to install them, CSV logs work without them).
 floors = {"numpy": "1.23.2", "numba": "0.57.0", "scipy": "1.9.2", "PyYAML": "6.0",
-          "matplotlib": "3.6.0", "tqdm": "4.57.0"}
+          "matplotlib": "3.6.0", "tqdm": "4.57.0", "mcap": "1.1.0", "mcap-ros2-support": "0.5.0"}
+NOT_ON_HUMBLE = ("numba", "mcap", "mcap-ros2-support")
 
 setup(
     name=package_name,
@@ -36,7 +40,8 @@ setup(
     python_requires=">=3.10",
     install_requires=["setuptools"] + [f'{name}>={floor}; python_version >= "3.11"'
                                        for name, floor in floors.items()]
-                     + [f'{name}; python_version < "3.11"' for name in floors if name != "numba"],
+                     + [f'{name}; python_version < "3.11"' for name in floors
+                        if name not in NOT_ON_HUMBLE],
     extras_require={"test": ["pytest>=7", "pin>=2.6.20", "urdf-parser-py>=0.0.4",
                              "viser>=1.1", "example-robot-data"],
                     "view": ["viser>=1.1"]},

@@ -3,9 +3,9 @@ command-line documents.
 
 Every boundary of the package reads through these functions and nothing else:
 
-- :func:`read_text` opens a path without blocking, refuses anything but a regular file (a
-  FIFO would hang the reader, ``/dev/zero`` would fill the memory), refuses more than
-  ``max_bytes`` before reading it whole, and decodes strict UTF-8;
+- :func:`read_bytes` opens a path without blocking, refuses anything but a regular file (a
+  FIFO would hang the reader, ``/dev/zero`` would fill the memory) and refuses more than
+  ``max_bytes`` before reading it whole; :func:`read_text` decodes its bytes as strict UTF-8;
 - :func:`check_size` caps a text that arrived in a message, before it is parsed;
 - :func:`parse_yaml` and :func:`parse_json` run the parser inside one guard that turns every
   exception a parser can raise on hostile text (its own errors, ``ValueError`` for an
@@ -228,12 +228,12 @@ def _size(n: int) -> str:
     return f"{n / 1048576:.1f} MiB" if n >= 1048576 else f"{n} bytes"
 
 
-def read_text(path: str | Path, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES,
-              error: Type[Exception] = DocumentError) -> str:
-    """The UTF-8 text of the regular file ``path``, at most ``max_bytes`` long.
+def read_bytes(path: str | Path, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES,
+               error: Type[Exception] = DocumentError) -> bytes:
+    """The bytes of the regular file ``path``, at most ``max_bytes`` long.
 
     Raises ``error`` naming the path for a missing or unreadable file, a directory, FIFO,
-    socket or device, a file larger than ``max_bytes``, or bytes that are not UTF-8.
+    socket or device, or a file larger than ``max_bytes``.
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -257,6 +257,17 @@ def read_text(path: str | Path, what: str = "file", max_bytes: int = DEFAULT_MAX
     if len(data) > max_bytes:                       # grew while we read it
         raise error(f"{path}: the {what} is larger than {_size(max_bytes)}, expected at most "
                     f"{_size(max_bytes)}")
+    return data
+
+
+def read_text(path: str | Path, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES,
+              error: Type[Exception] = DocumentError) -> str:
+    """The UTF-8 text of the regular file ``path``, at most ``max_bytes`` long.
+
+    Raises ``error`` naming the path for a missing or unreadable file, a directory, FIFO,
+    socket or device, a file larger than ``max_bytes``, or bytes that are not UTF-8.
+    """
+    data = read_bytes(path, what, max_bytes, error)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -350,6 +361,13 @@ def _safe_load(text: str) -> Any:
 def parse_yaml(text: str, source: str, error: Type[Exception] = DocumentError) -> Any:
     """The document of ``text`` by PyYAML's safe loader (plain data only, no Python objects)."""
     return _guarded_parse(_safe_load, yaml.YAMLError, "YAML", text, source, error)
+
+
+def compose_yaml(text: str, source: str, error: Type[Exception] = DocumentError) -> Any:
+    """The node tree of ``text`` (every node with its line and column: for editing a
+    document in place), under the same guard and loader as :func:`parse_yaml`."""
+    return _guarded_parse(lambda t: yaml.compose(t, Loader=SafeLoader), yaml.YAMLError, "YAML",
+                          text, source, error)
 
 
 def parse_json(text: str, source: str, error: Type[Exception] = DocumentError) -> Any:

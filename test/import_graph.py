@@ -22,6 +22,7 @@ LAYERS = (
     {"mechanisms"},
     {"dynamics"},
     {"export", "trajectories", PACKAGE},
+    {"identification"},
     {"ros"},
     {"view"},
     {"cli"},

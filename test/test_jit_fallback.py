@@ -167,5 +167,6 @@ def test_floors_apply_on_python_311_and_newer():
         if req.marker is not None and req.marker.evaluate(env):
             floors[req.name] = str(req.specifier)
     assert floors == {name: f">={pins[name]}" for name in floors}
-    assert set(floors) == {"numpy", "numba", "scipy", "PyYAML", "matplotlib", "tqdm"}
+    assert set(floors) == {"numpy", "numba", "scipy", "PyYAML", "matplotlib", "tqdm", "mcap",
+                           "mcap-ros2-support"}
     assert floors["numba"] == ">={}.{}.0".format(*jit.MIN_NUMBA)

@@ -39,6 +39,7 @@ from ..view import add_view_parser
 from .analyze import add_analyze_parser
 from .arguments import add_position_limits_argument, check_points, parse_payload
 from .export import add_export_parser
+from .identify import add_identify_parsers
 from .loop_reports import independent_state, loop_id_report, loops_summary, solved_coordinates
 
 PROG = "charmie-dynamics"
@@ -283,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_analyze_parser(sub)
     add_view_parser(sub)
     add_export_parser(sub)
+    add_identify_parsers(sub)
     p = sub.add_parser("compile", help="compile the numerical kernels now (numba) and cache them "
                                        "on disk, so that the first node start is fast")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")

@@ -77,16 +77,30 @@ def plot_efforts(path: Path, t: np.ndarray, model: Model, coordinate_effort: np.
     """One panel per subsystem of the efforts over time: ``coordinate_effort`` is
     (samples, coordinates) and ``actuator_force`` (samples, actuators), as ``Loads`` holds
     them; an actuator's panel shows its axial force (positive pushes)."""
+    efforts = np.array(coordinate_effort, dtype=float)
+    for k, name in enumerate(model.actuator_names):
+        efforts[:, model.input_names.index(name)] = actuator_force[:, k]
+    plot_input_efforts(path, t, model, {"": efforts}, title)
+
+
+def plot_input_efforts(path: Path, t: np.ndarray, model: Model, series: dict[str, np.ndarray],
+                       title: str) -> None:
+    """One panel per subsystem; ``series`` maps a label ("measured", "predicted"; "" for
+    one unlabelled series) to efforts (samples, n_inputs) in ``model.input_names`` order,
+    drawn solid, dashed, dotted... in that order."""
     plt = _pyplot()
-    actuators = {name: k for k, name in enumerate(model.actuator_names)}
     groups = subsystems(model)
     fig, axes = plt.subplots(len(groups), 1, sharex=True, squeeze=False,
                              figsize=(9, 1.9 * len(groups) + 0.8))
+    styles = ("-", "--", ":", "-.")
     for ax, group in zip(axes[:, 0], groups):
         for name in group.inputs:
-            y = (actuator_force[:, actuators[name]] if name in actuators
-                 else coordinate_effort[:, model.coordinate(name)])
-            ax.plot(t, y, label=name)
+            k = model.input_names.index(name)
+            color = None
+            for n, (label, efforts) in enumerate(series.items()):
+                line, = ax.plot(t, efforts[:, k], styles[n % len(styles)], color=color,
+                                label=f"{name} {label}".strip())
+                color = line.get_color()
         ax.set_ylabel(f"[{group.unit}]")
         ax.set_title(group.name, fontsize=9, loc="left")
         ax.grid(True, alpha=0.3)

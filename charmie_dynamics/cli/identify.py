@@ -1,0 +1,258 @@
+"""``charmie-dynamics record``, ``identify`` and ``base-parameters``: logs of a model's motion,
+and the model's dynamic parameters identified from a log.
+
+* ``record``: the model's efforts along a motion (inverse dynamics plus friction:
+  identification/recording.py says why not the integrator), with optional Gaussian noise,
+  written as MCAP (``.mcap``: /joint_states and /actuator_states, identification/logs.py) or
+  CSV.
+* ``identify``: base parameters, OLS and weighted LS with standard deviations, the physically
+  consistent estimate near the model (``--prior-weight``), written as an updated model file
+  (``--out``) and a report folder (report.txt, measured vs predicted plots).
+* ``base-parameters``: the base parameters' names and expressions.
+* ``excite``: an excitation trajectory (identification/excitation.py) as a trajectory CSV
+  that ``analyze --trajectory``, ``record --trajectory`` and the trajectory player read.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from ..errors import InputError
+from ..identification.base import base_parameters
+from ..identification.excitation import optimise, write_trajectory
+from ..identification.logs import read_log, write_log
+from ..identification.model_file import updated_model_text
+from ..identification.pipeline import BASE_SAMPLES, Identification, identify, residual_rms
+from ..identification.recording import measured_states, record
+from ..identification.regressor import parameter_layout
+from ..model.model import Model
+from ..model.reader import model_from_text, read_model_file
+from ..trajectories import MAX_DT, MIN_DT, MOTIONS, check_dt, from_csv, input_kinds, motion
+from .plots import plot_input_efforts
+
+UNITS = {"actuator": "N", "linear": "N", "angular": "N m"}
+
+
+def _nonnegative(option: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0.0 <= value < math.inf:
+            raise argparse.ArgumentTypeError(f"{option}: got {text!r}, expected a finite number "
+                                             ">= 0")
+        return value
+    return parse
+
+
+def _cmd_record(args: argparse.Namespace) -> int:
+    model = read_model_file(args.model)[0]
+    traj = from_csv(model, str(args.trajectory)) if args.trajectory else \
+        motion(model, args.motion, args.dt)
+    log = record(model, traj, args.position_noise, args.effort_noise, args.seed)
+    try:
+        write_log(args.out, model, log)
+    except OSError as exc:
+        raise InputError(f"--out {args.out}: cannot write there: {exc.strerror or exc}") from None
+    print(f"wrote {args.out}: {len(log.t)} samples over {log.t[-1] - log.t[0]:g} s of "
+          f"{model.name}; noise (std) {args.position_noise:g} on positions (rad or m), "
+          f"{args.effort_noise:g} on efforts (N m or N)")
+    return 0
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip()
+                     for r in rows)
+
+
+def report_text(model: Model, result: Identification, source: str,
+                fit: dict[str, np.ndarray], holdout: Optional[dict[str, np.ndarray]],
+                prior_weight: float) -> str:
+    """The report: base parameters with standard deviations, residual RMS per input."""
+    base = result.base
+    P = base.projection
+    beta_c, beta_0 = P @ result.consistent.pi, P @ result.prior
+    lines = [f"identification of {model.name} from {source}: {result.samples} samples, "
+             f"prior weight {prior_weight:g}",
+             f"base parameters identified by the log: {base.rank} (pivoted QR of its regressor, "
+             f"|R_kk|/|R_00| > {base.tolerance:g}), of {result.structural_rank} identifiable "
+             f"by any motion ({BASE_SAMPLES} random states) and {len(result.layout)} "
+             "parameters; SI units",
+             f"consistent estimate: every body physically consistent: "
+             f"{result.bodies_consistent()}; ADMM: {result.consistent.iterations} iterations, "
+             f"converged to 1e-6: {result.consistent.converged}", ""]
+    rows = [["base parameter", "OLS", "std", "WLS", "std", "consistent", "prior"]]
+    for k, name in enumerate(base.base_names):
+        rows.append([name] + [f"{v:.6g}" for v in (
+            result.ols.beta[k], result.ols.std[k], result.wls.beta[k], result.wls.std[k],
+            beta_c[k], beta_0[k])])
+    lines += [_table(rows), "", "residual RMS per input (N m or N):"]
+    kinds = input_kinds(model)
+    header = ["input", "unit"] + [f"fit {k}" for k in fit] + \
+        ([f"holdout {k}" for k in holdout] if holdout else [])
+    rows = [header]
+    for i, name in enumerate(model.input_names):
+        rows.append([name, UNITS[kinds[i]]] + [f"{v[i]:.4g}" for v in fit.values()]
+                    + ([f"{v[i]:.4g}" for v in holdout.values()] if holdout else []))
+    lines += [_table(rows), "", "base parameters as sums of the full parameters:"]
+    lines += [f"  {e}" for e in base.expressions()]
+    return "\n".join(lines) + "\n"
+
+
+def _cmd_identify(args: argparse.Namespace) -> int:
+    model, text = read_model_file(args.model)
+    log = read_log(args.log, model)
+    state, effort, t = measured_states(model, log, str(args.log))
+    result = identify(model, state, effort, args.prior_weight)
+    pi = result.consistent.pi
+    fit = {"OLS": result.ols.residual_rms, "WLS": result.wls.residual_rms,
+           "consistent": result.consistent.residual_rms,
+           "prior": residual_rms(model, result.prior, state, effort)[1]}
+    holdout = None
+    series = {"fit": (t, effort, residual_rms(model, pi, state, effort)[0])}
+    if args.holdout is not None:
+        h_state, h_effort, h_t = measured_states(model, read_log(args.holdout, model),
+                                                 str(args.holdout))
+        predicted, rms = residual_rms(model, pi, h_state, h_effort)
+        holdout = {"consistent": rms,
+                   "prior": residual_rms(model, result.prior, h_state, h_effort)[1]}
+        series["holdout"] = (h_t, h_effort, predicted)
+    new_text = updated_model_text(text, str(args.model), model, result.layout, pi)
+    model_from_text(new_text, str(args.out))          # it must load back
+    report_dir: Path = args.report or args.out.with_name(args.out.stem + "_report")
+    try:
+        args.out.write_text(new_text)
+        report_dir.mkdir(parents=True, exist_ok=True)
+        report = report_text(model, result, str(args.log), fit, holdout, args.prior_weight)
+        (report_dir / "report.txt").write_text(report)
+        for name, (time, measured, predicted) in series.items():
+            plot_input_efforts(report_dir / f"{name}.png", time, model,
+                               {"measured": measured, "predicted": predicted},
+                               f"{model.name}: measured and predicted efforts ({name} log)")
+    except OSError as exc:
+        raise InputError(f"cannot write the results: {exc.strerror or exc}: {exc.filename}"
+                         ) from None
+    print(f"wrote {args.out} and {report_dir}/ (report.txt, "
+          f"{', '.join(f'{k}.png' for k in series)})")
+    total = {k: float(np.sqrt(np.mean(v ** 2))) for k, v in fit.items()}
+    print("residual RMS over all inputs, fit: " + ", ".join(f"{k} {v:.4g}"
+                                                             for k, v in total.items()))
+    if holdout:
+        print("residual RMS over all inputs, holdout: " + ", ".join(
+            f"{k} {float(np.sqrt(np.mean(v ** 2))):.4g}" for k, v in holdout.items()))
+    return 0
+
+
+def _cmd_base_parameters(args: argparse.Namespace) -> int:
+    model = read_model_file(args.model)[0]
+    layout = parameter_layout(model)
+    base = base_parameters(model, layout.names, args.samples)
+    print(f"{model.name}: {base.rank} base parameters of {len(layout)} (pivoted QR on "
+          f"{args.samples} random states, tolerance {base.tolerance:g})")
+    for expression in base.expressions():
+        print(f"  {expression}")
+    return 0
+
+
+def _cmd_excite(args: argparse.Namespace) -> int:
+    model = read_model_file(args.model)[0]
+    check_dt(args.dt)
+    layout = parameter_layout(model)
+    base = base_parameters(model, layout.names, BASE_SAMPLES)
+    result = optimise(model, base, args.period, args.harmonics, args.acceleration_ratio,
+                      args.evaluations, seed=args.seed)
+    try:
+        traj = write_trajectory(str(args.out), model, result.series, args.dt, args.periods)
+    except OSError as exc:
+        raise InputError(f"--out {args.out}: cannot write there: {exc.strerror or exc}") from None
+    print(f"wrote {args.out}: {len(traj.t)} samples over {traj.t[-1]:g} s; condition number "
+          f"of the column-normalised base regressor ({base.rank} base parameters): "
+          f"{result.initial_condition:.4g} for the random start, {result.final_condition:.4g} "
+          f"after {result.evaluations} evaluations")
+    return 0
+
+
+def _positive_int(option: str, low: int, high: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{option}: got {text!r}, expected a whole number "
+                                             f"from {low} to {high}")
+        return value
+    return parse
+
+
+def _positive(option: str, low: float, high: float):
+    def parse(text: str) -> float:
+        value = _nonnegative(option)(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{option}: got {text!r}, expected a number in "
+                                             f"[{low:g}, {high:g}]")
+        return value
+    return parse
+
+
+def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("record", help="log a model's efforts along a motion (MCAP or CSV), "
+                                      "with optional sensor noise")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--motion", choices=sorted(MOTIONS), default="validation",
+                     help="a reference motion of the papers (default: validation)")
+    src.add_argument("--trajectory", type=Path, help="a trajectory CSV instead (e.g. from excite)")
+    p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
+    p.add_argument("--dt", type=float, default=0.01,
+                   help=f"sample period of --motion, s, in [{MIN_DT:g}, {MAX_DT:g}]")
+    p.add_argument("--position-noise", type=_nonnegative("--position-noise"), default=0.0,
+                   help="std of Gaussian noise on the positions, rad or m (default 0)")
+    p.add_argument("--effort-noise", type=_nonnegative("--effort-noise"), default=0.0,
+                   help="std of Gaussian noise on the efforts, N m or N (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the noise")
+    p.add_argument("--out", type=Path, required=True,
+                   help="log file: MCAP if it ends in .mcap, else CSV")
+    p.set_defaults(func=_cmd_record)
+    p = sub.add_parser("identify", help="identify the model's masses, inertias, springs and "
+                                        "friction from a log; write the updated model")
+    p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
+    p.add_argument("--log", type=Path, required=True, help="MCAP or CSV log (see README)")
+    p.add_argument("--holdout", type=Path, default=None,
+                   help="a second log, not fitted, to check the predictions on")
+    p.add_argument("--prior-weight", type=_nonnegative("--prior-weight"), default=0.01,
+                   help="how many samples' worth of weight keep each parameter near the "
+                        "model where the log says little (default 0.01)")
+    p.add_argument("--out", type=Path, required=True, help="the updated model file (YAML)")
+    p.add_argument("--report", type=Path, default=None,
+                   help="report folder (default: beside --out, named OUT_report)")
+    p.set_defaults(func=_cmd_identify)
+    p = sub.add_parser("base-parameters", help="print the model's base parameters")
+    p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
+    p.add_argument("--samples", type=_positive_int("--samples", 10, 100_000),
+                   default=BASE_SAMPLES, help=f"random states of the QR (default {BASE_SAMPLES})")
+    p.set_defaults(func=_cmd_base_parameters)
+    p = sub.add_parser("excite", help="optimise an excitation trajectory (Fourier series) for "
+                                      "identification; write it as a trajectory CSV")
+    p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
+    p.add_argument("--period", type=_positive("--period", 1.0, 600.0), default=10.0,
+                   help="period of the series, s (default 10)")
+    p.add_argument("--harmonics", type=_positive_int("--harmonics", 2, 20), default=5,
+                   help="harmonics per input (default 5)")
+    p.add_argument("--acceleration-ratio", type=_positive("--acceleration-ratio", 0.01, 100.0),
+                   default=2.0, help="acceleration limit of each input as its velocity limit "
+                                     "times this, per s (default 2)")
+    p.add_argument("--evaluations", type=_positive_int("--evaluations", 1, 100_000),
+                   default=400, help="budget of condition-number evaluations (default 400)")
+    p.add_argument("--dt", type=float, default=0.01,
+                   help=f"sample period of the file, s, in [{MIN_DT:g}, {MAX_DT:g}]")
+    p.add_argument("--periods", type=_positive_int("--periods", 1, 100), default=1,
+                   help="periods written (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random start")
+    p.add_argument("--out", type=Path, required=True, help="trajectory CSV to write")
+    p.set_defaults(func=_cmd_excite)

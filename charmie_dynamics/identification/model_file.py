@@ -1,0 +1,176 @@
+"""The model file with identified parameters: the original YAML text, edited in place.
+
+Every other line, comment and value stays as written. The values changed are each body's
+``mass``, ``com`` and ``inertia`` (written as ``{ixx, iyy, izz, ixy, ixz, iyz}`` about the
+centre of mass, kg times the file's length unit squared), each spring's and balancer spring's
+``stiffness`` and ``preload`` (the free length is kept: preload = t0 + k L0), and the
+friction of each input (its actuator's, or the first joint of its coordinate); every line
+that holds a changed value ends with the comment ``# identified`` (appended to a comment
+already there). Values are in the file's units (``units.length``), with 12 significant
+digits. A key the file leaves out (a default) is inserted.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+import yaml
+
+from ..documents import DocumentError, compose_yaml
+from ..model.loader import LENGTH_UNITS
+from ..model.model import JointType, Model
+from .regressor import ParameterLayout, with_parameters
+
+MARK = "identified"
+
+
+class ModelFileError(DocumentError):
+    """A model text this module cannot edit (not a YAML model file)."""
+
+
+def _number(v: float) -> str:
+    return f"{float(v):.12g}"
+
+
+def _vector(v: np.ndarray) -> str:
+    return "[" + ", ".join(_number(x) for x in v) + "]"
+
+
+def _flow(values: dict[str, float]) -> str:
+    return "{" + ", ".join(f"{k}: {_number(v)}" for k, v in values.items()) + "}"
+
+
+@dataclass(frozen=True)
+class _Edit:
+    """Replace the text from (line, column) to (end_line, end_column) by ``text`` (a whole
+    new line when it ends with a newline), zero-based."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
+
+
+def _get(node: Any, key: str) -> Optional[tuple[Any, Any]]:
+    """(key node, value node) of ``key`` in a mapping node, or None."""
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key:
+            return k, v
+    return None
+
+
+def _set(node: yaml.MappingNode, key: str, text: str, edits: list[_Edit]) -> None:
+    """Set ``key`` of a mapping node to the YAML text ``text`` (replaced or inserted)."""
+    found = _get(node, key)
+    if found is not None:
+        v = found[1]
+        edits.append(_Edit(v.start_mark.line, v.start_mark.column, v.end_mark.line,
+                           v.end_mark.column, text))
+    elif node.flow_style:                   # {a: 1, b: 2}: before the closing brace
+        end = node.end_mark
+        edits.append(_Edit(end.line, end.column - 1, end.line, end.column - 1,
+                           f", {key}: {text}"))
+    else:                                   # a new line after the mapping's last entry
+        first_key, last_value = node.value[0][0], node.value[-1][1]
+        line = last_value.end_mark.line + (0 if last_value.end_mark.column > 0 else -1)
+        edits.append(_Edit(line + 1, 0, line + 1, 0,
+                           " " * first_key.start_mark.column + f"{key}: {text}  # {MARK}\n"))
+
+
+def _named(sequence: Any, name: str, where: str) -> yaml.MappingNode:
+    for item in (sequence.value if isinstance(sequence, yaml.SequenceNode) else []):
+        found = _get(item, "name")
+        if found is not None and found[1].value == name:
+            return item
+    raise ModelFileError(f"{where}: no entry named {name!r}")
+
+
+def updated_model_text(text: str, source: str, model: Model, layout: ParameterLayout,
+                       pi: np.ndarray) -> str:
+    """``text`` (the YAML file ``model`` was read from) with the parameters ``pi``
+    (module docstring)."""
+    if text.lstrip().startswith("<"):
+        raise ModelFileError(f"{source}: a URDF; identify writes YAML model files only")
+    root = compose_yaml(text, source, error=ModelFileError)
+    if not isinstance(root, yaml.MappingNode):
+        raise ModelFileError(f"{source}: expected a YAML model file (a mapping)")
+    units = _get(root, "units")
+    unit = "m"
+    if units is not None and _get(units[1], "length") is not None:
+        unit = _get(units[1], "length")[1].value
+    L = LENGTH_UNITS[unit]
+    new = with_parameters(model, pi)
+    edits: list[_Edit] = []
+
+    def changed(old: Any, value: Any) -> bool:
+        return not np.allclose(value, old, rtol=1e-9, atol=1e-12)
+    bodies = _get(root, "bodies")[1]
+    for i in layout.bodies:
+        b, old = new.bodies[i], model.bodies[i]
+        node = _named(bodies, b.name, f"{source}: bodies")
+        if changed(old.mass, b.mass):
+            _set(node, "mass", _number(b.mass), edits)
+        if changed(old.com, b.com):
+            _set(node, "com", _vector(b.com / L), edits)
+        I = b.inertia / (L * L)
+        if changed(old.inertia, b.inertia):
+            _set(node, "inertia", _flow({"ixx": I[0, 0], "iyy": I[1, 1], "izz": I[2, 2],
+                                         "ixy": I[0, 1], "ixz": I[0, 2], "iyz": I[1, 2]}), edits)
+    actuators = {a.name: a for a in new.actuators}
+    done: set[str] = set()
+    for b, old in zip(new.bodies, model.bodies):
+        name = b.coordinate
+        if name is None or name in done or name in new.driven_coordinates:
+            continue
+        done.add(name)
+        if not changed([old.friction.viscous, old.friction.coulomb],
+                       [b.friction.viscous, b.friction.coulomb]):
+            continue
+        joint = _get(_named(bodies, b.name, f"{source}: bodies"), "joint")[1]
+        per = L if b.joint_type == JointType.PRISMATIC else 1.0
+        _set(joint, "friction", _flow({"viscous": b.friction.viscous * per,
+                                       "coulomb": b.friction.coulomb}), edits)
+    if actuators:
+        section = _get(root, "actuators")[1]
+        for a, old in zip(actuators.values(), model.actuators):
+            if not changed([old.friction.viscous, old.friction.coulomb],
+                           [a.friction.viscous, a.friction.coulomb]):
+                continue
+            _set(_named(section, a.name, f"{source}: actuators"), "friction",
+                 _flow({"viscous": a.friction.viscous * L, "coulomb": a.friction.coulomb}),
+                 edits)
+    laws = [(s.params, o.params, _named(_get(root, "springs")[1], s.name, f"{source}: springs"))
+            for s, o in zip(new.springs, model.springs)]
+    laws += [(b.spring, o.spring, _get(_named(_get(root, "balancers")[1], b.name,
+                                              f"{source}: balancers"), "spring")[1])
+             for b, o in zip(new.balancers, model.balancers)]
+    for law, old, node in laws:
+        if changed(old.stiffness, law.stiffness):
+            _set(node, "stiffness", _number(law.stiffness * L), edits)
+        if changed(old.preload, law.preload):
+            _set(node, "preload", _number(law.preload), edits)
+    return _apply(text, edits)
+
+
+def _apply(text: str, edits: list[_Edit]) -> str:
+    """The edits applied from the end backwards (earlier positions stay valid), each line
+    that received one marked once."""
+    lines = text.splitlines(keepends=True)
+    starts = np.concatenate([[0], np.cumsum([len(x) for x in lines])]).astype(int)
+    out = text
+    marked: set[int] = set()
+    for e in sorted(edits, key=lambda e: (e.line, e.column), reverse=True):
+        a = starts[e.line] + e.column
+        b = starts[e.end_line] + e.end_column
+        out = out[:a] + e.text + out[b:]
+        if e.text.endswith("\n") or e.line in marked:    # an inserted line carries its mark
+            continue
+        marked.add(e.line)
+        end = out.find("\n", a + len(e.text))
+        end = len(out) if end < 0 else end
+        line = out[out.rfind("\n", 0, a) + 1:end]
+        mark = f"; {MARK}" if " #" in line or line.lstrip().startswith("#") else f"  # {MARK}"
+        out = out[:end] + mark + out[end:]
+    return out

@@ -1,0 +1,61 @@
+"""Identification from measured states and efforts, end to end: the regressor along the
+samples, the base parameters that these samples identify (base.py's pivoted QR on the log's
+own regressor: a motion that excites too little identifies fewer combinations than the
+structural base parameters of random states), OLS and weighted LS on them, and the physically
+consistent estimate near the prior (which keeps what the log leaves undetermined at the prior).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kinematics.state import JointSpaceState
+from ..model.model import Model
+from .base import BaseParameters, base_of, base_parameters
+from .estimate import ConsistentEstimate, Estimate, consistent, is_consistent, ordinary, weighted
+from .regressor import ParameterLayout, model_parameters, parameter_layout, regressor
+
+#: Random states of the base-parameter split (base.py)
+BASE_SAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class Identification:
+    """The estimates of one identification (module docstring)."""
+
+    layout: ParameterLayout
+    base: BaseParameters              # identified by the samples
+    structural_rank: int              # of the base parameters of random states
+    prior: np.ndarray                 # (p,) the model's parameters
+    ols: Estimate
+    wls: Estimate
+    consistent: ConsistentEstimate
+    samples: int
+
+    def bodies_consistent(self) -> bool:
+        """Every body of the consistent estimate checked physically consistent."""
+        pi = self.consistent.pi
+        return all(is_consistent(pi[10 * k:10 * k + 10]) for k in range(len(self.layout.bodies)))
+
+
+def identify(model: Model, state: JointSpaceState, effort: np.ndarray, prior_weight: float
+             ) -> Identification:
+    """Estimates from ``effort`` (samples, n_inputs) measured at ``state`` (samples, ...)."""
+    layout = parameter_layout(model)
+    structural = base_parameters(model, layout.names, BASE_SAMPLES)
+    Y = regressor(model, state)
+    base = base_of(Y.reshape(-1, len(layout)), layout.names)
+    Yb = base.columns(Y)
+    wls = weighted(Yb, effort)
+    prior = model_parameters(model)
+    return Identification(layout, base, structural.rank, prior, ordinary(Yb, effort), wls,
+                          consistent(layout, Y, effort, wls.sigma, prior, prior_weight),
+                          len(effort))
+
+
+def residual_rms(model: Model, pi: np.ndarray, state: JointSpaceState, effort: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Predicted efforts Y pi at ``state`` and the RMS of effort - prediction per input."""
+    predicted = regressor(model, state) @ pi
+    return predicted, np.sqrt(np.mean((effort - predicted) ** 2, axis=0))
