@@ -80,6 +80,10 @@ def test_loops_refused_with_clear_errors():
     d["loops"]["independent"] = ["theta1_1", "theta2_1", "theta1_2", "theta2_2"]
     _bad(d, r"every coordinate declared independent")
     d = copy.deepcopy(doc)
+    d["loops"]["independent"] = ["theta1_1", "theta1_1"]     # was "1 coordinates declared"
+    _bad(d, r"loops.independent\[1\]: theta1_1 listed twice, expected each independent "
+            "coordinate once")
+    d = copy.deepcopy(doc)
     d["loops"]["independent"] = ["theta1_1", "theta2_1"]     # leg 2 is then a dyad: fine
     assert ClosedChain.build(model_from_dict(d, "x")).dependent_names == ("theta1_2", "theta2_2")
 

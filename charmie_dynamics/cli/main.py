@@ -189,12 +189,13 @@ def _cmd_id(args: argparse.Namespace) -> int:
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     model = load_model(args.file)
+    # assembly and mobility checks before "valid model" is said
+    chain = ClosedChain.build(model) if model.loops is not None else None
     print(f"{args.file}: valid model {model.name!r}: {model.n_bodies} bodies, "
           f"{model.n_coordinates} coordinates, {len(model.actuators)} actuators, "
           f"{len(model.springs)} springs, {len(model.balancers)} balancers, "
           f"total mass {model.total_mass:.3f} kg")
-    if model.loops is not None:
-        chain = ClosedChain.build(model)        # assembly and mobility checks
+    if chain is not None:
         print(f"  loops: independent {', '.join(chain.independent_names)}; dependent "
               f"{', '.join(chain.dependent_names)}\n{loops_summary(chain)}")
     return 0

@@ -708,6 +708,8 @@ def _loops(r: _Reader, tree: Model, data: Any, driven: Counter) -> Loops:
         if not isinstance(c, str) or c not in tree.coordinate_names:
             raise r.fail(where, f"got {_show(c)}, expected a coordinate of the model: "
                                 f"{', '.join(tree.coordinate_names)}")
+        if tree.coordinate(c) in chosen:
+            raise r.fail(where, f"{c} listed twice, expected each independent coordinate once")
         chosen.add(tree.coordinate(c))
     guess = np.zeros(tree.n_coordinates)
     guess_data = r.mapping(r.get(data, "guess", "loops", {}) or {}, "loops.guess")
