@@ -4,6 +4,9 @@ a step in an effort command moves the right inputs the right way, and saturation
 reported in /diagnostics. Processes, DDS set-up and helpers are those of ros_harness."""
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -173,3 +176,15 @@ def test_an_actuator_driven_past_its_stroke_stops_the_simulation_not_the_node(ro
         simulator.stop()
         for sub in robot.subs:
             ros.node.destroy_subscription(sub)
+
+
+def test_simulator_refuses_a_model_with_loops(ros_env):
+    """The five-bar (loops): a start-up error, not joint_states of the open tree (it published
+    all coordinates 0, a configuration the loop cannot take, with status ok)."""
+    five_bar = Path(__file__).resolve().parent.parent / "config" / "examples" / "five_bar.yaml"
+    proc = subprocess.run(node_argv("simulator_node", "-r", "__ns:=/sim_loops", "-p",
+                                    f"model_file:={five_bar}"),
+                          env=ros_env, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    assert "SimulatorNode: error:" in proc.stderr and "five_bar has loops" in proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
