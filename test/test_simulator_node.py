@@ -178,13 +178,32 @@ def test_an_actuator_driven_past_its_stroke_stops_the_simulation_not_the_node(ro
             ros.node.destroy_subscription(sub)
 
 
-def test_simulator_refuses_a_model_with_loops(ros_env):
-    """The five-bar (loops): a start-up error, not joint_states of the open tree (it published
-    all coordinates 0, a configuration the loop cannot take, with status ok)."""
-    five_bar = Path(__file__).resolve().parent.parent / "config" / "examples" / "five_bar.yaml"
-    proc = subprocess.run(node_argv("simulator_node", "-r", "__ns:=/sim_loops", "-p",
-                                    f"model_file:={five_bar}"),
+
+FLYER = """format: charmie_dynamics/model/1
+name: flyer
+bodies:
+  - {name: base, parent: world, joint: {type: floating, coordinate: root}, mass: 2.0,
+     com: [0, 0, 0], inertia: {ixx: 0.1, iyy: 0.1, izz: 0.1}}
+  - {name: arm, parent: base, joint: {type: R, axis: z, coordinate: q1}, mass: 1.0,
+     com: [0.1, 0, 0], inertia: {ixx: 0.01, iyy: 0.01, izz: 0.01}}
+"""
+
+
+@pytest.mark.parametrize("node", ["simulator_node", "trajectory_player_node"])
+@pytest.mark.parametrize("model", ["five_bar", "flyer"])
+def test_simulator_and_player_refuse_models_with_loops_or_a_free_flyer(ros_env, tmp_path, node,
+                                                                       model):
+    """A start-up error, not joint_states of the open tree: on the five-bar (loops) both
+    published a configuration the loop cannot take (the simulator with status ok); on a
+    free-flyer both ended in a KeyError traceback."""
+    path = Path(__file__).resolve().parent.parent / "config" / "examples" / "five_bar.yaml"
+    if model == "flyer":
+        path = tmp_path / "flyer.yaml"
+        path.write_text(FLYER)
+    proc = subprocess.run(node_argv(node, "-r", f"__ns:=/refuse_{model}", "-p",
+                                    f"model_file:={path}"),
                           env=ros_env, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 1, proc.stderr
-    assert "SimulatorNode: error:" in proc.stderr and "five_bar has loops" in proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
+    why = "five_bar has loops" if model == "five_bar" else "body 'base' has a floating joint"
+    assert "Node: error:" in proc.stderr and why in proc.stderr, proc.stderr

@@ -54,11 +54,12 @@ from ..dynamics.forward import METHODS
 from ..dynamics.integrate import INTEGRATORS, check_within_limits, step
 from ..kinematics import resolve_state
 from ..kinematics.indirect import MechanismRangeError
-from ..model import ModelError, load_model
+from ..model import load_model
 from ..resources import bundled_model
 from ..trajectories import MOTIONS
 from . import qos
 from .messages import diagnostics, joint_state, stamp_from_seconds
+from .model_updates import check_node_model
 from .param_spec import Param
 from .parameters import declare_parameters
 
@@ -100,10 +101,7 @@ class SimulatorNode(Node):
         self.p = p
         self.model = load_model(p["model_file"])
         m = self.model
-        if m.loops is not None:         # the simulation would move the open tree
-            raise ModelError(f"{p['model_file']}: {m.name} has loops (cut joints); the simulator "
-                             "does not solve closed loops yet, expected a model without a loops "
-                             "section")
+        check_node_model(m, p["model_file"], "the simulator publishes")
         names = [j for j in p["command_joints"] if j] or list(m.input_names)
         unknown = [j for j in names if j not in m.input_names]
         if unknown:
