@@ -207,3 +207,17 @@ def test_simulator_and_player_refuse_models_with_loops_or_a_free_flyer(ros_env, 
     assert "Traceback" not in proc.stderr, proc.stderr
     why = "five_bar has loops" if model == "five_bar" else "body 'base' has a floating joint"
     assert "Node: error:" in proc.stderr and why in proc.stderr, proc.stderr
+
+
+def test_model_loader_refuses_loops_that_cannot_assemble(ros_env, tmp_path):
+    """The model loader published the five-bar with its legs 10 m apart as a validated model
+    ("published ..."); its loops are now assembled first, as validate-model does."""
+    five_bar = Path(__file__).resolve().parent.parent / "config" / "examples" / "five_bar.yaml"
+    apart = tmp_path / "apart.yaml"
+    apart.write_text(five_bar.read_text().replace("origin: [0.2, 0, 0]", "origin: [10, 0, 0]"))
+    proc = subprocess.run(node_argv("model_loader_node", "-r", "__ns:=/loops_apart", "-p",
+                                    f"model_file:={apart}"),
+                          env=ros_env, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    assert "ModelLoaderNode: error:" in proc.stderr, proc.stderr
+    assert "cannot be assembled" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
