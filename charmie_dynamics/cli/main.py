@@ -68,6 +68,11 @@ def state_inputs(model, path: Optional[Path], check_position_limits: bool) -> In
     """Input positions, velocities and accelerations from STATE.json (``None``: the defaults),
     refused when a given value is beyond the model's limits (as a trajectory's samples are:
     :func:`charmie_dynamics.trajectories.violation`)."""
+    if model.free_flyers:       # inputs are the velocity entries: no pose can be given
+        raise InputError(f"{model.source}: body {model.body_names[model.free_flyers[0]]!r} has "
+                         "a floating joint (free-flyer): a state file gives no free-flyer pose, "
+                         "expected a model without floating joints (free-flyer models: the "
+                         "Python API)")
     state = read_state(path) if path else {}
     given = [state.get(key) or {} for key in ("positions", "velocities", "accelerations")]
     inputs = inputs_from_dict(model, *given)            # names and finite numbers first
