@@ -80,6 +80,18 @@ def test_loops_refused_with_clear_errors():
     d["loops"]["independent"] = ["theta1_1", "theta2_1", "theta1_2", "theta2_2"]
     _bad(d, r"every coordinate declared independent")
     d = copy.deepcopy(doc)
+    d["loops"]["independent"] = ["theta1_1", "theta1_1"]     # was "1 coordinates declared"
+    _bad(d, r"loops.independent\[1\]: theta1_1 listed twice, expected each independent "
+            "coordinate once")
+    d = copy.deepcopy(doc)
+    d["bodies"].insert(0, {"name": "platform", "parent": "world", "mass": 5.0, "com": [0, 0, 0],
+                           "joint": {"type": "floating", "coordinate": "root"},
+                           "inertia": {"ixx": 0.1, "iyy": 0.1, "izz": 0.1}})
+    for body in d["bodies"][1:]:
+        body["parent"] = "platform" if body["parent"] == "world" else body["parent"]
+    d["loops"]["guess"]["root.vx"] = 1.0                     # was a StopIteration traceback
+    _bad(d, r"loops.guess.root.vx: a free-flyer's velocity, expected a coordinate of a loop's")
+    d = copy.deepcopy(doc)
     d["loops"]["independent"] = ["theta1_1", "theta2_1"]     # leg 2 is then a dyad: fine
     assert ClosedChain.build(model_from_dict(d, "x")).dependent_names == ("theta1_2", "theta2_2")
 

@@ -307,3 +307,15 @@ def test_urdf_export_refuses_a_free_flyer_model():
     with pytest.raises(ModelError, match="flyer.yaml: URDF export of 'flyer': body 'base' has "
                                          r"a floating joint \(free-flyer\)"):
         urdf_from_model(model_from_dict(YAML_FLYER, "flyer.yaml"))
+
+
+@pytest.mark.parametrize("command", ["fk", "id"])
+def test_cli_state_commands_refuse_a_free_flyer_model(tmp_path, command):
+    """fk and id read no free-flyer pose from a state file: one line naming the body (was
+    'inputs of shape (7,), expected (..., 8)' without a state, and the velocity names
+    offered for positions with one)."""
+    from test_cli import assert_one_error_line, run_cli
+    (tmp_path / "flyer.yaml").write_text(yaml.safe_dump(YAML_FLYER))
+    proc = run_cli(command, "--model", tmp_path / "flyer.yaml")
+    assert_one_error_line(proc, "flyer.yaml: body 'base' has a floating joint (free-flyer): a "
+                                "state file gives no free-flyer pose")

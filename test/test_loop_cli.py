@@ -53,6 +53,14 @@ def test_analyze_model_with_loops_refuses_other_motions(tmp_path):
                                 "seed002-eq35, seed002-free-fall, seed003-parabola")
 
 
+def test_validate_model_with_loops_that_cannot_assemble_is_not_called_valid(tmp_path):
+    bad = tmp_path / "apart.yaml"                 # leg 2's base 10 m away: the legs cannot meet
+    bad.write_text(FIVE_BAR.read_text().replace("origin: [0.2, 0, 0]", "origin: [10, 0, 0]"))
+    proc = run_cli("validate-model", bad)
+    assert_one_error_line(proc, "apart.yaml: loops: loop end_effector cannot be assembled")
+    assert "valid model" not in proc.stdout, proc.stdout
+
+
 def test_validate_fk_and_id_on_a_model_with_loops(tmp_path):
     proc = run_cli("validate-model", FIVE_BAR)
     assert proc.returncode == 0, proc.stderr

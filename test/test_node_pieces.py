@@ -517,3 +517,20 @@ def test_two_wrench_bodies_on_one_topic_are_refused(charmie):
     with pytest.raises(ModelError,
                        match="'a-b' and 'a.b' would share the topic joint_wrenches/a_b"):
         prepare_model(dataclasses.replace(charmie, bodies=bodies), "", "t", [""], ["a-b", "a.b"])
+
+
+def test_input_check_cache_is_bounded_for_shuffled_names():
+    """A publisher that sends its names in a new order every message: the node's cache of
+    bounds by order stays small (it grew by about 1.2 kB a message, without bound)."""
+    from charmie_dynamics.ros.inputs import InputLimits as NodeLimits, MAX_CACHED_ORDERS
+    model = load_model(CHARMIE)
+    limits, names = NodeLimits.of(model), list(model.input_names)
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        rng.shuffle(names)
+        limits.check(dict.fromkeys(names, 0.0), dict.fromkeys(names, 0.0), 0.01, 0.1)
+    assert 1 <= len(limits.__dict__["_bounds_by_names"]) <= MAX_CACHED_ORDERS
+    names[0], names[1] = names[1], names[0]
+    beyond = dict.fromkeys(names, 0.0) | {names[0]: 2e6}
+    with pytest.raises(InputRejected, match="implausible"):     # checks still right after it
+        limits.check(beyond, dict.fromkeys(names, 0.0), 0.01, 0.1)

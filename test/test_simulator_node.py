@@ -4,6 +4,9 @@ a step in an effort command moves the right inputs the right way, and saturation
 reported in /diagnostics. Processes, DDS set-up and helpers are those of ros_harness."""
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -173,3 +176,48 @@ def test_an_actuator_driven_past_its_stroke_stops_the_simulation_not_the_node(ro
         simulator.stop()
         for sub in robot.subs:
             ros.node.destroy_subscription(sub)
+
+
+
+FLYER = """format: charmie_dynamics/model/1
+name: flyer
+bodies:
+  - {name: base, parent: world, joint: {type: floating, coordinate: root}, mass: 2.0,
+     com: [0, 0, 0], inertia: {ixx: 0.1, iyy: 0.1, izz: 0.1}}
+  - {name: arm, parent: base, joint: {type: R, axis: z, coordinate: q1}, mass: 1.0,
+     com: [0.1, 0, 0], inertia: {ixx: 0.01, iyy: 0.01, izz: 0.01}}
+"""
+
+
+@pytest.mark.parametrize("node", ["simulator_node", "trajectory_player_node"])
+@pytest.mark.parametrize("model", ["five_bar", "flyer"])
+def test_simulator_and_player_refuse_models_with_loops_or_a_free_flyer(ros_env, tmp_path, node,
+                                                                       model):
+    """A start-up error, not joint_states of the open tree: on the five-bar (loops) both
+    published a configuration the loop cannot take (the simulator with status ok); on a
+    free-flyer both ended in a KeyError traceback."""
+    path = Path(__file__).resolve().parent.parent / "config" / "examples" / "five_bar.yaml"
+    if model == "flyer":
+        path = tmp_path / "flyer.yaml"
+        path.write_text(FLYER)
+    proc = subprocess.run(node_argv(node, "-r", f"__ns:=/refuse_{model}", "-p",
+                                    f"model_file:={path}"),
+                          env=ros_env, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    why = "five_bar has loops" if model == "five_bar" else "body 'base' has a floating joint"
+    assert "Node: error:" in proc.stderr and why in proc.stderr, proc.stderr
+
+
+def test_model_loader_refuses_loops_that_cannot_assemble(ros_env, tmp_path):
+    """The model loader published the five-bar with its legs 10 m apart as a validated model
+    ("published ..."); its loops are now assembled first, as validate-model does."""
+    five_bar = Path(__file__).resolve().parent.parent / "config" / "examples" / "five_bar.yaml"
+    apart = tmp_path / "apart.yaml"
+    apart.write_text(five_bar.read_text().replace("origin: [0.2, 0, 0]", "origin: [10, 0, 0]"))
+    proc = subprocess.run(node_argv("model_loader_node", "-r", "__ns:=/loops_apart", "-p",
+                                    f"model_file:={apart}"),
+                          env=ros_env, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    assert "ModelLoaderNode: error:" in proc.stderr, proc.stderr
+    assert "cannot be assembled" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

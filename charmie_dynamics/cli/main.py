@@ -69,6 +69,11 @@ def state_inputs(model, path: Optional[Path], check_position_limits: bool) -> In
     """Input positions, velocities and accelerations from STATE.json (``None``: the defaults),
     refused when a given value is beyond the model's limits (as a trajectory's samples are:
     :func:`charmie_dynamics.trajectories.violation`)."""
+    if model.free_flyers:       # inputs are the velocity entries: no pose can be given
+        raise InputError(f"{model.source}: body {model.body_names[model.free_flyers[0]]!r} has "
+                         "a floating joint (free-flyer): a state file gives no free-flyer pose, "
+                         "expected a model without floating joints (free-flyer models: the "
+                         "Python API)")
     state = read_state(path) if path else {}
     given = [state.get(key) or {} for key in ("positions", "velocities", "accelerations")]
     inputs = inputs_from_dict(model, *given)            # names and finite numbers first
@@ -190,12 +195,13 @@ def _cmd_id(args: argparse.Namespace) -> int:
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     model = load_model(args.file)
+    # assembly and mobility checks before "valid model" is said
+    chain = ClosedChain.build(model) if model.loops is not None else None
     print(f"{args.file}: valid model {model.name!r}: {model.n_bodies} bodies, "
           f"{model.n_coordinates} coordinates, {len(model.actuators)} actuators, "
           f"{len(model.springs)} springs, {len(model.balancers)} balancers, "
           f"total mass {model.total_mass:.3f} kg")
-    if model.loops is not None:
-        chain = ClosedChain.build(model)        # assembly and mobility checks
+    if chain is not None:
         print(f"  loops: independent {', '.join(chain.independent_names)}; dependent "
               f"{', '.join(chain.dependent_names)}\n{loops_summary(chain)}")
     return 0

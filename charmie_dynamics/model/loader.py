@@ -708,6 +708,8 @@ def _loops(r: _Reader, tree: Model, data: Any, driven: Counter) -> Loops:
         if not isinstance(c, str) or c not in tree.coordinate_names:
             raise r.fail(where, f"got {_show(c)}, expected a coordinate of the model: "
                                 f"{', '.join(tree.coordinate_names)}")
+        if tree.coordinate(c) in chosen:
+            raise r.fail(where, f"{c} listed twice, expected each independent coordinate once")
         chosen.add(tree.coordinate(c))
     guess = np.zeros(tree.n_coordinates)
     guess_data = r.mapping(r.get(data, "guess", "loops", {}) or {}, "loops.guess")
@@ -716,7 +718,10 @@ def _loops(r: _Reader, tree: Model, data: Any, driven: Counter) -> Loops:
         if not isinstance(c, str) or c not in tree.coordinate_names:
             raise r.fail(where, "expected a coordinate of the model")
         k = tree.coordinate(c)
-        first = next(b for b in tree.bodies if b.coordinate == c)
+        first = next((b for b in tree.bodies if b.coordinate == c), None)
+        if first is None:           # a free-flyer's velocity entry (NAME.vx ...): no joint's
+            raise r.fail(where, "a free-flyer's velocity, expected a coordinate of a loop's "
+                                "revolute or prismatic joints")
         guess[k] = (r.magnitude(value, where, MAX_ANGLE_RAD, "angle", "rad", r.angle)
                     if first.joint_type == JointType.REVOLUTE else r.length_value(value, where))
     groups = loop_groups(tree.coordinate_index, tree.parent, cuts, chosen)

@@ -62,6 +62,11 @@ def read_joint_state(names: Sequence[str], position: Sequence[float],
     return dict(zip(names, position)), vel
 
 
+#: Most orders of names whose bounds ``InputLimits.within`` keeps (a healthy stream uses one
+#: or two; a hostile one could send a new order with every message: about 1.2 kB each)
+MAX_CACHED_ORDERS = 16
+
+
 class InputLimits(ModelLimits):
     """The model's limits (:class:`charmie_dynamics.kinematics.limits.InputLimits`) with the
     node's rejection."""
@@ -88,6 +93,8 @@ class InputLimits(ModelLimits):
             return False
         bounds = self.__dict__.setdefault("_bounds_by_names", {})   # frozen: a cache, not state
         if names not in bounds:
+            if len(bounds) >= MAX_CACHED_ORDERS:    # a publisher that shuffles its names
+                bounds.clear()
             bounds[names] = tuple(np.array([d.get(n, none) for n in names]) for d, none in
                                   ((self.lower, -math.inf), (self.upper, math.inf),
                                    (self.velocity, math.inf)))

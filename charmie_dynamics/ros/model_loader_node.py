@@ -24,6 +24,7 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from ..documents import DEFAULT_MAX_BYTES
+from ..mechanisms.closed_chains import ClosedChain
 from ..model import ModelError
 from ..resources import bundled_model
 from . import qos
@@ -57,6 +58,8 @@ class ModelLoaderNode(Node):
         loaded = model_to_publish(self.path, self.overlay, self.p["max_model_bytes"],
                                   self.p["frame_prefix"])
         model = loaded.model
+        if model.loops is not None:     # assembly and mobility, as validate-model checks them
+            ClosedChain.build(model)
         self.pub_model.publish(String(data=loaded.text))
         self.pub_description.publish(String(data=loaded.description))
         source = self.path if self.overlay is None else f"{self.path} + {self.overlay}"

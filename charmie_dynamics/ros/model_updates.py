@@ -114,19 +114,26 @@ class PreparedModel:
     wrench_bodies: list[str]               # whose joint wrench is published
 
 
+def check_node_model(model: Model, source: str, node: str) -> None:
+    """ModelError for a model no node can use: a free-flyer (``node``, e.g. "the dynamics
+    node reads", says what the node does with joint_states) or loops (the nodes would move
+    or solve the open tree)."""
+    if model.free_flyers:
+        raise ModelError(f"{source}: body {model.body_names[model.free_flyers[0]]!r} has a "
+                         f"floating joint (free-flyer): {node} joint_states, "
+                         "which carry no free-flyer pose and twist, expected a model without "
+                         "floating joints (free-flyer models: the Python API)")
+    if model.loops is not None:
+        raise ModelError(f"{source}: {model.name} has loops (cut joints); the nodes do not "
+                         "solve closed loops yet, expected a model without a loops section")
+
+
 def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequence[str],
                   wrench_joints: Sequence[str]) -> PreparedModel:
     """Check that the node can use ``model`` (no free-flyer, no loops, the names of its
     parameters, one topic per wrench body, assembly at the default inputs) and build its
     buffers; raises :class:`ModelError` (thread-safe)."""
-    if model.free_flyers:
-        raise ModelError(f"{source}: body {model.body_names[model.free_flyers[0]]!r} has a "
-                         "floating joint (free-flyer): the dynamics node reads joint_states, "
-                         "which carry no free-flyer pose and twist, expected a model without "
-                         "floating joints (free-flyer models: the Python API)")
-    if model.loops is not None:         # the evaluator would solve the open tree
-        raise ModelError(f"{source}: {model.name} has loops (cut joints); the nodes do not "
-                         "solve closed loops yet, expected a model without a loops section")
+    check_node_model(model, source, "the dynamics node reads")
     joints = [j for j in feedforward_joints if j] or list(model.input_names)
     bodies = wrench_bodies(model, wrench_joints)
     unknown = [j for j in joints if j not in model.input_names]

@@ -59,6 +59,7 @@ from ..resources import bundled_model
 from ..trajectories import MOTIONS
 from . import qos
 from .messages import diagnostics, joint_state, stamp_from_seconds
+from .model_updates import check_node_model
 from .param_spec import Param
 from .parameters import declare_parameters
 
@@ -100,6 +101,7 @@ class SimulatorNode(Node):
         self.p = p
         self.model = load_model(p["model_file"])
         m = self.model
+        check_node_model(m, p["model_file"], "the simulator publishes")
         names = [j for j in p["command_joints"] if j] or list(m.input_names)
         unknown = [j for j in names if j not in m.input_names]
         if unknown:

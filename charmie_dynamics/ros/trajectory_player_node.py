@@ -20,6 +20,7 @@ from ..resources import bundled_model
 from ..trajectories import MOTIONS, from_csv
 from . import qos
 from .messages import duration_from_seconds, joint_state, stamp_from_seconds
+from .model_updates import check_node_model
 from .param_spec import Param
 from .parameters import declare_parameters
 
@@ -42,6 +43,7 @@ class TrajectoryPlayerNode(Node):
             raise ValueError(f"parameter motion {p['motion']!r}: expected one of {', '.join(MOTIONS)}")
         self.p = p
         self.model = load_model(p["model_file"])
+        check_node_model(self.model, p["model_file"], "the trajectory player publishes")
         self.traj = from_csv(self.model, p["trajectory_file"]) if p["trajectory_file"] \
             else MOTIONS[p["motion"]](self.model, 0.001)
         names = self.model.input_names
