@@ -21,6 +21,10 @@ from ..model.packed import (A_BRANCH, A_DRIVES, A_PERP2, A_SOLVE, A_STROKE, CONF
 from .indirect import check_length, solve_joint
 
 
+#: the dtype of every array the kernels take (``a.dtype is FLOAT``: a cheap exact test)
+FLOAT = np.dtype(np.float64)
+
+
 class StateError(ValueError):
     """A state that names unknown coordinates or holds non-finite values."""
 
