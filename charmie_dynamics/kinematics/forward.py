@@ -158,7 +158,7 @@ def forward_kinematics(model: Model, q: np.ndarray, *,
     """
     # the common case, the data's own model and a q already as the kernel takes it, needs
     # none of the general path's conversions (its checks would all pass)
-    ready = (isinstance(data, ForwardKinematicsData) and data.model is model
+    ready = (type(data) is ForwardKinematicsData and data.model is model
              and type(q) is np.ndarray and q.shape == data.q_shape and q.dtype is FLOAT
              and q.flags.c_contiguous)
     if not ready:
