@@ -169,7 +169,7 @@ def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
     lead, n, nq, na = x.shape[:-1], model.n_coordinates, model.nq, len(model.actuators)
     if x.shape != lead + (nq,):
         raise StateError(f"inputs of shape {x.shape}, expected (..., {nq})")
-    inputs = [samples(v, lead, k) for v, k in ((x, nq), (xd, n), (xdd, n))]
+    inputs = samples(x, lead, nq), samples(xd, lead, n), samples(xdd, lead, n)
     if out is None:
         out = JointSpaceState(*(np.empty(lead + (k,)) for k in (nq, n, n)),
                               *(np.empty(lead + (na,)) for _ in range(4)))
