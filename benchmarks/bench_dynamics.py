@@ -57,8 +57,8 @@ def fixed_costs(model, state, data: InverseDynamicsData) -> dict:
     fk = ForwardKinematicsData(model)
     q1, none = state_samples(state)[0], np.empty((0, n))
     fk_args = (pm.body_int, pm.body_vec, pm.body_mat)
-    id_one = kernel_arguments(model, *state_samples(state)[:3], data)
-    id_none = kernel_arguments(model, none, none, none, data)
+    id_one = kernel_arguments(*state_samples(state)[:3], data)
+    id_none = kernel_arguments(none, none, none, data)
     return {
         "numba.kernel_of_one_array": lambda: _one_argument(q1),
         "ours.fk_kernel.0_samples (dispatch, 7 arguments)": lambda: _forward_kinematics_batch(

@@ -146,8 +146,8 @@ class Evaluator:
         # the arguments of inverse_dynamics' kernel, without payloads: with the state's
         # rates, and with zero rates for gravity compensation
         zeros = self.data.zeros
-        self._inverse = {False: kernel_arguments(model, q, qd, qdd, self.data),
-                         True: kernel_arguments(model, q, zeros, zeros, self.data)}
+        self._inverse = {False: kernel_arguments(q, qd, qdd, self.data),
+                         True: kernel_arguments(q, zeros, zeros, self.data)}
         self._tail = (self._segments, np.array(moving, dtype=np.int64),
                       np.array([body for _, _, body in segments], dtype=np.int64),
                       np.array([model.input_names.index(a) for a in model.actuator_names],

@@ -242,6 +242,7 @@ class InverseDynamicsData(AlgorithmData):
         named = InverseDynamicsBuffers(**{k: np.empty((rows[k],) + shape)
                                           for k, (_, shape) in layout.items()})
         self.buffers = tuple(named)          # a plain tuple: the kernel's dispatch is faster
+        self.packed = tuple(model.compiled.packed)    # the kernel's model argument, built once
         b = {k: (v.reshape(self.lead + v.shape[1:]) if keep == "all" or not layout[k][0]
                  else None) for k, v in named._asdict().items()}
         self.zeros = np.zeros((S, n))
@@ -271,8 +272,11 @@ def inverse_dynamics(model: Model, state: JointSpaceState, *,
     ``data``: preallocated buffers for ``state``'s batch shape, reused (see
     :class:`InverseDynamicsData`); new ones when omitted.
     """
-    lead, n = np.shape(state.q)[:-1], model.n_coordinates
-    data = InverseDynamicsData.reuse(data, model, lead)
+    n, q = model.n_coordinates, state.q
+    # the common case, the data's own model and sample shape, needs no further check
+    if not (type(data) is InverseDynamicsData and data.model is model
+            and type(q) is np.ndarray and q.shape[:-1] == data.lead):
+        data = InverseDynamicsData.reuse(data, model, np.shape(q)[:-1])
     q, qd, qdd = state_samples(state)[:3]
     if not (q.shape[1] == model.nq and qd.shape[1] == qdd.shape[1] == n):
         raise ValueError(f"state of {q.shape[1]} configuration and {qd.shape[1]}, "
@@ -286,15 +290,15 @@ def inverse_dynamics(model: Model, state: JointSpaceState, *,
     return run_inverse_dynamics(model, q, qd, qdd, data, applied)
 
 
-def kernel_arguments(model: Model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+def kernel_arguments(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                      data: InverseDynamicsData,
                      applied: tuple[np.ndarray, np.ndarray] = _NO_LOADS) -> tuple:
-    """The arguments of the inverse-dynamics kernel, in its order: the packed model, the
-    applied loads, the (samples, n) states and ``data``'s buffers (plain tuples, see the
-    kernel). The one place that spells them out: :func:`run_inverse_dynamics` and
+    """The arguments of the inverse-dynamics kernel, in its order: the packed model (held by
+    ``data``, built for its model), the applied loads, the (samples, n) states and
+    ``data``'s buffers (plain tuples, see the kernel). The one place that spells them out: :func:`run_inverse_dynamics` and
     ``dynamics.evaluator`` (which builds them once and calls the kernel inside its own)
     take them from here."""
-    return tuple(model.compiled.packed), applied, q, qd, qdd, data.buffers
+    return data.packed, applied, q, qd, qdd, data.buffers
 
 
 def run_inverse_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
@@ -302,7 +306,7 @@ def run_inverse_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, qdd: np.nd
                          applied: tuple[np.ndarray, np.ndarray] = _NO_LOADS) -> Loads:
     """The kernel of :func:`inverse_dynamics` on (samples, n) arrays checked against
     ``data`` by the caller; ``applied``: the packed payloads and external wrenches."""
-    failed = _inverse_dynamics_batch(*kernel_arguments(model, q, qd, qdd, data, applied))
+    failed = _inverse_dynamics_batch(*kernel_arguments(q, qd, qdd, data, applied))
     if failed >= 0:
         raise balancer_range_error(model.balancers[failed])
     return data.loads

@@ -31,7 +31,7 @@ from ..model.data import AlgorithmData
 from ..model.model import Model
 from ..model.packed import AXIS, CONFIG, COORD, KIND, ORIGIN, PARENT, ROTATION, SCALARS
 from .configuration import check_configuration
-from .state import samples
+from .state import FLOAT
 
 
 @dataclass(frozen=True)
@@ -140,6 +140,12 @@ class ForwardKinematicsData(AlgorithmData):
         self.placements = Placements(self.values.reshape(self.lead + (nb,)),
                                      self.rotations.reshape(self.lead + (nb, 2, 3, 3)),
                                      self.origins.reshape(self.lead + (nb, 2, 3)))
+        # per call, a q of exactly this shape, float64 and C-contiguous goes to the kernel as
+        # a (samples, nq) view with no further check (forward_kinematics)
+        self.q_shape = self.lead + (model.nq,)
+        self.q_samples = (self.samples, model.nq)
+        pm = model.compiled.packed
+        self.packed = (pm.body_int, pm.body_vec, pm.body_mat)
 
 
 def forward_kinematics(model: Model, q: np.ndarray, *,
@@ -150,17 +156,22 @@ def forward_kinematics(model: Model, q: np.ndarray, *,
     ``data``: buffers for ``q``'s sample shape, reused (see :class:`ForwardKinematicsData`);
     new ones when omitted.
     """
-    q = np.asarray(q, dtype=float)
-    lead = q.shape[:-1]
-    if q.shape[-1:] != (model.nq,):
-        raise ValueError(f"coordinates of shape {q.shape}, expected (..., {model.nq}) "
-                         f"for {model.name}")
+    # the common case, the data's own model and a q already as the kernel takes it, needs
+    # none of the general path's conversions (its checks would all pass)
+    ready = (type(data) is ForwardKinematicsData and data.model is model
+             and type(q) is np.ndarray and q.shape == data.q_shape and q.dtype is FLOAT
+             and q.flags.c_contiguous)
+    if not ready:
+        q = np.asarray(q, dtype=float)
+        if q.shape[-1:] != (model.nq,):
+            raise ValueError(f"coordinates of shape {q.shape}, expected (..., {model.nq}) "
+                             f"for {model.name}")
     if model.free_flyers:
         check_configuration(model, q)
-    data = ForwardKinematicsData.reuse(data, model, lead)
-    pm = model.compiled.packed
-    _forward_kinematics_batch(pm.body_int, pm.body_vec, pm.body_mat,
-                              samples(q, lead, model.nq), data.values,
+    if not ready:
+        data = ForwardKinematicsData.reuse(data, model, q.shape[:-1])
+        q = np.ascontiguousarray(q)
+    _forward_kinematics_batch(*data.packed, q.reshape(data.q_samples), data.values,
                               data.rotations, data.origins)
     return data.placements
 

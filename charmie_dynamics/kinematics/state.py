@@ -7,6 +7,7 @@ an actuator (CHARMIE's d4 and theta5) is replaced by the actuator's length (act4
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
@@ -19,6 +20,10 @@ from ..model.joint import REVOLUTE
 from ..model.packed import (A_BRANCH, A_DRIVES, A_PERP2, A_SOLVE, A_STROKE, CONFIG, COORD,
                             JOINT, SCALARS)
 from .indirect import check_length, solve_joint
+
+
+#: the dtype of every array the kernels take (``a.dtype is FLOAT``: a cheap exact test)
+FLOAT = np.dtype(np.float64)
 
 
 class StateError(ValueError):
@@ -113,10 +118,18 @@ def _resolve_state_batch(body_int, body_vec, act_int, act_vec, x, xd, xdd, q, qd
 def samples(a: np.ndarray, lead: tuple[int, ...], n: int) -> np.ndarray:
     """``a`` (broadcast to ``lead + (n,)``) as a C-contiguous (samples, n) float array: a
     view when it already is one, as the kernels take it."""
-    a = np.asarray(a, dtype=float)
-    if a.shape != lead + (n,):
-        a = np.broadcast_to(a, lead + (n,))
-    return np.ascontiguousarray(a).reshape(math.prod(lead), n)
+    shape = lead + (n,)
+    # the common case, an array as the kernels take it, needs none of the conversions
+    if not (type(a) is np.ndarray and a.shape == shape and a.dtype is FLOAT
+            and a.flags.c_contiguous):
+        a = np.asarray(a, dtype=float)
+        if a.shape != shape:
+            a = np.broadcast_to(a, shape)
+        a = np.ascontiguousarray(a)
+    return a.reshape(math.prod(lead), n)
+
+
+_BASE = operator.attrgetter("base")
 
 
 def state_samples(state: JointSpaceState) -> tuple[np.ndarray, ...]:
@@ -127,13 +140,18 @@ def state_samples(state: JointSpaceState) -> tuple[np.ndarray, ...]:
               state.actuator_acceleration, state.actuator_jacobian)
     cached = state.__dict__.get("_samples")
     # views of these very arrays (a copied or unpickled state has copies: recomputed)
-    if cached is not None and all(v.base is a for v, a in zip(cached, arrays)):
+    if cached is not None and all(map(operator.is_, map(_BASE, cached), arrays)):
         return cached
     lead = np.shape(state.q)[:-1]
     views = tuple(samples(a, lead, np.shape(a)[-1]) for a in arrays)
     if all(v.base is a for v, a in zip(views, arrays)):
         object.__setattr__(state, "_samples", views)
     return views
+
+
+#: ``out``'s fields checked by :func:`resolve_state`, each with its width: 0 nq, 1 n, 2 na
+_OUT_FIELDS = (("q", 0), ("qd", 1), ("qdd", 1), ("actuator_length", 2),
+               ("actuator_velocity", 2), ("actuator_acceleration", 2), ("actuator_jacobian", 2))
 
 
 def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
@@ -151,19 +169,18 @@ def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
     lead, n, nq, na = x.shape[:-1], model.n_coordinates, model.nq, len(model.actuators)
     if x.shape != lead + (nq,):
         raise StateError(f"inputs of shape {x.shape}, expected (..., {nq})")
-    inputs = [samples(v, lead, k) for v, k in ((x, nq), (xd, n), (xdd, n))]
+    inputs = samples(x, lead, nq), samples(xd, lead, n), samples(xdd, lead, n)
     if out is None:
         out = JointSpaceState(*(np.empty(lead + (k,)) for k in (nq, n, n)),
                               *(np.empty(lead + (na,)) for _ in range(4)))
     else:
-        for name, width in (("q", nq), ("qd", n), ("qdd", n), ("actuator_length", na),
-                            ("actuator_velocity", na), ("actuator_acceleration", na),
-                            ("actuator_jacobian", na)):
+        shapes = (lead + (nq,), lead + (n,), lead + (na,))
+        for name, k in _OUT_FIELDS:
             a = getattr(out, name)
-            if not (isinstance(a, np.ndarray) and a.shape == lead + (width,)
-                    and a.dtype == np.float64 and a.flags.c_contiguous and a.flags.writeable):
+            if not (isinstance(a, np.ndarray) and a.shape == shapes[k] and a.dtype == FLOAT
+                    and (flags := a.flags).c_contiguous and flags.writeable):
                 raise StateError(f"out.{name}: expected a writable C-contiguous float64 array "
-                                 f"of shape {lead + (width,)} (a state from resolve_state)")
+                                 f"of shape {shapes[k]} (a state from resolve_state)")
     pm = model.compiled.packed
     bad = _resolve_state_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, *inputs,
                                *state_samples(out))
