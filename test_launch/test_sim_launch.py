@@ -12,13 +12,17 @@ the launch shuts down.
 """
 from __future__ import annotations
 
+import tempfile
 import time
 import unittest
+from pathlib import Path
 
 import launch_testing
 import launch_testing.asserts
 import numpy as np
 import pytest
+import yaml
+from ament_index_python.packages import get_package_share_directory
 from launch_support import LATCHED, TOL, Listener, core_efforts, launch_under_test
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -34,7 +38,20 @@ EVALUATIONS = 20              # evaluations compared with the core
 @pytest.mark.launch_test
 @launch_testing.parametrize("mode", ["kinematic", "dynamic"])
 def generate_test_description(mode):
-    return launch_under_test("sim.launch.py", mode=mode)
+    return launch_under_test("sim.launch.py", mode=mode, params=every_evaluation_params())
+
+
+def every_evaluation_params() -> str:
+    """The installed config/sim.yaml with the dynamics node's ``output_rate`` 0: actuator_loads
+    at every evaluation, so that every feedforward (published at every evaluation) can be
+    matched with the evaluation that made it; at the default 100 Hz grid an evaluation may
+    publish its feedforward alone."""
+    share = Path(get_package_share_directory("charmie_dynamics"))
+    params = yaml.safe_load((share / "config" / "sim.yaml").read_text(encoding="utf-8"))
+    params["dynamics"]["ros__parameters"]["output_rate"] = 0.0
+    path = Path(tempfile.mkdtemp(prefix="charmie_sim_launch_")) / "sim.yaml"
+    path.write_text(yaml.safe_dump(params), encoding="utf-8")
+    return str(path)
 
 
 
