@@ -109,17 +109,18 @@ class BalVec(IntEnum):
     B_LAW = 4
 
 
-# the members under their own names, as the kernels read them (numba: compile-time
-# constants, as module-level ints are; bench_named_arguments.py measures both)
-PARENT, JOINT, COORD, DRIVEN_BY, KIND, CONFIG = BodyInt
-AXIS, ORIGIN, COM, S_W, S_V, SCALARS = BodyVec
-ROTATION, INERTIA = BodyMat
-A_DRIVES, A_BASE_BODY, A_END_BODY, A_BRANCH, A_SHARING = ActInt
-A_BASE, A_END, A_SOLVE, A_PERP2, A_STROKE = ActVec
-S_START_BODY, S_END_BODY = SpringInt
-S_START, S_END, S_LAW = SpringVec
-B_PIVOT_BODY, B_HANGER_BODY, B_SIDE, B_SHARES = BalInt
-B_PIVOT, B_HANGER, B_ANCHOR, B_SIZES, B_LAW = BalVec
+# the members' values under their own names, as the kernels read them: plain ints, which
+# every numba version folds as compile-time constants (numba 0.57, the floor, refuses an
+# IntEnum member as an array index; 0.68 accepts it: bench_named_arguments.py measures both)
+PARENT, JOINT, COORD, DRIVEN_BY, KIND, CONFIG = map(int, BodyInt)
+AXIS, ORIGIN, COM, S_W, S_V, SCALARS = map(int, BodyVec)
+ROTATION, INERTIA = map(int, BodyMat)
+A_DRIVES, A_BASE_BODY, A_END_BODY, A_BRANCH, A_SHARING = map(int, ActInt)
+A_BASE, A_END, A_SOLVE, A_PERP2, A_STROKE = map(int, ActVec)
+S_START_BODY, S_END_BODY = map(int, SpringInt)
+S_START, S_END, S_LAW = map(int, SpringVec)
+B_PIVOT_BODY, B_HANGER_BODY, B_SIDE, B_SHARES = map(int, BalInt)
+B_PIVOT, B_HANGER, B_ANCHOR, B_SIZES, B_LAW = map(int, BalVec)
 
 
 class PackedModel(NamedTuple):
