@@ -159,6 +159,17 @@ class _Reader:
         self.vector(value, where)
         return np.array([self.length_value(v, f"{where}[{k}]") for k, v in enumerate(value)])
 
+    def named_entry(self, data: Any, where: str, keys: set[str],
+                    dotted: bool = False) -> tuple[dict, str, str]:
+        """Entry ``where`` of a list section (``bodies[3]``): a mapping with a ``name`` and no
+        key outside ``keys``; returns it, its name and its place with the name, as errors
+        about its fields give it (``bodies[3] (body_4)``)."""
+        data = self.mapping(data, where)
+        name = self.name(self.get(data, "name", where), f"{where}.name", dotted=dotted)
+        named = f"{where} ({name})"
+        self.check_keys(data, keys, named)
+        return data, name, named
+
     def name(self, value: Any, where: str, dotted: bool = False) -> str:
         """A name of letters, digits and _; with ``dotted`` (the model, bodies and
         coordinates, whose URDF names often have them) also -, . and / but not a leading /
@@ -334,12 +345,9 @@ def _friction(r: _Reader, value: Any, linear: bool, where: str) -> Friction:
 
 def _body(r: _Reader, data: Any, k: int, max_points: int) -> Body:
     """Body ``k``; at most ``max_points`` named points (the model's remaining budget)."""
-    where = f"bodies[{k}]"
-    data = r.mapping(data, where)
-    name = r.name(r.get(data, "name", where), f"{where}.name", dotted=True)
-    where = f"bodies[{k}] ({name})"
-    r.check_keys(data, {"name", "parent", "origin", "rotation", "joint", "mass", "com", "inertia",
-                        "points", "virtual"}, where)
+    data, name, where = r.named_entry(data, f"bodies[{k}]", {
+        "name", "parent", "origin", "rotation", "joint", "mass", "com", "inertia", "points",
+        "virtual"}, dotted=True)
     if name == "world":
         raise r.fail(f"{where}.name", "'world' is the ground and cannot be declared as a body")
     parent = r.name(r.get(data, "parent", where), f"{where}.parent", dotted=True)
@@ -467,12 +475,9 @@ def _spring_params(r: _Reader, data: Mapping, where: str) -> SpringParams:
 
 
 def _actuator(r: _Reader, tree: Model, data: Any, k: int) -> Actuator:
-    where = f"actuators[{k}]"
-    data = r.mapping(data, where)
-    name = r.name(r.get(data, "name", where), f"{where}.name")
-    where = f"actuators[{k}] ({name})"
-    r.check_keys(data, {"name", "drives", "base", "end", "branch", "stroke", "default_length",
-                        "force_limit", "velocity_limit", "friction"}, where)
+    data, name, where = r.named_entry(data, f"actuators[{k}]", {
+        "name", "drives", "base", "end", "branch", "stroke", "default_length", "force_limit",
+        "velocity_limit", "friction"})
     drives_name = r.get(data, "drives", where)
     try:
         drives = tree.body_index(drives_name)
@@ -519,11 +524,8 @@ def _actuator(r: _Reader, tree: Model, data: Any, k: int) -> Actuator:
 
 
 def _spring(r: _Reader, tree: Model, data: Any, k: int) -> Spring:
-    where = f"springs[{k}]"
-    data = r.mapping(data, where)
-    name = r.name(r.get(data, "name", where), f"{where}.name")
-    where = f"springs[{k}] ({name})"
-    r.check_keys(data, {"name", "between", "stiffness", "free_length", "preload"}, where)
+    data, name, where = r.named_entry(data, f"springs[{k}]", {
+        "name", "between", "stiffness", "free_length", "preload"})
     between = r.get(data, "between", where)
     if not isinstance(between, (list, tuple)) or len(between) != 2:
         raise r.fail(f"{where}.between", f"got {_show(between)}, expected [BODY.POINT, BODY.POINT]")
@@ -533,12 +535,9 @@ def _spring(r: _Reader, tree: Model, data: Any, k: int) -> Spring:
 
 
 def _balancer(r: _Reader, tree: Model, data: Any, k: int) -> Balancer:
-    where = f"balancers[{k}]"
-    data = r.mapping(data, where)
-    name = r.name(r.get(data, "name", where), f"{where}.name")
-    where = f"balancers[{k}] ({name})"
-    r.check_keys(data, {"name", "pivot", "hanger", "lever_length", "hanger_length",
-                        "spring_attach", "side", "spring"}, where)
+    data, name, where = r.named_entry(data, f"balancers[{k}]", {
+        "name", "pivot", "hanger", "lever_length", "hanger_length", "spring_attach", "side",
+        "spring"})
     pivot = _point(r, tree, r.get(data, "pivot", where), f"{where}.pivot")
     hanger = _point(r, tree, r.get(data, "hanger", where), f"{where}.hanger")
     lever = r.length_value(r.get(data, "lever_length", where), f"{where}.lever_length", positive=True)
@@ -651,12 +650,9 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
 
 def _cut(r: _Reader, tree: Model, data: Any, k: int) -> CutJoint:
     """Cut joint ``k`` of the loops section (model/cut_joints.py)."""
-    where = f"loops.cuts[{k}]"
-    data = r.mapping(data, where)
-    name = r.name(r.get(data, "name", where), f"{where}.name")
-    where = f"loops.cuts[{k}] ({name})"
-    r.check_keys(data, {"name", "type", "predecessor", "successor", "rotation",
-                        "successor_rotation", "axis", "axis_b"}, where)
+    data, name, where = r.named_entry(data, f"loops.cuts[{k}]", {
+        "name", "type", "predecessor", "successor", "rotation", "successor_rotation", "axis",
+        "axis_b"})
     jtype = r.choice(r.get(data, "type", where), tuple(CUT_TYPES), f"{where}.type")
     a = _point(r, tree, r.get(data, "predecessor", where), f"{where}.predecessor")
     b = _point(r, tree, r.get(data, "successor", where), f"{where}.successor")
