@@ -122,7 +122,7 @@ def held_steps_sample(pm, inertias, members, inverse, articulated, held, limits,
     each (kernel, module docstring); returns the number taken."""
     n = q.shape[0]
     a, v, x = w.stage_qdd, w.stage_qd, w.stage_q
-    h, sixth = 0.5 * dt, dt / 6.0
+    h, sixth = 0.5 * dt, dt / 6.0           # integrate.step's RK4, its operations in order
     for done in range(steps):
         if not held_accelerations_sample(pm, inertias, members, inverse, articulated, held,
                                          limits, q, qd, w, a[0]):
@@ -131,25 +131,15 @@ def held_steps_sample(pm, inertias, members, inverse, articulated, held, limits,
             for i in range(n):
                 w.qd[i] = qd[i] + dt * a[0, i]
                 w.q[i] = q[i] + dt * w.qd[i]
-        else:
-            for i in range(n):
-                v[0, i] = qd[i] + h * a[0, i]
-                x[0, i] = q[i] + h * qd[i]
-            if not held_accelerations_sample(pm, inertias, members, inverse, articulated,
-                                             held, limits, x[0], v[0], w, a[1]):
-                return done
-            for i in range(n):
-                v[1, i] = qd[i] + h * a[1, i]
-                x[1, i] = q[i] + h * v[0, i]
-            if not held_accelerations_sample(pm, inertias, members, inverse, articulated,
-                                             held, limits, x[1], v[1], w, a[2]):
-                return done
-            for i in range(n):
-                v[2, i] = qd[i] + dt * a[2, i]
-                x[2, i] = q[i] + dt * v[1, i]
-            if not held_accelerations_sample(pm, inertias, members, inverse, articulated,
-                                             held, limits, x[2], v[2], w, a[3]):
-                return done
+        else:       # a_{s+1} at x_s = q + c_s k_s, v_s = qd + c_s a_s, k_s = qd, v_0, v_1
+            for s in range(3):
+                c = dt if s == 2 else h
+                for i in range(n):
+                    v[s, i] = qd[i] + c * a[s, i]
+                    x[s, i] = q[i] + c * (qd[i] if s == 0 else v[s - 1, i])
+                if not held_accelerations_sample(pm, inertias, members, inverse, articulated,
+                                                 held, limits, x[s], v[s], w, a[s + 1]):
+                    return done
             for i in range(n):
                 w.q[i] = q[i] + sixth * (qd[i] + 2.0 * v[0, i] + 2.0 * v[1, i] + v[2, i])
                 w.qd[i] = qd[i] + sixth * (a[0, i] + 2.0 * a[1, i] + 2.0 * a[2, i] + a[3, i])
