@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from charmie_dynamics import bundled_model, load_model, resolve_state
+from charmie_dynamics import load_model, resolve_state
 from charmie_dynamics.dynamics import coordinate_limits
 from charmie_dynamics.dynamics.actuated_step import (HeldStepData, compiled_step_reason,
                                                      held_efforts, held_input_steps)
@@ -101,11 +101,6 @@ def simulate(model: Model, method: str, steps: int, stop: bool, compiled: bool) 
     return Run(np.array(qs), np.array(qds), handed_back)
 
 
-@pytest.fixture(scope="module")
-def charmie() -> Model:
-    return load_model(bundled_model())
-
-
 @pytest.mark.parametrize("stop", [False, True], ids=["free", "claw meets its stop"])
 @pytest.mark.parametrize("method", ["euler", "rk4"])
 def test_compiled_step_equals_the_python_step(charmie, method, stop):
@@ -156,8 +151,9 @@ SCRIPT = """
 import json, sys
 sys.path.insert(0, "test")
 from charmie_dynamics import jit
-from test_actuated_step import load_model, bundled_model, simulate
-model = load_model(bundled_model())
+from conftest import CHARMIE
+from test_actuated_step import load_model, simulate
+model = load_model(CHARMIE)
 out = {"jit": jit.ENABLED}
 for method in ("euler", "rk4"):
     runs = [simulate(model, method, 30, True, compiled) for compiled in (False, True)]
