@@ -36,19 +36,21 @@ class Run(NamedTuple):
     handed_back: int           # steps the compiled path left to Python (0 for Python alone)
 
 
-def start(model: Model, stop: bool) -> tuple[np.ndarray, np.ndarray, Trajectory]:
-    """The validation motion's start (actuators at 400 mm) and the motion; with ``stop``,
-    claw a 5 mm below its upper stop, closing at 1 rad/s, and told to close 0.1 rad past it
-    (a gripper closed onto its stop: the impact, then the contact)."""
+def start(model: Model, stop: str = "") -> tuple[np.ndarray, np.ndarray, Trajectory]:
+    """The validation motion's start (actuators at 400 mm) and the motion; with ``stop``
+    ("upper" or "lower"), claw a 5 mm inside that stop, moving towards it at 1 rad/s, and told
+    to go 0.1 rad past it (a gripper closed onto its stop: the impact, then the contact)."""
     q = resolve_state(model, *inputs_from_dict(model, {"act4": 0.4, "act5": 0.4})).q
     qd = np.zeros_like(q)
     reference = validation(model, DT)
     if stop:
         k = model.coordinate("theta13a")
-        upper = coordinate_limits(model)[1][k]
-        q[k], qd[k] = upper - 0.005, 1.0
+        outward = 1.0 if stop == "upper" else -1.0
+        lower, upper = coordinate_limits(model)
+        bound = upper[k] if stop == "upper" else lower[k]
+        q[k], qd[k] = bound - 0.005 * outward, outward
         x = reference.x.copy()
-        x[:, k] = upper + 0.1
+        x[:, k] = bound + 0.1 * outward
         xd, xdd = (a.copy() for a in (reference.xd, reference.xdd))
         xd[:, k] = xdd[:, k] = 0.0
         reference = Trajectory(reference.t, x, xd, xdd)
@@ -73,7 +75,7 @@ def command(model: Model, reference: Trajectory, k: int, q: np.ndarray, qd: np.n
     return np.clip(u, -space.effort_limit, space.effort_limit), smoothing
 
 
-def simulate(model: Model, method: str, steps: int, stop: bool, compiled: bool) -> Run:
+def simulate(model: Model, method: str, steps: int, stop: str, compiled: bool) -> Run:
     """``steps`` steps (a whole number of periods), the state kept at the end of each period;
     ``compiled``: as the simulator node takes them (the compiled step, and integrate.step for
     each step it hands back), else integrate.step alone."""
@@ -101,7 +103,8 @@ def simulate(model: Model, method: str, steps: int, stop: bool, compiled: bool) 
     return Run(np.array(qs), np.array(qds), handed_back)
 
 
-@pytest.mark.parametrize("stop", [False, True], ids=["free", "claw meets its stop"])
+@pytest.mark.parametrize("stop", ["", "upper", "lower"],
+                         ids=["free", "claw meets its upper stop", "claw meets its lower stop"])
 @pytest.mark.parametrize("method", ["euler", "rk4"])
 def test_compiled_step_equals_the_python_step(charmie, method, stop):
     python = simulate(charmie, method, 1000, stop, compiled=False)
@@ -111,18 +114,19 @@ def test_compiled_step_equals_the_python_step(charmie, method, stop):
     moved = np.abs(python.q[-1] - python.q[0])
     assert moved.max() > 0.05, moved                 # a motion, not a robot at rest
     k = charmie.coordinate("theta13a")
-    upper = coordinate_limits(charmie)[1][k]
-    on_stop = python.q[:, k] == upper
+    lower, upper = coordinate_limits(charmie)
+    on_stop = python.q[:, k] == (lower[k] if stop == "lower" else upper[k])
     if stop:     # the impact is handed back to Python, the contact after it is compiled
         assert 0 < compiled.handed_back < 5 and on_stop[1:].all(), compiled.handed_back
     else:
-        assert compiled.handed_back == 0 and not on_stop.any()
+        assert compiled.handed_back == 0
+        assert not np.any((python.q[:, k] == lower[k]) | (python.q[:, k] == upper[k]))
 
 
 def test_an_actuator_leaving_its_stroke_is_handed_back(charmie):
     """act5 pushed hard past its stroke: the compiled path stops before the step that leaves
     it; the Python step then raises the package's error, naming the actuator."""
-    q, qd, reference = start(charmie, stop=False)
+    q, qd, reference = start(charmie)
     u, smoothing = command(charmie, reference, 0, q, qd)
     u[charmie.input_names.index("act5")] += 5e4
     data = HeldStepData(charmie)
@@ -140,7 +144,7 @@ def test_models_and_arguments_it_cannot_run(charmie):
     assert "cholesky" in compiled_step_reason(charmie, "cholesky")
     with pytest.raises(ValueError, match="expected \\(\\)"):
         HeldStepData(charmie, (2,))
-    q, qd, _ = start(charmie, stop=False)
+    q, qd, _ = start(charmie)
     with pytest.raises(ValueError, match="method"):
         held_input_steps(charmie, q, qd, q, None, 1, DT, "midpoint")
     with pytest.raises(ValueError, match="shapes"):
@@ -156,7 +160,7 @@ from test_actuated_step import load_model, simulate
 model = load_model(CHARMIE)
 out = {"jit": jit.ENABLED}
 for method in ("euler", "rk4"):
-    runs = [simulate(model, method, 30, True, compiled) for compiled in (False, True)]
+    runs = [simulate(model, method, 30, "upper", compiled) for compiled in (False, True)]
     out[method] = [[r.q[-1].tolist(), r.qd[-1].tolist(), r.handed_back] for r in runs]
 print(json.dumps(out))
 """
@@ -174,7 +178,7 @@ def test_equal_with_numba_off(charmie):
     for method in ("euler", "rk4"):
         (python_q, python_qd, _), (plain_q, plain_qd, handed_back) = out[method]
         assert handed_back > 0                       # the impact went to Python
-        compiled = simulate(charmie, method, 30, True, compiled=True)
+        compiled = simulate(charmie, method, 30, "upper", compiled=True)
         for got in (python_q, plain_q):
             np.testing.assert_allclose(got, compiled.q[-1], rtol=0, atol=TOLERANCE)
         for got in (python_qd, plain_qd):
