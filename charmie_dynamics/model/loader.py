@@ -91,7 +91,7 @@ class _Reader:
         return ModelError(bounded(f"{self.source}: {where}: {message}", MAX_ERROR))
 
     def mapping(self, data: Any, where: str) -> Mapping:
-        if not isinstance(data, Mapping):
+        if type(data) is not dict and not isinstance(data, Mapping):    # dict: the common case
             raise self.fail(where, f"got {type(data).__name__} {_show(data)}, expected a mapping")
         return data
 
@@ -148,7 +148,7 @@ class _Reader:
                    scale: float = 1.0, hint: str = "") -> list[float]:
         """:meth:`numbers` (3) times ``scale``, each refused as :meth:`magnitude` refuses it."""
         floats = [v * scale for v in self.numbers(value, where)]
-        if all(abs(v) <= limit for v in floats):
+        if -limit <= min(floats) and max(floats) <= limit:     # finite: |v| <= limit each
             return floats
         return [self.magnitude(v, f"{where}[{k}]", limit, what, unit, scale, hint)
                 for k, v in enumerate(value)]
@@ -194,13 +194,22 @@ class _Reader:
         coordinates, whose URDF names often have them) also -, . and / but not a leading /
         (names become TF frame ids, which tf2 refuses with a leading /): a reference
         BODY.POINT is split at its last '.', so point names never hold a '.'."""
-        extra = "_-./" if dotted else "_"
         if (not isinstance(value, str) or not value or value.startswith("/")
-                or not all(c.isalnum() or c in extra for c in value)):
+                or not _name_characters_allowed(value, dotted)):
             what = "letters, digits, _, -, . and / (not first)" if dotted else \
                 "letters, digits and _"
             raise self.fail(where, f"got {_show(value)}, expected a name of {what}")
         return value
+
+
+_NAME_EXTRA = {False: str.maketrans("", "", "_"), True: str.maketrans("", "", "_-./")}
+
+
+def _name_characters_allowed(value: str, dotted: bool) -> bool:
+    """Every character of ``value`` a letter or digit (``str.isalnum``) or one of _ (and,
+    with ``dotted``, - . /)."""
+    rest = value.translate(_NAME_EXTRA[dotted])
+    return not rest or rest.isalnum()
 
 
 def _finite_floats(value: Any, n: int) -> Optional[list[float]]:
