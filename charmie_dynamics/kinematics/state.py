@@ -175,8 +175,10 @@ def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
     configuration entries in place of its 6 coordinates (``model.configuration_names``
     order), and ``xd``, ``xdd`` (..., nv).
     ``out``: a state of the same shape returned by an earlier call, whose arrays are
-    overwritten and returned (no allocation). Raises ``ActuatorRangeError`` for an actuator
-    length outside its valid range.
+    overwritten and returned (no allocation): its own arrays go to the kernel unchecked; a
+    state of other arrays (``JointSpaceState(...)``, ``dataclasses.replace``, a copy) has
+    each checked (writable, C-contiguous float64, the shape), ``StateError`` otherwise.
+    Raises ``ActuatorRangeError`` for an actuator length outside its valid range.
     """
     x = np.asarray(x, dtype=float)
     lead, n, nq, na = x.shape[:-1], model.n_coordinates, model.nq, len(model.actuators)
