@@ -1,5 +1,7 @@
-"""``charmie-dynamics analyze`` on the five-bar (issue 13): seed 002's torques along eqs.
-22a/35 and the free fall of eq. 36 that stops at the singular configuration."""
+"""``charmie-dynamics analyze`` on models with loops (issue 13): the five-bar's torques along
+seed 002 eqs. 22a/35 and its free fall of eq. 36 that stops at the singular configuration,
+the carpet-scraping machine at 45 rpm (seed 002 sec. 4.4), the IRSBot-2's parabola (seed
+003 sec. 6.4)."""
 from __future__ import annotations
 
 import json
@@ -10,6 +12,7 @@ import numpy as np
 from test_cli import PNG_SIGNATURE, _read_csv, assert_one_error_line, run_cli
 from test_closed_chains import FIVE_BAR
 from test_irsbot2 import IRSBOT2
+from test_scraping_machine import MODEL as SCRAPING
 
 
 def test_analyze_five_bar_torques(tmp_path):
@@ -50,7 +53,41 @@ def test_analyze_five_bar_free_fall_stops_at_the_singularity(tmp_path):
 def test_analyze_model_with_loops_refuses_other_motions(tmp_path):
     proc = run_cli("analyze", "--model", FIVE_BAR, "--motion", "validation", "--out", tmp_path)
     assert_one_error_line(proc, "--motion validation: five_bar has loops, expected one of "
-                                "seed002-eq35, seed002-free-fall, seed003-parabola")
+                                "seed002-eq35, seed002-free-fall, seed002-scraping, "
+                                "seed003-parabola")
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--motion", "seed002-scraping", "--out",
+                   tmp_path)
+    assert_one_error_line(proc, "--motion seed002-scraping: drives 1 independent coordinate(s) "
+                                "(the crank), five_bar has 2 (theta1_1, theta1_2)")
+    proc = run_cli("analyze", "--model", SCRAPING, "--motion", "seed002-eq35", "--out",
+                   tmp_path)
+    assert_one_error_line(proc, "--motion seed002-eq35: drives 2 independent coordinate(s) "
+                                "(the five-bar), scraping_machine has 1 (theta_II_1)")
+
+
+def test_analyze_scraping_machine_at_45_rpm(tmp_path):
+    """Seed 002 sec. 4.4 (coarse 50 ms sampling): the driving torque over one revolution,
+    its statics and the rest, the multipliers, the points' paths, the power balance."""
+    out = tmp_path / "out"
+    proc = run_cli("analyze", "--model", SCRAPING, "--motion", "seed002-scraping", "--dt", 0.05,
+                   "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "45 rpm (4.7124 rad/s)" in proc.stdout         # the paper: 4.712 rad/s
+    header, loads = _read_csv(out / "loads.csv")
+    assert header[:7] == ["time", "theta_II_1.effort", "theta_II_1.effort_statics",
+                          "theta_II_1.effort_without_gravity", "power", "energy", "denergy_dt"]
+    assert loads.shape == (27, 7 + 15)                    # 0..1.30 s; 3 cuts x 5 rows
+    np.testing.assert_allclose(loads[:, 1], loads[:, 2] + loads[:, 3], atol=1e-12)
+    np.testing.assert_allclose(loads[:, 4], loads[:, 1] * 1.5 * np.pi, atol=1e-12)
+    kin_header, kin = _read_csv(out / "kinematics.csv")
+    np.testing.assert_allclose(kin[:, 1], 1.5 * np.pi * kin[:, 0], atol=1e-12)   # the crank
+    assert kin[:, -1].max() <= 1e-12 and kin[1:, -2].max() <= 4
+    E = [kin_header.index(f"link6.E.{a}") for a in "xy"]
+    assert np.ptp(kin[:, E[0]]) > 0.5                     # the scraper's stroke, m
+    for name in ("driving_torque.png", "joint_angles.png", "point_paths.png",
+                 "power_balance.png"):
+        assert (out / name).read_bytes().startswith(PNG_SIGNATURE)
+    assert "theta_II_1 driving torque" in proc.stdout
 
 
 def test_validate_model_with_loops_that_cannot_assemble_is_not_called_valid(tmp_path):
