@@ -185,11 +185,12 @@ def test_singular_configuration_names_the_loop(five_bar):
 
 # -- dynamics ---------------------------------------------------------------------------
 
-def spatial_loop(cut_type: str, n_joints: int, seed: int) -> tuple[ClosedChain, dict]:
+def spatial_loop(cut_type: str, n_joints: int, seed: int, **cut_fields) -> tuple[ClosedChain, dict]:
     """A serial chain of ``n_joints`` revolute joints (random axes, placements, inertias)
-    closed onto a fixed body ``ground`` by a cut of ``cut_type``, assembled by construction
-    at a random configuration; its first coordinate independent. Also the document of the
-    open chain alone and the ground frame's world placement (for Pinocchio)."""
+    closed onto a fixed body ``ground`` by a cut of ``cut_type`` (with ``cut_fields``: its
+    axes), assembled by construction at a random configuration (the two cut frames
+    coincide); its first coordinate independent. Also the document of the open chain alone
+    and the ground frame's world placement (for Pinocchio)."""
     rng = np.random.default_rng(seed)
     bodies = []
     for k in range(n_joints):
@@ -216,7 +217,7 @@ def spatial_loop(cut_type: str, n_joints: int, seed: int) -> tuple[ClosedChain, 
                     "guess": {f"q{k}": float(g) for k, g in enumerate(guess)},
                     "cuts": [{"name": "cut", "type": cut_type,
                               "predecessor": f"j{n_joints - 1}.tip",
-                              "successor": "ground.origin"}]}
+                              "successor": "ground.origin", **cut_fields}]}
     return ClosedChain.build(model_from_dict(doc, f"loop_{cut_type}")), \
         {"open_chain": open_chain, "ground": (R, tip)}
 

@@ -163,3 +163,33 @@ def test_evaluator_for_chooses_by_loops(charmie):
 
 def test_charmie_file_is_not_a_loop_model():
     assert load_model(CHARMIE).loops is None
+
+
+@pytest.mark.parametrize("cut_type, n_joints", [("R", 6), ("P", 6), ("U", 5), ("S", 4),
+                                                ("F", 7), ("planar", 4)])
+def test_cut_wrenches_of_every_cut_type_leave_no_effort_at_passive_joints(cut_type, n_joints):
+    """A random spatial chain closed onto the ground by each cut type (test_closed_chains'
+    ``spatial_loop``), moved off its assembled configuration (a prismatic or planar cut then
+    slides: its cut points part, and the predecessor's force must act at the successor's
+    point): the tree with the cut wrenches gives S^T tau."""
+    from test_closed_chains import spatial_loop
+    axes = {"R": {"axis": [1, -2, 0.5]}, "P": {"axis": [1, -2, 0.5]},
+            "planar": {"axis": [1, -2, 0.5]}, "U": {"axis": "z", "axis_b": "x"}}
+    chain = spatial_loop(cut_type, n_joints, 7, **axes.get(cut_type, {}))[0]
+    evaluator = LoopEvaluator(chain.model)
+    rng = np.random.default_rng(3)
+    for dx in (0.05, 0.1):
+        x = chain.assembled[chain.independent] + dx
+        xd, xdd = rng.uniform(-1, 1, 1), rng.uniform(-1, 1, 1)
+        out = evaluator(x, xd, xdd)
+        ref = cc.inverse_dynamics(chain, x, xd, xdd)
+        expected = np.zeros(chain.model.n_coordinates)
+        expected[chain.independent] = ref.effort
+        np.testing.assert_allclose(out.loads.coordinate_effort, expected, rtol=0,
+                                   atol=1e-9 * scale(ref.tree_effort))
+    if cut_type in ("P", "planar"):
+        q = out.state.q
+        fk = forward_kinematics(chain.model, q)
+        cut = chain.model.loops.cuts[0]
+        gap = fk.to_world(cut.body_b, cut.origin_b) - fk.to_world(cut.body_a, cut.origin_a)
+        assert np.linalg.norm(gap) > 1e-3            # the case the point matters for

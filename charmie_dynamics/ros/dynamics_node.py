@@ -9,6 +9,11 @@ after that the node publishes, every watchdog period, either gravity compensatio
 last valid positions (``stale_policy: gravity``) or zeros (``stale_policy: zero``), until a
 valid input arrives.
 
+A model with loops (``loops:``) is evaluated by ``dynamics.loop_evaluator``: its inputs are
+the loops' independent coordinates (names of dependent ones are accepted and ignored: the
+evaluator solves them, warm-started from its last solution); an input where the loops do
+not close or are singular is rejected as ``loop_singular``.
+
 Stamps are integer nanoseconds. The last stamp advances only when an input is evaluated; a
 stamp more than ``max_stamp_lead`` ahead of the node clock is ``future_stamp``; a jump back
 of the source clock (the node clock behind the last stamp by more than ``max_stamp_lead``, as
