@@ -125,3 +125,51 @@ def test_analyze_parabola_refuses_a_model_that_is_not_a_parallel_mechanism(tmp_p
                    "--out", tmp_path / "o")
     assert_one_error_line(proc, "five_bar.yaml: loops.cuts: no rigid (F) cut joins two "
                                 "platform copies")
+
+
+def test_id_with_loops_takes_payloads_forces_and_gravity_only(tmp_path):
+    """The actuated torques of a payload and of a force at the five-bar's end point, by
+    virtual work: tau_load = -J^T F with F the load's force (a payload's: m g) and J the end
+    point's Jacobian over the independent coordinates (central differences of the solved
+    positions); ``--gravity-only`` equals the state at rest; the joint wrenches carry the
+    cut forces: the legs' root forces hold the mechanism and the payload."""
+    from charmie_dynamics import forward_kinematics, load_model
+    from charmie_dynamics.mechanisms.closed_chains import ClosedChain
+    model = load_model(FIVE_BAR)
+    chain = ClosedChain.build(model)
+    x = np.array([1.0, 1.1])
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"positions": dict(zip(("theta1_1", "theta1_2"), x.tolist()))}))
+    moving = tmp_path / "moving.json"
+    moving.write_text(json.dumps({"positions": dict(zip(("theta1_1", "theta1_2"), x.tolist())),
+                                  "velocities": {"theta1_1": 0.7, "theta1_2": -0.4},
+                                  "accelerations": {"theta1_1": 2.0}}))
+
+    def efforts(*extra, file=state):
+        proc = run_cli("id", "--model", FIVE_BAR, "--state", file, *extra)
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        return np.array(list(doc["joint_efforts"].values())), doc
+
+    def tip(xs):
+        fk = forward_kinematics(model, chain.positions(xs, chain.positions(x)))
+        return fk.to_world(model.body_index("link2_1"), model.point("link2_1.tip").local)
+    h = 1e-6
+    J = np.stack([(tip(x + h * e) - tip(x - h * e)) / (2 * h) for e in np.eye(2)], axis=1)
+    rest, doc = efforts()
+    assert doc["gravity_only"] is False
+    payload, doc_p = efforts("--payload", "link2_1.tip:2.5")
+    np.testing.assert_allclose(payload - rest, -J.T @ (2.5 * model.gravity), rtol=0, atol=1e-6)
+    force = np.array([3.0, -4.0, 0.0])
+    pushed, _ = efforts("--force", "link2_2.tip:3,-4,0")
+    np.testing.assert_allclose(pushed - rest, -J.T @ force, rtol=0, atol=1e-6)
+    gravity, doc_g = efforts("--gravity-only", file=moving)
+    np.testing.assert_allclose(gravity, rest, rtol=0, atol=1e-9)
+    assert doc_g["gravity_only"] is True and doc_g["velocities"]["theta2_1"] != 0.0
+    # the legs' root joints hold the whole mechanism and the payload (at rest)
+    roots = sum(np.array(doc_p["joint_wrenches"][b]["force"]) for b in ("link1_1", "link1_2"))
+    np.testing.assert_allclose(roots, -(model.total_mass + 2.5) * model.gravity, rtol=0,
+                               atol=1e-9)
+    assert doc_p["base_reaction"]["body"] == "link1_1"
+    assert_one_error_line(run_cli("id", "--model", FIVE_BAR, "--payload", "link9.tip:1"),
+                          "link9.tip")

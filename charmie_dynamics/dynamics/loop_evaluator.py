@@ -22,6 +22,9 @@ One call (inputs: the loops' independent coordinates, ``ClosedChain.independent_
    (an over-constrained loop) the joint wrenches are those of the minimum-norm multipliers:
    the split of the indeterminate part is a choice, not a result (docs/closed_chains.md).
 
+Payloads and external wrenches given at construction are applied in both passes (the
+efforts then carry them, as ``inverse_dynamics``' do); ``cli`` ``id`` uses them.
+
 A state whose loops do not close (Newton-Raphson does not converge) or whose loop is at or
 near a singular configuration raises :class:`LoopSingularityError`; the last solution is
 then kept as the next warm start. Plain numpy for the loops, one state at a time; the tree
@@ -31,11 +34,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from typing import Sequence
+
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError, SolveReport
 from ..model.model import Model
 from .closed_chain import multipliers
 from .evaluator import Evaluation, Evaluator, NonFiniteLoads
-from .inverse import LOAD_FORCE, LOAD_POINT, LOAD_TORQUE
+from .inverse import LOAD_FORCE, LOAD_POINT, LOAD_TORQUE, ExternalWrench, Payload, applied_loads
 
 __all__ = ["LoopEvaluator", "LoopSingularityError", "evaluator_for"]
 
@@ -44,21 +49,26 @@ class LoopEvaluator:
     """Efforts at the independent coordinates, loads and TF poses of one state of a model
     with loops per call (module docstring). Not thread-safe: one call at a time."""
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, payloads: Sequence[Payload] = (),
+                 external: Sequence[ExternalWrench] = ()) -> None:
+        """``payloads`` and ``external`` wrenches: loads carried at every call (as
+        ``inverse_dynamics`` takes them), in every pass."""
         # raises LoopAssemblyError (a ModelError) for loops that do not assemble
         self.chain = ClosedChain.build(model)
         self.model = model
         self.input_names: tuple[str, ...] = self.chain.independent_names
         rows = self.chain.rows
         m = len(rows.names)
-        # per row: entry 2r on the successor B, 2r + 1 on the predecessor A
-        self._load_body = np.empty(2 * m, dtype=np.int64)
-        self._load_body[0::2], self._load_body[1::2] = rows.body_b, rows.body_a
-        self._load_vec = np.zeros((2 * m, 4, 3))
-        self._load_vec[0::2, LOAD_POINT] = rows.origin_b
+        given_body, given_vec = applied_loads(model, payloads, external)
+        # then per row: entry 2r on the successor B, 2r + 1 on the predecessor A
+        cut_body = np.empty(2 * m, dtype=np.int64)
+        cut_body[0::2], cut_body[1::2] = rows.body_b, rows.body_a
+        load_vec = np.concatenate([given_vec, np.zeros((2 * m, 4, 3))])
+        self._cut_vec = load_vec[len(given_body):]          # a view: the cut wrenches
+        self._cut_vec[0::2, LOAD_POINT] = rows.origin_b
         self._position = (rows.kind == 0)[:, None]
         # the tree's inputs are its coordinates (the loader refuses actuators with loops)
-        self.tree = Evaluator(model, (self._load_body, self._load_vec))
+        self.tree = Evaluator(model, (np.concatenate([given_body, cut_body]), load_vec))
         self.frames = self.tree.frames
         self._tau = np.empty(len(self.input_names))
         self._full = np.empty((3, model.n_coordinates))
@@ -66,6 +76,7 @@ class LoopEvaluator:
         self.last_solution = self.chain.assembled.copy()
         self.report = SolveReport()
         self.multipliers = np.zeros(m)
+        self.indeterminate = np.zeros((m, 0))
         self.result = Evaluation(self._tau, np.empty(0), self.tree.state, self.tree.result.loads,
                                  self.tree.result.translations, self.tree.result.quaternions)
         self(self.chain.assembled[self.chain.independent], self._zeros, self._zeros)
@@ -84,10 +95,10 @@ class LoopEvaluator:
         report = SolveReport()
         q, qd, qdd, G, values = chain.state(x, xd, xdd, self.last_solution, report)
         self._full[0], self._full[1], self._full[2] = q, qd, qdd
-        self._load_vec[:, LOAD_FORCE] = 0.0
-        self._load_vec[:, LOAD_TORQUE] = 0.0
-        tree = self.tree(*self._full, gravity_only).efforts        # H qdd + b
-        lam, _ = multipliers(chain, values, tree)
+        self._cut_vec[:, LOAD_FORCE] = 0.0
+        self._cut_vec[:, LOAD_TORQUE] = 0.0
+        tree = self.tree(*self._full, gravity_only).efforts   # H qdd + b (and given loads)
+        lam, indeterminate = multipliers(chain, values, tree)
         np.matmul(G.T, tree, out=self._tau)
         if not (np.isfinite(lam).all() and np.isfinite(self._tau).all()):
             raise NonFiniteLoads(f"the loop loads of this input are not finite (inputs too "
@@ -96,7 +107,7 @@ class LoopEvaluator:
         self.tree(*self._full, gravity_only)
         self.last_solution = q
         self.report = report
-        self.multipliers = lam
+        self.multipliers, self.indeterminate = lam, indeterminate
         return self.result
 
     def _apply_cut_wrenches(self, placements, lam: np.ndarray) -> None:
@@ -110,7 +121,7 @@ class LoopEvaluator:
         w = np.einsum("kij,kj->ki", R[b], rows.w)
         force = np.where(self._position, lam[:, None] * u, 0.0)
         torque = np.where(self._position, 0.0, lam[:, None] * np.cross(u, w))
-        v = self._load_vec
+        v = self._cut_vec
         v[0::2, LOAD_FORCE], v[0::2, LOAD_TORQUE] = force, -torque
         v[1::2, LOAD_POINT] = np.einsum("kji,kj->ki", R[a], p_b - O[a])   # R_A^T (p_B - O_A)
         v[1::2, LOAD_FORCE], v[1::2, LOAD_TORQUE] = -force, torque
