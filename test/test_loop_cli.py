@@ -86,12 +86,57 @@ def test_validate_fk_and_id_on_a_model_with_loops(tmp_path):
                           "positions.theta2_1: a dependent coordinate of the loops")
 
 
-def test_analyze_model_with_loops_refuses_a_trajectory_file(tmp_path):
+def test_analyze_model_with_loops_on_a_trajectory_file(tmp_path):
+    """A trajectory CSV of the independent coordinates: every sample's efforts equal the
+    closed chain's inverse dynamics (mass matrix and bias forces) with the file's rates; a
+    column of a dependent coordinate is refused; a sample where the loop cannot close ends
+    with one line naming it; payloads are carried."""
+    from charmie_dynamics import load_model
+    from charmie_dynamics.dynamics import closed_chain as cc
+    from charmie_dynamics.mechanisms.closed_chains import ClosedChain
+    chain = ClosedChain.build(load_model(FIVE_BAR))
+    t = np.linspace(0.0, 1.0, 11)
+    x = np.stack([0.8 + 0.3 * t**2, 0.9 - 0.2 * t], axis=1)
+    xd = np.stack([0.6 * t, -0.2 + 0 * t], axis=1)
+    xdd = np.stack([0.6 + 0 * t, 0 * t], axis=1)
     csv = tmp_path / "t.csv"
-    csv.write_text("time,theta1_1,theta1_2\n0,0.5,0.5\n0.1,0.5,0.5\n")
-    proc = run_cli("analyze", "--model", FIVE_BAR, "--trajectory", csv, "--out", tmp_path / "o")
-    assert_one_error_line(proc, "--trajectory: five_bar has loops; trajectory files are not "
-                                "supported for them yet")
+    header = "time,theta1_1,theta1_2,theta1_1.velocity,theta1_2.velocity," \
+             "theta1_1.acceleration,theta1_2.acceleration"
+    rows = [",".join(repr(float(v)) for v in (t[k], *x[k], *xd[k], *xdd[k])) for k in range(11)]
+    csv.write_text(header + "\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "o"
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--trajectory", csv, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    head, data = _read_csv(out / "loads.csv")
+    assert head[:3] == ["time", "theta1_1.effort", "theta1_2.effort"]
+    last = None
+    for k in range(11):
+        ref = cc.inverse_dynamics(chain, x[k], xd[k], xdd[k], last)
+        last = ref.q
+        np.testing.assert_allclose(data[k, 1:3], ref.effort, rtol=0, atol=1e-9 * np.abs(ref.effort).max())
+    _, kin = _read_csv(out / "kinematics.csv")
+    assert kin[:, -1].max() <= 1e-12
+    # with a payload the efforts change
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--trajectory", csv, "--payload",
+                   "link2_1.tip:1.5", "--out", tmp_path / "p")
+    assert proc.returncode == 0, proc.stderr
+    assert np.abs(_read_csv(tmp_path / "p" / "loads.csv")[1][:, 1:3] - data[:, 1:3]).min() > 0.1
+    # a dependent coordinate's column
+    bad = tmp_path / "dependent.csv"
+    bad.write_text("time,theta1_1,theta2_1\n0,0.5,0.5\n0.1,0.5,0.5\n")
+    assert_one_error_line(run_cli("analyze", "--model", FIVE_BAR, "--trajectory", bad, "--out",
+                                  tmp_path / "d"),
+                          "unknown column(s) theta2_1; expected time and "
+                          "NAME[.velocity|.acceleration] for NAME in theta1_1, theta1_2")
+    # the legs swung apart in the third sample: the loop cannot close
+    apart = tmp_path / "apart.csv"
+    apart.write_text("time,theta1_1,theta1_2\n0,0.8,0.9\n0.1,0.81,0.9\n0.2,1.4835,1.8134\n")
+    assert_one_error_line(run_cli("analyze", "--model", FIVE_BAR, "--trajectory", apart,
+                                  "--out", tmp_path / "a"),
+                          "sample 2 (t = 0.2 s): loop end_effector: Newton-Raphson stopped")
+    assert_one_error_line(run_cli("analyze", "--model", FIVE_BAR, "--motion", "seed002-free-fall",
+                                  "--payload", "link2_1.tip:1", "--out", tmp_path / "f"),
+                          "--payload: --motion seed002-free-fall takes no payload")
 
 
 def test_analyze_irsbot2_parabola(tmp_path):
