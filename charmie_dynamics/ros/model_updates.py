@@ -151,8 +151,8 @@ def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequ
     unknown += [b for b in bodies if b not in model.body_names]
     if unknown:
         raise ModelError(f"{source}: feedforward_joints/wrench_joints name(s) "
-                         f"{', '.join(unknown)} not in the model's inputs "
-                         f"({', '.join(inputs)}) and bodies")
+                         f"{bounded(', '.join(unknown), 200)} not in the model's inputs "
+                         f"({bounded(', '.join(inputs), 200)}) and bodies")
     topics: dict[str, str] = {}
     for body in bodies:
         other = topics.setdefault(wrench_topic(body), body)
