@@ -241,3 +241,18 @@ def test_model_loader_publishes_the_spanning_tree_urdf(ros, system):
     joints = {j.get("name"): j for j in robot.iter("joint")}
     assert set(joints) == set(MODEL.coordinate_names)    # the tree's joints, no cut joint
     assert all(j.get("type") == "continuous" for j in joints.values())
+
+
+def test_dynamics_node_refuses_loops_that_cannot_assemble(ros_env, tmp_path):
+    """Leg 2's base 10 m away: the loop cannot close at the file's guess; the node ends at
+    start-up with one line naming the loop (exit status 1), as validate-model does."""
+    import subprocess
+    apart = tmp_path / "apart.yaml"
+    apart.write_text(FIVE_BAR.read_text().replace("origin: [0.2, 0, 0]", "origin: [10, 0, 0]"))
+    proc = subprocess.run(node_argv("dynamics_node", "-r", "__ns:=/loops_apart_dynamics",
+                                    *params(model_file=apart)),
+                          env=ros_env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    assert "DynamicsNode: error:" in proc.stderr and "cannot be assembled" in proc.stderr, \
+        proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
