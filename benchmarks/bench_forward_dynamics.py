@@ -7,10 +7,8 @@ articulated-body algorithm, for one state and for a batch of states.
 
 Prints the median time per call (microseconds) over ``--repeats`` timed runs (a single-state
 run times ``--calls`` calls), the time per state in the batch, and the ratio of the two
-forward-dynamics methods. Then one simulator step (dynamics.integrate.step, 1 ms, the joint
-stops on) from a state at rest with the simulator node's efforts (gravity compensation
-through its actuator-space mapping, tau(t, q, qd) evaluated at every stage), for each
-integrator and method, as the real-time factor 1 ms / step time. Random states have every coordinate uniform in [-pi, pi]
+forward-dynamics methods (the simulator's step: bench_simulator.py). Random states have every
+coordinate uniform in [-pi, pi]
 (actuators uniform in their stroke), unit normal rates and efforts.
 """
 from __future__ import annotations
@@ -24,9 +22,6 @@ import numpy as np
 
 from charmie_dynamics import bundled_model, forward_kinematics, load_model, resolve_state
 from charmie_dynamics.dynamics import bias_forces, forward_dynamics, mass_matrix
-from charmie_dynamics.dynamics.actuation import joint_efforts_from_inputs
-from charmie_dynamics.dynamics.integrate import INTEGRATORS, StepData, step
-from charmie_dynamics.kinematics import inputs_from_dict
 
 
 def random_states(model, rng: np.random.Generator, count: int):
@@ -87,32 +82,6 @@ def main() -> None:
         verdict = ("aba is faster" if ratio < 0.95 else "cholesky is faster" if ratio > 1.05
                    else "within 5%: neither is clearly faster")
         print(f"forward_dynamics aba / cholesky, {label} (medians): {ratio:.2f} ({verdict})")
-    if model.actuators or args.model is None:
-        simulator_steps(model, args.repeats)
-
-
-def simulator_steps(model, repeats: int, dt: float = 1e-3) -> None:
-    """Median time of one integration step as the simulator node takes it (module docstring)."""
-    q = resolve_state(model, *inputs_from_dict(model)).q
-    qd = np.zeros_like(q)
-    u = -bias_forces(model, q, qd)                # hold still: efforts against gravity
-    smoothing = np.full_like(q, 1e-3)
-
-    def tau(t, q, qd):
-        return joint_efforts_from_inputs(model, q, qd, u, smoothing)
-
-    cases = {f"{method} {dynamics}": (lambda method=method, dynamics=dynamics: step(
-        model, 0.0, q, qd, tau, dt, method, dynamics=dynamics))
-        for method in INTEGRATORS for dynamics in ("aba", "cholesky")}
-    work = StepData(model)
-    cases.update({f"{method} aba, StepData": (lambda method=method: step(
-        model, 0.0, q, qd, tau, dt, method, dynamics="aba", data=work))
-        for method in INTEGRATORS})
-    times = timings_us(cases, repeats, 20)
-    print(f"simulator step of {dt * 1e3:g} ms (integrate.step, joint stops on), median (min) us "
-          f"and real-time factor")
-    for name, (med, low, _) in times.items():
-        print(f"  {name:22s} {med:8.0f} ({low:6.0f})   {dt * 1e6 / med:5.2f}x real time")
 
 
 if __name__ == "__main__":

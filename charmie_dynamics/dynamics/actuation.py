@@ -29,7 +29,9 @@ from typing import Optional
 
 import numpy as np
 
-from ..kinematics.indirect import joint_from_length, length_from_joint
+from ..jit import kernel
+from ..kinematics.indirect import check_length, input_jacobians_batch
+from ..kinematics.state import samples
 from ..model.compiled import ActuatorSpace
 from ..model.model import Model
 from .mass_matrix import bias_forces, mass_matrix
@@ -41,27 +43,78 @@ def actuator_space(model: Model) -> ActuatorSpace:
 
 
 def input_jacobians(model: Model, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Actuator positions x, J = dq/dx and J' = d2q/dx2 at joint coordinates q, (..., n)."""
+    """Actuator positions x, J = dq/dx and J' = d2q/dx2 at joint coordinates q, (..., n)
+    (kinematics/indirect.py's kernel). Raises ActuatorRangeError for an actuator length
+    outside its stroke."""
     q = np.asarray(q, dtype=float)
-    x, J, Jp = q.copy(), np.ones_like(q), np.zeros_like(q)
-    for joint in model.compiled.indirect_joints:
-        c = joint.coordinate
-        length = length_from_joint(joint, q[..., c] * joint.multiplier)
-        _, d1, d2 = joint_from_length(joint, length)
-        x[..., c], J[..., c], Jp[..., c] = length, d1 / joint.multiplier, d2 / joint.multiplier
+    lead, n = q.shape[:-1], q.shape[-1]
+    x, J, Jp = (np.empty(q.shape) for _ in range(3))
+    pm = model.compiled.packed
+    bad = input_jacobians_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec,
+                                samples(q, lead, n), *(a.reshape(-1, n) for a in (x, J, Jp)))
+    if bad >= 0:
+        joint = model.compiled.indirect_joints[bad]
+        check_length(joint, x[..., joint.coordinate])
     return x, J, Jp
+
+
+@kernel
+def friction_force(viscous, coulomb, xd, smoothing):
+    """Seed 004 eq. 43 for one input (kernel): viscous x' + coulomb sign(x'), sign(x')
+    replaced by clip(x' / smoothing, -1, 1) where ``smoothing`` > 0 (see :func:`friction`)."""
+    if smoothing > 0.0:
+        sign = xd / smoothing
+        if sign > 1.0:
+            sign = 1.0
+        elif sign < -1.0:
+            sign = -1.0
+    elif xd > 0.0:
+        sign = 1.0
+    elif xd < 0.0:
+        sign = -1.0
+    else:
+        sign = xd                                   # 0, or nan as numpy's sign
+    return viscous * xd + coulomb * sign
+
+
+@kernel
+def _friction_batch(viscous, coulomb, xd, smoothing, out) -> None:
+    for s in range(xd.shape[0]):
+        for i in range(xd.shape[1]):
+            out[s, i] = friction_force(viscous[i], coulomb[i], xd[s, i], smoothing[s, i])
 
 
 def friction(space: ActuatorSpace, xd: np.ndarray,
              smoothing: Optional[np.ndarray] = None) -> np.ndarray:
-    """Seed 004 eq. 43: viscous x' + coulomb sign(x').
+    """Seed 004 eq. 43: viscous x' + coulomb sign(x'), (..., n_inputs).
 
-    ``smoothing`` (velocities, one per input): sign(x') becomes clip(x' / smoothing, -1, 1),
-    for explicit time integration, where a discontinuous Coulomb term near x' = 0 makes light
-    bodies chatter (no static friction is modelled).
+    ``smoothing`` (velocities, one per input): sign(x') becomes clip(x' / smoothing, -1, 1)
+    (where the smoothing is > 0), for explicit time integration, where a discontinuous
+    Coulomb term near x' = 0 makes light bodies chatter (no static friction is modelled).
     """
-    sign = np.sign(xd) if smoothing is None else np.clip(xd / smoothing, -1.0, 1.0)
-    return space.viscous * xd + space.coulomb * sign
+    xd = np.asarray(xd, dtype=float)
+    lead, n = xd.shape[:-1], xd.shape[-1]
+    out = np.empty(xd.shape)
+    _friction_batch(space.viscous, space.coulomb, samples(xd, lead, n),
+                    samples(0.0 if smoothing is None else smoothing, lead, n),
+                    out.reshape(-1, n))
+    return out
+
+
+@kernel
+def joint_efforts_from_inputs_sample(viscous, coulomb, J, qd, effort, smoothing, tau) -> None:
+    """tau = (u - f(x')) / J with x' = qd / J, one sample (kernel): the joint efforts of
+    actuator efforts ``effort`` (module docstring's virtual work, friction removed)."""
+    for i in range(tau.shape[0]):
+        tau[i] = (effort[i] - friction_force(viscous[i], coulomb[i], qd[i] / J[i],
+                                             smoothing[i])) / J[i]
+
+
+@kernel
+def _joint_efforts_batch(viscous, coulomb, J, qd, effort, smoothing, tau) -> None:
+    for s in range(tau.shape[0]):
+        joint_efforts_from_inputs_sample(viscous, coulomb, J[s], qd[s], effort[s], smoothing[s],
+                                         tau[s])
 
 
 def input_space_dynamics(model: Model, q: np.ndarray, qd: np.ndarray
@@ -124,6 +177,15 @@ def achievable_accelerations(model: Model, q: np.ndarray, qd: np.ndarray,
 
 def joint_efforts_from_inputs(model: Model, q: np.ndarray, qd: np.ndarray, effort: np.ndarray,
                               smoothing: Optional[np.ndarray] = None) -> np.ndarray:
-    """Joint-space efforts tau from actuator efforts u, friction removed: tau = (u - f) / J."""
+    """Joint-space efforts tau from actuator efforts u, friction removed: tau = (u - f) / J,
+    (..., n); ``smoothing`` as in :func:`friction`."""
     _, J, _ = input_jacobians(model, q)
-    return (effort - friction(actuator_space(model), qd / J, smoothing)) / J
+    space = actuator_space(model)
+    lead = np.broadcast_shapes(J.shape[:-1], np.shape(qd)[:-1], np.shape(effort)[:-1])
+    n = J.shape[-1]
+    tau = np.empty(lead + (n,))
+    _joint_efforts_batch(space.viscous, space.coulomb,
+                         *(samples(a, lead, n) for a in (J, qd, effort, 0.0 if smoothing is None
+                                                         else smoothing)),
+                         tau.reshape(-1, n))
+    return tau

@@ -10,7 +10,8 @@ Integrators (step dt, default 1 ms):
 are those of its joints (``body.limits`` lower/upper limit the joint value multiplier *
 coordinate + offset), less the offset, divided by the multiplier (bounds swapped when it is
 negative) and intersected
-over the coordinate's joints (:func:`coordinate_limits`); unbounded sides are infinite.
+over the coordinate's joints (:func:`coordinate_limits`, built once per model); unbounded
+sides are infinite.
 
 * Impact (:func:`stop_at_limits`, after every step): a coordinate past a bound is put back on
   it, and if it moves outward its velocity becomes zero through an impulse at the stop, the
@@ -87,21 +88,9 @@ class Energy:
 
 
 def coordinate_limits(model: Model) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper position bounds of every coordinate (n,), -inf/+inf where none."""
-    lower = np.full(model.n_coordinates, -np.inf)
-    upper = np.full(model.n_coordinates, np.inf)
-    for i, body in enumerate(model.bodies):
-        c = model.coordinate_index[i]
-        if c < 0:
-            continue
-        m, offset = body.multiplier, body.offset
-        lo, hi = (body.limits.lower, body.limits.upper) if m > 0 else \
-            (body.limits.upper, body.limits.lower)
-        if lo is not None:
-            lower[c] = max(lower[c], (lo - offset) / m)
-        if hi is not None:
-            upper[c] = min(upper[c], (hi - offset) / m)
-    return lower, upper
+    """Lower and upper position bounds of every coordinate (n,), -inf/+inf where none
+    (read-only; held by the model: model/compiled.py)."""
+    return model.compiled.coordinate_limits
 
 
 class StepData(AlgorithmData):

@@ -123,6 +123,27 @@ def apply_loads_sample(load_body, load_vec, rotations, origins, motion, external
         accumulate(external, b, N, mat_t_vec(mat(rotations, b, 1), vec(load_vec, k, LOAD_TORQUE)))
 
 
+@kernel
+def tree_efforts_sample(pm, load_body, load_vec, q, qd, qdd, values, rotations, origins,
+                        motion, applied, tree, tension, hanger, tau) -> int:
+    """The module docstring's placements, motion, passive forces (with the payloads and
+    external wrenches ``load_body``, ``load_vec``) and tree pass of one sample, and the
+    coordinate efforts ``tau`` (kernel; ``pm``: a :class:`~..model.packed.PackedModel`).
+    Returns a balancer whose spring cannot reach its anchor (passive_forces_sample), or -1."""
+    forward_kinematics_sample(pm.body_int, pm.body_vec, pm.body_mat, q, values, rotations,
+                              origins)
+    body_motion_sample(pm.body_int, pm.body_vec, rotations, origins, qd, qdd,
+                       pm.base_acceleration, motion)
+    applied[:] = 0.0
+    k = passive_forces_sample(pm.spring_int, pm.spring_vec, pm.bal_int, pm.bal_vec, rotations,
+                              origins, tension, hanger, applied)
+    apply_loads_sample(load_body, load_vec, rotations, origins, motion, applied)
+    tree_backward_pass_sample(pm.body_int, pm.body_vec, pm.body_mat, rotations, origins,
+                              motion, applied, tree)
+    joint_efforts_sample(pm.body_int, pm.body_vec, tree, tau)
+    return k
+
+
 class InverseDynamicsBuffers(NamedTuple):
     """The inverse-dynamics kernel's result and work buffers, (samples or 1, ...) each:
     one sample's shapes in :class:`InverseDynamicsData`'s layout."""
@@ -156,19 +177,12 @@ def _inverse_dynamics_batch(model, applied, q, qd, qdd, buffers) -> int:
     failed = -1
     for s in range(q.shape[0]):
         t = s % b.rotations.shape[0]
-        R, O, M, E, T = b.rotations[t], b.origins[t], b.motion[t], b.applied[t], b.tree[t]
-        forward_kinematics_sample(pm.body_int, pm.body_vec, pm.body_mat, q[s], b.values[t],
-                                  R, O)
-        body_motion_sample(pm.body_int, pm.body_vec, R, O, qd[s], qdd[s],
-                           pm.base_acceleration, M)
-        E[:] = 0.0
-        k = passive_forces_sample(pm.spring_int, pm.spring_vec, pm.bal_int, pm.bal_vec, R, O,
-                                  b.tension[s], b.hanger[s], E)
+        R, O, T = b.rotations[t], b.origins[t], b.tree[t]
+        k = tree_efforts_sample(pm, load_body, load_vec, q[s], qd[s], qdd[s], b.values[t], R,
+                                O, b.motion[t], b.applied[t], T, b.tension[s], b.hanger[s],
+                                b.tau[s])
         if k >= 0:
             failed = k
-        apply_loads_sample(load_body, load_vec, R, O, M, E)
-        tree_backward_pass_sample(pm.body_int, pm.body_vec, pm.body_mat, R, O, M, E, T)
-        joint_efforts_sample(pm.body_int, pm.body_vec, T, b.tau[s])
         distribute_sample(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.bal_int, R, O,
                           T, b.axial[s], b.loops[s], b.balancer_couple[s])
         if b.joints.shape[0] == 0:           # keep="efforts": no joint wrenches

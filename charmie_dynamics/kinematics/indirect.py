@@ -11,6 +11,13 @@ section 4.1), with the constants of :mod:`charmie_dynamics.model.actuator_geomet
 
 s is the assembly branch (``branch`` in the model file). First and second derivatives
 w.r.t. L are exact, so ``qd = J Ld`` and ``qdd = J Ldd + J' Ld^2``.
+
+The direct relation, the length at a joint value (:func:`joint_length`): L = |Rot(a, theta) q - p|
+(revolute) or |q + d a - p| (prismatic), with p the base anchor in the joint frame and q the
+end anchor in the child frame. :func:`input_jacobians_sample` gives a whole state in actuator
+space: each driven coordinate's actuator length L with J = dq/dL and J' = d2q/dL2 (of the
+coordinate: the joint's derivatives over its multiplier), the other coordinates as they are
+(J = 1, J' = 0); dynamics/actuation.py and the simulator's compiled step call it.
 """
 from __future__ import annotations
 
@@ -19,8 +26,12 @@ import math
 import numpy as np
 
 from ..jit import kernel
+from ..linalg import add, mat_vec, norm, scale, sub, vec
 from ..model.actuator_geometry import IndirectJoint
-from ..model.rotations import axis_rotation
+from ..model.joint import REVOLUTE
+from ..model.packed import (A_BRANCH, A_DRIVES, A_END, A_JOINT_BASE, A_PERP2, A_SOLVE,
+                            A_STROKE, AXIS, COORD, JOINT, SCALARS)
+from ..model.rotations import rotation_about
 
 
 class MechanismRangeError(ValueError):
@@ -81,11 +92,66 @@ def joint_from_length(joint: IndirectJoint, length: np.ndarray) -> tuple[np.ndar
     return tuple(out[:, k].reshape(L.shape) for k in range(3))
 
 
-def length_from_joint(joint: IndirectJoint, value: np.ndarray) -> np.ndarray:
-    """Actuator length for a joint value (the direct, non-inverted relation)."""
-    value = np.asarray(value, dtype=float)
-    if joint.revolute:
-        moved = axis_rotation(joint.axis, value) @ joint.end
+@kernel
+def joint_length(revolute, axis, base, end, value):
+    """Actuator length at the joint value ``value`` (theta or d, before the coordinate
+    multiplier), kernel: the direct relation of the module docstring; ``axis``, ``base`` (p,
+    joint frame) and ``end`` (q, child frame) are 3-vectors."""
+    if revolute:
+        moved = mat_vec(rotation_about(axis, value), end)
     else:
-        moved = joint.end + value[..., None] * joint.axis
-    return np.linalg.norm(moved - joint.base, axis=-1)
+        moved = add(end, scale(value, axis))
+    return norm(sub(moved, base))
+
+
+@kernel
+def _joint_length_batch(revolute, axis, base, end, values, out) -> None:
+    for k in range(values.shape[0]):
+        out[k] = joint_length(revolute, axis, base, end, values[k])
+
+
+def length_from_joint(joint: IndirectJoint, value: np.ndarray) -> np.ndarray:
+    """Actuator length for a joint value (the direct, non-inverted relation), any shape."""
+    value = np.asarray(value, dtype=float)
+    out = np.empty(value.shape)
+    _joint_length_batch(joint.revolute, *(tuple(map(float, v)) for v in
+                                          (joint.axis, joint.base, joint.end)),
+                        np.ascontiguousarray(value).reshape(-1), out.reshape(-1))
+    return out
+
+
+@kernel
+def input_jacobians_sample(body_int, body_vec, act_int, act_vec, q, x, J, Jp) -> int:
+    """Actuator-space positions x, J = dq/dx and J' = d2q/dx2 of one sample of joint
+    coordinates q (n,) (kernel, module docstring). Returns the first actuator whose length is
+    outside its stroke (or not a number; its x is the length), or -1."""
+    x[:] = q
+    J[:] = 1.0
+    Jp[:] = 0.0
+    for k in range(act_int.shape[0]):
+        i = act_int[k, A_DRIVES]
+        c = body_int[i, COORD]
+        m = body_vec[i, SCALARS, 0]
+        revolute = body_int[i, JOINT] == REVOLUTE
+        L = joint_length(revolute, vec(body_vec, i, AXIS), vec(act_vec, k, A_JOINT_BASE),
+                         vec(act_vec, k, A_END), q[c] * m)
+        x[c] = L
+        if not (act_vec[k, A_STROKE, 0] <= L <= act_vec[k, A_STROKE, 1]):
+            return k
+        _, d1, d2 = solve_joint(revolute, act_int[k, A_BRANCH], vec(act_vec, k, A_SOLVE),
+                                act_vec[k, A_PERP2, 0], L)
+        J[c], Jp[c] = d1 / m, d2 / m
+    return -1
+
+
+@kernel
+def input_jacobians_batch(body_int, body_vec, act_int, act_vec, q, x, J, Jp) -> int:
+    """:func:`input_jacobians_sample` over (samples, n) arrays; returns the lowest actuator
+    out of its stroke in any sample, or -1."""
+    bad = -1
+    for s in range(q.shape[0]):
+        k = input_jacobians_sample(body_int, body_vec, act_int, act_vec, q[s], x[s], J[s],
+                                   Jp[s])
+        if k >= 0 and (bad < 0 or k < bad):
+            bad = k
+    return bad

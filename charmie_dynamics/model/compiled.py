@@ -1,7 +1,8 @@
 """The constants a model's algorithms derive from its parameters, built once per model and
 held by it as ``model.compiled`` (model.py): the kernels' arrays (packed.py, with the joints'
 motion subspaces), the bodies' spatial inertias, the indirect joints' solved constants and
-the actuator space, the bodies each coordinate moves and whether the ABA can reduce them. They
+the actuator space, the coordinates' position bounds (the joint stops of
+dynamics/integrate.py), the bodies each coordinate moves and whether the ABA can reduce them. They
 replace per-module caches keyed by model: one place builds them, and
 they live exactly as long as the model.
 
@@ -82,6 +83,28 @@ def actuator_space(model: ModelParameters) -> ActuatorSpace:
     return ActuatorSpace(model.input_names, limit, viscous, coulomb)
 
 
+def coordinate_limits(model: ModelParameters) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper position bounds of every coordinate (n,), -inf/+inf where none,
+    read-only: the bounds of its joints (``body.limits`` lower/upper limit the joint value
+    multiplier * coordinate + offset) less the offset, divided by the multiplier (swapped
+    when it is negative), intersected over the coordinate's joints."""
+    lower = np.full(model.n_coordinates, -np.inf)
+    upper = np.full(model.n_coordinates, np.inf)
+    for i, body in enumerate(model.bodies):
+        c = model.coordinate_index[i]
+        if c < 0:
+            continue
+        m, offset = body.multiplier, body.offset
+        lo, hi = (body.limits.lower, body.limits.upper) if m > 0 else \
+            (body.limits.upper, body.limits.lower)
+        if lo is not None:
+            lower[c] = max(lower[c], (lo - offset) / m)
+        if hi is not None:
+            upper[c] = min(upper[c], (hi - offset) / m)
+    lower.flags.writeable = upper.flags.writeable = False
+    return lower, upper
+
+
 @dataclass(frozen=True)
 class CompiledModel:
     """A model's derived constants (module docstring); nothing writes them."""
@@ -90,6 +113,7 @@ class CompiledModel:
     spatial_inertias: np.ndarray                  # (nb, 6, 6), read-only
     indirect_joints: tuple[IndirectJoint, ...]    # in ``model.actuators`` order
     actuator_space: ActuatorSpace
+    coordinate_limits: tuple[np.ndarray, np.ndarray]   # lower, upper (n,), read-only
     coordinate_bodies: tuple[tuple[int, ...], ...]    # bodies each coordinate moves
     aba_coupling: Optional[str]                   # why the ABA cannot run, or None
 
@@ -98,7 +122,8 @@ class CompiledModel:
         joints = indirect_joints(model)
         groups = coordinate_bodies(model)
         return cls(pack_model(model, joints), spatial_inertias(model), joints,
-                   actuator_space(model), groups, aba_coupling(model, groups))
+                   actuator_space(model), coordinate_limits(model), groups,
+                   aba_coupling(model, groups))
 
 
 def coordinate_bodies(model: ModelParameters) -> tuple[tuple[int, ...], ...]:

@@ -64,13 +64,15 @@ class ActInt(IntEnum):
 
 class ActVec(IntEnum):
     """act_vec slots: anchors in their bodies' frames; SOLVE = (c0, alpha, beta) and
-    PERP2 = (perp2, 0, 0) of the indirect joint's solution; STROKE = (shortest, longest, 0)."""
+    PERP2 = (perp2, 0, 0) of the indirect joint's solution; STROKE = (shortest, longest, 0);
+    JOINT_BASE: the base anchor in the driven joint's frame (p of actuator_geometry.py)."""
 
     A_BASE = 0
     A_END = 1
     A_SOLVE = 2
     A_PERP2 = 3
     A_STROKE = 4
+    A_JOINT_BASE = 5
 
 
 class SpringInt(IntEnum):
@@ -116,7 +118,7 @@ PARENT, JOINT, COORD, DRIVEN_BY, KIND, CONFIG = map(int, BodyInt)
 AXIS, ORIGIN, COM, S_W, S_V, SCALARS = map(int, BodyVec)
 ROTATION, INERTIA = map(int, BodyMat)
 A_DRIVES, A_BASE_BODY, A_END_BODY, A_BRANCH, A_SHARING = map(int, ActInt)
-A_BASE, A_END, A_SOLVE, A_PERP2, A_STROKE = map(int, ActVec)
+A_BASE, A_END, A_SOLVE, A_PERP2, A_STROKE, A_JOINT_BASE = map(int, ActVec)
 S_START_BODY, S_END_BODY = map(int, SpringInt)
 S_START, S_END, S_LAW = map(int, SpringVec)
 B_PIVOT_BODY, B_HANGER_BODY, B_SIDE, B_SHARES = map(int, BalInt)
@@ -132,7 +134,7 @@ class PackedModel(NamedTuple):
     subspace: np.ndarray      # (nb, 6): [S_W; S_V] of body_vec, for the 6-vector kernels
     base_acceleration: np.ndarray   # (3,): -gravity, folds gravity into the accelerations
     act_int: np.ndarray       # (na, 5) int64
-    act_vec: np.ndarray       # (na, 5, 3)
+    act_vec: np.ndarray       # (na, 6, 3)
     spring_int: np.ndarray    # (ns, 2) int64
     spring_vec: np.ndarray    # (ns, 3, 3)
     bal_int: np.ndarray       # (nbal, 4) int64
@@ -172,11 +174,11 @@ def pack_model(model: ModelParameters, joints: tuple[IndirectJoint, ...]) -> Pac
                    if bal.hanger.body == act.drives and bal.pivot.body == model.parent[act.drives]]
                for k, act in enumerate(model.actuators)}
     act_int = np.zeros((len(model.actuators), 5), dtype=np.int64)
-    act_vec = np.zeros((len(model.actuators), 5, 3))
+    act_vec = np.zeros((len(model.actuators), len(ActVec), 3))
     for k, (act, joint) in enumerate(zip(model.actuators, joints)):
         act_int[k] = act.drives, act.base.body, act.end.body, act.branch, len(sharing[k])
         act_vec[k] = act.base.local, act.end.local, (joint.c0, joint.alpha, joint.beta), \
-            (joint.perp2, 0.0, 0.0), (*joint.stroke, 0.0)
+            (joint.perp2, 0.0, 0.0), (*joint.stroke, 0.0), joint.base
     spring_int = np.array([[s.start.body, s.end.body] for s in model.springs],
                           dtype=np.int64).reshape(-1, 2)
     spring_vec = np.array([[s.start.local, s.end.local, _law(s.params)] for s in model.springs],

@@ -2,7 +2,11 @@
 forward dynamics, in actuator space.
 
 Every period (1 / ``rate``) the node integrates ``round(1 / (rate dt))`` steps of ``dt``
-(``integrator`` rk4 or euler, ``fd_method`` aba or cholesky; joint stops of integrate.py):
+(``integrator`` rk4 or euler, ``fd_method`` aba or cholesky; joint stops of integrate.py).
+With ``fd_method: aba`` the steps of a period run in one call of the compiled step
+(dynamics/actuated_step.py, equal to integrate.step); the rare step it hands back (an impact
+at a joint stop, an actuator leaving its stroke, a non-finite state) and every step of
+``fd_method: cholesky`` run in Python through integrate.step. Control:
 
 * ``control: effort``: the latest std_msgs/Float64MultiArray on ``command_topic`` in
   ``command_joints`` order (the order of the dynamics node's feedforward), held over the
@@ -48,8 +52,9 @@ from ..dynamics.actuation import (
     friction,
     input_jacobians,
     input_space_dynamics,
-    joint_efforts_from_inputs,
 )
+from ..dynamics.actuated_step import (HeldStepData, compiled_step_reason, held_efforts,
+                                      held_input_steps)
 from ..dynamics.forward import METHODS
 from ..dynamics.integrate import INTEGRATORS, check_within_limits, step
 from ..kinematics import resolve_state
@@ -114,6 +119,11 @@ class SimulatorNode(Node):
         check_within_limits(m, state0.q)
         self.q, self.qd = state0.q, state0.qd
         self.t = 0.0
+        # the compiled step, where it can run the model and fd_method (else the Python step)
+        reason = compiled_step_reason(m, p["fd_method"])
+        self.held_step = HeldStepData(m) if reason is None else None
+        if reason is not None:
+            self.get_logger().info(f"integrating in Python, not compiled: {reason}")
         self.substeps = max(1, int(round(1.0 / (p["rate"] * p["dt"]))))
         self.command: Optional[np.ndarray] = None
         self.command_time = 0.0
@@ -175,23 +185,27 @@ class SimulatorNode(Node):
         if self.failed:
             return
         wanted, smoothing = self._efforts()
-        for k in range(self.substeps):
-            if wanted is None:
-                break                          # held still until a controller commands
+        k = 0
+        while k < self.substeps and wanted is not None:   # None: held still until commanded
             if k > 0 and self.p["control"] == "pd":
                 wanted, smoothing = self._efforts()   # the pd controller runs every step
             limit = self.space.effort_limit
             clamped = np.clip(wanted, -limit, limit)
             over = np.abs(wanted) > limit
-            self.saturation_events += int(over.any())
             self.saturated_now = [n for n, o in zip(self.model.input_names, over) if o]
             self.effort = clamped
-
-            def tau(t, q, qd, u=clamped, smoothing=smoothing):
-                return joint_efforts_from_inputs(self.model, q, qd, u, smoothing)
-
+            # effort control holds the command over the period; pd changes it every step
+            run = self.substeps - k if self.p["control"] == "effort" else 1
+            done = self._compiled_steps(clamped, smoothing, run)
+            self.saturation_events += int(over.any()) * done
+            k += done
+            if done == run:
+                continue
+            # the step the compiled path hands back (an impact at a stop, an error): in Python
+            self.saturation_events += int(over.any())
             try:
-                q, qd = step(self.model, self.t, self.q, self.qd, tau, self.p["dt"],
+                q, qd = step(self.model, self.t, self.q, self.qd,
+                             held_efforts(self.model, clamped, smoothing), self.p["dt"],
                              self.p["integrator"], dynamics=self.p["fd_method"])
                 input_jacobians(self.model, q)     # raises if an actuator left its stroke
             except (MechanismRangeError, np.linalg.LinAlgError) as exc:
@@ -205,7 +219,21 @@ class SimulatorNode(Node):
                 break
             self.q, self.qd = q, qd
             self.t += self.p["dt"]
+            k += 1
         self._publish_state()
+
+    def _compiled_steps(self, effort: np.ndarray, smoothing: np.ndarray, steps: int) -> int:
+        """Up to ``steps`` steps by the compiled step (dynamics/actuated_step.py) from the
+        current state, which they advance; how many were taken (0 where it cannot run)."""
+        if self.held_step is None:
+            return 0
+        done = held_input_steps(self.model, self.q, self.qd, effort, smoothing, steps,
+                                self.p["dt"], self.p["integrator"], data=self.held_step)
+        if done:
+            self.q, self.qd = (a.copy() for a in self.held_step.state)
+            for _ in range(done):                  # the same sum as one step at a time
+                self.t += self.p["dt"]
+        return done
 
     def _publish_state(self) -> None:
         m = self.model

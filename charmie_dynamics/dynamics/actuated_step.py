@@ -1,0 +1,256 @@
+"""The simulator's integration step compiled whole: the robot driven by actuator efforts u
+held over the step (the simulator node's zero-order hold), one state.
+
+:func:`held_input_steps` takes up to ``steps`` steps of integrate.py's ``step`` (semi-implicit
+Euler or RK4, the joint stops' contact rule in every evaluation) with the efforts of
+:func:`held_efforts`, in one kernel call. Each evaluation of the accelerations is
+
+    x, J, J'  at q                      (kinematics/indirect.py: input_jacobians_sample)
+    tau = (u - f(qd / J)) / J           (actuation.py: joint_efforts_from_inputs_sample)
+    u'  = ID(q, qd, 0)                  (inverse.py: tree_efforts_sample)
+    qdd = ABA(q, phi = tau - u')        (forward.py: articulated_body_sample, seed 002
+                                         eqs. 19-21), again with the held coordinates
+                                         fixed while one on its stop pushes outward
+
+each a kernel the Python path calls too, so the compiled step is that path's arithmetic in
+the same order. Python keeps what is rare: a step is handed back, not taken, when its end
+state needs an impact at a stop (:func:`~.integrate.stop_at_limits`: the mass matrix and a
+held solve), when an actuator leaves its stroke or a balancer cannot reach its anchor in any
+evaluation, when a coordinate moves no mass, or when the state after it is not finite or has
+an actuator out of its stroke. :func:`held_input_steps` returns how many steps it took; the
+caller takes the next one with ``integrate.step(..., held_efforts(...), dynamics="aba")``,
+which applies the impact or raises the package's error, and goes on.
+
+The compiled path runs the ABA only (``dynamics="aba"``) on models without a free-flyer whose
+coupled joints share a parent (:func:`compiled_step_reason` says why not otherwise).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from ..jit import kernel
+from ..kinematics.indirect import input_jacobians_sample
+from ..model.data import AlgorithmData
+from ..model.model import Model
+from ..model.packed import PackedModel
+from .actuation import actuator_space, joint_efforts_from_inputs, joint_efforts_from_inputs_sample
+from .forward import ArticulatedBodyData, ArticulatedBodyWork, articulated_body_sample
+from .integrate import INTEGRATORS, EffortFunction, coordinate_limits
+from .inverse import InverseDynamicsBuffers, InverseDynamicsData, tree_efforts_sample
+
+EULER, RK4 = 0, 1       # the kernel's integrators, in INTEGRATORS order
+
+
+class HeldStepWork(NamedTuple):
+    """The work arrays of :func:`held_steps_sample` (one sample), n = coordinates."""
+
+    x: np.ndarray           # (n,) actuator-space positions (input_jacobians_sample)
+    J: np.ndarray           # (n,) dq/dx
+    Jp: np.ndarray          # (n,) d2q/dx2
+    tau: np.ndarray         # (n,) joint efforts of the held input
+    phi: np.ndarray         # (n,) tau - u'
+    zeros: np.ndarray       # (n,) the bias forces' qdd
+    free: np.ndarray        # (n,) 1, or 0 for a coordinate held on its stop
+    stage_qdd: np.ndarray   # (4, n) RK4's a1..a4 (Euler: a1)
+    stage_qd: np.ndarray    # (3, n) the rates of a2..a4
+    stage_q: np.ndarray     # (3, n) the positions of a2..a4
+    q: np.ndarray           # (n,) the state after the step, before it is accepted
+    qd: np.ndarray          # (n,)
+    no_loads: np.ndarray    # (0,) int64: no payloads
+    no_load_values: np.ndarray   # (0, 4, 3)
+
+
+class HeldInput(NamedTuple):
+    """The step's constants: the held efforts, the Coulomb smoothing velocities (0: the sign),
+    the inputs' viscous and Coulomb coefficients, the coordinates' bounds (n,) each."""
+
+    effort: np.ndarray
+    smoothing: np.ndarray
+    viscous: np.ndarray
+    coulomb: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+@kernel
+def held_accelerations_sample(pm, inertias, members, inverse, articulated, held, limits, q,
+                              qd, w, qdd) -> bool:
+    """qdd at (q, qd) under the held input, with the stops' contact rule when ``limits``
+    (integrate.accelerations), kernel (module docstring). ``inverse``: an
+    :class:`~.inverse.InverseDynamicsBuffers` of one sample, ``articulated``: an
+    :class:`~.forward.ArticulatedBodyWork`, ``held``: a :class:`HeldInput`, ``w``: a
+    :class:`HeldStepWork`. False where Python must take the step (an actuator out of its
+    stroke, a balancer out of range, a coordinate without mass)."""
+    if input_jacobians_sample(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, q, w.x, w.J,
+                              w.Jp) >= 0:
+        return False
+    joint_efforts_from_inputs_sample(held.viscous, held.coulomb, w.J, qd, held.effort,
+                                     held.smoothing, w.tau)
+    b = inverse
+    R, O = b.rotations[0], b.origins[0]
+    if tree_efforts_sample(pm, w.no_loads, w.no_load_values, q, qd, w.zeros, b.values[0], R, O,
+                           b.motion[0], b.applied[0], b.tree[0], b.tension[0], b.hanger[0],
+                           b.tau[0]) >= 0:
+        return False
+    n = q.shape[0]
+    for i in range(n):
+        w.phi[i] = w.tau[i] - b.tau[0, i]
+        w.free[i] = 1.0
+    while True:
+        if articulated_body_sample(pm, inertias, members, R, O, w.phi, w.free, qdd,
+                                   articulated) >= 0:
+            return False
+        if not limits:
+            return True
+        pushing = False         # a free coordinate on a bound, not moving inward, pushing out
+        for i in range(n):
+            if w.free[i] > 0.0 and ((q[i] <= held.lower[i] and qd[i] <= 0.0 and qdd[i] < 0.0)
+                                    or (q[i] >= held.upper[i] and qd[i] >= 0.0
+                                        and qdd[i] > 0.0)):
+                w.free[i] = 0.0
+                pushing = True
+        if not pushing:
+            return True
+
+
+@kernel
+def held_steps_sample(pm, inertias, members, inverse, articulated, held, limits, dt, method,
+                      steps, q, qd, w) -> int:
+    """Up to ``steps`` steps of integrate.step from (q, qd), written back into q and qd after
+    each (kernel, module docstring); returns the number taken."""
+    n = q.shape[0]
+    a, v, x = w.stage_qdd, w.stage_qd, w.stage_q
+    h, sixth = 0.5 * dt, dt / 6.0           # integrate.step's RK4, its operations in order
+    for done in range(steps):
+        if not held_accelerations_sample(pm, inertias, members, inverse, articulated, held,
+                                         limits, q, qd, w, a[0]):
+            return done
+        if method == EULER:
+            for i in range(n):
+                w.qd[i] = qd[i] + dt * a[0, i]
+                w.q[i] = q[i] + dt * w.qd[i]
+        else:       # a_{s+1} at x_s = q + c_s k_s, v_s = qd + c_s a_s, k_s = qd, v_0, v_1
+            for s in range(3):
+                c = dt if s == 2 else h
+                for i in range(n):
+                    v[s, i] = qd[i] + c * a[s, i]
+                    x[s, i] = q[i] + c * (qd[i] if s == 0 else v[s - 1, i])
+                if not held_accelerations_sample(pm, inertias, members, inverse, articulated,
+                                                 held, limits, x[s], v[s], w, a[s + 1]):
+                    return done
+            for i in range(n):
+                w.q[i] = q[i] + sixth * (qd[i] + 2.0 * v[0, i] + 2.0 * v[1, i] + v[2, i])
+                w.qd[i] = qd[i] + sixth * (a[0, i] + 2.0 * a[1, i] + 2.0 * a[2, i] + a[3, i])
+        for i in range(n):
+            if not (np.isfinite(w.q[i]) and np.isfinite(w.qd[i])):
+                return done
+            if limits:              # clipped onto a bound; an outward rate needs an impact
+                if w.q[i] < held.lower[i]:
+                    w.q[i] = held.lower[i]
+                elif w.q[i] > held.upper[i]:
+                    w.q[i] = held.upper[i]
+                if (w.q[i] <= held.lower[i] and w.qd[i] < 0.0) or \
+                        (w.q[i] >= held.upper[i] and w.qd[i] > 0.0):
+                    return done
+        if input_jacobians_sample(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, w.q, w.x,
+                                  w.J, w.Jp) >= 0:
+            return done
+        q[:] = w.q
+        qd[:] = w.qd
+    return steps
+
+
+@kernel
+def _held_steps(model, inertias, members, inverse, articulated, held, limits, dt, method,
+                steps, q, qd, work) -> int:
+    """:func:`held_steps_sample` with the plain tuples of the Python side named (the
+    dispatch cost: see inverse.py's kernel)."""
+    return held_steps_sample(PackedModel(*model), inertias, members,
+                             InverseDynamicsBuffers(*inverse), ArticulatedBodyWork(*articulated),
+                             HeldInput(*held), limits, dt, method, steps, q, qd,
+                             HeldStepWork(*work))
+
+
+def compiled_step_reason(model: Model, dynamics: str = "aba") -> Optional[str]:
+    """Why :func:`held_input_steps` cannot run ``model`` with the forward-dynamics method
+    ``dynamics``, or None when it can (module docstring)."""
+    if dynamics != "aba":
+        return f"dynamics {dynamics!r}: the compiled step runs the ABA ('aba') only"
+    if model.free_flyers:
+        return f"{model.name} has a free-flyer: the compiled step integrates q + qd dt only"
+    return model.compiled.aba_coupling
+
+
+class HeldStepData(AlgorithmData):
+    """Buffers of :func:`held_input_steps` for one model (one state, ``lead`` ()): the bias
+    forces' inverse dynamics (efforts only), the ABA's work arrays, the step's
+    (:class:`HeldStepWork`) and the state, ``q`` and ``qd`` (n,), returned as ``state``.
+    ValueError for a model the compiled step cannot run (:func:`compiled_step_reason`)."""
+
+    def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
+        reason = compiled_step_reason(model)
+        if reason is not None:
+            raise ValueError(reason)
+        if tuple(lead) != ():
+            raise ValueError(f"HeldStepData: got sample shape {tuple(lead)}, expected () "
+                             "(one state)")
+        super().__init__(model, lead)
+        n = model.n_coordinates
+        self.inverse = InverseDynamicsData(model, (), keep="efforts")
+        self.articulated = ArticulatedBodyData(model, ())
+        self.work = tuple(HeldStepWork(
+            *(np.empty(n) for _ in range(5)), np.zeros(n), np.empty(n), np.empty((4, n)),
+            np.empty((3, n)), np.empty((3, n)), np.empty(n), np.empty(n),
+            np.empty(0, dtype=np.int64), np.zeros((0, 4, 3))))
+        space = actuator_space(model)
+        self.constants = (np.ascontiguousarray(space.viscous, dtype=float),
+                          np.ascontiguousarray(space.coulomb, dtype=float),
+                          *(np.array(b) for b in coordinate_limits(model)))
+        self.effort = np.empty(n)
+        self.smoothing = np.empty(n)
+        self.q = np.empty(n)
+        self.qd = np.empty(n)
+        self.state = (self.q, self.qd)
+
+
+def held_efforts(model: Model, effort: np.ndarray,
+                 smoothing: Optional[np.ndarray] = None) -> EffortFunction:
+    """tau(t, q, qd) of the actuator efforts ``effort`` held constant (``model.input_names``
+    order), friction removed with the Coulomb ``smoothing`` (actuation.friction): the
+    effort function of integrate.step that :func:`held_input_steps` compiles."""
+    def tau(t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        return joint_efforts_from_inputs(model, q, qd, effort, smoothing)
+    return tau
+
+
+def held_input_steps(model: Model, q: np.ndarray, qd: np.ndarray, effort: np.ndarray,
+                     smoothing: Optional[np.ndarray] = None, steps: int = 1, dt: float = 1e-3,
+                     method: str = "rk4", *, limits: bool = True,
+                     data: Optional[HeldStepData] = None) -> int:
+    """Up to ``steps`` steps of ``integrate.step(model, t, q, qd, held_efforts(model, effort,
+    smoothing), dt, method, dynamics="aba", limits=limits)`` from the state q, qd (n,), in one
+    kernel call; returns how many it took (fewer when the next step is one Python keeps: the
+    module docstring). The state after them is ``data.state`` (the start state when none);
+    q and qd may be its arrays. ``data``: buffers, reused (:class:`HeldStepData`); new ones
+    when omitted. ValueError for a model it cannot run, a state of another shape or an
+    unknown method."""
+    if method not in INTEGRATORS:
+        raise ValueError(f"method: got {method!r}, expected one of {', '.join(INTEGRATORS)}")
+    data = HeldStepData.reuse(data, model, ())
+    n = model.n_coordinates
+    arrays = [np.asarray(a, dtype=float) for a in (q, qd, effort)]
+    arrays.append(np.zeros(n) if smoothing is None else np.asarray(smoothing, dtype=float))
+    if any(a.shape != (n,) for a in arrays):
+        raise ValueError(f"q, qd, effort, smoothing: got shapes {[a.shape for a in arrays]}, "
+                         f"expected ({n},) each ({model.name}, one state)")
+    for target, a in zip((data.q, data.qd, data.effort, data.smoothing), arrays):
+        if target is not a:
+            target[...] = a
+    viscous, coulomb, lower, upper = data.constants
+    held = (data.effort, data.smoothing, viscous, coulomb, lower, upper)
+    return _held_steps(data.inverse.packed, model.compiled.spatial_inertias,
+                       data.articulated.members, data.inverse.buffers, data.articulated.work,
+                       held, bool(limits), float(dt), INTEGRATORS.index(method), int(steps),
+                       data.q, data.qd, data.work)
