@@ -1,6 +1,7 @@
 """The one input guard (charmie_dynamics/documents.py): hostile files and texts end as the
 caller's error, quickly, and nothing else escapes (issue 10)."""
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -209,3 +210,28 @@ def test_no_thread_for_the_stack_falls_back_to_the_python_composer(monkeypatch):
     assert parse_yaml("a: &x [1]\nb: *x\n", "s") == {"a": [1], "b": [1]}
     with pytest.raises(DocumentError, match="merge keys"):
         parse_yaml(merge_bomb(2), "s")
+
+
+#: scalars that the plain construction reads with ``float`` or ``int`` and those it leaves to
+#: PyYAML's constructors (YAML 1.1's octal, base 60, .inf, underscores, signs, explicit tags)
+SCALARS = ["0", "7", "010", "0o7", "0x1f", "0b101", "-3", "+4", "1_000", "190:20:30", "00",
+           "0.0", "-0.0", "+1.5", ".5", "-.5", "1.", "1e5", "1.0e+5", "6.02e-23", "1_000.5",
+           "1__0.5", ".inf", "-.Inf", "+.INF", ".nan", "190:20:30.15", "1.7976931348623157e308",
+           "1e999", "!!float 1", "!!float '-1_5.0'", "!!float ' 2.5'", "!!float inf",
+           "!!float -nan", "!!int '12'", "!!float '١٢'", "x1.5", "null", "~", "yes", "Off",
+           "'3.5'", "=", "1" * 5000]
+
+
+@pytest.mark.skipif(documents.CSafeLoader is None, reason="PyYAML without libyaml")
+def test_scalars_construct_as_pyyaml():
+    for scalar in SCALARS:
+        text = f"value: {scalar}\nlist: [{scalar}, {scalar}]\n{scalar}: key\n"
+        try:
+            expected = pyyaml_reference(text)
+        except (ValueError, yaml.YAMLError) as exc:   # '=' as a value; 5,000 digits
+            with pytest.raises(DocumentError, match=re.escape(" ".join(str(exc).split())[:40])):
+                parse_yaml(text, "s")
+            continue
+        got = parse_yaml(text, "s")
+        assert repr(got) == repr(expected), scalar
+        assert [type(v) for v in got["list"]] == [type(v) for v in expected["list"]], scalar

@@ -476,3 +476,18 @@ def test_effort_function_gets_time_and_state():
     errors = [np.max(np.abs(simulate(model, q0, qd0, tau, T, dt, "euler").q[-1] - exact_q))
               for dt in (2e-3, 1e-3)]
     assert 1.8 < errors[0] / errors[1] < 2.2, errors
+
+
+def test_reused_aba_data_after_held_coordinates_holds_none(charmie):
+    """ArticulatedBodyData keeps its free flags between calls (refilled only after a call
+    with ``held``): a call without ``held`` after one with it holds nothing."""
+    from charmie_dynamics.dynamics.forward import ForwardDynamicsData
+    q, qd, tau = random_states(charmie, np.random.default_rng(21), 1)
+    held = np.zeros(charmie.n_coordinates, dtype=bool)
+    held[[0, 3]] = True
+    data = ForwardDynamicsData(charmie)
+    free = forward_dynamics(charmie, q[0], qd[0], tau[0], "aba").copy()
+    with_held = forward_dynamics(charmie, q[0], qd[0], tau[0], "aba", held=held, data=data)
+    assert np.all(with_held[held] == 0.0) and not np.array_equal(with_held, free)
+    np.testing.assert_array_equal(
+        forward_dynamics(charmie, q[0], qd[0], tau[0], "aba", data=data), free)

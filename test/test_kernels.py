@@ -1,5 +1,6 @@
 """The compiled kernels and their plain-Python fallback are one implementation: the same
 functions run with numba disabled (CHARMIE_DYNAMICS_JIT=0) give the same results."""
+import dataclasses
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ import pytest
 from charmie_dynamics import bundled_model, jit, load_model, resolve_state
 from charmie_dynamics.dynamics import Payload, inverse_dynamics
 from charmie_dynamics.dynamics.inverse import InverseDynamicsData
+from charmie_dynamics.kinematics import JointSpaceState, StateError
 
 SCRIPT = """
 import json, sys
@@ -109,7 +111,6 @@ def test_quaternions_match_scipy_for_every_branch():
 def test_shapes_the_kernels_cannot_take_are_refused(charmie):
     """numba does not check bounds: wrong shapes must be refused before the kernels."""
     from charmie_dynamics import forward_kinematics, load_model
-    from charmie_dynamics.kinematics import JointSpaceState, StateError
     from charmie_dynamics.mechanisms.auxiliary import auxiliary_segments
     from conftest import EXAMPLES
     with pytest.raises(ValueError, match="expected"):
@@ -141,3 +142,72 @@ def test_first_bad_actuator_is_named(charmie):
         x[0, charmie.input_names.index(name)] = 9.0
     with pytest.raises(ValueError, match="act4"):
         resolve_state(charmie, x, xd, xdd)
+
+
+STATE_FIELDS = ("q", "qd", "qdd", "actuator_length", "actuator_velocity",
+                "actuator_acceleration", "actuator_jacobian")
+
+
+def _loads_arrays(loads):
+    return [loads.coordinate_effort, loads.actuator_force, loads.spring_tension,
+            loads.joint_wrenches, loads.applied, loads.hanger_force, loads.placements.origins,
+            loads.placements.rotations, loads.motion.buffer, loads.tree.buffer]
+
+
+def _free_flyer_inputs(rng):
+    from test_free_flyer import floating_model
+    from test_urdf_import import random_states
+    model = floating_model(0)
+    return model, tuple(a[:3] for a in random_states(model, rng))
+
+
+@pytest.mark.parametrize("which", ["charmie", "free-flyer"])
+@pytest.mark.parametrize("lead", [(), (3,)], ids=str)
+def test_own_out_skips_the_checks_with_the_same_numbers(charmie, which, lead):
+    """resolve_state's ``out`` of its own arrays (allocated by it, writable C-contiguous
+    float64 by construction) goes to the kernel unchecked; a state of the caller's arrays
+    takes every check. Both give the fresh call's numbers bit for bit, through
+    inverse_dynamics with fresh and reused buffers, state after state."""
+    rng = np.random.default_rng(11)
+    model, inputs = (charmie, random_inputs(charmie, rng, 3)) if which == "charmie" else \
+        _free_flyer_inputs(rng)
+    pick = (lambda a, k: a[k]) if lead == () else (lambda a, k: np.roll(a, k, axis=0))
+    own = resolve_state(model, *(pick(a, 2) for a in inputs))
+    assert "_allocated" in own.__dict__
+    foreign = JointSpaceState(*(np.empty_like(getattr(own, f)) for f in STATE_FIELDS))
+    data = InverseDynamicsData(model, lead)
+    for k in range(3):
+        args = [pick(a, k) for a in inputs]
+        fresh = resolve_state(model, *args)
+        fresh_loads = inverse_dynamics(model, fresh)
+        for out in (own, foreign):
+            assert resolve_state(model, *args, out=out) is out
+            for f in STATE_FIELDS:
+                assert getattr(out, f).tobytes() == getattr(fresh, f).tobytes(), f
+            for reused, new in zip(_loads_arrays(inverse_dynamics(model, out, data=data)),
+                                   _loads_arrays(fresh_loads)):
+                assert reused.tobytes() == new.tobytes()
+
+
+def test_foreign_out_is_still_checked(charmie):
+    """Only the arrays resolve_state made skip the checks: a state of the caller's arrays, a
+    state made for other sizes and a copy (which does not carry the record) are checked."""
+    import copy
+    import pickle
+    x, xd, xdd = random_inputs(charmie, np.random.default_rng(12), 2)
+    own = resolve_state(charmie, x[0], xd[0], xdd[0])
+    frozen = np.array(own.qd)
+    frozen.flags.writeable = False
+    for bad, field in ((dataclasses.replace(own, qd=frozen), "qd"),
+                       (dataclasses.replace(own, q=np.asfortranarray(own.q)[None, :]), "q"),
+                       (dataclasses.replace(own, qdd=own.qdd.astype(np.float32)), "qdd")):
+        assert "_allocated" not in bad.__dict__
+        with pytest.raises(StateError, match=f"out.{field}: expected a writable C-contiguous"):
+            resolve_state(charmie, x[0], xd[0], xdd[0], out=bad)
+    batch = resolve_state(charmie, x, xd, xdd)              # its own, for 2 samples
+    with pytest.raises(StateError, match="out.q: expected .* of shape"):
+        resolve_state(charmie, x[0], xd[0], xdd[0], out=batch)
+    for twin in (copy.copy(own), copy.deepcopy(own), pickle.loads(pickle.dumps(own))):
+        assert "_allocated" not in twin.__dict__ and "_samples" not in twin.__dict__
+        assert resolve_state(charmie, x[1], xd[1], xdd[1], out=twin) is twin
+        np.testing.assert_array_equal(twin.q, resolve_state(charmie, x[1], xd[1], xdd[1]).q)

@@ -317,6 +317,29 @@ def test_inertia_not_positive_semidefinite(tmp_path, matrix):
                  "expected a positive semi-definite matrix")
 
 
+@pytest.mark.parametrize("later", [
+    ("bodies", 1, "mass", -1.0),                  # a later body's field
+    ("bodies", 0, "points", {"tip": "x"}),        # a field of the same body read after it
+    ("bodies", 2, "parent", "nowhere"),           # checked after every body is read
+])
+def test_inertia_error_comes_before_what_the_file_has_after_it(tmp_path, later):
+    """The inertias are checked together once the bodies are read (one numpy pass), yet a
+    bad inertia is reported before any error the file has after it, as read in order."""
+    data = minimal()
+    data["bodies"][0]["inertia"] = [[0.02, 0, 0], [0, 0.02, 0], [0, 0, -0.01]]
+    section, k, key, value = later
+    data[section][k][key] = value
+    expect_error(write(tmp_path, data), "bodies[0] (base).inertia", "eigenvalues [",
+                 "expected a positive semi-definite matrix")
+
+
+def test_an_error_before_an_inertia_comes_first(tmp_path):
+    data = minimal()
+    data["bodies"][1]["inertia"] = [[0.02, 0, 0], [0, 0.02, 0], [0, 0, -0.01]]
+    data["bodies"][0]["mass"] = -1.0
+    expect_error(write(tmp_path, data), "bodies[0] (base).mass", "expected a number >= 0")
+
+
 @pytest.mark.parametrize("inertia,warning", [
     ([[0.02, 0, 0], [0, 0.02, 0], [0, 0, 0]], "singular inertia"),             # a rod
     ([[0.02, 0, 0], [0, 0.02, 0], [0, 0, -5e-8]], "singular inertia"),         # rounding noise

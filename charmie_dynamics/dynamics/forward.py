@@ -394,8 +394,13 @@ class ArticulatedBodyData(AlgorithmData):
                                dtype=np.int64)
         for c, group in enumerate(groups):
             self.members[c, :len(group)] = group
-        self.free = np.empty((self.samples, n))
+        self.free = np.ones((self.samples, n))
+        self.all_free = True                     # free holds ones: no coordinate held
         self.qdd = np.empty(self.lead + (n,))
+        self.qdd_samples = self.qdd.reshape(self.samples, n)
+        # the kernel's model arguments, built once
+        self.constants = (tuple(model.compiled.packed), model.compiled.spatial_inertias,
+                          self.members)
         self.work = tuple(ArticulatedBodyWork(   # a plain tuple: the kernel's dispatch is faster
             A=np.empty((nb, 6, 6)), M_hat=np.empty((nb, 6, 6)), eta=np.empty((nb, 6)),
             W=np.empty((n, 6)), mu=np.empty((nb, 6)), psi=np.empty((self.members.shape[1], 6)),
@@ -418,13 +423,14 @@ def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray
     rotations, origins = placements.per_sample(model)
     phi = samples(phi, lead, n)
     if held is None:
-        data.free[...] = 1.0
+        if not data.all_free:
+            data.free[...] = 1.0
+            data.all_free = True
     else:
         data.free.reshape(lead + (n,))[...] = np.logical_not(held)
-    compiled = model.compiled
-    c = _articulated_body_batch(tuple(compiled.packed), compiled.spatial_inertias, data.members,
-                                rotations, origins, phi, data.free,
-                                data.qdd.reshape(data.samples, n), data.work)
+        data.all_free = False
+    c = _articulated_body_batch(*data.constants, rotations, origins, phi, data.free,
+                                data.qdd_samples, data.work)
     if c >= 0:
         raise no_mass(model, c)
     return data.qdd

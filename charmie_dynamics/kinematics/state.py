@@ -7,7 +7,6 @@ an actuator (CHARMIE's d4 and theta5) is replaced by the actuator's length (act4
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
@@ -41,6 +40,12 @@ class JointSpaceState:
     actuator_velocity: np.ndarray
     actuator_acceleration: np.ndarray
     actuator_jacobian: np.ndarray  # (..., n_actuators): d(coordinate)/d(length)
+
+    def __getstate__(self) -> dict:
+        """The fields only, for copies and pickles: what is cached on a state (the kernels'
+        views of its arrays, :func:`state_samples`; that :func:`resolve_state` allocated
+        them) holds for its own arrays, not for a copy's."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
 def inputs_from_dict(model: Model, positions: Optional[Mapping[str, float]] = None,
@@ -129,19 +134,16 @@ def samples(a: np.ndarray, lead: tuple[int, ...], n: int) -> np.ndarray:
     return a.reshape(math.prod(lead), n)
 
 
-_BASE = operator.attrgetter("base")
-
-
 def state_samples(state: JointSpaceState) -> tuple[np.ndarray, ...]:
     """The state's seven arrays as (samples, k) views, for the kernels. Cached on the state
-    (its fields never change) when every array is C-contiguous float64, so that a state
-    reused with ``out=`` costs nothing here; otherwise contiguous copies, not cached."""
+    (frozen: its fields stay these arrays; a copy or a pickle leaves the cache behind,
+    ``__getstate__``) when every array is C-contiguous float64, so that a state reused with
+    ``out=`` costs nothing here; otherwise contiguous copies, not cached."""
+    cached = state.__dict__.get("_samples")
+    if cached is not None:
+        return cached
     arrays = (state.q, state.qd, state.qdd, state.actuator_length, state.actuator_velocity,
               state.actuator_acceleration, state.actuator_jacobian)
-    cached = state.__dict__.get("_samples")
-    # views of these very arrays (a copied or unpickled state has copies: recomputed)
-    if cached is not None and all(map(operator.is_, map(_BASE, cached), arrays)):
-        return cached
     lead = np.shape(state.q)[:-1]
     views = tuple(samples(a, lead, np.shape(a)[-1]) for a in arrays)
     if all(v.base is a for v, a in zip(views, arrays)):
@@ -154,6 +156,17 @@ _OUT_FIELDS = (("q", 0), ("qd", 1), ("qdd", 1), ("actuator_length", 2),
                ("actuator_velocity", 2), ("actuator_acceleration", 2), ("actuator_jacobian", 2))
 
 
+def _allocated_samples(state: JointSpaceState, sizes: tuple) -> Optional[tuple[np.ndarray, ...]]:
+    """The kernel views of ``state`` when :func:`resolve_state` allocated its arrays for
+    ``sizes`` = (sample shape, nq, nv, actuators) and they are still its fields: arrays it
+    made itself are writable, C-contiguous float64 of those shapes by construction, so
+    they need none of the checks of ``out``. None for any other state (a state built from
+    the caller's arrays, a copy, one for other sizes): those take the checks."""
+    if state.__dict__.get("_allocated") != sizes:
+        return None
+    return state_samples(state)
+
+
 def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
                   out: Optional[JointSpaceState] = None) -> JointSpaceState:
     """Joint-space state from inputs (..., n_inputs) in ``model.input_names`` order.
@@ -162,18 +175,23 @@ def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
     configuration entries in place of its 6 coordinates (``model.configuration_names``
     order), and ``xd``, ``xdd`` (..., nv).
     ``out``: a state of the same shape returned by an earlier call, whose arrays are
-    overwritten and returned (no allocation). Raises ``ActuatorRangeError`` for an actuator
-    length outside its valid range.
+    overwritten and returned (no allocation): its own arrays go to the kernel unchecked; a
+    state of other arrays (``JointSpaceState(...)``, ``dataclasses.replace``, a copy) has
+    each checked (writable, C-contiguous float64, the shape), ``StateError`` otherwise.
+    Raises ``ActuatorRangeError`` for an actuator length outside its valid range.
     """
     x = np.asarray(x, dtype=float)
     lead, n, nq, na = x.shape[:-1], model.n_coordinates, model.nq, len(model.actuators)
     if x.shape != lead + (nq,):
         raise StateError(f"inputs of shape {x.shape}, expected (..., {nq})")
     inputs = samples(x, lead, nq), samples(xd, lead, n), samples(xdd, lead, n)
+    sizes = (lead, nq, n, na)
     if out is None:
         out = JointSpaceState(*(np.empty(lead + (k,)) for k in (nq, n, n)),
                               *(np.empty(lead + (na,)) for _ in range(4)))
-    else:
+        object.__setattr__(out, "_allocated", sizes)      # the arrays are its own
+        views = state_samples(out)
+    elif (views := _allocated_samples(out, sizes)) is None:
         shapes = (lead + (nq,), lead + (n,), lead + (na,))
         for name, k in _OUT_FIELDS:
             a = getattr(out, name)
@@ -181,9 +199,10 @@ def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
                     and (flags := a.flags).c_contiguous and flags.writeable):
                 raise StateError(f"out.{name}: expected a writable C-contiguous float64 array "
                                  f"of shape {shapes[k]} (a state from resolve_state)")
+        views = state_samples(out)
     pm = model.compiled.packed
     bad = _resolve_state_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, *inputs,
-                               *state_samples(out))
+                               *views)
     if bad >= 0:
         check_length(model.compiled.indirect_joints[bad], inputs[0][:, model.configuration_index[
             model.actuators[bad].drives]])

@@ -84,12 +84,14 @@ class _Reader:
         self.source = source
         self.length = length_scale
         self.angle = angle_scale
+        # inertias read and not yet checked: (where, mass, matrix), for _check_inertias
+        self.inertias: list[tuple[str, float, np.ndarray]] = []
 
     def fail(self, where: str, message: str) -> ModelError:
         return ModelError(bounded(f"{self.source}: {where}: {message}", MAX_ERROR))
 
     def mapping(self, data: Any, where: str) -> Mapping:
-        if not isinstance(data, Mapping):
+        if type(data) is not dict and not isinstance(data, Mapping):    # dict: the common case
             raise self.fail(where, f"got {type(data).__name__} {_show(data)}, expected a mapping")
         return data
 
@@ -108,15 +110,16 @@ class _Reader:
 
     def number(self, value: Any, where: str, *, positive: bool = False,
                nonnegative: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(where, f"got {_show(value)}, expected a number")
-        try:
-            value = float(value)
-        except OverflowError:
-            raise self.fail(where, "got an integer too large for a float, expected a finite "
-                                   "number") from None
-        if not math.isfinite(value):
-            raise self.fail(where, f"got {_show(value)}, expected a finite number")
+        if not (type(value) is float and math.isfinite(value)):     # the common case: none
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise self.fail(where, f"got {_show(value)}, expected a number")
+            try:
+                value = float(value)
+            except OverflowError:
+                raise self.fail(where, "got an integer too large for a float, expected a "
+                                       "finite number") from None
+            if not math.isfinite(value):
+                raise self.fail(where, f"got {_show(value)}, expected a finite number")
         if positive and value <= 0:
             raise self.fail(where, f"got {_show(value)}, expected a number > 0")
         if nonnegative and value < 0:
@@ -130,9 +133,25 @@ class _Reader:
         return value
 
     def vector(self, value: Any, where: str, n: int = 3) -> np.ndarray:
+        return np.array(self.numbers(value, where, n))
+
+    def numbers(self, value: Any, where: str, n: int = 3) -> list[float]:
+        """A list of ``n`` finite numbers, as floats."""
+        floats = _finite_floats(value, n)
+        if floats is not None:
+            return floats
         if not isinstance(value, (list, tuple)) or len(value) != n:
             raise self.fail(where, f"got {_show(value)}, expected a list of {n} numbers")
-        return np.array([self.number(v, f"{where}[{k}]") for k, v in enumerate(value)])
+        return [self.number(v, f"{where}[{k}]") for k, v in enumerate(value)]
+
+    def magnitudes(self, value: Any, where: str, limit: float, what: str, unit: str,
+                   scale: float = 1.0, hint: str = "") -> list[float]:
+        """:meth:`numbers` (3) times ``scale``, each refused as :meth:`magnitude` refuses it."""
+        floats = [v * scale for v in self.numbers(value, where)]
+        if -limit <= min(floats) and max(floats) <= limit:     # finite: |v| <= limit each
+            return floats
+        return [self.magnitude(v, f"{where}[{k}]", limit, what, unit, scale, hint)
+                for k, v in enumerate(value)]
 
     def magnitude(self, value: Any, where: str, limit: float, what: str, unit: str,
                   scale: float = 1.0, hint: str = "", **kw: bool) -> float:
@@ -156,8 +175,8 @@ class _Reader:
         return value
 
     def length_vector(self, value: Any, where: str) -> np.ndarray:
-        self.vector(value, where)
-        return np.array([self.length_value(v, f"{where}[{k}]") for k, v in enumerate(value)])
+        return np.array(self.magnitudes(value, where, MAX_LENGTH_M, "length", "m", self.length,
+                                        UNITS_HINT))
 
     def named_entry(self, data: Any, where: str, keys: set[str],
                     dotted: bool = False) -> tuple[dict, str, str]:
@@ -175,17 +194,47 @@ class _Reader:
         coordinates, whose URDF names often have them) also -, . and / but not a leading /
         (names become TF frame ids, which tf2 refuses with a leading /): a reference
         BODY.POINT is split at its last '.', so point names never hold a '.'."""
-        extra = "_-./" if dotted else "_"
         if (not isinstance(value, str) or not value or value.startswith("/")
-                or not all(c.isalnum() or c in extra for c in value)):
+                or not _name_characters_allowed(value, dotted)):
             what = "letters, digits, _, -, . and / (not first)" if dotted else \
                 "letters, digits and _"
             raise self.fail(where, f"got {_show(value)}, expected a name of {what}")
         return value
 
 
+_NAME_EXTRA = {False: str.maketrans("", "", "_"), True: str.maketrans("", "", "_-./")}
+
+
+def _name_characters_allowed(value: str, dotted: bool) -> bool:
+    """Every character of ``value`` a letter or digit (``str.isalnum``) or one of _ (and,
+    with ``dotted``, - . /)."""
+    rest = value.translate(_NAME_EXTRA[dotted])
+    return not rest or rest.isalnum()
+
+
+def _finite_floats(value: Any, n: int) -> Optional[list[float]]:
+    """The ``n`` entries of the list ``value`` as floats when each is a finite float or an
+    int (not a bool) that converts: what :meth:`_Reader.numbers` accepts, without building
+    the places of its messages; None for anything else (the checks then say what)."""
+    if type(value) not in (list, tuple) or len(value) != n:
+        return None
+    out = []
+    for v in value:
+        kind = type(v)
+        if kind is int and -_EXACT_INT <= v <= _EXACT_INT:
+            v = float(v)
+        elif kind is not float or not math.isfinite(v):
+            return None
+        out.append(v)
+    return out
+
+
+_EXACT_INT = 2 ** 53           # ints up to here convert to float without rounding or overflow
+
+
 def _inertia(r: _Reader, value: Any, mass: float, where: str) -> np.ndarray:
-    """Inertia about the com: full matrix, components, or an estimate from a primitive."""
+    """Inertia about the com: full matrix, components, or an estimate from a primitive;
+    queued for :func:`_check_inertias` (its checks run on all bodies at once)."""
     s2 = r.length ** 2
     if isinstance(value, (list, tuple)):
         if len(value) != 3:
@@ -213,19 +262,58 @@ def _inertia(r: _Reader, value: Any, mass: float, where: str) -> np.ndarray:
             diag[AXES[ax]] = mass * rad**2 / 2.0
             inertia = np.diag(diag)
         else:
-            keys = {"ixx", "iyy", "izz", "ixy", "ixz", "iyz"}
-            r.check_keys(value, keys, where)
-            c = {k: r.number(r.get(value, k, where, 0.0 if k[1] != k[2] else ...), f"{where}.{k}")
-                 for k in sorted(keys)}
-            inertia = np.array([[c["ixx"], c["ixy"], c["ixz"]],
-                                [c["ixy"], c["iyy"], c["iyz"]],
-                                [c["ixz"], c["iyz"], c["izz"]]]) * s2
+            r.check_keys(value, _INERTIA_KEYS, where)
+            given = [value.get(k, 0.0) for k in _INERTIA_ORDER]
+            floats = _finite_floats(given, 6) if _INERTIA_DIAGONAL <= value.keys() else None
+            if floats is None:          # the checks, in key order, say what is wrong
+                floats = [r.number(r.get(value, k, where, 0.0 if k[1] != k[2] else ...),
+                                   f"{where}.{k}") for k in _INERTIA_ORDER]
+            xx, xy, xz, yy, yz, zz = floats
+            inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]) * s2
+    r.inertias.append((where, mass, inertia))
+    return inertia
+
+
+_INERTIA_KEYS = {"ixx", "iyy", "izz", "ixy", "ixz", "iyz"}
+_INERTIA_ORDER = tuple(sorted(_INERTIA_KEYS))
+_INERTIA_DIAGONAL = {"ixx", "iyy", "izz"}
+
+
+def _check_inertias(r: _Reader) -> None:
+    """The checks of the inertias queued by :func:`_inertia` (``r.inertias``), in file order:
+    entries within MAX_INERTIA, a symmetric, positive semi-definite matrix (a warning for
+    a singular one or one beyond the triangle inequality). One numpy pass over all of them
+    (batched ``eigvalsh``, the per-matrix routine); only the bodies it flags are looked at
+    one by one, for their messages."""
+    pending, r.inertias = r.inertias, []
+    if not pending:
+        return
+    stack = np.array([inertia for _, _, inertia in pending])
+    largest = np.abs(stack).max(axis=(1, 2))
+    symmetric = np.isclose(stack, np.swapaxes(stack, 1, 2), rtol=1e-9, atol=1e-15).all(
+        axis=(1, 2))
+    usable = (largest <= MAX_INERTIA) & symmetric
+    eig = np.zeros((len(pending), 3))
+    eig[usable] = np.linalg.eigvalsh(stack[usable])
+    tol = np.maximum(INERTIA_RELATIVE_TOLERANCE * eig[:, 2], INERTIA_ABSOLUTE_TOLERANCE)
+    excess = np.max([eig[:, k] - eig[:, (k + 1) % 3] - eig[:, (k + 2) % 3] for k in range(3)],
+                    axis=0)
+    masses = np.array([mass for _, mass, _ in pending])
+    singular = (eig[:, 0] <= 0) & ((eig[:, 2] > 0) | (masses > 0))
+    flagged = ~usable | (eig[:, 0] < -tol) | singular | (excess > 1e-12 * eig[:, 2])
+    for k in np.flatnonzero(flagged).tolist():
+        _inertia_messages(r, *pending[k], eig[k])
+
+
+def _inertia_messages(r: _Reader, where: str, mass: float, inertia: np.ndarray,
+                      eig: np.ndarray) -> None:
+    """The error or warnings of one inertia flagged by :func:`_check_inertias` (``eig``:
+    its eigenvalues, ascending, where its entries are within bounds and symmetric)."""
     if np.abs(inertia).max() > MAX_INERTIA:
         raise r.fail(where, f"got entries up to {np.abs(inertia).max():g} kg m^2 (SI), expected "
                             f"|entry| <= {MAX_INERTIA:g} kg m^2")
     if not np.allclose(inertia, inertia.T, rtol=1e-9, atol=1e-15):
         raise r.fail(where, f"got {inertia.tolist()}, expected a symmetric matrix")
-    eig = np.linalg.eigvalsh(inertia)
     # Pinocchio accepts point masses, singular inertias and rounding noise (-3.5e-8
     # eigenvalues) from exported URDFs: within this tolerance they load with a warning;
     # beyond it the kinetic energy could be negative, so the recursions would be wrong.
@@ -244,7 +332,6 @@ def _inertia(r: _Reader, value: Any, mass: float, where: str) -> np.ndarray:
         _log.warning("%s: %s: principal moments %s (SI) violate the triangle inequality "
                      "I1 <= I2 + I3 by %g (no rigid body has them): accepted as Pinocchio "
                      "does", r.source, where, eig.tolist(), excess)
-    return inertia
 
 
 def _direction(r: _Reader, value: Any, where: str, n: int) -> np.ndarray:
@@ -274,9 +361,7 @@ def _rotation(r: _Reader, value: Any, where: str) -> np.ndarray:
     """A constant rotation: ZXZ Euler angles [a, b, c], {rpy: [r, p, y]} (URDF: Rz(y) Ry(p)
     Rx(r)), {quaternion: [x, y, z, w]} or {matrix: 3x3 rows}; angles in the file's unit."""
     def angles(v: Any, at: str) -> list[float]:
-        r.vector(v, at)
-        return [r.magnitude(a, f"{at}[{j}]", MAX_ANGLE_RAD, "angle", "rad", r.angle)
-                for j, a in enumerate(v)]
+        return r.magnitudes(v, at, MAX_ANGLE_RAD, "angle", "rad", r.angle)
 
     if isinstance(value, (list, tuple)):
         return zxz_euler(*angles(value, where))
@@ -604,9 +689,14 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
         raise r.fail("bodies", "got an empty list, expected a non-empty list")
     bodies: list[Body] = []
     points_left = MAX_POINTS            # checked before a body's points are read
-    for k, item in enumerate(bodies_data):
-        bodies.append(_body(r, item, k, points_left))
-        points_left -= len(bodies[-1].points)
+    try:
+        for k, item in enumerate(bodies_data):
+            bodies.append(_body(r, item, k, points_left))
+            points_left -= len(bodies[-1].points)
+    except ModelError:
+        _check_inertias(r)              # an inertia read before the failing field: first
+        raise
+    _check_inertias(r)
     bodies = _order_parents_first(r, bodies)
     _check_free_flyer_names(r, bodies)
     tree = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies))
