@@ -123,12 +123,57 @@ def test_validate_fk_and_id_on_a_model_with_loops(tmp_path):
                           "positions.theta2_1: a dependent coordinate of the loops")
 
 
-def test_analyze_model_with_loops_refuses_a_trajectory_file(tmp_path):
+def test_analyze_model_with_loops_on_a_trajectory_file(tmp_path):
+    """A trajectory CSV of the independent coordinates: every sample's efforts equal the
+    closed chain's inverse dynamics (mass matrix and bias forces) with the file's rates; a
+    column of a dependent coordinate is refused; a sample where the loop cannot close ends
+    with one line naming it; payloads are carried."""
+    from charmie_dynamics import load_model
+    from charmie_dynamics.dynamics import closed_chain as cc
+    from charmie_dynamics.mechanisms.closed_chains import ClosedChain
+    chain = ClosedChain.build(load_model(FIVE_BAR))
+    t = np.linspace(0.0, 1.0, 11)
+    x = np.stack([0.8 + 0.3 * t**2, 0.9 - 0.2 * t], axis=1)
+    xd = np.stack([0.6 * t, -0.2 + 0 * t], axis=1)
+    xdd = np.stack([0.6 + 0 * t, 0 * t], axis=1)
     csv = tmp_path / "t.csv"
-    csv.write_text("time,theta1_1,theta1_2\n0,0.5,0.5\n0.1,0.5,0.5\n")
-    proc = run_cli("analyze", "--model", FIVE_BAR, "--trajectory", csv, "--out", tmp_path / "o")
-    assert_one_error_line(proc, "--trajectory: five_bar has loops; trajectory files are not "
-                                "supported for them yet")
+    header = "time,theta1_1,theta1_2,theta1_1.velocity,theta1_2.velocity," \
+             "theta1_1.acceleration,theta1_2.acceleration"
+    rows = [",".join(repr(float(v)) for v in (t[k], *x[k], *xd[k], *xdd[k])) for k in range(11)]
+    csv.write_text(header + "\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "o"
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--trajectory", csv, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    head, data = _read_csv(out / "loads.csv")
+    assert head[:3] == ["time", "theta1_1.effort", "theta1_2.effort"]
+    last = None
+    for k in range(11):
+        ref = cc.inverse_dynamics(chain, x[k], xd[k], xdd[k], last)
+        last = ref.q
+        np.testing.assert_allclose(data[k, 1:3], ref.effort, rtol=0, atol=1e-9 * np.abs(ref.effort).max())
+    _, kin = _read_csv(out / "kinematics.csv")
+    assert kin[:, -1].max() <= 1e-12
+    # with a payload the efforts change
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--trajectory", csv, "--payload",
+                   "link2_1.tip:1.5", "--out", tmp_path / "p")
+    assert proc.returncode == 0, proc.stderr
+    assert np.abs(_read_csv(tmp_path / "p" / "loads.csv")[1][:, 1:3] - data[:, 1:3]).min() > 0.1
+    # a dependent coordinate's column
+    bad = tmp_path / "dependent.csv"
+    bad.write_text("time,theta1_1,theta2_1\n0,0.5,0.5\n0.1,0.5,0.5\n")
+    assert_one_error_line(run_cli("analyze", "--model", FIVE_BAR, "--trajectory", bad, "--out",
+                                  tmp_path / "d"),
+                          "unknown column(s) theta2_1; expected time and "
+                          "NAME[.velocity|.acceleration] for NAME in theta1_1, theta1_2")
+    # the legs swung apart in the third sample: the loop cannot close
+    apart = tmp_path / "apart.csv"
+    apart.write_text("time,theta1_1,theta1_2\n0,0.8,0.9\n0.1,0.81,0.9\n0.2,1.4835,1.8134\n")
+    assert_one_error_line(run_cli("analyze", "--model", FIVE_BAR, "--trajectory", apart,
+                                  "--out", tmp_path / "a"),
+                          "sample 2 (t = 0.2 s): loop end_effector: Newton-Raphson stopped")
+    assert_one_error_line(run_cli("analyze", "--model", FIVE_BAR, "--motion", "seed002-free-fall",
+                                  "--payload", "link2_1.tip:1", "--out", tmp_path / "f"),
+                          "--payload: --motion seed002-free-fall takes no payload")
 
 
 def test_analyze_irsbot2_parabola(tmp_path):
@@ -162,3 +207,51 @@ def test_analyze_parabola_refuses_a_model_that_is_not_a_parallel_mechanism(tmp_p
                    "--out", tmp_path / "o")
     assert_one_error_line(proc, "five_bar.yaml: loops.cuts: no rigid (F) cut joins two "
                                 "platform copies")
+
+
+def test_id_with_loops_takes_payloads_forces_and_gravity_only(tmp_path):
+    """The actuated torques of a payload and of a force at the five-bar's end point, by
+    virtual work: tau_load = -J^T F with F the load's force (a payload's: m g) and J the end
+    point's Jacobian over the independent coordinates (central differences of the solved
+    positions); ``--gravity-only`` equals the state at rest; the joint wrenches carry the
+    cut forces: the legs' root forces hold the mechanism and the payload."""
+    from charmie_dynamics import forward_kinematics, load_model
+    from charmie_dynamics.mechanisms.closed_chains import ClosedChain
+    model = load_model(FIVE_BAR)
+    chain = ClosedChain.build(model)
+    x = np.array([1.0, 1.1])
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"positions": dict(zip(("theta1_1", "theta1_2"), x.tolist()))}))
+    moving = tmp_path / "moving.json"
+    moving.write_text(json.dumps({"positions": dict(zip(("theta1_1", "theta1_2"), x.tolist())),
+                                  "velocities": {"theta1_1": 0.7, "theta1_2": -0.4},
+                                  "accelerations": {"theta1_1": 2.0}}))
+
+    def efforts(*extra, file=state):
+        proc = run_cli("id", "--model", FIVE_BAR, "--state", file, *extra)
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        return np.array(list(doc["joint_efforts"].values())), doc
+
+    def tip(xs):
+        fk = forward_kinematics(model, chain.positions(xs, chain.positions(x)))
+        return fk.to_world(model.body_index("link2_1"), model.point("link2_1.tip").local)
+    h = 1e-6
+    J = np.stack([(tip(x + h * e) - tip(x - h * e)) / (2 * h) for e in np.eye(2)], axis=1)
+    rest, doc = efforts()
+    assert doc["gravity_only"] is False
+    payload, doc_p = efforts("--payload", "link2_1.tip:2.5")
+    np.testing.assert_allclose(payload - rest, -J.T @ (2.5 * model.gravity), rtol=0, atol=1e-6)
+    force = np.array([3.0, -4.0, 0.0])
+    pushed, _ = efforts("--force", "link2_2.tip:3,-4,0")
+    np.testing.assert_allclose(pushed - rest, -J.T @ force, rtol=0, atol=1e-6)
+    gravity, doc_g = efforts("--gravity-only", file=moving)
+    np.testing.assert_allclose(gravity, rest, rtol=0, atol=1e-9)
+    assert doc_g["gravity_only"] is True and doc_g["velocities"]["theta2_1"] != 0.0
+    # the legs' root joints hold the whole mechanism and the payload (at rest)
+    roots = sum(np.array(doc_p["joint_wrenches"][b]["force"]) for b in ("link1_1", "link1_2"))
+    np.testing.assert_allclose(roots, -(model.total_mass + 2.5) * model.gravity, rtol=0,
+                               atol=1e-9)
+    assert doc_p["base_reaction"]["body"] == "link1_1"
+    assert_one_error_line(run_cli("id", "--model", FIVE_BAR, "--payload", "link9.tip:1"),
+                          "link9.tip")

@@ -4,8 +4,10 @@ embedding (dynamics/closed_chain.py).
 
 * ``seed002-eq35``: eq. 22a, theta(t) = theta(0) + (theta(T) - theta(0)) / T
   (t - T / (2 pi) sin(2 pi t / T)), with eq. 35's data: 30 -> 90 deg and 30 -> 70.3 deg,
-  T = 20 s, sampled every ``--dt``: the actuated efforts (inverse dynamics), the dependent
-  coordinates and Newton-Raphson's iterations per sample (warm-started from the last one).
+  T = 20 s, sampled every ``--dt``: the actuated efforts (inverse dynamics, with
+  ``--payload``), the dependent coordinates and Newton-Raphson's iterations per sample
+  (warm-started from the last one).
+* ``--trajectory FILE``: the same for a trajectory CSV of the independent coordinates.
 * ``seed002-free-fall``: eq. 36, from rest at 80 and 70 deg, unactuated, integrated by RK4
   with a fixed 1 ms step for up to 3 s; stops at the singular configuration (the condition
   number of the dependent coordinates' constraint Jacobian above the closed chain's limit)
@@ -27,15 +29,18 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ..dynamics import closed_chain as cc
+from ..dynamics.inverse import Payload
+from ..dynamics.loop_evaluator import LoopEvaluator
 from ..errors import InputError
 from ..kinematics.forward import forward_kinematics, point_positions
-from ..mechanisms.closed_chains import ClosedChain
+from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from ..model.model import Model
+from ..trajectories import from_csv
 from .platform_analysis import platform_analysis
 from .plots import plot_paths, plot_series
 
@@ -71,39 +76,63 @@ def _chain(model: Model, motion: str) -> ClosedChain:
     return chain
 
 
-def loop_analysis(model: Model, motion: str, dt: float
+def loop_analysis(model: Model, motion: str, dt: float, payloads: Sequence[Payload] = ()
                   ) -> tuple[list[Table], list[Step], list[str]]:
-    """Tables, plots and summary lines of ``motion`` (module docstring) on ``model``."""
+    """Tables, plots and summary lines of ``motion`` (module docstring) on ``model``;
+    ``payloads``: carried along eq. 35's motion (the other two motions take none)."""
     chain = _chain(model, motion)
+    if payloads and motion != "seed002-eq35":
+        raise InputError(f"--payload: --motion {motion} takes no payload, expected "
+                         "--motion seed002-eq35 or a --trajectory file")
     if motion == "seed003-parabola":
         return platform_analysis(chain, dt)
     if motion == "seed002-eq35":
-        return _torques(chain, dt)
+        (a0, a1), (b0, b1), T = EQ35
+        t = np.arange(0.0, T + dt / 2, dt)
+        ramps = [sine_ramp(t, math.radians(s), math.radians(e), T)
+                 for s, e in ((a0, a1), (b0, b1))]
+        x, xd, xdd = (np.stack([r[k] for r in ramps], axis=1) for k in range(3))
+        return _torques(LoopEvaluator(model, payloads), t, x, xd, xdd, "seed 002 eqs. 22a, 35")
     if motion == "seed002-scraping":
         return _scraping(chain, dt)
     return _free_fall(chain)
 
 
-def _torques(chain: ClosedChain, dt: float) -> tuple[list[Table], list[Step], list[str]]:
-    (a0, a1), (b0, b1), T = EQ35
-    t = np.arange(0.0, T + dt / 2, dt)
-    ramps = [sine_ramp(t, math.radians(s), math.radians(e), T) for s, e in ((a0, a1), (b0, b1))]
-    x, xd, xdd = (np.stack([r[k] for r in ramps], axis=1) for k in range(3))
+def trajectory_analysis(model: Model, path: str, check_position_limits: bool,
+                        payloads: Sequence[Payload] = ()
+                        ) -> tuple[list[Table], list[Step], list[str]]:
+    """A trajectory CSV of the loops' independent coordinates (``from_csv`` with those
+    columns only: the dependent ones are solved) evaluated sample by sample."""
+    evaluator = LoopEvaluator(model, payloads)
+    traj = from_csv(model, path, check_position_limits=check_position_limits,
+                    columns=evaluator.input_names)
+    cols = [model.input_names.index(n) for n in evaluator.input_names]
+    return _torques(evaluator, traj.t, traj.x[:, cols], traj.xd[:, cols], traj.xdd[:, cols],
+                    f"--trajectory {path}")
+
+
+def _torques(evaluator: LoopEvaluator, t: np.ndarray, x: np.ndarray, xd: np.ndarray,
+             xdd: np.ndarray, title: str) -> tuple[list[Table], list[Step], list[str]]:
+    """The efforts, coordinates, multipliers and Newton-Raphson iterations of every sample
+    of the independent coordinates (x, xd, xdd: (samples, independent)), warm-started from
+    the last sample's solution (the dynamics node's evaluation, dynamics/loop_evaluator.py)."""
+    chain = evaluator.chain
     names, rows = chain.model.coordinate_names, chain.rows.names
-    q, effort, lam = (np.empty((len(t), n)) for n in (len(names), 2, len(rows)))
+    ind = evaluator.input_names
+    q, effort, lam = (np.empty((len(t), n)) for n in (len(names), len(ind), len(rows)))
     iterations, residual = np.empty(len(t)), np.empty(len(t))
-    last = None
     for k in range(len(t)):
-        loads = cc.inverse_dynamics(chain, x[k], xd[k], xdd[k], last)
-        last = q[k] = loads.q
-        effort[k], lam[k] = loads.effort, loads.multipliers
-        iterations[k], residual[k] = sum(loads.report.iterations), max(loads.report.residual)
-    ind = chain.independent_names
+        try:
+            out = evaluator(x[k], xd[k], xdd[k])
+        except LoopSingularityError as exc:
+            raise InputError(f"{title}: sample {k} (t = {t[k]:.6g} s): {exc}") from None
+        q[k], effort[k], lam[k] = out.state.q, out.efforts, evaluator.multipliers
+        report = evaluator.report
+        iterations[k], residual[k] = sum(report.iterations), max(report.residual)
     tables = [("kinematics.csv", ["time"] + list(names) + ["newton_iterations", "residual"],
                [t, q, iterations, residual]),
               ("loads.csv", ["time"] + [f"{c}.effort" for c in ind] + list(rows),
                [t, effort, lam])]
-    title = "seed 002 eqs. 22a, 35"
     plots = [("joint_angles.png", lambda p: plot_series(
                  p, t, {f"{c} [deg]": np.degrees(q[:, k]) for k, c in enumerate(names)},
                  "angle [deg]", f"{chain.model.name}: coordinates ({title})")),
@@ -112,9 +141,10 @@ def _torques(chain: ClosedChain, dt: float) -> tuple[list[Table], list[Step], li
                  "torque [N m]", f"{chain.model.name}: actuated torques ({title})")),
              ("newton_iterations.png", lambda p: plot_series(
                  p, t, {"iterations": iterations}, "Newton-Raphson iterations",
-                 f"warm-started per sample, dt = {dt:g} s"))]
+                 f"warm-started per sample ({title})"))]
     counts = np.bincount(iterations.astype(int)[1:])
-    summary = [f"{chain.model.name}: {title}, {len(t)} samples over {T:g} s (dt {dt:g} s)"]
+    summary = [f"{chain.model.name}: {title}, {len(t)} samples over {t[-1] - t[0]:g} s "
+               f"(dt {np.min(np.diff(t)):g} to {np.max(np.diff(t)):g} s)"]
     summary += [f"  {c} torque {effort[:, k].min():+.3f}..{effort[:, k].max():+.3f} N m"
                 for k, c in enumerate(ind)]
     summary.append("  Newton-Raphson iterations per sample after the first: " + ", ".join(

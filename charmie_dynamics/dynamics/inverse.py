@@ -204,8 +204,10 @@ def _inverse_dynamics_batch(model, applied, q, qd, qdd, buffers) -> int:
     return failed
 
 
-def _applied_loads(model: Model, payloads: Sequence[Payload], external: Sequence[ExternalWrench]
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def applied_loads(model: Model, payloads: Sequence[Payload], external: Sequence[ExternalWrench]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Payloads and external wrenches packed for the kernel: body indices (k,) and values
+    (k, 4, 3) in the ``LOAD_*`` slots."""
     rows = len(payloads) + len(external)
     body = np.empty(rows, dtype=np.int64)
     values = np.zeros((rows, 4, 3))
@@ -302,7 +304,7 @@ def inverse_dynamics(model: Model, state: JointSpaceState, *,
         check_configuration(model, q)
     if gravity_only:
         qd = qdd = data.zeros
-    applied = _applied_loads(model, payloads, external) if payloads or external else _NO_LOADS
+    applied = applied_loads(model, payloads, external) if payloads or external else _NO_LOADS
     return run_inverse_dynamics(model, q, qd, qdd, data, applied)
 
 
