@@ -233,8 +233,12 @@ def _cmd_fk(args: argparse.Namespace) -> int:
 
 
 def compile_kernels(model) -> None:
-    """Run every compiled algorithm once on ``model``: one state and a batch of two."""
+    """Run every compiled algorithm once on ``model``: one state and a batch of two, the
+    nodes' evaluator and the simulator's compiled step (so a node's first start does not
+    compile them)."""
     from ..dynamics import forward_dynamics, mass_matrix, simulate
+    from ..dynamics.actuated_step import compiled_step_reason, held_input_steps
+    from ..dynamics.evaluator import Evaluator
     x, xd, xdd = inputs_from_dict(model)
     for shape in ((), (2,)):
         state = resolve_state(model, *(np.broadcast_to(v, shape + v.shape) for v in (x, xd, xdd)))
@@ -245,7 +249,12 @@ def compile_kernels(model) -> None:
             forward_dynamics(model, state.q, state.qd, np.zeros_like(state.q), method=method)
     for joint in indirect_joints(model):
         joint_from_length(joint, np.array(joint.stroke))
-    simulate(model, resolve_state(model, x, xd, xdd).q, np.zeros_like(x), None, duration=0.002)
+    q = resolve_state(model, x, xd, xdd).q
+    simulate(model, q, np.zeros_like(x), None, duration=0.002)
+    Evaluator(model)                                    # compiles at construction
+    if compiled_step_reason(model) is None:
+        for method in ("euler", "rk4"):
+            held_input_steps(model, q, np.zeros_like(q), np.zeros_like(q), method=method)
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
