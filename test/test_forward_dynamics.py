@@ -529,3 +529,20 @@ def test_aba_data_of_another_shape_or_model_is_refused(charmie):
         forward_dynamics(charmie, q[0], qd[0], tau[0], "aba", data=ForwardDynamicsData(other))
     with pytest.raises(TypeError, match="expected ForwardDynamicsData"):
         forward_dynamics(charmie, q[0], qd[0], tau[0], "aba", data=object())
+
+
+@pytest.mark.parametrize("lead", [(), (3,)])
+def test_a_balancer_out_of_range_is_the_same_error_by_both_methods(charmie, lead):
+    """A configuration whose balancer lever cannot reach its hanger: the ABA's one kernel
+    (bias pass and recursion) reports it as the Cholesky route's inverse dynamics does."""
+    from charmie_dynamics.kinematics.indirect import MechanismRangeError
+    rng = np.random.default_rng(24)
+    n = charmie.n_coordinates
+    q = np.zeros(lead + (n,))
+    q[..., :] = rng.uniform(-0.5, 0.5, size=lead + (n,))
+    messages = []
+    for method in METHODS:
+        with pytest.raises(MechanismRangeError, match="cannot reach the hanger") as error:
+            forward_dynamics(charmie, q, np.zeros(q.shape), np.zeros(q.shape), method)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]

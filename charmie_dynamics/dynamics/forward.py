@@ -5,7 +5,11 @@ u' (Coriolis, centrifugal, gravity, springs and balancers as external wrenches) 
 inverse dynamics with qdd = 0 (its kernel, as :func:`~.mass_matrix.bias_forces` runs it;
 seed 002 section 2.4.2, input item 4): its outward pass gives the velocities and
 velocity-product accelerations with -g at the base (eq. 17), its inward pass the bias
-wrenches of every subtree and phi. Two solvers of the same equations follow:
+wrenches of every subtree and phi. Two solvers of the same equations follow. With
+``method="aba"`` the bias pass, phi and the recursion of a batch run in one kernel call
+(:func:`bias_articulated_sample`, which the simulator's compiled step in actuated_step.py
+runs too); it computes u' and the placements, not the loop loads or joint wrenches that the
+inverse dynamics also gives and qdd does not need.
 
 ``method="cholesky"`` (O(n^3)): H from the composite-rigid-body algorithm, H = L L^T by
 ``numpy.linalg.cholesky``, then L y = phi and L^T qdd = y by forward and back substitution
