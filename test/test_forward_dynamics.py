@@ -524,9 +524,9 @@ def test_aba_data_of_another_shape_or_model_is_refused(charmie):
     q, qd, tau = random_states(charmie, np.random.default_rng(23), 1)
     with pytest.raises(ValueError, match=r"sample shape \(2,\), got .* with \(\)"):
         forward_dynamics(charmie, q[0], qd[0], tau[0], "aba", data=ForwardDynamicsData(charmie, (2,)))
-    other = load_model(EXAMPLES["puma"])
-    with pytest.raises(ValueError, match="is for puma"):
-        forward_dynamics(charmie, q[0], qd[0], tau[0], "aba", data=ForwardDynamicsData(other))
+    for other in (load_model(EXAMPLES["puma"]), load_model(CHARMIE)):   # the second: same sizes
+        with pytest.raises(ValueError, match=f"is for {other.name} with sample shape"):
+            forward_dynamics(charmie, q[0], qd[0], tau[0], "aba", data=ForwardDynamicsData(other))
     with pytest.raises(TypeError, match="expected ForwardDynamicsData"):
         forward_dynamics(charmie, q[0], qd[0], tau[0], "aba", data=object())
 
