@@ -17,7 +17,7 @@ import itertools
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -145,13 +145,16 @@ class TrajectoryFileError(DocumentError):
 
 
 def from_csv(model: Model, path: str, max_bytes: int = DEFAULT_MAX_BYTES,
-             check_position_limits: bool = False) -> Trajectory:
+             check_position_limits: bool = False,
+             columns: Optional[Sequence[str]] = None) -> Trajectory:
     """Read a trajectory CSV: a ``time`` column (s, increasing) and, per input of
-    ``model.input_names``, optional columns ``NAME``, ``NAME.velocity``, ``NAME.acceleration``
-    (SI units). Missing positions take the state defaults; missing rates are the central
-    differences (``numpy.gradient``) of the positions and of the velocities. The file must be
-    a regular UTF-8 file of at most ``max_bytes`` and :data:`MAX_SAMPLES` rows, every sample
-    within the model's limits (:func:`violation`); raises :class:`TrajectoryFileError`.
+    ``model.input_names`` (or of ``columns``, the inputs the file may give: a model with
+    loops' independent coordinates), optional columns ``NAME``, ``NAME.velocity``,
+    ``NAME.acceleration`` (SI units). Missing positions take the state defaults; missing rates
+    are the central differences (``numpy.gradient``) of the positions and of the velocities.
+    The file must be a regular UTF-8 file of at most ``max_bytes`` and :data:`MAX_SAMPLES`
+    rows, every sample within the model's limits (:func:`violation`); raises
+    :class:`TrajectoryFileError`.
     """
     text = read_text(path, "trajectory file", max_bytes, error=TrajectoryFileError)
     try:
@@ -168,12 +171,13 @@ def from_csv(model: Model, path: str, max_bytes: int = DEFAULT_MAX_BYTES,
     if "time" not in header:
         raise TrajectoryFileError(f"{path}: no 'time' column; columns: {bounded(', '.join(header))}")
     names = model.input_names
-    allowed = {"time"} | {f"{n}{s}" for n in names for s in ("", ".velocity", ".acceleration")}
+    given = names if columns is None else columns
+    allowed = {"time"} | {f"{n}{s}" for n in given for s in ("", ".velocity", ".acceleration")}
     unknown = [h for h in header if h not in allowed]
     if unknown:
         raise TrajectoryFileError(f"{path}: unknown column(s) {bounded(', '.join(unknown))}; "
                                   "expected time and NAME[.velocity|.acceleration] for NAME in "
-                                  f"{bounded(', '.join(names))}")
+                                  f"{bounded(', '.join(given))}")
     if len(set(header)) != len(header):
         twice = sorted(h for h, k in Counter(header).items() if k > 1)
         raise TrajectoryFileError(f"{path}: duplicate column(s) {bounded(', '.join(twice))}, "

@@ -24,12 +24,8 @@ pin3_only='test_pinocchio_dh_frames_match_dh_product or test_pinocchio_joint_fra
   test_pinocchio_inertias_placed_as_in_dh_frames or test_gravity_direction or
   test_yaml_dynamics_match_dh_pinocchio or mimic_as_mimic or
   test_published_arms_free_fall_against_pinocchio or test_published_arms_along_seed002_trajectories or
-  test_forward_dynamics_matches_pinocchio_spatial or test_five_bar_forward_dynamics_matches_pinocchio or
-  test_platform_rates_match_finite_differences'
-# The closed chains' Pinocchio checks use pin 3's constraintDynamics (pin.ContactType). NOT a
-# pin matter, a known failure left open (issue 13): on these floors the IRSBot-2's
-# test_platform_rates_match_finite_differences stops (algorithm 1: 0.347 m after 30
-# iterations); it passes in .venv, deselected here so that the rest of the floors run counts.
+  test_forward_dynamics_matches_pinocchio_spatial or test_five_bar_forward_dynamics_matches_pinocchio'
+# The closed chains' Pinocchio checks use pin 3's constraintDynamics (pin.ContactType).
 status=0
 "$venv/bin/python" -m pytest -q -k "not (${pin3_only//$'\n'/ })" "${@:-test}" || status=$?
 echo "test_floors: done in $((SECONDS - start)) s (pytest exit status $status)"

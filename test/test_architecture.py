@@ -46,3 +46,23 @@ def test_every_workspace_is_listed_with_its_file():
 
 def test_the_readme_links_the_page():
     assert "(docs/architecture.md)" in README.read_text()
+
+
+def test_the_spatial_vector_table_is_the_slots():
+    """Each row of the page's buffer table names its slots in their order (0, 1, ...): the
+    convention written down is the one the kernels index with; every slot of slots.py is
+    in the table."""
+    from charmie_dynamics import slots
+    from charmie_dynamics.dynamics import inverse
+    section = _section(DOC.read_text(), "Spatial vectors: one convention")
+    rows = re.findall(r"^\|[^|]+\|[^|]+\| `([A-Z_, ]+)` \|$", section, flags=re.M)
+    assert len(rows) == 6, rows
+    named = set()
+    for row in rows:
+        names = row.split(", ")
+        values = [getattr(slots, n, None) if hasattr(slots, n) else getattr(inverse, n)
+                  for n in names]
+        assert values == list(range(len(names))), (row, values)
+        named |= set(names)
+    constants = {n for n in vars(slots) if n.isupper()}
+    assert constants <= named, constants - named

@@ -185,11 +185,12 @@ def test_singular_configuration_names_the_loop(five_bar):
 
 # -- dynamics ---------------------------------------------------------------------------
 
-def spatial_loop(cut_type: str, n_joints: int, seed: int) -> tuple[ClosedChain, dict]:
+def spatial_loop(cut_type: str, n_joints: int, seed: int, **cut_fields) -> tuple[ClosedChain, dict]:
     """A serial chain of ``n_joints`` revolute joints (random axes, placements, inertias)
-    closed onto a fixed body ``ground`` by a cut of ``cut_type``, assembled by construction
-    at a random configuration; its first coordinate independent. Also the document of the
-    open chain alone and the ground frame's world placement (for Pinocchio)."""
+    closed onto a fixed body ``ground`` by a cut of ``cut_type`` (with ``cut_fields``: its
+    axes), assembled by construction at a random configuration (the two cut frames
+    coincide); its first coordinate independent. Also the document of the open chain alone
+    and the ground frame's world placement (for Pinocchio)."""
     rng = np.random.default_rng(seed)
     bodies = []
     for k in range(n_joints):
@@ -216,7 +217,7 @@ def spatial_loop(cut_type: str, n_joints: int, seed: int) -> tuple[ClosedChain, 
                     "guess": {f"q{k}": float(g) for k, g in enumerate(guess)},
                     "cuts": [{"name": "cut", "type": cut_type,
                               "predecessor": f"j{n_joints - 1}.tip",
-                              "successor": "ground.origin"}]}
+                              "successor": "ground.origin", **cut_fields}]}
     return ClosedChain.build(model_from_dict(doc, f"loop_{cut_type}")), \
         {"open_chain": open_chain, "ground": (R, tip)}
 
@@ -342,11 +343,21 @@ def test_statics_by_virtual_work(five_bar):
     np.testing.assert_allclose(loads.effort, dV, rtol=1e-8, atol=1e-8)
 
 
-def test_nodes_refuse_a_model_with_loops(five_bar):
-    """The nodes evaluate open trees: a model with loops is refused, not solved as its tree."""
-    from charmie_dynamics.ros.model_updates import prepare_model
-    with pytest.raises(ModelError, match="five_bar has loops .*the nodes do not solve"):
-        prepare_model(five_bar.model, "", "five_bar.yaml", [], [])
+def test_only_the_dynamics_node_takes_a_model_with_loops(five_bar):
+    """The dynamics node solves the loops (its inputs: the independent coordinates; a
+    feedforward joint must be one of them); the simulator and the trajectory player move
+    open trees and refuse a model with loops rather than move its tree."""
+    from charmie_dynamics.dynamics.loop_evaluator import LoopEvaluator
+    from charmie_dynamics.ros.model_updates import check_node_model, prepare_model
+    prepared = prepare_model(five_bar.model, "", "five_bar.yaml", [], [])
+    assert type(prepared.evaluator) is LoopEvaluator
+    assert prepared.joints == ["theta1_1", "theta1_2"]
+    with pytest.raises(ModelError, match=r"theta2_1 not in the model's inputs \(theta1_1, "
+                                         r"theta1_2\)"):
+        prepare_model(five_bar.model, "", "five_bar.yaml", ["theta2_1"], [])
+    with pytest.raises(ModelError, match="five_bar has loops .*the simulator publishes the "
+                                         "open tree"):
+        check_node_model(five_bar.model, "five_bar.yaml", "the simulator publishes")
 
 
 def test_platform_motion_as_input(five_bar):

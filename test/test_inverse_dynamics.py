@@ -49,6 +49,65 @@ def test_open_tree_against_pinocchio_rnea(any_model):
     assert worst < 1e-9, worst
 
 
+def test_wrench_buffers_are_torque_first_spatial_forces(any_model):
+    """One spatial-vector convention (charmie_dynamics.slots): every wrench buffer is [n; f].
+    The tree pass's buffer, read as one 6-vector per body, is Pinocchio's data.f (the joint's
+    spatial force on the body, joint frame) as [angular; linear]; it composes with
+    dynamics/spatial.py's A_i (CRBA's and ABA's transform) as a spatial force:
+    w_i - sum_c A_c^T w_c = M_i a_i + v_i x* M_i v_i with twist [omega; v]; and
+    Loads.joint_wrenches holds the same [n; f], child frame then world frame. A buffer or
+    reader left force-first fails all three."""
+    from charmie_dynamics.dynamics.spatial import add_force_to_parent, parent_transform_into
+    model = any_model
+    pm = pinocchio_model(model)
+    pd = pm.createData()
+    rng = np.random.default_rng(31)
+    nb, parent = model.n_bodies, model.parent
+    M = model.compiled.spatial_inertias
+    A = np.empty((nb, 6, 6))
+    for _ in range(5):
+        q = random_q(model, rng)
+        qd, qdd = rng.normal(size=q.shape), rng.normal(size=q.shape)
+        fk = forward_kinematics(model, q)
+        motion = body_motion(model, fk, qd, qdd, base_acceleration=-model.gravity)
+        wrenches = tree_backward_pass(model, fk, motion).buffer.reshape(nb, 6)
+        pin.rnea(pm, pd, *(pin_joint_vector(model, v) for v in (q, qd, qdd)))
+        ref = np.array([np.concatenate([pd.f[i + 1].angular, pd.f[i + 1].linear])
+                        for i in range(nb)])
+        np.testing.assert_allclose(wrenches, ref, rtol=1e-9, atol=1e-9 * np.abs(ref).max())
+        own = wrenches.copy()
+        for i in range(nb):
+            parent_transform_into(fk.rotations, fk.origins, i, A[i])
+            if parent[i] >= 0:
+                add_force_to_parent(A[i], -wrenches[i], own[parent[i]])
+        w, v = motion.angular_velocity, motion.linear_velocity
+        twist = np.concatenate([w, v], axis=1)
+        acc = np.concatenate([motion.angular_acceleration,
+                              motion.linear_acceleration - np.cross(w, v)], axis=1)
+        momentum = np.einsum("bij,bj->bi", M, twist)
+        expected = np.einsum("bij,bj->bi", M, acc) + np.concatenate(
+            [np.cross(w, momentum[:, :3]) + np.cross(v, momentum[:, 3:]),
+             np.cross(w, momentum[:, 3:])], axis=1)
+        np.testing.assert_allclose(own, expected, rtol=1e-9,
+                                   atol=1e-9 * np.abs(expected).max())
+        if model.actuators or model.springs or model.balancers:
+            continue     # their joint wrenches are the joints' own shares (loops)
+        loads = inverse_dynamics(model, resolve_state(model, q, qd, qdd))
+        joint = loads.joint_wrenches.reshape(nb, 2, 6)
+        np.testing.assert_array_equal(joint[:, 0], wrenches)
+        R = fk.rotation_world
+        world = np.concatenate([np.einsum("bij,bj->bi", R, ref[:, :3]),
+                                np.einsum("bij,bj->bi", R, ref[:, 3:])], axis=1)
+        tol = 1e-9 * np.abs(ref).max()
+        np.testing.assert_allclose(joint[:, 1], world, rtol=0, atol=tol)
+        # the public readers keep their meaning: force is Pinocchio's linear part
+        for name, value in (("joint_torque", ref[:, :3]), ("joint_force", ref[:, 3:]),
+                            ("joint_torque_world", world[:, :3]),
+                            ("joint_force_world", world[:, 3:])):
+            np.testing.assert_allclose(getattr(loads, name), value, rtol=0, atol=tol,
+                                       err_msg=name)
+
+
 @pytest.mark.parametrize("arm", ["puma", "stanford_arm"])
 def test_published_arms_along_seed002_trajectories(arm):
     """Torques of our YAML model equal those of a Pinocchio model built straight from the

@@ -122,6 +122,23 @@ def test_platform_rates_match_finite_differences(pkm):
         assert scale > 1.0                        # the check is not vacuous
 
 
+def test_algorithm_1_from_far_away_is_damped(pkm):
+    """A cold start 0.15 m from the target (the zero configuration to the parabola at
+    t = 0.71 s): the undamped algorithm 1 overshot (error 0.145 -> 0.79 m), wandered for 29
+    iterations on numpy 2.4 and failed after 30 on numpy 1.23; damped, the error falls at
+    every outer step and is met in a few."""
+    home = pkm.platform_position(pkm.chain.assembled)
+    for t in (0.3, 0.71):
+        p, v, a = parabola(np.array([t]), home)
+        sol = pkm.solve(p[0], v[0], a[0], None, NESTED)
+        np.testing.assert_allclose(sol.q, expected_coordinates(pkm, p[0, 0], p[0, 2]),
+                                   atol=1e-10)
+        for report in sol.limbs:
+            e = report.task_error
+            assert report.outer <= 6 and e[0] > 0.1
+            assert all(b < a for a, b in zip(e, e[1:]))
+
+
 def test_newton_iterations_along_the_parabola_at_1_ms(pkm):
     """Seed 003 sec. 6.4.1 at its 1 ms sampling: algorithm 1 needs 1 to 3 outer steps,
     algorithm 2 1 to 3 inner steps per loop and outer step, algorithm 3 up to 3."""

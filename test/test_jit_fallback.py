@@ -125,6 +125,38 @@ def test_free_flyer_kernels_equal_with_numba_off():
                                    err_msg=key)
 
 
+LOOP_SCRIPT = """
+import json
+import numpy as np
+from charmie_dynamics import jit, load_model
+from charmie_dynamics.dynamics.loop_evaluator import LoopEvaluator
+evaluator = LoopEvaluator(load_model("config/examples/irsbot2.yaml"))
+x = evaluator.chain.assembled[evaluator.chain.independent] + 0.02
+out = evaluator(x, np.array([0.3, -0.2]), np.array([1.0, 0.5]))
+print(json.dumps({"jit": jit.ENABLED, "efforts": out.efforts.tolist(),
+                  "coordinate_effort": out.loads.coordinate_effort.tolist(),
+                  "joint_force": out.loads.joint_force.tolist(),
+                  "translations": out.translations.tolist(),
+                  "quaternions": out.quaternions.tolist()}))
+"""
+
+
+def test_loop_evaluator_equal_with_numba_off():
+    """The loop evaluator (the evaluator's kernel with the cut wrenches as applied loads)
+    gives the compiled results as plain Python, on the IRSBot-2 (spatial and rigid cuts)."""
+    results = []
+    for env in ({}, {"CHARMIE_DYNAMICS_JIT": "0"}):
+        proc = subprocess.run([sys.executable, "-c", LOOP_SCRIPT], capture_output=True,
+                              text=True, timeout=600, cwd=ROOT, env={**os.environ, **env})
+        assert proc.returncode == 0, proc.stderr
+        results.append(json.loads(proc.stdout.splitlines()[-1]))
+    compiled, plain = results
+    assert compiled["jit"] and not plain["jit"]
+    for key in ("efforts", "coordinate_effort", "joint_force", "translations", "quaternions"):
+        np.testing.assert_allclose(plain[key], compiled[key], rtol=1e-12, atol=1e-12,
+                                   err_msg=key)
+
+
 def test_console_script_starts_with_old_numba(old_numba):
     script = Path(sys.executable).parent / "charmie-dynamics"
     assert script.is_file(), f"{script}: the package's console script is not installed"

@@ -1,5 +1,7 @@
-"""``charmie-dynamics analyze`` on the five-bar (issue 13): seed 002's torques along eqs.
-22a/35 and the free fall of eq. 36 that stops at the singular configuration."""
+"""``charmie-dynamics analyze`` on models with loops (issue 13): the five-bar's torques along
+seed 002 eqs. 22a/35 and its free fall of eq. 36 that stops at the singular configuration,
+the carpet-scraping machine at 45 rpm (seed 002 sec. 4.4), the IRSBot-2's parabola (seed
+003 sec. 6.4)."""
 from __future__ import annotations
 
 import json
@@ -10,6 +12,7 @@ import numpy as np
 from test_cli import PNG_SIGNATURE, _read_csv, assert_one_error_line, run_cli
 from test_closed_chains import FIVE_BAR
 from test_irsbot2 import IRSBOT2
+from test_scraping_machine import MODEL as SCRAPING
 
 
 def test_analyze_five_bar_torques(tmp_path):
@@ -50,7 +53,41 @@ def test_analyze_five_bar_free_fall_stops_at_the_singularity(tmp_path):
 def test_analyze_model_with_loops_refuses_other_motions(tmp_path):
     proc = run_cli("analyze", "--model", FIVE_BAR, "--motion", "validation", "--out", tmp_path)
     assert_one_error_line(proc, "--motion validation: five_bar has loops, expected one of "
-                                "seed002-eq35, seed002-free-fall, seed003-parabola")
+                                "seed002-eq35, seed002-free-fall, seed002-scraping, "
+                                "seed003-parabola")
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--motion", "seed002-scraping", "--out",
+                   tmp_path)
+    assert_one_error_line(proc, "--motion seed002-scraping: drives 1 independent coordinate(s) "
+                                "(the crank), five_bar has 2 (theta1_1, theta1_2)")
+    proc = run_cli("analyze", "--model", SCRAPING, "--motion", "seed002-eq35", "--out",
+                   tmp_path)
+    assert_one_error_line(proc, "--motion seed002-eq35: drives 2 independent coordinate(s) "
+                                "(the five-bar), scraping_machine has 1 (theta_II_1)")
+
+
+def test_analyze_scraping_machine_at_45_rpm(tmp_path):
+    """Seed 002 sec. 4.4 (coarse 50 ms sampling): the driving torque over one revolution,
+    its statics and the rest, the multipliers, the points' paths, the power balance."""
+    out = tmp_path / "out"
+    proc = run_cli("analyze", "--model", SCRAPING, "--motion", "seed002-scraping", "--dt", 0.05,
+                   "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "45 rpm (4.7124 rad/s)" in proc.stdout         # the paper: 4.712 rad/s
+    header, loads = _read_csv(out / "loads.csv")
+    assert header[:7] == ["time", "theta_II_1.effort", "theta_II_1.effort_statics",
+                          "theta_II_1.effort_without_gravity", "power", "energy", "denergy_dt"]
+    assert loads.shape == (27, 7 + 15)                    # 0..1.30 s; 3 cuts x 5 rows
+    np.testing.assert_allclose(loads[:, 1], loads[:, 2] + loads[:, 3], atol=1e-12)
+    np.testing.assert_allclose(loads[:, 4], loads[:, 1] * 1.5 * np.pi, atol=1e-12)
+    kin_header, kin = _read_csv(out / "kinematics.csv")
+    np.testing.assert_allclose(kin[:, 1], 1.5 * np.pi * kin[:, 0], atol=1e-12)   # the crank
+    assert kin[:, -1].max() <= 1e-12 and kin[1:, -2].max() <= 4
+    E = [kin_header.index(f"link6.E.{a}") for a in "xy"]
+    assert np.ptp(kin[:, E[0]]) > 0.5                     # the scraper's stroke, m
+    for name in ("driving_torque.png", "joint_angles.png", "point_paths.png",
+                 "power_balance.png"):
+        assert (out / name).read_bytes().startswith(PNG_SIGNATURE)
+    assert "theta_II_1 driving torque" in proc.stdout
 
 
 def test_validate_model_with_loops_that_cannot_assemble_is_not_called_valid(tmp_path):
@@ -86,12 +123,57 @@ def test_validate_fk_and_id_on_a_model_with_loops(tmp_path):
                           "positions.theta2_1: a dependent coordinate of the loops")
 
 
-def test_analyze_model_with_loops_refuses_a_trajectory_file(tmp_path):
+def test_analyze_model_with_loops_on_a_trajectory_file(tmp_path):
+    """A trajectory CSV of the independent coordinates: every sample's efforts equal the
+    closed chain's inverse dynamics (mass matrix and bias forces) with the file's rates; a
+    column of a dependent coordinate is refused; a sample where the loop cannot close ends
+    with one line naming it; payloads are carried."""
+    from charmie_dynamics import load_model
+    from charmie_dynamics.dynamics import closed_chain as cc
+    from charmie_dynamics.mechanisms.closed_chains import ClosedChain
+    chain = ClosedChain.build(load_model(FIVE_BAR))
+    t = np.linspace(0.0, 1.0, 11)
+    x = np.stack([0.8 + 0.3 * t**2, 0.9 - 0.2 * t], axis=1)
+    xd = np.stack([0.6 * t, -0.2 + 0 * t], axis=1)
+    xdd = np.stack([0.6 + 0 * t, 0 * t], axis=1)
     csv = tmp_path / "t.csv"
-    csv.write_text("time,theta1_1,theta1_2\n0,0.5,0.5\n0.1,0.5,0.5\n")
-    proc = run_cli("analyze", "--model", FIVE_BAR, "--trajectory", csv, "--out", tmp_path / "o")
-    assert_one_error_line(proc, "--trajectory: five_bar has loops; trajectory files are not "
-                                "supported for them yet")
+    header = "time,theta1_1,theta1_2,theta1_1.velocity,theta1_2.velocity," \
+             "theta1_1.acceleration,theta1_2.acceleration"
+    rows = [",".join(repr(float(v)) for v in (t[k], *x[k], *xd[k], *xdd[k])) for k in range(11)]
+    csv.write_text(header + "\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "o"
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--trajectory", csv, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    head, data = _read_csv(out / "loads.csv")
+    assert head[:3] == ["time", "theta1_1.effort", "theta1_2.effort"]
+    last = None
+    for k in range(11):
+        ref = cc.inverse_dynamics(chain, x[k], xd[k], xdd[k], last)
+        last = ref.q
+        np.testing.assert_allclose(data[k, 1:3], ref.effort, rtol=0, atol=1e-9 * np.abs(ref.effort).max())
+    _, kin = _read_csv(out / "kinematics.csv")
+    assert kin[:, -1].max() <= 1e-12
+    # with a payload the efforts change
+    proc = run_cli("analyze", "--model", FIVE_BAR, "--trajectory", csv, "--payload",
+                   "link2_1.tip:1.5", "--out", tmp_path / "p")
+    assert proc.returncode == 0, proc.stderr
+    assert np.abs(_read_csv(tmp_path / "p" / "loads.csv")[1][:, 1:3] - data[:, 1:3]).min() > 0.1
+    # a dependent coordinate's column
+    bad = tmp_path / "dependent.csv"
+    bad.write_text("time,theta1_1,theta2_1\n0,0.5,0.5\n0.1,0.5,0.5\n")
+    assert_one_error_line(run_cli("analyze", "--model", FIVE_BAR, "--trajectory", bad, "--out",
+                                  tmp_path / "d"),
+                          "unknown column(s) theta2_1; expected time and "
+                          "NAME[.velocity|.acceleration] for NAME in theta1_1, theta1_2")
+    # the legs swung apart in the third sample: the loop cannot close
+    apart = tmp_path / "apart.csv"
+    apart.write_text("time,theta1_1,theta1_2\n0,0.8,0.9\n0.1,0.81,0.9\n0.2,1.4835,1.8134\n")
+    assert_one_error_line(run_cli("analyze", "--model", FIVE_BAR, "--trajectory", apart,
+                                  "--out", tmp_path / "a"),
+                          "sample 2 (t = 0.2 s): loop end_effector: Newton-Raphson stopped")
+    assert_one_error_line(run_cli("analyze", "--model", FIVE_BAR, "--motion", "seed002-free-fall",
+                                  "--payload", "link2_1.tip:1", "--out", tmp_path / "f"),
+                          "--payload: --motion seed002-free-fall takes no payload")
 
 
 def test_analyze_irsbot2_parabola(tmp_path):
@@ -125,3 +207,51 @@ def test_analyze_parabola_refuses_a_model_that_is_not_a_parallel_mechanism(tmp_p
                    "--out", tmp_path / "o")
     assert_one_error_line(proc, "five_bar.yaml: loops.cuts: no rigid (F) cut joins two "
                                 "platform copies")
+
+
+def test_id_with_loops_takes_payloads_forces_and_gravity_only(tmp_path):
+    """The actuated torques of a payload and of a force at the five-bar's end point, by
+    virtual work: tau_load = -J^T F with F the load's force (a payload's: m g) and J the end
+    point's Jacobian over the independent coordinates (central differences of the solved
+    positions); ``--gravity-only`` equals the state at rest; the joint wrenches carry the
+    cut forces: the legs' root forces hold the mechanism and the payload."""
+    from charmie_dynamics import forward_kinematics, load_model
+    from charmie_dynamics.mechanisms.closed_chains import ClosedChain
+    model = load_model(FIVE_BAR)
+    chain = ClosedChain.build(model)
+    x = np.array([1.0, 1.1])
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"positions": dict(zip(("theta1_1", "theta1_2"), x.tolist()))}))
+    moving = tmp_path / "moving.json"
+    moving.write_text(json.dumps({"positions": dict(zip(("theta1_1", "theta1_2"), x.tolist())),
+                                  "velocities": {"theta1_1": 0.7, "theta1_2": -0.4},
+                                  "accelerations": {"theta1_1": 2.0}}))
+
+    def efforts(*extra, file=state):
+        proc = run_cli("id", "--model", FIVE_BAR, "--state", file, *extra)
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        return np.array(list(doc["joint_efforts"].values())), doc
+
+    def tip(xs):
+        fk = forward_kinematics(model, chain.positions(xs, chain.positions(x)))
+        return fk.to_world(model.body_index("link2_1"), model.point("link2_1.tip").local)
+    h = 1e-6
+    J = np.stack([(tip(x + h * e) - tip(x - h * e)) / (2 * h) for e in np.eye(2)], axis=1)
+    rest, doc = efforts()
+    assert doc["gravity_only"] is False
+    payload, doc_p = efforts("--payload", "link2_1.tip:2.5")
+    np.testing.assert_allclose(payload - rest, -J.T @ (2.5 * model.gravity), rtol=0, atol=1e-6)
+    force = np.array([3.0, -4.0, 0.0])
+    pushed, _ = efforts("--force", "link2_2.tip:3,-4,0")
+    np.testing.assert_allclose(pushed - rest, -J.T @ force, rtol=0, atol=1e-6)
+    gravity, doc_g = efforts("--gravity-only", file=moving)
+    np.testing.assert_allclose(gravity, rest, rtol=0, atol=1e-9)
+    assert doc_g["gravity_only"] is True and doc_g["velocities"]["theta2_1"] != 0.0
+    # the legs' root joints hold the whole mechanism and the payload (at rest)
+    roots = sum(np.array(doc_p["joint_wrenches"][b]["force"]) for b in ("link1_1", "link1_2"))
+    np.testing.assert_allclose(roots, -(model.total_mass + 2.5) * model.gravity, rtol=0,
+                               atol=1e-9)
+    assert doc_p["base_reaction"]["body"] == "link1_1"
+    assert_one_error_line(run_cli("id", "--model", FIVE_BAR, "--payload", "link9.tip:1"),
+                          "link9.tip")

@@ -265,7 +265,7 @@ def test_tf_grid_keeps_the_average_rate_under_jitter():
 def test_feedforward_map_order_clamp_and_flags():
     model = load_model(CHARMIE)
     joints = ["act5", "theta3", "act4"]
-    ff = FeedforwardMap(model, joints)
+    ff = FeedforwardMap(model, model.input_names, joints)
     limit = ff.effort_limit
     efforts = np.zeros(len(model.input_names))
     i = model.input_names.index("act4")

@@ -27,7 +27,7 @@ from ..model import Model, load_model
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, Trajectory, check_dt, from_csv, motion
 from ..errors import InputError
 from .arguments import add_position_limits_argument, check_point, check_points, parse_payload
-from .loop_analysis import LOOP_MOTIONS, loop_analysis
+from .loop_analysis import LOOP_MOTIONS, loop_analysis, trajectory_analysis
 from .plots import plot_efforts, plot_series
 
 
@@ -185,12 +185,16 @@ def run_analyze(args: argparse.Namespace) -> int:
 
 
 def _run_loop_analysis(args: argparse.Namespace, model: Model) -> int:
-    """A model with loops: seed 002's motions by constraint embedding (cli/loop_analysis.py)."""
+    """A model with loops: seed 002's and 003's motions, or a trajectory file of the
+    independent coordinates, by constraint embedding (cli/loop_analysis.py)."""
+    payloads = [parse_payload(text) for text in args.payload]
+    check_points(model, payloads)
     if args.trajectory is not None:
-        raise InputError(f"--trajectory: {model.name} has loops; trajectory files are not "
-                         f"supported for them yet, expected --motion {' or '.join(LOOP_MOTIONS)}")
-    check_dt(args.dt)
-    tables, plots, summary = loop_analysis(model, args.motion, args.dt)
+        tables, plots, summary = trajectory_analysis(model, str(args.trajectory),
+                                                     args.check_position_limits, payloads)
+    else:
+        check_dt(args.dt)
+        tables, plots, summary = loop_analysis(model, args.motion, args.dt, payloads)
     tables = [_table(name, cols[0], header, cols) for name, header, cols in tables]
     steps = [(table[0], lambda path, table=table: _write_csv(path, table)) for table in tables]
     try:

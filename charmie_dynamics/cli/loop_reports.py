@@ -1,14 +1,15 @@
 """``fk``, ``id`` and ``validate-model`` on a model with loops (issue 13): the state gives
 the independent coordinates (``ClosedChain.independent_names``); the dependent ones are
-solved by constraint embedding (mechanisms/closed_chains, dynamics/closed_chain.py) from the
-assembled configuration."""
+solved by constraint embedding (mechanisms/closed_chains) from the assembled configuration;
+``id`` evaluates as the dynamics node does (dynamics/loop_evaluator.py), with payloads,
+external wrenches and ``--gravity-only``."""
 from __future__ import annotations
 
 from typing import Any, Mapping
 
 import numpy as np
 
-from ..dynamics import closed_chain as cc
+from ..dynamics.loop_evaluator import LoopEvaluator
 from ..errors import InputError
 from ..mechanisms.closed_chains import ClosedChain, SolveReport
 from ..model.model import Model
@@ -45,19 +46,23 @@ def solved_coordinates(chain: ClosedChain, x: np.ndarray) -> tuple[np.ndarray, d
                "condition": report.condition}
 
 
-def loop_id_report(chain: ClosedChain, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray
-                   ) -> dict[str, Any]:
-    """The JSON document printed by ``id`` for a model with loops (SI units)."""
-    loads = cc.inverse_dynamics(chain, x, xd, xdd)
-    model: Model = chain.model
+def loop_id_report(evaluator: LoopEvaluator, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
+                   gravity_only: bool = False) -> dict[str, Any]:
+    """The JSON document printed by ``id`` for a model with loops (SI units), from the
+    dynamics node's evaluation (dynamics/loop_evaluator.py, with the evaluator's payloads and
+    external wrenches); the joint wrenches are added by ``id`` from ``evaluator.result``."""
+    out = evaluator(x, xd, xdd, gravity_only)
+    model: Model = evaluator.model
+    state, report = out.state, evaluator.report
     return {
         "model": model.name,
-        "joint_efforts": dict(zip(chain.independent_names, loads.effort.tolist())),
-        "coordinates": dict(zip(model.coordinate_names, loads.q.tolist())),
-        "velocities": dict(zip(model.coordinate_names, loads.qd.tolist())),
-        "accelerations": dict(zip(model.coordinate_names, loads.qdd.tolist())),
-        "cut_multipliers": dict(zip(chain.rows.names, loads.multipliers.tolist())),
-        "indeterminate": loads.indeterminate.T.tolist(),
-        "loops": {"newton_iterations": loads.report.iterations,
-                  "residual": loads.report.residual, "condition": loads.report.condition},
+        "gravity_only": gravity_only,
+        "joint_efforts": dict(zip(evaluator.input_names, out.efforts.tolist())),
+        "coordinates": dict(zip(model.coordinate_names, state.q.tolist())),
+        "velocities": dict(zip(model.coordinate_names, state.qd.tolist())),
+        "accelerations": dict(zip(model.coordinate_names, state.qdd.tolist())),
+        "cut_multipliers": dict(zip(evaluator.chain.rows.names, evaluator.multipliers.tolist())),
+        "indeterminate": evaluator.indeterminate.T.tolist(),
+        "loops": {"newton_iterations": report.iterations, "residual": report.residual,
+                  "condition": report.condition},
     }

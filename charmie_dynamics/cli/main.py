@@ -31,6 +31,9 @@ from ..kinematics import StateError, forward_kinematics, inputs_from_dict, point
 from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE, InputLimits
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..kinematics.indirect import MechanismRangeError, joint_from_length
+from ..dynamics.evaluator import NonFiniteLoads
+from ..dynamics.inverse import Loads
+from ..dynamics.loop_evaluator import LoopEvaluator
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from ..model.actuator_geometry import indirect_joints
 from ..model import load_model
@@ -161,6 +164,13 @@ def id_report(model, inputs: Inputs, payloads=(), external=(),
         "joint_efforts": dict(zip(model.coordinate_names, _list(loads.coordinate_effort))),
         "actuator_forces": dict(zip(model.actuator_names, _list(loads.actuator_force))),
         "spring_forces": dict(zip(loads.spring_names, _list(loads.spring_tension))),
+        **wrench_report(model, loads),
+    }
+
+
+def wrench_report(model, loads: Loads) -> dict[str, Any]:
+    """``id``'s joint wrenches (world frame, at each joint point) and base reaction."""
+    return {
         "joint_wrenches": {name: {"force": _list(loads.joint_force_world[i]),
                                   "torque": _list(loads.joint_torque_world[i])}
                            for i, name in enumerate(model.body_names)},
@@ -179,16 +189,18 @@ def _loop_inputs(chain: ClosedChain, args: argparse.Namespace) -> Inputs:
 
 def _cmd_id(args: argparse.Namespace) -> int:
     model = load_model(args.model)
+    payloads = [parse_payload(p) for p in args.payload]
+    external = [parse_force(f) for f in args.force]
     if model.loops is not None:
-        if args.payload or args.force or args.gravity_only:
-            raise InputError("--payload, --force and --gravity-only: not supported for a model "
-                             f"with loops ({model.name}) yet")
-        chain = ClosedChain.build(model)
-        print_json(loop_id_report(chain, *_loop_inputs(chain, args)), "id", args.indent)
+        check_points(model, payloads + external)
+        evaluator = LoopEvaluator(model, payloads, external)
+        report = loop_id_report(evaluator, *_loop_inputs(evaluator.chain, args),
+                                args.gravity_only)
+        report.update(wrench_report(model, evaluator.result.loads))
+        print_json(report, "id", args.indent)
         return 0
     inputs = state_inputs(model, args.state, args.check_position_limits)
-    report = id_report(model, inputs, [parse_payload(p) for p in args.payload],
-                       [parse_force(f) for f in args.force], args.gravity_only)
+    report = id_report(model, inputs, payloads, external, args.gravity_only)
     print_json(report, "id", args.indent)
     return 0
 
@@ -326,7 +338,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return args.func(args)
     # DocumentError: ModelError, InputError, TrajectoryFileError (files and arguments)
     except (DocumentError, StateError, MechanismRangeError, MassMatrixError,
-            LoopSingularityError) as exc:
+            LoopSingularityError, NonFiniteLoads) as exc:
         print(f"{PROG}: error: {bounded(exc, MAX_ERROR_LINE)}", file=sys.stderr)
         return 1
     except MemoryError:

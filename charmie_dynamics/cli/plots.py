@@ -125,6 +125,21 @@ def plot_series(path: Path, t: np.ndarray, series: dict[str, np.ndarray], ylabel
     _save(plt, fig, path)
 
 
+def plot_paths(path: Path, paths: dict[str, np.ndarray], title: str) -> None:
+    """Paths of points in the xy-plane (each (k, 2) or wider: x, y first), equal axes."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 7))
+    for label, xy in paths.items():
+        ax.plot(xy[:, 0], xy[:, 1], label=label)
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    _save(plt, fig, path)
+
+
 def _pyplot():
     """matplotlib.pyplot on the file-only Agg backend (imported on first use: plotting is
     the only part of ``analyze`` that needs matplotlib)."""

@@ -34,7 +34,8 @@ from typing import Callable
 import numpy as np
 
 from ..kinematics.forward import Placements, forward_kinematics
-from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError, SolveReport
+from ..mechanisms.closed_chains import (ClosedChain, ConstraintValues, LoopSingularityError,
+                                        SolveReport)
 from .mass_matrix import bias_forces, mass_matrix
 
 
@@ -76,13 +77,20 @@ def inverse_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independe
                                         report)
     fk = values.placements
     tree = mass_matrix(chain.model, q, fk) @ qdd + bias_forces(chain.model, q, qd)
-    effort = G.T @ tree
+    lam, indeterminate = multipliers(chain, values, tree)
+    return ClosedChainLoads(q, qd, qdd, G.T @ tree, lam, indeterminate, tree, report)
+
+
+def multipliers(chain: ClosedChain, values: ConstraintValues, tree: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The minimum-norm multipliers of ``Phi_d^T lambda = tree_d`` (``tree`` = H qdd + b, the
+    tree's efforts (n,)) and a basis (m, r) of the null space of Phi_d^T: the redundant
+    rows' indeterminate part (module docstring)."""
     Jd = values.jacobian[:, chain.dependent]
     U, s, Vt = np.linalg.svd(Jd.T, full_matrices=True)
     rank = int(np.sum(s > 1e-9 * max(s[0], 1.0)))
-    rhs = tree[chain.dependent]
-    lam = Vt[:rank].T @ ((U[:, :rank].T @ rhs) / s[:rank])
-    return ClosedChainLoads(q, qd, qdd, effort, lam, Vt[rank:].T, tree, report)
+    lam = Vt[:rank].T @ ((U[:, :rank].T @ tree[chain.dependent]) / s[:rank])
+    return lam, Vt[rank:].T
 
 
 def forward_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independent: np.ndarray,

@@ -31,7 +31,7 @@ from ..mechanisms.auxiliary import auxiliary_segments_sample, balancer_range_err
 from ..model.model import JointType, Model
 from ..model.rotations import quaternion_of
 from ..model.packed import PackedModel
-from .inverse import (InverseDynamicsBuffers, InverseDynamicsData, Loads,
+from .inverse import (NO_LOADS, InverseDynamicsBuffers, InverseDynamicsData, Loads,
                       _inverse_dynamics_batch, kernel_arguments)
 
 
@@ -120,8 +120,13 @@ class Evaluator:
     core, with buffers built once (see the module docstring). Not thread-safe: one call at a
     time (a node's executor)."""
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model,
+                 applied: tuple[np.ndarray, np.ndarray] = NO_LOADS) -> None:
+        """``applied``: loads applied at every call, packed as inverse dynamics packs its
+        payloads and external wrenches (body indices, (k, 4, 3) values); the caller may
+        change the values between calls (the loop evaluator's cut wrenches)."""
         self.model = model
+        self.input_names: tuple[str, ...] = tuple(model.input_names)
         n = model.n_coordinates
         # the state at the default inputs: the buffer, and proof that the model assembles
         self.state = resolve_state(model, *inputs_from_dict(model))
@@ -146,8 +151,8 @@ class Evaluator:
         # the arguments of inverse_dynamics' kernel, without payloads: with the state's
         # rates, and with zero rates for gravity compensation
         zeros = self.data.zeros
-        self._inverse = {False: kernel_arguments(q, qd, qdd, self.data),
-                         True: kernel_arguments(q, zeros, zeros, self.data)}
+        self._inverse = {False: kernel_arguments(q, qd, qdd, self.data, applied),
+                         True: kernel_arguments(q, zeros, zeros, self.data, applied)}
         self._tail = (self._segments, np.array(moving, dtype=np.int64),
                       np.array([body for _, _, body in segments], dtype=np.int64),
                       np.array([model.input_names.index(a) for a in model.actuator_names],

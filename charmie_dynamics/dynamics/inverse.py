@@ -61,15 +61,16 @@ class Loads:
     actuator_force: np.ndarray      # (..., n_actuators): axial, N, positive pushes
     spring_names: tuple[str, ...]
     spring_tension: np.ndarray      # (..., n_springs): N, positive pulls
-    joint_wrenches: np.ndarray      # (..., nb, 4, 3): force and torque in the child frame,
-                                    # then in the world frame (slots F, N, F_WORLD, N_WORLD)
+    joint_wrenches: np.ndarray      # (..., nb, 4, 3): torque and force ([n; f], slots N,
+                                    # F) in the child frame, then in the world frame (slots
+                                    # N_WORLD, F_WORLD): charmie_dynamics.slots' convention
     base_body: int                  # the first massive body (see base_body())
     placements: Placements = field(repr=False)
     motion: BodyMotion = field(repr=False)
     tree: TreeWrenches = field(repr=False)
     loops: LoopLoads = field(repr=False)
     applied: np.ndarray = field(repr=False)   # (..., nb, 2, 3): every external load on each
-    # body (springs, balancers, payloads, external wrenches), body frame, about its origin
+    # body (springs, balancers, payloads, external wrenches), [n; f], body frame, about its origin
     hanger_force: np.ndarray = field(repr=False)   # (..., n_balancers), see PassiveForces
 
     @property
@@ -100,8 +101,9 @@ class Loads:
         return self.joint_torque_world[..., self.base_body, :]
 
 
-# slots of the load_vec rows of the applied loads (one row per payload or external wrench)
-LOAD_POINT, LOAD_FORCE, LOAD_TORQUE, LOAD_MASS = 0, 1, 2, 3
+# slots of the load_vec rows of the applied loads (one row per payload or external wrench):
+# the point, the world-frame wrench [n; f] (charmie_dynamics.slots' order), the point mass
+LOAD_POINT, LOAD_TORQUE, LOAD_FORCE, LOAD_MASS = 0, 1, 2, 3
 
 
 @kernel
@@ -202,8 +204,10 @@ def _inverse_dynamics_batch(model, applied, q, qd, qdd, buffers) -> int:
     return failed
 
 
-def _applied_loads(model: Model, payloads: Sequence[Payload], external: Sequence[ExternalWrench]
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def applied_loads(model: Model, payloads: Sequence[Payload], external: Sequence[ExternalWrench]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Payloads and external wrenches packed for the kernel: body indices (k,) and values
+    (k, 4, 3) in the ``LOAD_*`` slots."""
     rows = len(payloads) + len(external)
     body = np.empty(rows, dtype=np.int64)
     values = np.zeros((rows, 4, 3))
@@ -300,7 +304,7 @@ def inverse_dynamics(model: Model, state: JointSpaceState, *,
         check_configuration(model, q)
     if gravity_only:
         qd = qdd = data.zeros
-    applied = _applied_loads(model, payloads, external) if payloads or external else NO_LOADS
+    applied = applied_loads(model, payloads, external) if payloads or external else NO_LOADS
     return run_inverse_dynamics(model, q, qd, qdd, data, applied)
 
 

@@ -32,7 +32,8 @@ from ..model.packed import COM, COORD, INERTIA, KIND, PARENT, S_V, S_W, SCALARS
 @dataclass(frozen=True)
 class TreeWrenches:
     """Wrench of the parent on each body at its joint point, in the body frame; ``buffer``
-    (..., nb, 2, 3) holds force and torque (the kernels' layout)."""
+    (..., nb, 2, 3) holds torque and force (slots N, F): reshaped (..., nb, 6), the spatial
+    force [n; f] of dynamics/spatial.py (charmie_dynamics.slots' convention)."""
 
     buffer: np.ndarray
 
@@ -49,7 +50,7 @@ class TreeWrenches:
 def tree_backward_pass_sample(body_int, body_vec, body_mat, rotations, origins, motion,
                               external, wrenches) -> None:
     """Eqs. 33-34 for one sample (kernel); ``external`` (nb, 2, 3) holds the external
-    force and torque on each body (body frame, about its origin)."""
+    wrench [n; f] on each body (body frame, about its origin; slots N, F)."""
     nb = body_int.shape[0]
     for i in range(nb):
         m = body_vec[i, SCALARS, 1]

@@ -42,6 +42,10 @@
   segment's length along z are those of the reference configuration: every coordinate 0
   and every actuator at its default length (a drawing only).
 
+A model with loops is written as its spanning tree (URDF describes trees only: no cut
+joint), with an XML comment naming the cut joints left out and the independent
+coordinates; the dynamics node solves the loops and publishes the TF of every body.
+
 ``frame_prefix`` is prepended to every link name (not to joint names), as
 robot_state_publisher's ``frame_prefix`` does. Gravity is not part of URDF.
 """
@@ -260,6 +264,8 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
                          f"{model.body_names[model.free_flyers[0]]!r} has a floating joint "
                          "(free-flyer), expected a model without one (not written yet)")
     robot = ET.Element("robot", name=model.name)
+    if model.loops is not None:
+        robot.append(ET.Comment(_loops_comment(model)))
     chains = _chains(model)
     used_chains = sorted(set(c for c, b in zip(chains, model.bodies) if not b.virtual))
     for c in used_chains:
@@ -347,6 +353,19 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
                 "<coordinate>_<body>)", MAX_ERROR))
     ET.indent(robot, space="  ")
     return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"
+
+
+def _loops_comment(model: Model) -> str:
+    """The URDF's note on a model with loops: URDF describes trees, so the file holds the
+    spanning tree and names the cut joints it leaves out (the dynamics node solves the
+    loops and publishes TF of every body, dependent joints included)."""
+    names = model.body_names
+    cuts = "; ".join(f"{c.name} ({c.type}: {names[c.body_a]} - {names[c.body_b]})"
+                     for c in model.loops.cuts)
+    return (f" {model.name} has closed loops; URDF cannot express them: this is its spanning "
+            f"tree, without the cut joints {cuts}. Independent coordinates: "
+            f"{', '.join(model.loops.independent)}; the dynamics node solves the others and "
+            "publishes their TF. ").replace("--", "- -")      # "--" may not be in a comment
 
 
 def _spring_fields(params: SpringParams) -> dict:

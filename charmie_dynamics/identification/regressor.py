@@ -124,13 +124,14 @@ def model_parameters(model: Model) -> np.ndarray:
 
 @kernel
 def _unit_wrench(k, w, dw, a):
-    """Force and torque of inertial parameter k (INERTIAL order) with value 1 (module doc)."""
+    """The wrench (n, f), torque first (charmie_dynamics.slots), of inertial parameter k
+    (INERTIAL order) with value 1 (module docstring)."""
     zero = (0.0, 0.0, 0.0)
     if k == 0:
-        return a, zero
+        return zero, a
     if k < 4:
         e = (1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0, 1.0 if k == 3 else 0.0)
-        return add(cross3(dw, e), cross3(w, cross3(w, e))), cross3(e, a)
+        return cross3(e, a), add(cross3(dw, e), cross3(w, cross3(w, e)))
     # the unit symmetric matrix E of entry (r, c): n = E dw + w x (E w)
     r = (0, 0, 1, 0, 1, 2)[k - 4]
     c = (0, 1, 1, 2, 2, 2)[k - 4]
@@ -141,7 +142,7 @@ def _unit_wrench(k, w, dw, a):
     if r != c:
         Edw[c] += dw[r]
         Ew[c] += w[r]
-    return zero, add((Edw[0], Edw[1], Edw[2]), cross3(w, (Ew[0], Ew[1], Ew[2])))
+    return add((Edw[0], Edw[1], Edw[2]), cross3(w, (Ew[0], Ew[1], Ew[2]))), zero
 
 
 @kernel
@@ -176,11 +177,11 @@ def _regressor_batch(body_int, body_vec, body_mat, massless_vec, massless_mat, a
             w, dw, a = vec(motion, b, W), vec(motion, b, DW), vec(motion, b, A)
             for k in range(10):
                 external[:] = 0.0
-                f, n = _unit_wrench(k, w, dw, a)
+                n, f = _unit_wrench(k, w, dw, a)
                 # the backward pass subtracts external loads: the body's own wrench is -external
                 for d in range(3):
-                    external[b, F, d] = -f[d]
                     external[b, N, d] = -n[d]
+                    external[b, F, d] = -f[d]
                 tree_backward_pass_sample(body_int, massless_vec, massless_mat, rotations,
                                           origins, motion, external, wrenches)
                 _input_efforts(body_int, massless_vec, act_int, act_vec, bal_int, rotations,

@@ -40,8 +40,8 @@ class PassiveForces:
 
     spring_names: tuple[str, ...]
     spring_tension: np.ndarray      # (..., n_springs) N, springs then balancer springs
-    external: np.ndarray            # (..., nb, 2, 3): force and torque on each body, body
-                                    # frame, about the body origin (rnea's F, N slots)
+    external: np.ndarray            # (..., nb, 2, 3): wrench [n; f] on each body, body
+                                    # frame, about the body origin (slots N, F)
     hanger_force: np.ndarray        # (..., n_balancers) N: force on the sliding body along
                                     # the pivot body's +z (the balancing force)
 

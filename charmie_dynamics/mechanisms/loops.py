@@ -42,9 +42,10 @@ from ..slots import COUPLE, END_FORCE, F, JOINT_FORCE, JOINT_TORQUE, N
 class LoopLoads:
     """Loads of the actuator-driven joints, child frames, in ``model.actuators`` order.
 
-    ``buffer`` (..., na, 4, 3) holds, in the slots of ``charmie_dynamics.slots``, the force of
-    the actuator on the child at its end, the couple of the actuator's pin on the child, and
-    the joint's own share of force and torque (at the joint point)."""
+    ``buffer`` (..., na, 4, 3) holds, in the slots of ``charmie_dynamics.slots``, the
+    actuator's wrench on the child (the couple of its pin, then the force at its end: slots
+    COUPLE, END_FORCE) and the joint's own share (torque at the joint point, then force:
+    JOINT_TORQUE, JOINT_FORCE), torque first as every wrench of the package."""
 
     actuator_force: np.ndarray     # (..., na) axial force, N; positive pushes the ends apart
     buffer: np.ndarray

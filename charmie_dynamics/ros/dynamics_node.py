@@ -9,6 +9,11 @@ after that the node publishes, every watchdog period, either gravity compensatio
 last valid positions (``stale_policy: gravity``) or zeros (``stale_policy: zero``), until a
 valid input arrives.
 
+A model with loops (``loops:``) is evaluated by ``dynamics.loop_evaluator``: its inputs are
+the loops' independent coordinates (names of dependent ones are accepted and ignored: the
+evaluator solves them, warm-started from its last solution); an input where the loops do
+not close or are singular is rejected as ``loop_singular``.
+
 Stamps are integer nanoseconds. The last stamp advances only when an input is evaluated; a
 stamp more than ``max_stamp_lead`` ahead of the node clock is ``future_stamp``; a jump back
 of the source clock (the node clock behind the last stamp by more than ``max_stamp_lead``, as
@@ -48,6 +53,7 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..dynamics.evaluator import Evaluation, NonFiniteLoads
+from ..dynamics.loop_evaluator import LoopSingularityError
 from ..kinematics.indirect import MechanismRangeError
 from ..model import model_from_text, read_model_file
 from ..model.model import JointType, Model
@@ -184,15 +190,17 @@ class DynamicsNode(Node):
         self.model = model
         self.model_texts = {prepared.text}       # texts known to give the installed model
         self.evaluator = prepared.evaluator
-        self.feedforward = FeedforwardMap(model, prepared.joints)
-        base = tuple(c for c in BASE_COORDINATES if c in model.input_names) \
+        inputs = self.evaluator.input_names      # a model with loops: the independent ones
+        self.feedforward = FeedforwardMap(model, inputs, prepared.joints)
+        base = tuple(c for c in BASE_COORDINATES if c in inputs) \
             if self.p["odometry_topic"] else ()
-        self.assembler = StateAssembler(model, base)
+        self.assembler = StateAssembler(model, base, inputs, tuple(
+            n for n in model.input_names if n not in inputs))
         self.limits = InputLimits.of(model)
         self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
         # messages refilled by every evaluation: names and frames are set once
         self.msg_joint_loads = JointState(name=list(model.coordinate_names))
-        self.msg_actuator_loads = JointState(name=list(model.input_names))
+        self.msg_actuator_loads = JointState(name=list(inputs))
         frames = self.evaluator.frames
         self.msg_tf = TFMessage(transforms=[
             TransformStamped(header=Header(frame_id=self.frame(parent or self.p["world_frame"])),
@@ -212,7 +220,7 @@ class DynamicsNode(Node):
         self.wrench_bodies = {body: model.body_index(body) for body in prepared.wrench_bodies}
         self._publish_static_frames()
         summary = f"model {model.name!r} from {prepared.source}: {model.n_bodies} bodies, " \
-                  f"{len(model.input_names)} inputs, {model.total_mass:.6g} kg"
+                  f"{len(inputs)} inputs, {model.total_mass:.6g} kg"
         if old is None:
             self.get_logger().info(summary)
         else:
@@ -333,7 +341,7 @@ class DynamicsNode(Node):
         self.received["reference"] += 1
         if self.model is None:
             return self._reject("no_model", "no model yet")
-        names, cap = self.model.input_names, self.p["max_reference_points"]
+        names, cap = self.evaluator.input_names, self.p["max_reference_points"]
         try:
             check_serialized_reference(data, len(names), cap)
             try:
@@ -380,6 +388,8 @@ class DynamicsNode(Node):
                                               "(inputs too large)")
         except MechanismRangeError as exc:       # a balancer's lever cannot reach
             return self._reject("out_of_range", str(exc))
+        except LoopSingularityError as exc:      # loops that do not close, or singular
+            return self._reject("loop_singular", str(exc))
         self.stamps.accept(stamp)                # advances on accepted inputs only
         self._publish(msg.header.stamp, stamp, x, xd, result)
         latency = time.perf_counter() - received

@@ -18,7 +18,7 @@ from ..model.model import Model
 
 REASONS = ("length_mismatch", "non_finite", "unknown_name", "duplicate_name", "missing_name",
            "out_of_range", "beyond_limits", "invalid_value", "stale_input", "time_backwards",
-           "future_stamp", "throttled", "no_model")
+           "future_stamp", "throttled", "no_model", "loop_singular")
 
 
 class InputRejected(ValueError):
@@ -113,25 +113,33 @@ class StateAssembler:
     """Latest measurement of every model input; assembles input arrays for one evaluation.
 
     Inputs come from joint_states (any input), actuator_states (actuator lengths) and, when
-    ``base_from_odometry``, an odometry message (the planar base coordinates).
+    ``base_from_odometry``, an odometry message (the planar base coordinates). For a model
+    with loops the inputs are its independent coordinates (``inputs``) and the dependent
+    ones are ``ignored``: a message may carry them (a driver publishing every joint), they
+    are checked like the others and never evaluated (the evaluator solves them).
     """
 
     model: Model
     base_coordinates: tuple[str, ...] = ()       # set when the base comes from odometry
+    inputs: tuple[str, ...] = ()                 # the evaluated inputs; () model.input_names
+    ignored: tuple[str, ...] = ()                # names accepted, checked and not evaluated
     positions: dict[str, float] = field(default_factory=dict)
     velocities: dict[str, float] = field(default_factory=dict)
     received: dict[str, float] = field(default_factory=dict)   # arrival time of each value
 
     def __post_init__(self) -> None:
-        self.names = self.model.input_names
+        self.names = self.inputs or self.model.input_names
         # the stroke: the loader checked it lies in the range where the mechanism assembles
         self.ranges = {j.actuator: j.stroke for j in self.model.compiled.indirect_joints}
-        self._accepted = tuple(n for n in self.names if n not in self.base_coordinates)
+        self._accepted = tuple(n for n in self.names + self.ignored
+                               if n not in self.base_coordinates)
         actuators = set(self.model.actuator_names)
-        self._required = tuple(n for n in self._accepted if n not in actuators)
+        self._required = tuple(n for n in self.names
+                               if n not in actuators and n not in self.base_coordinates)
 
     def accepted_names(self) -> tuple[str, ...]:
-        """Names joint_states may carry: every input but the base's when it comes from odometry."""
+        """Names joint_states may carry: every input (and ignored name) but the base's when
+        it comes from odometry."""
         return self._accepted
 
     def required_names(self) -> tuple[str, ...]:
@@ -155,7 +163,7 @@ class StateAssembler:
 
     def assemble(self, now: float = 0.0, max_age: float = math.inf
                  ) -> tuple[np.ndarray, np.ndarray]:
-        """Input positions and velocities in ``model.input_names`` order; every value must have
+        """Input positions and velocities in ``names`` order; every value must have
         been received at most ``max_age`` before ``now``."""
         missing = [n for n in self.names if n not in self.positions]
         if missing:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..documents import bounded
 from ..dynamics.evaluator import Evaluator, NonFiniteLoads
+from ..dynamics.loop_evaluator import LoopEvaluator, LoopSingularityError, evaluator_for
 from ..kinematics.indirect import MechanismRangeError
 from ..model import ModelError
 from ..model.model import Model
@@ -110,51 +111,54 @@ class PreparedModel:
     text: str
     source: str
     joints: list[str]                      # feedforward order
-    evaluator: Evaluator
+    evaluator: Evaluator | LoopEvaluator
     wrench_bodies: list[str]               # whose joint wrench is published
 
 
-def check_node_model(model: Model, source: str, node: str) -> None:
-    """ModelError for a model no node can use: a free-flyer (``node``, e.g. "the dynamics
-    node reads", says what the node does with joint_states) or loops (the nodes would move
-    or solve the open tree)."""
+def check_node_model(model: Model, source: str, node: str, solves_loops: bool = False) -> None:
+    """ModelError for a model the node cannot use: a free-flyer (``node``, e.g. "the dynamics
+    node reads", says what the node does with joint_states) or, unless ``solves_loops`` (the
+    dynamics node), loops (the simulator and the trajectory player would move the open tree)."""
     if model.free_flyers:
         raise ModelError(f"{source}: body {model.body_names[model.free_flyers[0]]!r} has a "
                          f"floating joint (free-flyer): {node} joint_states, "
                          "which carry no free-flyer pose and twist, expected a model without "
                          "floating joints (free-flyer models: the Python API)")
-    if model.loops is not None:
-        raise ModelError(f"{source}: {model.name} has loops (cut joints); the nodes do not "
-                         "solve closed loops yet, expected a model without a loops section")
+    if model.loops is not None and not solves_loops:
+        raise ModelError(f"{source}: {model.name} has loops (cut joints); {node} the open "
+                         "tree (only the dynamics node solves closed loops), expected a model "
+                         "without a loops section")
 
 
 def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequence[str],
                   wrench_joints: Sequence[str]) -> PreparedModel:
-    """Check that the node can use ``model`` (no free-flyer, no loops, the names of its
-    parameters, one topic per wrench body, assembly at the default inputs) and build its
+    """Check that the node can use ``model`` (no free-flyer, the names of its parameters,
+    one topic per wrench body, assembly at the default inputs, or of its loops) and build its
     buffers; raises :class:`ModelError` (thread-safe)."""
-    check_node_model(model, source, "the dynamics node reads")
-    joints = [j for j in feedforward_joints if j] or list(model.input_names)
+    check_node_model(model, source, "the dynamics node reads", solves_loops=True)
+    # the evaluator's first evaluation compiles (or loads from numba's disk cache) the
+    # kernels now, not at the first input, and proves that the model assembles at its
+    # default inputs (a model with loops: at its loops' guess, LoopAssemblyError otherwise)
+    try:
+        evaluator = evaluator_for(model)
+    except (MechanismRangeError, NonFiniteLoads, LoopSingularityError) as exc:
+        raise ModelError(f"{source}: the model does not assemble at its default "
+                         f"inputs: {exc}") from None
+    inputs = evaluator.input_names
+    joints = [j for j in feedforward_joints if j] or list(inputs)
     bodies = wrench_bodies(model, wrench_joints)
-    unknown = [j for j in joints if j not in model.input_names]
+    unknown = [j for j in joints if j not in inputs]
     unknown += [b for b in bodies if b not in model.body_names]
     if unknown:
         raise ModelError(f"{source}: feedforward_joints/wrench_joints name(s) "
-                         f"{', '.join(unknown)} not in the model")
+                         f"{bounded(', '.join(unknown), 200)} not in the model's inputs "
+                         f"({bounded(', '.join(inputs), 200)}) and bodies")
     topics: dict[str, str] = {}
     for body in bodies:
         other = topics.setdefault(wrench_topic(body), body)
         if other != body:
             raise ModelError(f"{source}: wrench_joints {other!r} and {body!r} would share the "
                              f"topic {wrench_topic(body)}, expected bodies with distinct topics")
-    # the evaluator's first evaluation compiles (or loads from numba's disk cache) the
-    # kernels now, not at the first input, and proves that the model assembles at its
-    # default inputs
-    try:
-        evaluator = Evaluator(model)
-    except (MechanismRangeError, NonFiniteLoads) as exc:
-        raise ModelError(f"{source}: the model does not assemble at its default "
-                         f"inputs: {exc}") from None
     return PreparedModel(model, text, source, joints, evaluator, list(dict.fromkeys(bodies)))
 
 

@@ -35,12 +35,14 @@ def wrench_topic(body: str) -> str:
 
 
 class FeedforwardMap:
-    """Efforts in ``model.input_names`` order -> the feedforward in ``joints`` order."""
+    """Efforts in ``names`` order (the evaluator's inputs: ``model.input_names``, or a model
+    with loops' independent coordinates) -> the feedforward in ``joints`` order."""
 
-    def __init__(self, model: Model, joints: Sequence[str]) -> None:
-        self.names = tuple(model.input_names)
+    def __init__(self, model: Model, names: Sequence[str], joints: Sequence[str]) -> None:
+        self.names = tuple(names)
         self.index = [self.names.index(j) for j in joints]
-        self.effort_limit = actuator_space(model).effort_limit
+        self.effort_limit = actuator_space(model).effort_limit[
+            [model.input_names.index(n) for n in self.names]]
 
     def beyond_limits(self, efforts: np.ndarray) -> tuple[str, ...]:
         """The inputs whose effort is beyond the model's effort or force limit."""

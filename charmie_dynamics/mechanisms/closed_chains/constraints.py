@@ -35,8 +35,31 @@ from ...model.model import JointType, Model
 
 
 @dataclass(frozen=True)
+class BodyPath:
+    """The joints with a coordinate on the tree path from a body to the root (child first),
+    what its frame Jacobian needs from the model (module docstring), gathered once."""
+
+    joints: np.ndarray             # (k,) body indices
+    columns: np.ndarray            # (k,) their coordinates
+    multiplier: np.ndarray         # (k,)
+    axis: np.ndarray               # (k, 3) joint axes, joint frames
+    revolute: np.ndarray           # (k,) bool
+    distinct: bool                 # no coordinate twice (coupled joints add up)
+
+    @classmethod
+    def of(cls, model: Model, body: int) -> BodyPath:
+        joints = np.array([j for j in path_to_root(model.parent, body)
+                           if model.coordinate_index[j] >= 0], dtype=int)
+        columns = model.coordinate_index[joints]
+        return cls(joints, columns, model.multiplier[joints], model.axis[joints],
+                   model.joint_type[joints] == JointType.REVOLUTE,
+                   len(set(columns.tolist())) == len(columns))
+
+
+@dataclass(frozen=True)
 class ConstraintRows:
-    """Every cut joint's rows (model/cut_joints.py) in model order, body frames."""
+    """Every cut joint's rows (model/cut_joints.py) in model order, body frames, and the
+    tree paths of each cut's two bodies."""
 
     names: tuple[str, ...]
     kind: np.ndarray        # (m,) 0 position, 1 orientation
@@ -47,6 +70,7 @@ class ConstraintRows:
     u: np.ndarray           # (m, 3) e (position) or u (orientation), A's frame
     w: np.ndarray           # (m, 3) w (orientation) in B's frame; 0 for position rows
     cut: np.ndarray         # (m,) index of the cut joint
+    paths: tuple[tuple[BodyPath, BodyPath], ...]   # per cut: bodies A and B
 
     @classmethod
     def of(cls, model: Model) -> ConstraintRows:
@@ -62,9 +86,18 @@ class ConstraintRows:
                 kind.append(1)
                 rows.append((c.body_a, c.body_b, c.origin_a, c.origin_b, u, w, k))
         cols = list(zip(*rows))
+        paths = tuple((BodyPath.of(model, c.body_a), BodyPath.of(model, c.body_b))
+                      for c in model.loops.cuts)
         return cls(tuple(names), np.array(kind, dtype=int), np.array(cols[0], dtype=int),
                    np.array(cols[1], dtype=int), np.array(cols[2]), np.array(cols[3]),
-                   np.array(cols[4]), np.array(cols[5]), np.array(cols[6], dtype=int))
+                   np.array(cols[4]), np.array(cols[5]), np.array(cols[6], dtype=int), paths)
+
+    def take(self, index: np.ndarray) -> ConstraintRows:
+        """The rows ``index`` only (a loop group's), each evaluated as among all rows."""
+        return ConstraintRows(tuple(self.names[i] for i in index), self.kind[index],
+                              self.body_a[index], self.body_b[index], self.origin_a[index],
+                              self.origin_b[index], self.u[index], self.w[index],
+                              self.cut[index], self.paths)
 
 
 def check_joint_types(model: Model) -> None:
@@ -77,23 +110,37 @@ def check_joint_types(model: Model) -> None:
                              "revolute, prismatic or fixed joints")
 
 
-def frame_jacobian(model: Model, placements: Placements, body: int, point: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def _cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise a x b of (k, 3) arrays, as np.cross computes it (the same products and
+    differences) without its axis handling, which costs more than the product here."""
+    out = np.empty_like(a)
+    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
+    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
+    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    return out
+
+
+def frame_jacobian(model: Model, placements: Placements, body: int, point: np.ndarray,
+                   path: BodyPath | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(J_w, J_v), each (3, n_coordinates): angular velocity of ``body`` and linear velocity
-    of its world point ``point`` per coordinate rate (module docstring)."""
+    of its world point ``point`` per coordinate rate (module docstring); ``path``: the body's
+    :class:`BodyPath` when gathered already."""
     n = model.n_coordinates
     Jw, Jv = np.zeros((3, n)), np.zeros((3, n))
-    path = np.array([j for j in path_to_root(model.parent, body)
-                     if model.coordinate_index[j] >= 0], dtype=int)
-    if path.size == 0:
+    path = BodyPath.of(model, body) if path is None else path
+    if path.joints.size == 0:
         return Jw, Jv
-    c = model.coordinate_index[path]
-    z = model.multiplier[path, None] * np.einsum("kij,kj->ki",
-                                                 placements.rotation_world[path], model.axis[path])
-    revolute = model.joint_type[path] == JointType.REVOLUTE
-    moment = np.where(revolute[:, None], np.cross(z, point - placements.origin_world[path]), z)
-    np.add.at(Jw.T, c[revolute], z[revolute])
-    np.add.at(Jv.T, c, moment)
+    c, revolute = path.columns, path.revolute
+    z = path.multiplier[:, None] * np.einsum("kij,kj->ki",
+                                             placements.rotation_world[path.joints], path.axis)
+    moment = np.where(revolute[:, None],
+                      _cross_rows(z, point - placements.origin_world[path.joints]), z)
+    if path.distinct:
+        Jw[:, c[revolute]] = z[revolute].T
+        Jv[:, c] = moment.T
+    else:
+        np.add.at(Jw.T, c[revolute], z[revolute])
+        np.add.at(Jv.T, c, moment)
     return Jw, Jv
 
 
@@ -134,14 +181,15 @@ def evaluate(model: Model, rows: ConstraintRows, q: np.ndarray,
     fk = forward_kinematics(model, q)
     m = len(rows.names)
     phi, J = np.empty(m), np.empty((m, model.n_coordinates))
-    jacobians: dict[tuple[int, int], tuple] = {}
+    per_cut: dict[int, tuple] = {}      # the cut's points and Jacobians, shared by its rows
     for r in range(m):
-        a, b = int(rows.body_a[r]), int(rows.body_b[r])
-        pa, pb = fk.to_world(a, rows.origin_a[r]), fk.to_world(b, rows.origin_b[r])
-        key = (int(rows.cut[r]), 0)
-        if key not in jacobians:
-            jacobians[key] = frame_jacobian(model, fk, a, pa) + frame_jacobian(model, fk, b, pb)
-        Jwa, Jva, Jwb, Jvb = jacobians[key]
+        a, b, k = int(rows.body_a[r]), int(rows.body_b[r]), int(rows.cut[r])
+        if k not in per_cut:
+            pa, pb = fk.to_world(a, rows.origin_a[r]), fk.to_world(b, rows.origin_b[r])
+            path_a, path_b = rows.paths[k]
+            per_cut[k] = (pa, pb) + frame_jacobian(model, fk, a, pa, path_a) \
+                + frame_jacobian(model, fk, b, pb, path_b)
+        pa, pb, Jwa, Jva, Jwb, Jvb = per_cut[k]
         u = _world(fk, a, rows.u[r])
         if rows.kind[r] == 0:
             d = pb - pa
@@ -162,15 +210,18 @@ def with_gamma(model: Model, rows: ConstraintRows, values: ConstraintValues, qd:
     fk = values.placements
     motion = body_motion(model, fk, qd, np.zeros_like(qd))
     gamma = np.empty(len(rows.names))
+    per_cut: dict[int, tuple] = {}      # the cut points' motion and d, shared by its rows
     for r in range(len(rows.names)):
-        a, b = int(rows.body_a[r]), int(rows.body_b[r])
-        wa, dwa, va, aa = _point_motion(fk, motion, a, rows.origin_a[r])
-        wb, dwb, vb, ab = _point_motion(fk, motion, b, rows.origin_b[r])
+        a, b, k = int(rows.body_a[r]), int(rows.body_b[r]), int(rows.cut[r])
+        if k not in per_cut:
+            per_cut[k] = (_point_motion(fk, motion, a, rows.origin_a[r])
+                          + _point_motion(fk, motion, b, rows.origin_b[r])
+                          + (fk.to_world(b, rows.origin_b[r]) - fk.to_world(a, rows.origin_a[r]),))
+        wa, dwa, va, aa, wb, dwb, vb, ab, d = per_cut[k]
         u = _world(fk, a, rows.u[r])
         u_d = _cross(wa, u)
         u_dd = _cross(dwa, u) + _cross(wa, u_d)
         if rows.kind[r] == 0:
-            d = fk.to_world(b, rows.origin_b[r]) - fk.to_world(a, rows.origin_a[r])
             gamma[r] = u_dd @ d + 2.0 * u_d @ (vb - va) + u @ (ab - aa)
         else:
             w = _world(fk, b, rows.w[r])

@@ -213,10 +213,13 @@ class ClosedChain:
         return Vt.T @ ((U.T @ rhs) / s.reshape((-1,) + (1,) * (rhs.ndim - 1)))
 
     def _group_system(self, rows: np.ndarray, cols: tuple) -> Callable:
-        """q -> (Phi of ``rows``, its Jacobian in the columns ``cols``, the constraints)."""
+        """q -> (Phi of ``rows``, its Jacobian in the columns ``cols``, the constraints of
+        ``rows`` only: the other groups' rows are not evaluated)."""
+        mine, columns = self.rows.take(rows), list(cols)
+
         def system(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, ConstraintValues]:
-            values = evaluate(self.model, self.rows, q)
-            return values.residual[rows], values.jacobian[np.ix_(rows, cols)], values
+            values = evaluate(self.model, mine, q)
+            return values.residual, values.jacobian[:, columns], values
         return system
 
     def _newton(self, q: np.ndarray, cols: tuple, system: Callable, label: str,
@@ -295,15 +298,14 @@ class ClosedChain:
         """:meth:`positions`, and the constraints at the solution."""
         q = (self.assembled if start is None else np.asarray(start, dtype=float)).copy()
         q[self.independent] = q_independent
-        values = None
         for info in self.groups:            # each group moves only its own coordinates
             deps = info.group.dependent
-            q, it, err, values = self._newton(q, deps, self._group_system(info.rows, deps),
-                                              info.label, report)
+            q, it, err, _ = self._newton(q, deps, self._group_system(info.rows, deps),
+                                         info.label, report)
             if report is not None:
                 report.iterations.append(it)
                 report.residual.append(err)
-        return q, values
+        return q, evaluate(self.model, self.rows, q)
 
     def velocity_map(self, q: np.ndarray, qd: np.ndarray | None = None,
                      report: SolveReport | None = None,

@@ -1,0 +1,195 @@
+"""The loop evaluator (dynamics/loop_evaluator.py), the dynamics node's pipeline for models
+with loops, against independent means: the closed chain's inverse dynamics by mass matrix and
+bias forces (dynamics/closed_chain.py: tau = G^T (H qdd + b)), the tree's inverse dynamics
+with the cut wrenches applied giving S^T tau (zero at every passive joint: the cut wrenches'
+signs and points), forward kinematics of the solved coordinates (TF, loop closure), the
+momentum balance of the whole mechanism on its root joints (finite differences of the
+centres of mass), and the errors of a singular or unassemblable input."""
+import numpy as np
+import pytest
+
+from charmie_dynamics import forward_kinematics, load_model
+from charmie_dynamics.dynamics import closed_chain as cc
+from charmie_dynamics.dynamics.evaluator import Evaluator
+from charmie_dynamics.dynamics.loop_evaluator import (LoopEvaluator, LoopSingularityError,
+                                                      evaluator_for)
+from charmie_dynamics.model.model import JointType
+from charmie_dynamics.model.rotations import quaternion_matrix
+from conftest import CHARMIE, ROOT
+
+FIVE_BAR = ROOT / "config" / "examples" / "five_bar.yaml"
+IRSBOT2 = ROOT / "config" / "examples" / "irsbot2.yaml"
+
+
+@pytest.fixture(scope="module")
+def five_bar():
+    return LoopEvaluator(load_model(FIVE_BAR))
+
+
+def path(evaluator, k: int, step: float = 0.03):
+    """Independent positions, rates and accelerations along a path from the assembled
+    configuration (each state near the last: the warm start follows the branch)."""
+    chain = evaluator.chain
+    x0 = chain.assembled[chain.independent]
+    n = len(x0)
+    rng = np.random.default_rng(7 + k)
+    direction = np.linspace(1.0, -0.5, n)
+    return (x0 + step * k * direction, rng.normal(0.0, 0.5, n), rng.normal(0.0, 2.0, n))
+
+
+def scale(a) -> float:
+    return max(1.0, float(np.max(np.abs(a))))
+
+
+@pytest.mark.parametrize("file", [FIVE_BAR, IRSBOT2], ids=["five_bar", "irsbot2"])
+def test_efforts_state_and_cut_wrenches_equal_the_closed_chain(file):
+    evaluator = LoopEvaluator(load_model(file))
+    chain, model = evaluator.chain, evaluator.model
+    assert evaluator.input_names == chain.independent_names
+    for k in range(6):
+        x, xd, xdd = path(evaluator, k, 0.03 if file == FIVE_BAR else 0.01)
+        out = evaluator(x, xd, xdd)
+        ref = cc.inverse_dynamics(chain, x, xd, xdd, evaluator.last_solution)
+        np.testing.assert_allclose(out.efforts, ref.effort, rtol=0, atol=1e-9 * scale(ref.effort))
+        for got, want in ((out.state.q, ref.q), (out.state.qd, ref.qd), (out.state.qdd, ref.qdd)):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * scale(want))
+        np.testing.assert_allclose(evaluator.multipliers, ref.multipliers, rtol=0,
+                                   atol=1e-9 * scale(ref.multipliers))
+        # the tree with the cut wrenches applied: S^T tau (zero at the passive joints)
+        expected = np.zeros(model.n_coordinates)
+        expected[chain.independent] = ref.effort
+        np.testing.assert_allclose(out.loads.coordinate_effort, expected, rtol=0,
+                                   atol=1e-9 * scale(ref.tree_effort))
+        assert max(evaluator.report.residual) <= 1e-12
+
+
+def world_poses(evaluator, out) -> dict:
+    """World rotation and origin of every moving body, composed from the TF poses."""
+    parents, children = evaluator.frames.parents, evaluator.frames.children
+    poses = {None: (np.eye(3), np.zeros(3))}
+    for parent, child, p, q in zip(parents, children, out.translations, out.quaternions):
+        R0, O0 = poses[parent]
+        poses[child] = (R0 @ quaternion_matrix(*q), O0 + R0 @ p)
+    return poses
+
+
+def test_tf_covers_every_body_and_closes_the_loop(five_bar):
+    model = five_bar.model
+    for k in range(5):
+        x, xd, xdd = path(five_bar, k)
+        out = five_bar(x, xd, xdd)
+        fk = forward_kinematics(model, out.state.q)
+        moving = [model.body_names[i] for i in range(model.n_bodies)
+                  if model.joint_type[i] != JointType.FIXED]
+        assert set(five_bar.frames.children) == set(moving) == set(model.body_names)
+        poses = world_poses(five_bar, out)
+        for i, name in enumerate(model.body_names):
+            np.testing.assert_allclose(poses[name][0], fk.rotation_world[i], rtol=0, atol=1e-12)
+            np.testing.assert_allclose(poses[name][1], fk.origin_world[i], rtol=0, atol=1e-12)
+        tip1 = poses["link2_1"][1] + poses["link2_1"][0] @ model.point("link2_1.tip").local
+        tip2 = poses["link2_2"][1] + poses["link2_2"][0] @ model.point("link2_2.tip").local
+        np.testing.assert_allclose(tip1, tip2, rtol=0, atol=1e-9)
+        assert np.degrees(out.state.q[model.coordinate_index[model.body_index("link1_1")]]) \
+            == pytest.approx(np.degrees(x[0]), abs=1e-12)
+
+
+def test_root_joint_forces_balance_the_momentum(five_bar):
+    """Both legs stand on the ground: their root joint forces (world) carry the whole
+    mechanism, sum m_i (a_ci - g), the cut forces cancelling inside it; the centres of mass'
+    accelerations by central differences of the solved positions along x(t)."""
+    model, chain = five_bar.model, five_bar.chain
+    x, xd, xdd = path(five_bar, 2)
+    out = five_bar(x, xd, xdd)
+    roots = [i for i in range(model.n_bodies) if model.parent[i] < 0]
+    force = sum(out.loads.joint_force_world[i] for i in roots)
+
+    def com(t: float) -> np.ndarray:
+        q = chain.positions(x + xd * t + 0.5 * xdd * t * t, out.state.q)
+        fk = forward_kinematics(model, q)
+        return fk.origin_world + np.einsum("bij,bj->bi", fk.rotation_world, model.com)
+
+    h = 1e-4
+    acc = (com(h) - 2 * com(0.0) + com(-h)) / h**2
+    expected = np.sum(model.mass[:, None] * (acc - model.gravity), axis=0)
+    np.testing.assert_allclose(force, expected, rtol=0, atol=1e-5 * scale(expected))
+
+
+def test_gravity_compensation_keeps_the_rates_in_the_state(five_bar):
+    chain = five_bar.chain
+    x, xd, xdd = path(five_bar, 1)
+    still = cc.inverse_dynamics(chain, x, np.zeros(2), np.zeros(2))
+    moving = five_bar(x, xd, xdd, gravity_only=True)
+    np.testing.assert_allclose(moving.efforts, still.effort, rtol=0, atol=1e-9 * scale(still.effort))
+    assert np.abs(moving.state.qd).max() > 0.1          # the state keeps its rates
+    np.testing.assert_allclose(five_bar.gravity(x).efforts, still.effort, rtol=0,
+                               atol=1e-9 * scale(still.effort))
+
+
+def elbow_angle(t1: float, gap: float | None) -> float:
+    """theta1_2 putting the five-bar's elbows ``gap`` m apart, or (None) as close as they
+    come, at theta1_1 = t1: elbow 1 at 0.6 m from base 1, elbow 2 on a 0.7 m circle around
+    base 2 (0.2 m away); |1.1 - 1.2| = 0.1 m is the folded, singular distance."""
+    e1 = 0.6 * np.array([np.cos(t1), np.sin(t1)])
+    c = e1 - np.array([0.2, 0.0])
+    d0 = float(np.linalg.norm(c))
+    phi = float(np.arctan2(c[1], c[0]))
+    return phi if gap is None else phi + float(np.arccos((d0**2 + 0.49 - gap**2) / (1.4 * d0)))
+
+
+def test_singular_and_unassemblable_inputs_raise_and_keep_the_last_solution(five_bar):
+    x, xd, xdd = path(five_bar, 0)
+    good = five_bar(x, xd, xdd)
+    efforts, solution = good.efforts.copy(), five_bar.last_solution.copy()
+    t1 = np.radians(85.0)
+    singular = np.array([t1, elbow_angle(t1, 0.1)])       # elbows folded: 0.1 m apart
+    apart = np.array([t1, elbow_angle(t1, None)])          # elbows 0.084 m apart: no loop
+    with pytest.raises(LoopSingularityError, match="condition number .* > 1e"):
+        five_bar(singular, np.zeros(2), np.zeros(2))
+    with pytest.raises(LoopSingularityError, match="Newton-Raphson stopped"):
+        five_bar(apart, np.zeros(2), np.zeros(2))
+    with pytest.raises(LoopSingularityError, match="non-finite"):
+        five_bar(np.array([np.nan, 0.0]), np.zeros(2), np.zeros(2))
+    np.testing.assert_array_equal(five_bar.last_solution, solution)
+    np.testing.assert_array_equal(five_bar(x, xd, xdd).efforts, efforts)   # goes on as before
+
+
+def test_evaluator_for_chooses_by_loops(charmie):
+    assert type(evaluator_for(charmie)) is Evaluator
+    assert evaluator_for(charmie).input_names == charmie.input_names
+    assert type(evaluator_for(load_model(FIVE_BAR))) is LoopEvaluator
+    with pytest.raises(ValueError, match=r"expected \(2,\) each: theta1_1, theta1_2"):
+        LoopEvaluator(load_model(FIVE_BAR))(np.zeros(4), np.zeros(4), np.zeros(4))
+
+
+def test_charmie_file_is_not_a_loop_model():
+    assert load_model(CHARMIE).loops is None
+
+
+@pytest.mark.parametrize("cut_type, n_joints", [("R", 6), ("P", 6), ("U", 5), ("S", 4),
+                                                ("F", 7), ("planar", 4)])
+def test_cut_wrenches_of_every_cut_type_leave_no_effort_at_passive_joints(cut_type, n_joints):
+    """A random spatial chain closed onto the ground by each cut type (test_closed_chains'
+    ``spatial_loop``), moved off its assembled configuration (a prismatic or planar cut then
+    slides: its cut points part, and the predecessor's force must act at the successor's
+    point): the tree with the cut wrenches gives S^T tau."""
+    from test_closed_chains import spatial_loop
+    axes = {"R": {"axis": [1, -2, 0.5]}, "P": {"axis": [1, -2, 0.5]},
+            "planar": {"axis": [1, -2, 0.5]}, "U": {"axis": "z", "axis_b": "x"}}
+    chain = spatial_loop(cut_type, n_joints, 7, **axes.get(cut_type, {}))[0]
+    evaluator = LoopEvaluator(chain.model)
+    rng = np.random.default_rng(3)
+    for dx in (0.05, 0.1):
+        x = chain.assembled[chain.independent] + dx
+        xd, xdd = rng.uniform(-1, 1, 1), rng.uniform(-1, 1, 1)
+        out = evaluator(x, xd, xdd)
+        ref = cc.inverse_dynamics(chain, x, xd, xdd)
+        expected = np.zeros(chain.model.n_coordinates)
+        expected[chain.independent] = ref.effort
+        np.testing.assert_allclose(out.loads.coordinate_effort, expected, rtol=0,
+                                   atol=1e-9 * scale(ref.tree_effort))
+    if cut_type in ("P", "planar"):
+        q = out.state.q
+        fk = forward_kinematics(chain.model, q)
+        cut = chain.model.loops.cuts[0]
+        gap = fk.to_world(cut.body_b, cut.origin_b) - fk.to_world(cut.body_a, cut.origin_a)
+        assert np.linalg.norm(gap) > 1e-3            # the case the point matters for
