@@ -491,3 +491,58 @@ def test_reused_aba_data_after_held_coordinates_holds_none(charmie):
     assert np.all(with_held[held] == 0.0) and not np.array_equal(with_held, free)
     np.testing.assert_array_equal(
         forward_dynamics(charmie, q[0], qd[0], tau[0], "aba", data=data), free)
+
+
+@pytest.mark.parametrize("lead", [(), (3,)])
+def test_aba_arrays_as_the_kernel_takes_them_give_the_checked_paths_numbers(charmie, lead):
+    """forward_dynamics' ABA skips the conversions for C-contiguous float64 arrays of the
+    data's own sample shape: the same numbers, bit for bit, as arrays that need them
+    (lists, strided views, broadcast rates), with and without ``held``, fresh and reused
+    data."""
+    from charmie_dynamics.dynamics.forward import ForwardDynamicsData
+    rng = np.random.default_rng(22)
+    q, qd, tau = (a.reshape(lead + (-1,)) for a in random_states(charmie, rng, lead[0] if lead else 1))
+    held = rng.uniform(size=qd.shape) < 0.3
+    strided = np.repeat(tau, 2, axis=-1)[..., ::2]          # the same values, not contiguous
+    assert not strided.flags.c_contiguous
+    data = ForwardDynamicsData(charmie, lead)
+    for h in (None, held, None):
+        fresh = forward_dynamics(charmie, q, qd, tau, "aba", held=h).copy()
+        np.testing.assert_array_equal(
+            forward_dynamics(charmie, q, qd, tau, "aba", held=h, data=data), fresh)
+        np.testing.assert_array_equal(
+            forward_dynamics(charmie, q.tolist(), qd, strided, "aba", held=h, data=data), fresh)
+    np.testing.assert_array_equal(
+        forward_dynamics(charmie, q, qd[..., :1, :] if lead else qd, tau, "aba", data=data),
+        forward_dynamics(charmie, q, np.broadcast_to(qd[..., :1, :] if lead else qd, qd.shape),
+                         tau, "aba"))
+
+
+def test_aba_data_of_another_shape_or_model_is_refused(charmie):
+    """The unchecked route is taken only for the data's own model and sample shape."""
+    from charmie_dynamics.dynamics.forward import ForwardDynamicsData
+    q, qd, tau = random_states(charmie, np.random.default_rng(23), 1)
+    with pytest.raises(ValueError, match=r"sample shape \(2,\), got .* with \(\)"):
+        forward_dynamics(charmie, q[0], qd[0], tau[0], "aba", data=ForwardDynamicsData(charmie, (2,)))
+    for other in (load_model(EXAMPLES["puma"]), load_model(CHARMIE)):   # the second: same sizes
+        with pytest.raises(ValueError, match=f"is for {other.name} with sample shape"):
+            forward_dynamics(charmie, q[0], qd[0], tau[0], "aba", data=ForwardDynamicsData(other))
+    with pytest.raises(TypeError, match="expected ForwardDynamicsData"):
+        forward_dynamics(charmie, q[0], qd[0], tau[0], "aba", data=object())
+
+
+@pytest.mark.parametrize("lead", [(), (3,)])
+def test_a_balancer_out_of_range_is_the_same_error_by_both_methods(charmie, lead):
+    """A configuration whose balancer lever cannot reach its hanger: the ABA's one kernel
+    (bias pass and recursion) reports it as the Cholesky route's inverse dynamics does."""
+    from charmie_dynamics.kinematics.indirect import MechanismRangeError
+    rng = np.random.default_rng(24)
+    n = charmie.n_coordinates
+    q = np.zeros(lead + (n,))
+    q[..., :] = rng.uniform(-0.5, 0.5, size=lead + (n,))
+    messages = []
+    for method in METHODS:
+        with pytest.raises(MechanismRangeError, match="cannot reach the hanger") as error:
+            forward_dynamics(charmie, q, np.zeros(q.shape), np.zeros(q.shape), method)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]

@@ -18,6 +18,7 @@ from charmie_dynamics.dynamics import (MassMatrixError, coordinate_limits, forwa
                                        inverse_dynamics,
                                        mass_matrix, mass_matrix_from_inverse_dynamics,
                                        mechanical_energy, simulate)
+from charmie_dynamics.dynamics.forward import ForwardDynamicsData
 from charmie_dynamics.kinematics import (body_motion, integrate_configuration,
                                          neutral_configuration)
 from charmie_dynamics.model import ModelError, model_from_dict
@@ -86,15 +87,19 @@ def test_integrate_configuration_against_pinocchio():
         assert np.all(np.abs(np.linalg.norm(ours[:, 3:7], axis=1) - 1) < 4e-16)
 
 
-@pytest.mark.parametrize("call", ["fk", "id", "fd", "crba"])
+@pytest.mark.parametrize("call", ["fk", "id", "fd", "fd_data", "crba"])
 def test_non_unit_quaternion_is_refused(call):
-    model = floating_model(2)
+    """``fd_data``: the ABA itself (no coupled joints on different parents) with reused
+    data and arrays as its kernel takes them, the route without conversions."""
+    model = floating_model(2, coupled=call != "fd_data")
     q = neutral_configuration(model)
     q[3:7] = [0.0, 0.0, 0.1, 1.0]                 # norm 1.005
     v = np.zeros(model.nv)
+    data = ForwardDynamicsData(model)
     run = {"fk": lambda: forward_kinematics(model, q),
            "id": lambda: inverse_dynamics(model, state(model, q, v, v)),
            "fd": lambda: forward_dynamics(model, q, v, v, method="aba"),
+           "fd_data": lambda: forward_dynamics(model, q, v, v, method="aba", data=data),
            "crba": lambda: mass_matrix(model, q)}[call]
     with pytest.raises(StateError, match=r"q\[3:7\] \(joint\.0-j\.qx \.\. joint\.0-j\.qw\): a "
                                          r"quaternion of norm 1 \+- 0\.00499.*expected a unit "

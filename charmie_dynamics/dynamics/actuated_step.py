@@ -7,10 +7,11 @@ Euler or RK4, the joint stops' contact rule in every evaluation) with the effort
 
     x, J, J'  at q                      (kinematics/indirect.py: input_jacobians_sample)
     tau = (u - f(qd / J)) / J           (actuation.py: joint_efforts_from_inputs_sample)
-    u'  = ID(q, qd, 0)                  (inverse.py: tree_efforts_sample)
-    qdd = ABA(q, phi = tau - u')        (forward.py: articulated_body_sample, seed 002
-                                         eqs. 19-21), again with the held coordinates
-                                         fixed while one on its stop pushes outward
+    u'  = ID(q, qd, 0)                  (forward.py: bias_articulated_sample, as
+    qdd = ABA(q, phi = tau - u')         forward_dynamics(method="aba") runs it: seed 002
+                                         eqs. 19-21), the ABA again with the held
+                                         coordinates fixed while one on its stop pushes
+                                         outward
 
 each a kernel the Python path calls too, so the compiled step is that path's arithmetic in
 the same order. Python keeps what is rare: a step is handed back, not taken, when its end
@@ -36,9 +37,10 @@ from ..model.data import AlgorithmData
 from ..model.model import Model
 from ..model.packed import PackedModel
 from .actuation import actuator_space, joint_efforts_from_inputs, joint_efforts_from_inputs_sample
-from .forward import ArticulatedBodyData, ArticulatedBodyWork, articulated_body_sample
+from .forward import (ArticulatedBodyData, ArticulatedBodyWork, articulated_body_sample,
+                      bias_articulated_sample)
 from .integrate import INTEGRATORS, EffortFunction, coordinate_limits
-from .inverse import InverseDynamicsBuffers, InverseDynamicsData, tree_efforts_sample
+from .inverse import InverseDynamicsBuffers, InverseDynamicsData
 
 EULER, RK4 = 0, 1       # the kernel's integrators, in INTEGRATORS order
 
@@ -88,22 +90,16 @@ def held_accelerations_sample(pm, inertias, members, inverse, articulated, held,
         return False
     joint_efforts_from_inputs_sample(held.viscous, held.coulomb, w.J, qd, held.effort,
                                      held.smoothing, w.tau)
-    b = inverse
-    R, O = b.rotations[0], b.origins[0]
-    if tree_efforts_sample(pm, w.no_loads, w.no_load_values, q, qd, w.zeros, b.values[0], R, O,
-                           b.motion[0], b.applied[0], b.tree[0], b.tension[0], b.hanger[0],
-                           b.tau[0]) >= 0:
-        return False
     n = q.shape[0]
     for i in range(n):
-        w.phi[i] = w.tau[i] - b.tau[0, i]
         w.free[i] = 1.0
-    while True:
-        if articulated_body_sample(pm, inertias, members, R, O, w.phi, w.free, qdd,
-                                   articulated) >= 0:
-            return False
-        if not limits:
-            return True
+    balancer, c = bias_articulated_sample(pm, inertias, members, w.no_loads, w.no_load_values,
+                                          q, qd, w.zeros, inverse, 0, 0, w.tau, w.phi, w.free,
+                                          qdd, articulated)
+    if balancer >= 0 or c >= 0:
+        return False
+    R, O = inverse.rotations[0], inverse.origins[0]
+    while limits:
         pushing = False         # a free coordinate on a bound, not moving inward, pushing out
         for i in range(n):
             if w.free[i] > 0.0 and ((q[i] <= held.lower[i] and qd[i] <= 0.0 and qdd[i] < 0.0)
@@ -113,6 +109,10 @@ def held_accelerations_sample(pm, inertias, members, inverse, articulated, held,
                 pushing = True
         if not pushing:
             return True
+        if articulated_body_sample(pm, inertias, members, R, O, w.phi, w.free, qdd,
+                                   articulated) >= 0:
+            return False
+    return True
 
 
 @kernel

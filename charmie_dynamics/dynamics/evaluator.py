@@ -31,7 +31,7 @@ from ..mechanisms.auxiliary import auxiliary_segments_sample, balancer_range_err
 from ..model.model import JointType, Model
 from ..model.rotations import quaternion_of
 from ..model.packed import PackedModel
-from .inverse import (_NO_LOADS, InverseDynamicsBuffers, InverseDynamicsData, Loads,
+from .inverse import (NO_LOADS, InverseDynamicsBuffers, InverseDynamicsData, Loads,
                       _inverse_dynamics_batch, kernel_arguments)
 
 
@@ -121,7 +121,7 @@ class Evaluator:
     time (a node's executor)."""
 
     def __init__(self, model: Model,
-                 applied: tuple[np.ndarray, np.ndarray] = _NO_LOADS) -> None:
+                 applied: tuple[np.ndarray, np.ndarray] = NO_LOADS) -> None:
         """``applied``: loads applied at every call, packed as inverse dynamics packs its
         payloads and external wrenches (body indices, (k, 4, 3) values); the caller may
         change the values between calls (the loop evaluator's cut wrenches)."""

@@ -5,7 +5,11 @@ u' (Coriolis, centrifugal, gravity, springs and balancers as external wrenches) 
 inverse dynamics with qdd = 0 (its kernel, as :func:`~.mass_matrix.bias_forces` runs it;
 seed 002 section 2.4.2, input item 4): its outward pass gives the velocities and
 velocity-product accelerations with -g at the base (eq. 17), its inward pass the bias
-wrenches of every subtree and phi. Two solvers of the same equations follow:
+wrenches of every subtree and phi. Two solvers of the same equations follow. With
+``method="aba"`` the bias pass, phi and the recursion of a batch run in one kernel call
+(:func:`bias_articulated_sample`, which the simulator's compiled step in actuated_step.py
+runs too); it computes u' and the placements, not the loop loads or joint wrenches that the
+inverse dynamics also gives and qdd does not need.
 
 ``method="cholesky"`` (O(n^3)): H from the composite-rigid-body algorithm, H = L L^T by
 ``numpy.linalg.cholesky``, then L y = phi and L^T qdd = y by forward and back substitution
@@ -72,11 +76,13 @@ import numpy as np
 from ..jit import kernel
 from ..kinematics.configuration import check_configuration
 from ..kinematics.forward import Placements
-from ..kinematics.state import samples
+from ..kinematics.state import FLOAT, samples
 from ..model.data import AlgorithmData
 from ..model.model import Model
 from ..model.joint import FREE_COLUMNS, FREE_KIND
 from ..model.packed import COORD, KIND, PARENT, SCALARS, PackedModel
+from ..mechanisms.auxiliary import balancer_range_error
+from .inverse import NO_LOADS, InverseDynamicsBuffers, tree_efforts_sample
 from .mass_matrix import BiasForcesData, MassMatrixData, bias_loads, mass_matrix
 from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_to_child_into,
                       parent_transform_into)
@@ -131,6 +137,16 @@ class ForwardDynamicsData(AlgorithmData):
     def articulated(self) -> ArticulatedBodyData:
         return ArticulatedBodyData(self.model, self.lead)
 
+    @cached_property
+    def aba_arguments(self) -> tuple:
+        """The arguments of :func:`_forward_aba_batch` but the state, built once: the
+        packed model, the inertias, the coupled groups, no applied loads, the bias pass's
+        buffers, the ABA's work, and the (samples, n) views of zeros, phi, free and qdd."""
+        a, S, n = self.articulated, self.samples, self.model.n_coordinates
+        return (*a.constants, NO_LOADS, self.bias.inverse.buffers, a.work,
+                self.bias.inverse.zeros, self.phi.reshape(S, n), a.free,
+                self.qdd.reshape(S, n))
+
 
 def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarray,
                      method: str = "cholesky", held: Optional[np.ndarray] = None, *,
@@ -148,8 +164,18 @@ def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarra
     """
     if method not in METHODS:
         raise ValueError(f"method: got {method!r}, expected one of {', '.join(METHODS)}")
-    q, qd, tau = (np.asarray(v, dtype=float) for v in (q, qd, tau))
     n = model.n_coordinates
+    # the common case, the ABA with the data's own model and sample shape and arrays as the
+    # kernel takes them, needs none of the conversions and checks below
+    if (method == "aba" and type(data) is ForwardDynamicsData and data.model is model
+            and data.coupling is None and _as_kernel_takes(q, data.lead, model.nq)
+            and _as_kernel_takes(qd, data.lead, n) and _as_kernel_takes(tau, data.lead, n)):
+        if model.free_flyers:
+            check_configuration(model, q)
+        S = data.samples
+        return _aba(model, data, q.reshape(S, model.nq), qd.reshape(S, n), tau.reshape(S, n),
+                    held)
+    q, qd, tau = (np.asarray(v, dtype=float) for v in (q, qd, tau))
     if q.shape[-1:] != (model.nq,) or qd.shape[-1:] != (n,) or tau.shape[-1:] != (n,):
         raise ValueError(f"q, qd, tau: got last axes {q.shape[-1:]}, {qd.shape[-1:]}, "
                          f"{tau.shape[-1:]}, expected ({n},) coordinates of {model.name} "
@@ -168,22 +194,38 @@ def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarra
             _LOG.warning("%s: forward_dynamics(method='aba') solves by Cholesky instead: %s",
                          model.name, data.coupling)
         method = "cholesky"
-    # the bias forces u' = ID(q, qd, 0) (module docstring), with the placements of q
     q_s, qd_s = samples(q, lead, model.nq), samples(qd, lead, n)
+    if method == "aba":
+        return _aba(model, data, q_s, qd_s, samples(tau, lead, n), held)
+    # the bias forces u' = ID(q, qd, 0) (module docstring), with the placements of q
     loads = bias_loads(model, q_s, qd_s, data.bias)
     np.subtract(tau, loads.coordinate_effort, out=data.phi)
-    if held is not None:
-        held = np.broadcast_to(np.asarray(held, dtype=bool), data.phi.shape)
-    if method == "cholesky":
-        H = mass_matrix(model, q, placements=loads.placements, data=data.mass)
-        try:
-            data.qdd[...] = cholesky_solve(H, data.phi) if held is None else \
-                held_solve(H, data.phi, held)
-        except np.linalg.LinAlgError:
-            raise _singular(model, H) from None
-    else:
-        data.qdd[...] = articulated_body_solve(model, loads.placements, data.phi, held,
-                                               data=data.articulated)
+    H = mass_matrix(model, q, placements=loads.placements, data=data.mass)
+    try:
+        data.qdd[...] = cholesky_solve(H, data.phi) if held is None else \
+            held_solve(H, data.phi, np.broadcast_to(np.asarray(held, dtype=bool), data.phi.shape))
+    except np.linalg.LinAlgError:
+        raise _singular(model, H) from None
+    return data.qdd
+
+
+def _as_kernel_takes(a: np.ndarray, lead: tuple[int, ...], n: int) -> bool:
+    """``a`` is a C-contiguous float64 array of shape ``lead + (n,)`` (no conversion)."""
+    return (type(a) is np.ndarray and a.shape == lead + (n,) and a.dtype is FLOAT
+            and a.flags.c_contiguous)
+
+
+def _aba(model: Model, data: ForwardDynamicsData, q: np.ndarray, qd: np.ndarray,
+         tau: np.ndarray, held: Optional[np.ndarray]) -> np.ndarray:
+    """:func:`forward_dynamics` by the ABA of the (samples, k) arrays checked against
+    ``data`` (a model whose coupled joints share their parents): the bias pass and the ABA
+    of every sample in one kernel call (:func:`bias_articulated_sample`)."""
+    data.articulated.hold(held)
+    balancer, c = _forward_aba_batch(*data.aba_arguments, q, qd, tau)
+    if balancer >= 0:
+        raise balancer_range_error(model.balancers[balancer])
+    if c >= 0:
+        raise no_mass(model, c)
     return data.qdd
 
 
@@ -381,6 +423,47 @@ def _articulated_body_batch(model, inertias, members, rotations, origins, phi, f
     return -1
 
 
+@kernel
+def bias_articulated_sample(pm, inertias, members, load_body, load_vec, q, qd, zeros, b, s, t,
+                            tau, phi, free, qdd, work) -> tuple[int, int]:
+    """One sample's forward dynamics by the ABA (kernel, module docstring): the bias forces
+    u' = ID(q, qd, 0) by :func:`~.inverse.tree_efforts_sample` (``zeros``: qdd = 0, with the
+    applied loads ``load_body``, ``load_vec``) into the
+    :class:`~.inverse.InverseDynamicsBuffers` ``b`` (row ``s`` of the per-sample buffers,
+    ``t`` of the per-body ones), phi = tau - u', then :func:`articulated_body_sample` with the
+    placements of q. Returns (a balancer whose spring cannot reach its anchor, the ABA not
+    run; a coordinate that moves no mass), -1 for none."""
+    R, O = b.rotations[t], b.origins[t]
+    k = tree_efforts_sample(pm, load_body, load_vec, q, qd, zeros, b.values[t], R, O,
+                            b.motion[t], b.applied[t], b.tree[t], b.tension[s], b.hanger[s],
+                            b.tau[s])
+    if k >= 0:
+        return k, -1
+    for i in range(phi.shape[0]):
+        phi[i] = tau[i] - b.tau[s, i]
+    return -1, articulated_body_sample(pm, inertias, members, R, O, phi, free, qdd, work)
+
+
+@kernel
+def _forward_aba_batch(model, inertias, members, applied, buffers, work, zeros, phi, free,
+                       qdd, q, qd, tau) -> tuple[int, int]:
+    """:func:`bias_articulated_sample` sample by sample, the plain tuples of the Python side
+    named (the dispatch cost: see inverse.py's kernel); ``buffers`` hold every sample.
+    Returns the last balancer out of range (as the inverse dynamics reports it) and the first
+    coordinate without mass, -1 for none."""
+    pm, b, w = PackedModel(*model), InverseDynamicsBuffers(*buffers), ArticulatedBodyWork(*work)
+    load_body, load_vec = applied
+    balancer, coordinate = -1, -1
+    for s in range(q.shape[0]):
+        k, c = bias_articulated_sample(pm, inertias, members, load_body, load_vec, q[s], qd[s],
+                                       zeros[s], b, s, s, tau[s], phi[s], free[s], qdd[s], w)
+        if k >= 0:
+            balancer = k
+        elif coordinate < 0:
+            coordinate = c
+    return balancer, coordinate
+
+
 class ArticulatedBodyData(AlgorithmData):
     """Buffers of :func:`articulated_body_solve` for one model and sample shape ``lead``:
     the coupled groups (``members``), qdd and the recursion's work arrays. ValueError for a
@@ -406,6 +489,19 @@ class ArticulatedBodyData(AlgorithmData):
             W=np.empty((n, 6)), mu=np.empty((nb, 6)), psi=np.empty((self.members.shape[1], 6)),
             m_hat=np.empty(n), phi_hat=np.empty(n), gain=np.empty(n), scratch=np.empty((6, 6))))
 
+    def hold(self, held: Optional[np.ndarray]) -> None:
+        """``free`` for the coordinates ``held`` (boolean, broadcast to (..., n)), or for none
+        (refilled only after a call with some held)."""
+        if held is None:
+            if not self.all_free:
+                self.free[...] = 1.0
+                self.all_free = True
+        else:
+            shape = self.lead + (self.model.n_coordinates,)
+            self.free.reshape(shape)[...] = np.logical_not(
+                np.broadcast_to(np.asarray(held, dtype=bool), shape))
+            self.all_free = False
+
 
 def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray,
                            held: Optional[np.ndarray] = None, *,
@@ -422,13 +518,7 @@ def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray
     data = ArticulatedBodyData.reuse(data, model, lead)
     rotations, origins = placements.per_sample(model)
     phi = samples(phi, lead, n)
-    if held is None:
-        if not data.all_free:
-            data.free[...] = 1.0
-            data.all_free = True
-    else:
-        data.free.reshape(lead + (n,))[...] = np.logical_not(held)
-        data.all_free = False
+    data.hold(held)
     c = _articulated_body_batch(*data.constants, rotations, origins, phi, data.free,
                                 data.qdd_samples, data.work)
     if c >= 0:

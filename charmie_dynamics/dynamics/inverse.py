@@ -276,7 +276,7 @@ class InverseDynamicsData(AlgorithmData):
             applied=b["applied"], hanger_force=b["hanger"])
 
 
-_NO_LOADS = (np.empty(0, dtype=np.int64), np.zeros((0, 4, 3)))
+NO_LOADS = (np.empty(0, dtype=np.int64), np.zeros((0, 4, 3)))
 
 
 def inverse_dynamics(model: Model, state: JointSpaceState, *,
@@ -304,13 +304,13 @@ def inverse_dynamics(model: Model, state: JointSpaceState, *,
         check_configuration(model, q)
     if gravity_only:
         qd = qdd = data.zeros
-    applied = applied_loads(model, payloads, external) if payloads or external else _NO_LOADS
+    applied = applied_loads(model, payloads, external) if payloads or external else NO_LOADS
     return run_inverse_dynamics(model, q, qd, qdd, data, applied)
 
 
 def kernel_arguments(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                      data: InverseDynamicsData,
-                     applied: tuple[np.ndarray, np.ndarray] = _NO_LOADS) -> tuple:
+                     applied: tuple[np.ndarray, np.ndarray] = NO_LOADS) -> tuple:
     """The arguments of the inverse-dynamics kernel, in its order: the packed model (held by
     ``data``, built for its model), the applied loads, the (samples, n) states and
     ``data``'s buffers (plain tuples, see the kernel). The one place that spells them out: :func:`run_inverse_dynamics` and
@@ -321,7 +321,7 @@ def kernel_arguments(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
 
 def run_inverse_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                          data: InverseDynamicsData,
-                         applied: tuple[np.ndarray, np.ndarray] = _NO_LOADS) -> Loads:
+                         applied: tuple[np.ndarray, np.ndarray] = NO_LOADS) -> Loads:
     """The kernel of :func:`inverse_dynamics` on (samples, n) arrays checked against
     ``data`` by the caller; ``applied``: the packed payloads and external wrenches."""
     failed = _inverse_dynamics_batch(*kernel_arguments(q, qd, qdd, data, applied))
