@@ -221,7 +221,8 @@ def expected_feedforwards(model, sent: list) -> list[tuple]:
     own pieces (its evaluator, acceleration zero; feedforward_joints: every input)."""
     from charmie_dynamics.dynamics.evaluator import Evaluator
     from charmie_dynamics.ros.outputs import FeedforwardMap
-    evaluator, ff = Evaluator(model), FeedforwardMap(model, model.input_names)
+    evaluator = Evaluator(model)
+    ff = FeedforwardMap(model, model.input_names, model.input_names)
     zeros, cache = np.zeros(len(model.input_names)), {}
     out = []
     for pos, vel in sent:

@@ -59,8 +59,12 @@ for kind, topic, profile in ((JointState, "joint_loads", qos.OUTPUT),
     node.create_subscription(kind, topic, seen, profile)
 print("ready", flush=True)
 end = time.time() + float(sys.argv[1])
-while time.time() < end and rclpy.ok():
-    rclpy.spin_once(node, timeout_sec=0.1)
+try:
+    while time.time() < end and rclpy.ok():
+        rclpy.spin_once(node, timeout_sec=0.1)
+except Exception:
+    if rclpy.ok():       # else: the SIGTERM that ends this process shut the context down
+        raise
 print(count[0], flush=True)
 """
 
