@@ -108,21 +108,27 @@ print(json.dumps(out))
 """
 
 
-def test_free_flyer_kernels_equal_with_numba_off():
-    """The free-flyer's branches of the kernels (joint transform and motion, efforts, CRBA,
-    the ABA's 6 x 6 root solve with a held coordinate) give the compiled kernels' results
-    as plain Python (CHARMIE_DYNAMICS_JIT=0)."""
+def assert_equal_with_numba_off(script: str, keys: tuple[str, ...]) -> None:
+    """Run ``script`` (it prints one JSON line with "jit" and ``keys``) compiled and as plain
+    Python (CHARMIE_DYNAMICS_JIT=0) in new processes; the ``keys`` agree to 1e-12."""
     results = []
     for env in ({}, {"CHARMIE_DYNAMICS_JIT": "0"}):
-        proc = subprocess.run([sys.executable, "-c", FREE_FLYER_SCRIPT], capture_output=True,
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True,
                               text=True, timeout=600, cwd=ROOT, env={**os.environ, **env})
         assert proc.returncode == 0, proc.stderr
         results.append(json.loads(proc.stdout.splitlines()[-1]))
     compiled, plain = results
     assert compiled["jit"] and not plain["jit"]
-    for key in ("fk", "effort", "crba", "aba", "aba_held"):
+    for key in keys:
         np.testing.assert_allclose(plain[key], compiled[key], rtol=1e-12, atol=1e-12,
                                    err_msg=key)
+
+
+def test_free_flyer_kernels_equal_with_numba_off():
+    """The free-flyer's branches of the kernels (joint transform and motion, efforts, CRBA,
+    the ABA's 6 x 6 root solve with a held coordinate) give the compiled kernels' results
+    as plain Python (CHARMIE_DYNAMICS_JIT=0)."""
+    assert_equal_with_numba_off(FREE_FLYER_SCRIPT, ("fk", "effort", "crba", "aba", "aba_held"))
 
 
 LOOP_SCRIPT = """
@@ -144,17 +150,8 @@ print(json.dumps({"jit": jit.ENABLED, "efforts": out.efforts.tolist(),
 def test_loop_evaluator_equal_with_numba_off():
     """The loop evaluator (the evaluator's kernel with the cut wrenches as applied loads)
     gives the compiled results as plain Python, on the IRSBot-2 (spatial and rigid cuts)."""
-    results = []
-    for env in ({}, {"CHARMIE_DYNAMICS_JIT": "0"}):
-        proc = subprocess.run([sys.executable, "-c", LOOP_SCRIPT], capture_output=True,
-                              text=True, timeout=600, cwd=ROOT, env={**os.environ, **env})
-        assert proc.returncode == 0, proc.stderr
-        results.append(json.loads(proc.stdout.splitlines()[-1]))
-    compiled, plain = results
-    assert compiled["jit"] and not plain["jit"]
-    for key in ("efforts", "coordinate_effort", "joint_force", "translations", "quaternions"):
-        np.testing.assert_allclose(plain[key], compiled[key], rtol=1e-12, atol=1e-12,
-                                   err_msg=key)
+    assert_equal_with_numba_off(LOOP_SCRIPT, ("efforts", "coordinate_effort", "joint_force",
+                                              "translations", "quaternions"))
 
 
 def test_console_script_starts_with_old_numba(old_numba):
