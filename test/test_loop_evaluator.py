@@ -193,3 +193,49 @@ def test_cut_wrenches_of_every_cut_type_leave_no_effort_at_passive_joints(cut_ty
         cut = chain.model.loops.cuts[0]
         gap = fk.to_world(cut.body_b, cut.origin_b) - fk.to_world(cut.body_a, cut.origin_a)
         assert np.linalg.norm(gap) > 1e-3            # the case the point matters for
+
+
+def test_a_jump_of_the_inputs_keeps_the_assembly_branch():
+    """The attack's sequence: (50, 55) deg, one sample at (64, 41), (50, 55) again. A single
+    warm start from (64, 41) converged on the mirrored elbows (efforts [9.70, 10.35] instead
+    of [43.36, -28.64]) and the node stayed there; continuation follows the branch."""
+    evaluator = LoopEvaluator(load_model(FIVE_BAR))
+    zero = np.zeros(2)
+    a, b = np.radians([50.0, 55.0]), np.radians([64.0, 41.0])
+    first = evaluator(a, zero, zero).efforts.copy()
+    solution = evaluator.last_solution.copy()
+    at_b = evaluator(b, zero, zero).efforts.copy()
+    walked = LoopEvaluator(load_model(FIVE_BAR))          # (64, 41) reached in 1-deg steps
+    for s in np.linspace(0.0, 1.0, 15):
+        walked(a + s * (b - a), zero, zero)
+    np.testing.assert_allclose(at_b, walked.result.efforts, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(evaluator(a, zero, zero).efforts, first, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(evaluator.last_solution, solution, atol=1e-9)
+
+
+def test_a_far_glitch_does_not_lock_the_irsbot2_out():
+    """One input 0.57 and 0.71 rad away, then the real position again: it was refused as
+    loop_singular from then on (the warm start left on a configuration it could not leave)."""
+    evaluator = LoopEvaluator(load_model(IRSBOT2))
+    x0 = evaluator.chain.assembled[evaluator.chain.independent]
+    zero = np.zeros(len(x0))
+    before = evaluator(x0, zero, zero).efforts.copy()
+    try:
+        evaluator(x0 + np.array([0.57, 0.71]), zero, zero)
+    except LoopSingularityError:
+        pass                                 # refused is fine; what follows must not be
+    np.testing.assert_allclose(evaluator(x0, zero, zero).efforts, before, rtol=1e-9, atol=1e-9)
+
+
+def test_a_last_solution_the_loops_cannot_leave_falls_back_to_the_assembled_branch(five_bar):
+    x, xd, xdd = path(five_bar, 2)
+    expected = LoopEvaluator(load_model(FIVE_BAR))(x, xd, xdd).efforts.copy()
+    five_bar.last_solution = np.full_like(five_bar.last_solution, 1e6)  # Newton cannot start here
+    np.testing.assert_allclose(five_bar(x, xd, xdd).efforts, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_a_jump_beyond_the_followed_length_is_refused(five_bar):
+    x, xd, xdd = path(five_bar, 0)
+    five_bar(x, xd, xdd)
+    with pytest.raises(LoopSingularityError, match="not followed"):
+        five_bar(x + 100.0, xd, xdd)
