@@ -9,6 +9,18 @@ import numpy as np
 from .jit import kernel
 
 
+def direction_and_length(v: np.ndarray) -> tuple[np.ndarray, float]:
+    """v / |v| and |v| for a finite vector, without the overflow of |v| for entries beyond
+    about 1e154 (scaled by the largest entry first): [0, 0, 1e200] is the z axis, not
+    [0, 0, 0]. The direction is NaN where |v| is 0."""
+    peak = float(np.max(np.abs(v), initial=0.0))
+    if not peak > 0:
+        return np.full(np.shape(v), np.nan), 0.0
+    scaled = np.asarray(v, dtype=float) / peak
+    norm = float(np.linalg.norm(scaled))
+    return scaled / norm, peak * norm
+
+
 def rotate(R: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``R @ v`` for (..., 3, 3) and (..., 3)."""
     return np.einsum("...ij,...j->...i", R, v)

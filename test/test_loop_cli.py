@@ -63,6 +63,9 @@ def test_analyze_model_with_loops_refuses_other_motions(tmp_path):
                    tmp_path)
     assert_one_error_line(proc, "--motion seed002-eq35: drives 2 independent coordinate(s) "
                                 "(the five-bar), scraping_machine has 1 (theta_II_1)")
+    # and the other way round: a loop motion on a model without loops (was a KeyError)
+    proc = run_cli("analyze", "--motion", "seed002-eq35", "--out", tmp_path)
+    assert_one_error_line(proc, "--motion seed002-eq35: a motion of a model with loops")
 
 
 def test_analyze_scraping_machine_at_45_rpm(tmp_path):

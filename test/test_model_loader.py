@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
+from charmie_dynamics import forward_kinematics
 from charmie_dynamics.model import ModelError, load_model, model_from_text, read_model_file
 
 from conftest import CHARMIE
@@ -204,6 +205,22 @@ def test_axis_given_as_zero_vector(tmp_path):
     data["bodies"][0]["joint"]["axis"] = [0, 0, 0]
     expect_error(write(tmp_path, data), "bodies[0] (base).joint.axis", "[0, 0, 0]",
                  "expected a nonzero vector")
+
+
+def test_huge_directions_keep_their_direction(tmp_path):
+    """|v| of [0, 0, 1e200] overflows to inf: the axis loaded as [0, 0, 0] and a quaternion
+    as the identity, silently (the attack of 2026-11-23); they are z and 90 deg about z."""
+    data = minimal()
+    data["bodies"][0]["joint"]["axis"] = [0, 1e-300, 1e200]
+    data["bodies"][2]["rotation"] = {"quaternion": [0, 0, 1e200, 1e200]}
+    model = load_model(write(tmp_path, data))
+    reference = minimal()
+    reference["bodies"][0]["joint"]["axis"] = "z"
+    reference["bodies"][2]["rotation"] = {"quaternion": [0, 0, 0.5 ** 0.5, 0.5 ** 0.5]}
+    expected = load_model(write(tmp_path, reference, "reference.yaml"))
+    q = np.array([0.7, 0.05])
+    np.testing.assert_allclose(forward_kinematics(model, q).rotation_world,
+                               forward_kinematics(expected, q).rotation_world, atol=1e-15)
 
 
 @pytest.mark.parametrize("where", ["joint.type", "units.length", "units.angle",

@@ -114,6 +114,9 @@ def run_analyze(args: argparse.Namespace) -> int:
                                     check_position_limits=args.check_position_limits)
         source = str(args.trajectory)
     else:
+        if args.motion in LOOP_MOTIONS:
+            raise InputError(f"--motion {args.motion}: a motion of a model with loops, and "
+                             f"{args.model} has none; expected one of {', '.join(sorted(MOTIONS))}")
         # --dt and the model's limits checked (another model's may be narrower than the motion)
         traj = motion(model, args.motion, args.dt, args.check_position_limits)
         source = f"motion '{args.motion}'"

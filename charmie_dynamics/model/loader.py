@@ -18,6 +18,7 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from ..documents import DocumentError, bounded
+from ..linalg import direction_and_length
 from .cut_joints import CUT_TYPES, CutJoint, Loops, loop_groups, t_needs_axis
 from .model import (Actuator, Balancer, Body, Friction, JointLimits, JointType, Model,
                     PointRef, Spring, SpringParams)
@@ -336,12 +337,11 @@ def _inertia_messages(r: _Reader, where: str, mass: float, inertia: np.ndarray,
 
 def _direction(r: _Reader, value: Any, where: str, n: int) -> np.ndarray:
     """A list of ``n`` numbers, normalised; refused when shorter than MIN_DIRECTION."""
-    v = r.vector(value, where, n)
-    length = float(np.linalg.norm(v))
+    direction, length = direction_and_length(r.vector(value, where, n))
     if not length > MIN_DIRECTION:
         raise r.fail(where, f"got {_show(value)} of length {length:g}, expected a nonzero "
                             f"vector (length > {MIN_DIRECTION:g}), normalised at load")
-    return v / length
+    return direction
 
 
 def _axis(r: _Reader, value: Any, where: str) -> np.ndarray:

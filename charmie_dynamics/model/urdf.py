@@ -41,6 +41,7 @@ from xml.parsers import expat
 import numpy as np
 
 from ..documents import DEFAULT_MAX_BYTES, bounded, check_size, parse_yaml, read_text
+from ..linalg import direction_and_length
 from .loader import (FORMAT, LENGTH_UNITS, MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_EFFORT,
                      MAX_LENGTH_M, MAX_LINEAR_VELOCITY, ModelError, _show, model_from_dict)
 from .model import Model
@@ -139,10 +140,9 @@ class _Urdf:
 def _axis(u: _Urdf, joint: ET.Element, where: str) -> Any:
     """The unit axis: a letter (``-z``) when exactly a coordinate axis, else 3 numbers."""
     axis = u.numbers(joint.find("axis"), "xyz", where, 3, (1.0, 0.0, 0.0))
-    norm = float(np.linalg.norm(axis))
+    axis, norm = direction_and_length(axis)
     if not norm > 0:
         raise u.fail(f"{where} <axis xyz>", "got the zero vector, expected a non-zero axis")
-    axis = axis / norm
     k = int(np.argmax(np.abs(axis)))
     if np.count_nonzero(axis) == 1:
         return ("-" if axis[k] < 0 else "") + AXIS_NAMES[k]
