@@ -4,7 +4,9 @@ a step in an effort command moves the right inputs the right way, and saturation
 reported in /diagnostics. Processes, DDS set-up and helpers are those of ros_harness."""
 from __future__ import annotations
 
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -221,3 +223,22 @@ def test_model_loader_refuses_loops_that_cannot_assemble(ros_env, tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "ModelLoaderNode: error:" in proc.stderr, proc.stderr
     assert "cannot be assembled" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("delay", [1.0, 2.0, 3.0, 4.5, 6.0])
+def test_sigint_at_any_moment_is_a_clean_exit(ros_env, log_dir, delay):
+    """SIGINT shuts rclpy's context down whenever it comes: during start-up (creating a
+    publisher then raised "context is invalid") or while the 1 kHz timer publishes /clock
+    (CI's launch test once saw exit code 1 from that). Either is a shutdown: exit 0, no
+    traceback. (Before rclpy is imported, about the first 0.5 s, Python's own SIGINT ends the
+    process as any program's: not tested.)"""
+    child = Child(f"simulator_sigint_{delay}", node_argv(
+        "simulator_node", *params(publish_clock="true", rate=1000.0, wait_for_command="false")),
+        ros_env, log_dir)
+    time.sleep(delay)
+    child.proc.send_signal(signal.SIGINT)
+    code = child.proc.wait(timeout=30)
+    text = child.text()
+    child.stop()
+    assert code == 0, text[-3000:]
+    assert "Traceback" not in text, text[-3000:]
