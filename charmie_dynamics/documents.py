@@ -34,6 +34,8 @@ from typing import Any, Callable, Iterator, Type
 import yaml
 from yaml.composer import Composer
 from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.events import (DocumentEndEvent, MappingEndEvent, MappingStartEvent, ScalarEvent,
+                         SequenceEndEvent, SequenceStartEvent, StreamEndEvent)
 from yaml.resolver import Resolver
 
 #: Largest document read or parsed by default (a model file is about 20 kB): 4 MiB.
@@ -391,12 +393,76 @@ def _cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _plain_document(text: str) -> Any:
+    """The document of ``text`` built straight from libyaml's parser events, for plain data
+    written out: mappings, sequences and the scalars :meth:`_Guarded.scalar` builds, with no
+    anchor, alias or tag (other than the non-specific ``!``), one document, collections
+    nested less than ``MAX_NESTING`` deep. It is what PyYAML's safe loader makes of such a
+    document (the same resolver and scalar construction; a mapping's entries in order, a
+    repeated key's last value) without a node object per value (about half the parse of a
+    large model) and without recursion (libyaml's parser keeps its own stack). Raises
+    :class:`_NotPlain` for any other document, and the parser's error for invalid text: the
+    loaders of :func:`_safe_load` then construct or refuse it as before."""
+    get = CParser(text).get_event
+    get()                                            # StreamStartEvent
+    if type(get()) is StreamEndEvent:                # no document (empty, or comments only)
+        return None
+    constructor = _Guarded()
+    plain: dict[str, Any] = {}                       # plain scalar text -> its value
+    stack: list[tuple[list[Any], bool]] = []         # the open collections: items, mapping
+    items: list[Any] = []                            # a mapping's: key, value, key, value...
+    mapping = False
+    add = items.append
+    while True:
+        event = get()
+        kind = type(event)
+        if kind is ScalarEvent:
+            if event.anchor is not None or event.tag not in (None, "!"):
+                raise _NotPlain
+            text, implicit = event.value, event.implicit
+            value = plain.get(text, _NotPlain) if implicit[0] else _NotPlain
+            if value is _NotPlain:
+                value = constructor.scalar(yaml.ScalarNode(
+                    _RESOLVER.resolve(yaml.ScalarNode, text, implicit), text))
+                if implicit[0]:
+                    plain[text] = value
+            add(value)
+        elif kind is MappingEndEvent or kind is SequenceEndEvent:
+            if mapping:
+                pairs = iter(items)
+                value = dict(zip(pairs, pairs))      # TypeError for an unhashable key
+            else:
+                value = items
+            items, mapping = stack.pop()
+            add = items.append
+            add(value)
+        elif kind is MappingStartEvent or kind is SequenceStartEvent:
+            if (event.anchor is not None or event.tag not in (None, "!")
+                    or len(stack) >= MAX_NESTING):   # len(stack): this collection's depth
+                raise _NotPlain
+            stack.append((items, mapping))
+            items, mapping = [], kind is MappingStartEvent
+            add = items.append
+        elif kind is DocumentEndEvent:
+            break
+        else:                                        # an alias
+            raise _NotPlain
+    if type(get()) is not StreamEndEvent:            # a second document
+        raise _NotPlain
+    return items[0]
+
+
 def _safe_load(text: str) -> Any:
-    """All C (libyaml's composer on a thread with a stack sized from the nesting bound) when
-    the bound allows it; otherwise libyaml's parser with the pure-Python composer, whose
-    ``RecursionError`` on deep nesting the guard reports. Without the cyclic collector."""
+    """:func:`_plain_document` when the text is plain data; otherwise all C (libyaml's
+    composer on a thread with a stack sized from the nesting bound) when the bound allows
+    it, or libyaml's parser with the pure-Python composer, whose ``RecursionError`` on deep
+    nesting the guard reports. Without the cyclic collector."""
     with _cyclic_gc_paused():
         if CSafeLoader is not None:
+            try:
+                return _plain_document(text)
+            except (_NotPlain, yaml.YAMLError, *_PARSER_FAILURES):
+                pass                        # the loaders below construct it or say what fails
             bound = nesting_bound(text)
             if bound <= C_MAX_NESTING:
                 value = _load_on_own_stack(text, max(C_STACK_MIN, bound * C_STACK_PER_LEVEL))

@@ -127,15 +127,25 @@ def test_a_regular_file_is_read(tmp_path):
     assert read_text(path, max_bytes=64) == "name: r\u00e9\n"
 
 
-# ---- routing: the all-C loader (libyaml's composer) only under a bound on the nesting
-PLAIN_AND_NOT = [
-    "a: &x {b: 1, c: [1, 2.5, -3, .inf, null, true, 0x1f, '7', text]}\nd: *x\n",
-    "- - - - deep: [[{a: [1]}]]\n",
-    "a: &a [1, *a]\n",                                     # recursive: PyYAML's own way
-    "when: 2001-02-03\nbytes: !!binary aGVsbG8=\n=: value\nset: !!set {a, b}\n",
-    "? [1, 2]\n: unhashable key\n",
-    "key: 1\nkey: 2\n",
-]
+# ---- routing: plain data straight from libyaml's events; any other document to the all-C
+# loader (libyaml's composer) under a bound on the nesting, else to the Python composer
+PLAIN_AND_NOT = {                                          # text: built from the events
+    "a: &x {b: 1, c: [1, 2.5, -3, .inf, null, true, 0x1f, '7', text]}\nd: *x\n": False,
+    "- - - - deep: [[{a: [1]}]]\n": True,
+    "a: &a [1, *a]\n": False,                              # recursive: PyYAML's own way
+    "when: 2001-02-03\nbytes: !!binary aGVsbG8=\n=: value\nset: !!set {a, b}\n": False,
+    "? [1, 2]\n: unhashable key\n": False,
+    "key: 1\nkey: 2\n": True,
+    "a: [1, 2.5, -3, .inf, .nan, null, ~, true, Off, 0x1f, 010, '7', \"8\", text, ! 9]\n": True,
+    "a: !!str 1\n": False,
+    "--- 1\n--- 2\n": False,                               # two documents: refused below
+    "# only a comment\n": True,
+    "---\n...\n": True,
+    "{? a, b: }\n": True,
+    "a: [7, '7', \"7\", 7, ! 7, ! '7']\n": True,            # quoted: a string, whatever came first
+    "a: &x 1\nb: &x 2\n": False,                            # duplicate anchor: the composer's error
+    "a: &x 1\nb: 2\n": False,
+}
 
 
 def pyyaml_reference(text):
@@ -144,22 +154,96 @@ def pyyaml_reference(text):
 
 
 @pytest.mark.skipif(documents.CSafeLoader is None, reason="PyYAML without libyaml")
-@pytest.mark.parametrize("text", PLAIN_AND_NOT)
+@pytest.mark.parametrize("text", sorted(PLAIN_AND_NOT))
 def test_every_route_constructs_as_pyyaml(text, monkeypatch):
     calls = []
     real = documents._load_on_own_stack
     monkeypatch.setattr(documents, "_load_on_own_stack",
                         lambda *a: calls.append(a[1]) or real(*a))
+    stack = max(documents.C_STACK_MIN, documents.nesting_bound(text) * documents.C_STACK_PER_LEVEL)
     try:
         expected = repr(pyyaml_reference(text))
     except yaml.YAMLError:
-        with pytest.raises(DocumentError, match="unhashable key"):
+        with pytest.raises(yaml.YAMLError) as before:
+            real(text, stack)                                              # all C, own stack
+        with pytest.raises(DocumentError) as now:
             parse_yaml(text, "s")
+        assert str(now.value) == f"s: not valid YAML: {documents.bounded(before.value)}"
+        assert calls == [stack] and not PLAIN_AND_NOT[text]
         return
-    assert repr(parse_yaml(text, "s")) == expected                 # all C, on its own stack
-    assert calls == [max(documents.C_STACK_MIN, documents.nesting_bound(text)
-                         * documents.C_STACK_PER_LEVEL)]
+    assert repr(parse_yaml(text, "s")) == expected
+    if PLAIN_AND_NOT[text]:
+        assert repr(documents._plain_document(text)) == expected and calls == []
+    else:
+        with pytest.raises(documents._NotPlain):
+            documents._plain_document(text)
+        assert calls == [stack]                                           # all C, own stack
+    assert repr(real(text, stack)) == expected                            # all C, own stack
     assert repr(yaml.load(text, Loader=documents.SafeLoader)) == expected   # Python composer
+
+
+def random_document(rng, depth=0):
+    """Plain data of every kind a model holds, and the scalars that need a constructor."""
+    roll = rng.random()
+    if depth < 4 and roll < 0.25:
+        return {random_scalar(rng): random_document(rng, depth + 1) for _ in range(rng.randrange(4))}
+    if depth < 4 and roll < 0.45:
+        return [random_document(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return random_scalar(rng)
+
+
+def random_scalar(rng):
+    return rng.choice([rng.uniform(-1e3, 1e3), rng.randrange(-10**6, 10**6), rng.random() < 0.5,
+                       None, "b%d" % rng.randrange(50), "", "0.5", "yes", "a: b", "-", "x\ny",
+                       "\u00e9\t", float("inf"), 1e300, -0.0, 2 ** 70, rng.choice(SCALARS)])
+
+
+def mutated(rng, text):
+    """``text`` with a few characters deleted, doubled or replaced by YAML indicators."""
+    chars = list(text)
+    for _ in range(rng.randrange(1, 4)):
+        if not chars:
+            break
+        k = rng.randrange(len(chars))
+        op = rng.randrange(3)
+        if op == 0:
+            del chars[k]
+        elif op == 1:
+            chars.insert(k, chars[k])
+        else:
+            chars[k] = rng.choice("[]{}:,-?&*!|>'\"#%@` \n\t")
+    return "".join(chars)
+
+
+def outcome(text):
+    try:
+        return "value", repr(parse_yaml(text, "s"))
+    except DocumentError as exc:
+        return "error", str(exc)
+
+
+@pytest.mark.skipif(documents.CSafeLoader is None, reason="PyYAML without libyaml")
+def test_the_events_route_changes_no_value_and_no_error(monkeypatch):
+    """3,000 random documents (every flow style) and broken variants of each: parse_yaml's
+    value or error message is the same as with the events route switched off (the loaders
+    before it), and a value PyYAML's pure-Python safe loader gives alike."""
+    import random
+    rng = random.Random(14)
+    texts = []
+    for k in range(1000):
+        doc = random_document(rng)
+        text = yaml.safe_dump(doc, default_flow_style=(None, True, False)[k % 3],
+                              allow_unicode=k % 2 == 0)
+        texts += [text, mutated(rng, text), mutated(rng, text)]
+    new = [outcome(t) for t in texts]
+
+    def off(text):
+        raise documents._NotPlain
+    monkeypatch.setattr(documents, "_plain_document", off)
+    assert new == [outcome(t) for t in texts]
+    for text, (kind, value) in zip(texts[::3], new[::3]):
+        assert kind == "value" and value == repr(pyyaml_reference(text)), text
+    assert sum(kind == "error" for kind, _ in new) > 300          # the broken ones are tried
 
 
 def test_the_model_file_loads_alike_on_both_routes():
