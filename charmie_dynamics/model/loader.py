@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import reprlib
+import struct
 from collections import Counter
 from typing import Any, Mapping, Optional
 
@@ -69,6 +70,7 @@ class ModelError(DocumentError):
     """A model file that cannot be used; the message says where and why."""
 
 
+_ANGLES = struct.Struct("3d")
 _REPR = reprlib.Repr()
 _REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 3, 6, 6, 60, 60
 
@@ -87,6 +89,17 @@ class _Reader:
         self.angle = angle_scale
         # inertias read and not yet checked: (where, mass, matrix), for _check_inertias
         self.inertias: list[tuple[str, float, np.ndarray]] = []
+        # ZXZ Euler rotations made so far, by the bytes of their angles (exact: -0.0 is not 0.0)
+        self.rotations: dict[bytes, np.ndarray] = {}
+
+    def zxz_euler(self, angles: list[float]) -> np.ndarray:
+        """``zxz_euler(*angles)`` (a new array), computed once per model for each triple:
+        a model repeats a few rotations (a chain's bodies all have the default [0, 0, 0])."""
+        key = _ANGLES.pack(*angles)
+        rotation = self.rotations.get(key)
+        if rotation is None:
+            rotation = self.rotations[key] = zxz_euler(*angles)
+        return rotation.copy()
 
     def fail(self, where: str, message: str) -> ModelError:
         return ModelError(bounded(f"{self.source}: {where}: {message}", MAX_ERROR))
@@ -103,7 +116,9 @@ class _Reader:
             return default
         return data[key]
 
-    def check_keys(self, data: Mapping, allowed: set, where: str) -> None:
+    def check_keys(self, data: Mapping, allowed: set | frozenset, where: str) -> None:
+        if data.keys() <= allowed:                            # the common case: all known
+            return
         unknown = sorted(set(data) - allowed, key=str)        # keys may be numbers or null
         if unknown:
             raise self.fail(where, f"unknown field(s) {', '.join(map(str, unknown))}; "
@@ -148,7 +163,9 @@ class _Reader:
     def magnitudes(self, value: Any, where: str, limit: float, what: str, unit: str,
                    scale: float = 1.0, hint: str = "") -> list[float]:
         """:meth:`numbers` (3) times ``scale``, each refused as :meth:`magnitude` refuses it."""
-        floats = [v * scale for v in self.numbers(value, where)]
+        floats = self.numbers(value, where)
+        if scale != 1.0:
+            floats = [v * scale for v in floats]
         if -limit <= min(floats) and max(floats) <= limit:     # finite: |v| <= limit each
             return floats
         return [self.magnitude(v, f"{where}[{k}]", limit, what, unit, scale, hint)
@@ -179,7 +196,7 @@ class _Reader:
         return np.array(self.magnitudes(value, where, MAX_LENGTH_M, "length", "m", self.length,
                                         UNITS_HINT))
 
-    def named_entry(self, data: Any, where: str, keys: set[str],
+    def named_entry(self, data: Any, where: str, keys: set[str] | frozenset[str],
                     dotted: bool = False) -> tuple[dict, str, str]:
         """Entry ``where`` of a list section (``bodies[3]``): a mapping with a ``name`` and no
         key outside ``keys``; returns it, its name and its place with the name, as errors
@@ -240,7 +257,9 @@ def _inertia(r: _Reader, value: Any, mass: float, where: str) -> np.ndarray:
     if isinstance(value, (list, tuple)):
         if len(value) != 3:
             raise r.fail(where, f"got {_show(value)}, expected a 3x3 matrix")
-        inertia = np.array([r.vector(row, f"{where}[{k}]") for k, row in enumerate(value)]) * s2
+        inertia = np.array([r.vector(row, f"{where}[{k}]") for k, row in enumerate(value)])
+        if s2 != 1.0:                   # x * 1.0 is x: a model in metres needs no scaling
+            inertia *= s2
     else:
         value = r.mapping(value, where)
         if "solid_box" in value:
@@ -270,7 +289,9 @@ def _inertia(r: _Reader, value: Any, mass: float, where: str) -> np.ndarray:
                 floats = [r.number(r.get(value, k, where, 0.0 if k[1] != k[2] else ...),
                                    f"{where}.{k}") for k in _INERTIA_ORDER]
             xx, xy, xz, yy, yz, zz = floats
-            inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]) * s2
+            inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+            if s2 != 1.0:
+                inertia *= s2
     r.inertias.append((where, mass, inertia))
     return inertia
 
@@ -364,7 +385,7 @@ def _rotation(r: _Reader, value: Any, where: str) -> np.ndarray:
         return r.magnitudes(v, at, MAX_ANGLE_RAD, "angle", "rad", r.angle)
 
     if isinstance(value, (list, tuple)):
-        return zxz_euler(*angles(value, where))
+        return r.zxz_euler(angles(value, where))
     value = r.mapping(value, where)
     forms = ("rpy", "quaternion", "matrix")
     if len(value) != 1 or next(iter(value)) not in forms:
@@ -389,9 +410,12 @@ def _rotation(r: _Reader, value: Any, where: str) -> np.ndarray:
     return u @ vt     # the nearest rotation: placements stay rigid to rounding
 
 
+_NO_LIMITS, _NO_FRICTION = JointLimits(), Friction()     # frozen: one each for every joint
+
+
 def _limits(r: _Reader, value: Any, jtype: JointType, where: str) -> JointLimits:
     if value is None:
-        return JointLimits()
+        return _NO_LIMITS
     value = r.mapping(value, where)
     r.check_keys(value, {"lower", "upper", "velocity", "effort"}, where)
     revolute = jtype == JointType.REVOLUTE
@@ -417,7 +441,7 @@ def _limits(r: _Reader, value: Any, jtype: JointType, where: str) -> JointLimits
 def _friction(r: _Reader, value: Any, linear: bool, where: str) -> Friction:
     """Viscous (per length unit when linear) and Coulomb coefficients, both >= 0."""
     if value is None:
-        return Friction()
+        return _NO_FRICTION
     value = r.mapping(value, where)
     r.check_keys(value, {"viscous", "coulomb"}, where)
     viscous = r.magnitude(value.get("viscous", 0.0), f"{where}.viscous", MAX_VISCOUS, "viscous",
@@ -428,20 +452,24 @@ def _friction(r: _Reader, value: Any, linear: bool, where: str) -> Friction:
     return Friction(viscous, coulomb)
 
 
+_BODY_KEYS = frozenset({"name", "parent", "origin", "rotation", "joint", "mass", "com", "inertia",
+                        "points", "virtual"})
+_JOINT_KEYS = frozenset({"type", "axis", "coordinate", "multiplier", "offset", "limits",
+                         "friction"})
+_JOINT_TYPE_NAMES = tuple(JOINT_TYPES)
+
+
 def _body(r: _Reader, data: Any, k: int, max_points: int) -> Body:
     """Body ``k``; at most ``max_points`` named points (the model's remaining budget)."""
-    data, name, where = r.named_entry(data, f"bodies[{k}]", {
-        "name", "parent", "origin", "rotation", "joint", "mass", "com", "inertia", "points",
-        "virtual"}, dotted=True)
+    data, name, where = r.named_entry(data, f"bodies[{k}]", _BODY_KEYS, dotted=True)
     if name == "world":
         raise r.fail(f"{where}.name", "'world' is the ground and cannot be declared as a body")
     parent = r.name(r.get(data, "parent", where), f"{where}.parent", dotted=True)
     origin = r.length_vector(r.get(data, "origin", where, [0, 0, 0]), f"{where}.origin")
     rotation = _rotation(r, r.get(data, "rotation", where, [0, 0, 0]), f"{where}.rotation")
     joint = r.mapping(r.get(data, "joint", where), f"{where}.joint")
-    r.check_keys(joint, {"type", "axis", "coordinate", "multiplier", "offset", "limits",
-                         "friction"}, f"{where}.joint")
-    jtype = JOINT_TYPES[r.choice(r.get(joint, "type", f"{where}.joint"), tuple(JOINT_TYPES),
+    r.check_keys(joint, _JOINT_KEYS, f"{where}.joint")
+    jtype = JOINT_TYPES[r.choice(r.get(joint, "type", f"{where}.joint"), _JOINT_TYPE_NAMES,
                                  f"{where}.joint.type")]
     axis = np.zeros(3)
     coordinate: Optional[str] = None
@@ -728,7 +756,8 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
                          "driven by an actuator")
     if data.get("loops") is not None:
         sections["loops"] = _loops(r, tree, data["loops"], driven)
-    model = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies), **sections)
+    model = tree if not any(sections.values()) else \
+        Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies), **sections)
     from .actuator_geometry import check_actuator_geometry
     for a in model.actuators:
         try:
