@@ -7,14 +7,18 @@ joint each, mass, centre of mass, inertia, as a model file writes them) and CHAR
 Per text, medians over ``--repeats`` (cases take turns, so a change of load hits them
 alike), in one process:
 
-* ``parse_yaml``: the package's guarded parse (documents.py: libyaml's parser and composer on
-  a thread of its own when the nesting bound allows, the plain-data constructor);
+* ``parse_yaml``: the package's guarded parse (documents.py: plain data built straight from
+  libyaml's parser events);
+* ``composer``: the route of any other document (anchors, tags), and of every document in
+  the release before this one: libyaml's parser and composer on a thread of its own, the
+  plain-data constructor;
 * ``before``: the route of the previous release, libyaml's parser with PyYAML's pure-Python
   composer and constructor (merge keys refused: the same work);
 * ``yaml.CSafeLoader``: PyYAML's own all-C loader, unguarded (the floor of libyaml here);
 * ``model_from_text``: the whole load, parse and model building.
 
-Prints milliseconds, ratios to ``before`` and to ``yaml.CSafeLoader``, and the load average.
+Prints milliseconds, ratios to ``composer``, ``before`` and ``yaml.CSafeLoader``, and the load
+average.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from yaml.composer import Composer
 from yaml.resolver import Resolver
 
 from charmie_dynamics import bundled_model
+from charmie_dynamics import documents
 from charmie_dynamics.documents import CParser, nesting_bound, parse_yaml, read_text
 from charmie_dynamics.model import model_from_text
 from charmie_dynamics.model.loader import FORMAT
@@ -45,6 +50,14 @@ class Before(Composer, CParser, yaml.constructor.SafeConstructor, Resolver):
         Composer.__init__(self)
         yaml.constructor.SafeConstructor.__init__(self)
         Resolver.__init__(self)
+
+
+def composer_route(text: str) -> Any:
+    """parse_yaml's route for a document that is not plain data, as parse_yaml takes it
+    (the cyclic collector paused; libyaml's composer on a thread with the bound's stack)."""
+    with documents._cyclic_gc_paused():
+        return documents._load_on_own_stack(text, max(documents.C_STACK_MIN, nesting_bound(text)
+                                                      * documents.C_STACK_PER_LEVEL))
 
 
 def chain_text(n: int) -> str:
@@ -85,6 +98,7 @@ def main() -> int:
     for label, text in texts.items():
         times = medians_ms({
             "parse_yaml": lambda: parse_yaml(text, "s"),
+            "composer": lambda: composer_route(text),
             "before": lambda: yaml.load(text, Loader=Before),
             "yaml.CSafeLoader": lambda: yaml.load(text, Loader=yaml.CSafeLoader),
             "model_from_text": lambda: model_from_text(text, "s"),
@@ -92,6 +106,7 @@ def main() -> int:
         model = model_from_text(text, "s")
         results[label] = {"bytes": len(text.encode()), "bodies": model.n_bodies,
                           "nesting_bound": nesting_bound(text), "ms": times,
+                          "parse_over_composer": times["parse_yaml"] / times["composer"],
                           "parse_over_before": times["parse_yaml"] / times["before"],
                           "parse_over_csafeloader": times["parse_yaml"] / times["yaml.CSafeLoader"],
                           "model_ms_per_body": times["model_from_text"] / model.n_bodies}
@@ -99,12 +114,14 @@ def main() -> int:
     print(f"model loading, medians of {args.repeats} (ms); load average {load0[0]:.2f} -> "
           f"{load1[0]:.2f}; {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"PyYAML {yaml.__version__}")
-    print(f"{'':16s} {'kB':>6s} {'bound':>6s} {'parse_yaml':>10s} {'before':>8s} {'ratio':>6s} "
+    print(f"{'':16s} {'kB':>6s} {'bound':>6s} {'parse_yaml':>10s} {'composer':>8s} {'ratio':>6s} "
+          f"{'before':>8s} {'ratio':>6s} "
           f"{'CSafeLoader':>11s} {'ratio':>6s} {'model_from_text':>15s} {'per body':>8s}")
     for label, r in results.items():
         t = r["ms"]
         print(f"{label:16s} {r['bytes'] / 1e3:6.1f} {r['nesting_bound']:6d} "
-              f"{t['parse_yaml']:10.1f} {t['before']:8.1f} {r['parse_over_before']:6.2f} "
+              f"{t['parse_yaml']:10.1f} {t['composer']:8.1f} {r['parse_over_composer']:6.2f} "
+              f"{t['before']:8.1f} {r['parse_over_before']:6.2f} "
               f"{t['yaml.CSafeLoader']:11.1f} {r['parse_over_csafeloader']:6.2f} "
               f"{t['model_from_text']:15.1f} {r['model_ms_per_body']:8.3f}")
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -916,3 +916,38 @@ def test_charmie_limits_are_complete_and_consistent():
         assert body.limits.lower <= value.min() and value.max() <= body.limits.upper, body.name
         fastest = np.abs(jacobian).max() * actuator.velocity_limit
         assert fastest <= body.limits.velocity, (actuator.name, fastest)
+
+
+def test_repeated_rotations_are_each_bodys_own_exact_matrix(tmp_path):
+    """The loader computes a triple of ZXZ angles once per model: every body still gets its
+    own array, bit for bit zxz_euler of its angles (-0.0 is not 0.0: its zeros keep their
+    sign), and the arrays in millimetres and degrees are scaled first."""
+    from charmie_dynamics.model.rotations import zxz_euler
+
+    data = minimal()
+    angles = [[0.5, -0.0, 0.0], [0.5, 0.0, 0.0], [0.5, -0.0, 0.0]]
+    for b, a in zip(data["bodies"], angles):
+        b["rotation"] = a
+    model = load_model(write(tmp_path, data))
+    for b, a in zip(model.bodies, angles):
+        assert b.rotation.tobytes() == zxz_euler(*a).tobytes(), b.name
+    assert model.bodies[0].rotation.tobytes() != model.bodies[1].rotation.tobytes()
+    assert not np.shares_memory(model.bodies[0].rotation, model.bodies[2].rotation)
+    data["units"]["angle"] = "deg"
+    model = load_model(write(tmp_path, data))
+    assert model.bodies[1].rotation.tobytes() == \
+        zxz_euler(0.5 * (np.pi / 180.0), 0.0, 0.0).tobytes()
+
+
+def test_a_model_of_bodies_only_is_built_once_and_alike(tmp_path):
+    """Without actuators, springs, balancers or loops the tree is the model: the same
+    parameters as a model that declares an (empty) section."""
+    data = minimal()
+    del data["springs"]
+    plain = load_model(write(tmp_path, data))
+    data["actuators"] = []
+    declared = load_model(write(tmp_path, data))
+    assert plain.actuators == plain.springs == plain.balancers == () and plain.loops is None
+    for name in ("parent", "axis", "rotation", "origin", "mass", "com", "inertia",
+                 "coordinate_index", "configuration_index"):
+        assert getattr(plain, name).tobytes() == getattr(declared, name).tobytes(), name
