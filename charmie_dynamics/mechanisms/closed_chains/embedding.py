@@ -107,6 +107,21 @@ def independent_rows(J: np.ndarray, rank: int) -> list[int]:
     return sorted(chosen)
 
 
+def _mobility_hint(model: Model, rows: ConstraintRows, group_rows: np.ndarray, group) -> str:
+    """Why an assembly may fail before Newton's method is to blame: as many independent
+    coordinates declared as the mobility at the guess, or else what to declare."""
+    J = evaluate(model, rows, model.loops.guess).jacobian[np.ix_(group_rows, group.coordinates)]
+    s = np.linalg.svd(J, compute_uv=False)
+    rank = int(np.sum(s > RANK_TOLERANCE * max(s[0], 1.0))) if s.size else 0
+    mobility = len(group.coordinates) - rank
+    if len(group.independent) == mobility:
+        return ""
+    return (f"; loops.independent: {len(group.independent)} coordinates declared independent, "
+            f"but the constraint Jacobian at the guess has rank {rank} of "
+            f"{len(group.coordinates)} coordinates: mobility {mobility}, expected {mobility} "
+            "independent coordinates")
+
+
 @dataclass(frozen=True)
 class ClosedChain:
     """A model's loops ready to solve (module docstring); build with :meth:`build`."""
@@ -157,7 +172,8 @@ class ClosedChain:
                                   assemble=True)[0]
             except LoopSingularityError as exc:
                 raise LoopAssemblyError(f"{model.source}: loops: {label} cannot be assembled "
-                                        f"from the guess (loops.guess): {exc}") from None
+                                        f"from the guess (loops.guess): {exc}"
+                                        f"{_mobility_hint(model, rows, r, g)}") from None
         values = evaluate(model, rows, q)
         infos = []
         for g, r in zip(loops.groups, row_groups):
