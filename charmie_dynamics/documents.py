@@ -401,8 +401,8 @@ def _plain_document(text: str) -> Any:
     document (the same resolver and scalar construction; a mapping's entries in order, a
     repeated key's last value) without a node object per value (about half the parse of a
     large model) and without recursion (libyaml's parser keeps its own stack). Raises
-    :class:`_NotPlain` for any other document, and the parser's error for invalid text: the
-    loaders of :func:`_safe_load` then construct or refuse it as before."""
+    :class:`_NotPlain` for any other document, and the parser's or a constructor's error for
+    invalid text: the loaders of :func:`_safe_load` then construct or refuse it as before."""
     get = CParser(text).get_event
     get()                                            # StreamStartEvent
     if type(get()) is StreamEndEvent:                # no document (empty, or comments only)
@@ -419,13 +419,13 @@ def _plain_document(text: str) -> Any:
         if kind is ScalarEvent:
             if event.anchor is not None or event.tag not in (None, "!"):
                 raise _NotPlain
-            text, implicit = event.value, event.implicit
-            value = plain.get(text, _NotPlain) if implicit[0] else _NotPlain
+            scalar, implicit = event.value, event.implicit
+            value = plain.get(scalar, _NotPlain) if implicit[0] else _NotPlain
             if value is _NotPlain:
                 value = constructor.scalar(yaml.ScalarNode(
-                    _RESOLVER.resolve(yaml.ScalarNode, text, implicit), text))
+                    _RESOLVER.resolve(yaml.ScalarNode, scalar, implicit), scalar))
                 if implicit[0]:
-                    plain[text] = value
+                    plain[scalar] = value
             add(value)
         elif kind is MappingEndEvent or kind is SequenceEndEvent:
             if mapping:
