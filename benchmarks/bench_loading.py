@@ -1,11 +1,12 @@
 """Timing of loading a model from its YAML text: a chain of ``--bodies`` bodies (a revolute
 joint each, mass, centre of mass, inertia, as a model file writes them) and CHARMIE.
 
-    .venv/bin/python benchmarks/bench_loading.py [--bodies 1000] [--repeats 7]
+    .venv/bin/python benchmarks/bench_loading.py [--bodies 1000] [--repeats 7] [--cpu]
                                                  [--out benchmarks/results/loading_latest.json]
 
 Per text, medians over ``--repeats`` (cases take turns, so a change of load hits them
-alike), in one process:
+alike), in one process; wall time, or with ``--cpu`` the process's CPU time (every thread's:
+on a shared machine the wall time also counts the waits for a core):
 
 * ``parse_yaml``: the package's guarded parse (documents.py: plain data built straight from
   libyaml's parser events);
@@ -23,20 +24,20 @@ average.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 from yaml.composer import Composer
 from yaml.resolver import Resolver
 
-from charmie_dynamics import bundled_model
-from charmie_dynamics import documents
+from common import take_turns, write_result
+
+from charmie_dynamics import bundled_model, documents
 from charmie_dynamics.documents import CParser, nesting_bound, parse_yaml, read_text
 from charmie_dynamics.model import model_from_text
 from charmie_dynamics.model.loader import FORMAT
@@ -71,22 +72,11 @@ def chain_text(n: int) -> str:
                           default_flow_style=None, sort_keys=False)
 
 
-def medians_ms(cases: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
-    samples: dict[str, list[float]] = {name: [] for name in cases}
-    for fn in cases.values():
-        fn()                                              # warm-up
-    for _ in range(repeats):
-        for name, fn in cases.items():
-            start = time.perf_counter()
-            fn()
-            samples[name].append(1e3 * (time.perf_counter() - start))
-    return {name: statistics.median(v) for name, v in samples.items()}
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bodies", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--cpu", action="store_true", help="CPU time, not wall time")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/loading_latest.json"))
     args = parser.parse_args()
     if CParser is None:
@@ -96,13 +86,13 @@ def main() -> int:
     load0 = os.getloadavg()
     results = {}
     for label, text in texts.items():
-        times = medians_ms({
+        times = {name: 1e3 * statistics.median(v) for name, v in take_turns({
             "parse_yaml": lambda: parse_yaml(text, "s"),
             "composer": lambda: composer_route(text),
             "before": lambda: yaml.load(text, Loader=Before),
             "yaml.CSafeLoader": lambda: yaml.load(text, Loader=yaml.CSafeLoader),
             "model_from_text": lambda: model_from_text(text, "s"),
-        }, args.repeats)
+        }, args.repeats, clock=time.process_time if args.cpu else time.perf_counter).items()}
         model = model_from_text(text, "s")
         results[label] = {"bytes": len(text.encode()), "bodies": model.n_bodies,
                           "nesting_bound": nesting_bound(text), "ms": times,
@@ -111,7 +101,7 @@ def main() -> int:
                           "parse_over_csafeloader": times["parse_yaml"] / times["yaml.CSafeLoader"],
                           "model_ms_per_body": times["model_from_text"] / model.n_bodies}
     load1 = os.getloadavg()
-    print(f"model loading, medians of {args.repeats} (ms); load average {load0[0]:.2f} -> "
+    print(f"model loading, medians of {args.repeats} (ms, {'CPU' if args.cpu else 'wall'} time); load average {load0[0]:.2f} -> "
           f"{load1[0]:.2f}; {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"PyYAML {yaml.__version__}")
     print(f"{'':16s} {'kB':>6s} {'bound':>6s} {'parse_yaml':>10s} {'composer':>8s} {'ratio':>6s} "
@@ -124,12 +114,8 @@ def main() -> int:
               f"{t['before']:8.1f} {r['parse_over_before']:6.2f} "
               f"{t['yaml.CSafeLoader']:11.1f} {r['parse_over_csafeloader']:6.2f} "
               f"{t['model_from_text']:15.1f} {r['model_ms_per_body']:8.3f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                                    "python": platform.python_version(), "cpus": os.cpu_count(),
-                                    "pyyaml": yaml.__version__, "loadavg_before_after": [load0[0], load1[0]],
-                                    "results": results}, indent=2))
-    print(f"wrote {args.out}")
+    write_result(args.out, {"pyyaml": yaml.__version__, "clock": "cpu" if args.cpu else "wall",
+                            "loadavg_before_after": [load0[0], load1[0]], "results": results})
     return 0
 
 
