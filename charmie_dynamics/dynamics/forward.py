@@ -8,8 +8,10 @@ velocity-product accelerations with -g at the base (eq. 17), its inward pass the
 wrenches of every subtree and phi. Two solvers of the same equations follow. With
 ``method="aba"`` the bias pass, phi and the recursion of a batch run in one kernel call
 (:func:`bias_articulated_sample`, which the simulator's compiled step in actuated_step.py
-runs too); it computes u' and the placements, not the loop loads or joint wrenches that the
-inverse dynamics also gives and qdd does not need.
+runs too) on the model's tree of moving bodies (model/moving_tree.py: bodies on fixed joints
+merged into their parents, as Pinocchio does), whose qdd is the whole tree's; it computes
+u' and phi, not the loop loads, joint wrenches or placements that the inverse dynamics also
+gives and qdd does not need.
 
 ``method="cholesky"`` (O(n^3)): H from the composite-rigid-body algorithm, H = L L^T by
 ``numpy.linalg.cholesky``, then L y = phi and L^T qdd = y by forward and back substitution
@@ -79,10 +81,12 @@ from ..kinematics.forward import Placements
 from ..kinematics.state import FLOAT, samples
 from ..model.data import AlgorithmData
 from ..model.model import Model
+from ..model.moving_tree import Tree
 from ..model.joint import FREE_COLUMNS, FREE_KIND
 from ..model.packed import COORD, KIND, PARENT, SCALARS, PackedModel
 from ..mechanisms.auxiliary import balancer_range_error
-from .inverse import NO_LOADS, InverseDynamicsBuffers, tree_efforts_sample
+from .inverse import (NO_LOADS, InverseDynamicsBuffers, inverse_dynamics_buffers,
+                      tree_efforts_sample)
 from .mass_matrix import BiasForcesData, MassMatrixData, bias_loads, mass_matrix
 from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_to_child_into,
                       parent_transform_into)
@@ -135,17 +139,19 @@ class ForwardDynamicsData(AlgorithmData):
 
     @cached_property
     def articulated(self) -> ArticulatedBodyData:
-        return ArticulatedBodyData(self.model, self.lead)
+        """The ABA's buffers on the model's moving tree (model/moving_tree.py)."""
+        return ArticulatedBodyData(self.model, self.lead, self.model.compiled.moving_tree)
 
     @cached_property
     def aba_arguments(self) -> tuple:
         """The arguments of :func:`_forward_aba_batch` but the state, built once: the
-        packed model, the inertias, the coupled groups, no applied loads, the bias pass's
-        buffers, the ABA's work, and the (samples, n) views of zeros, phi, free and qdd."""
+        moving tree's packed model, inertias and coupled groups, no applied loads, the bias
+        pass's buffers on that tree (one sample's per-body rows), the ABA's work, and the
+        (samples, n) views of zeros, phi, free and qdd."""
         a, S, n = self.articulated, self.samples, self.model.n_coordinates
-        return (*a.constants, NO_LOADS, self.bias.inverse.buffers, a.work,
-                self.bias.inverse.zeros, self.phi.reshape(S, n), a.free,
-                self.qdd.reshape(S, n))
+        buffers = inverse_dynamics_buffers(self.model, a.tree.n_bodies, S, "efforts")
+        return (*a.constants, NO_LOADS, tuple(buffers), a.work, self.bias.inverse.zeros,
+                self.phi.reshape(S, n), a.free, self.qdd.reshape(S, n))
 
 
 def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarray,
@@ -448,15 +454,17 @@ def bias_articulated_sample(pm, inertias, members, load_body, load_vec, q, qd, z
 def _forward_aba_batch(model, inertias, members, applied, buffers, work, zeros, phi, free,
                        qdd, q, qd, tau) -> tuple[int, int]:
     """:func:`bias_articulated_sample` sample by sample, the plain tuples of the Python side
-    named (the dispatch cost: see inverse.py's kernel); ``buffers`` hold every sample.
-    Returns the last balancer out of range (as the inverse dynamics reports it) and the first
-    coordinate without mass, -1 for none."""
+    named (the dispatch cost: see inverse.py's kernel); ``buffers`` hold every sample's
+    efforts.
+    ``buffers`` have one sample's per-body rows (keep="efforts"'s layout), which each sample
+    overwrites. Returns the last balancer out of range (as the inverse dynamics reports it)
+    and the first coordinate without mass, -1 for none."""
     pm, b, w = PackedModel(*model), InverseDynamicsBuffers(*buffers), ArticulatedBodyWork(*work)
     load_body, load_vec = applied
     balancer, coordinate = -1, -1
     for s in range(q.shape[0]):
         k, c = bias_articulated_sample(pm, inertias, members, load_body, load_vec, q[s], qd[s],
-                                       zeros[s], b, s, s, tau[s], phi[s], free[s], qdd[s], w)
+                                       zeros[s], b, s, 0, tau[s], phi[s], free[s], qdd[s], w)
         if k >= 0:
             balancer = k
         elif coordinate < 0:
@@ -466,13 +474,18 @@ def _forward_aba_batch(model, inertias, members, applied, buffers, work, zeros, 
 
 class ArticulatedBodyData(AlgorithmData):
     """Buffers of :func:`articulated_body_solve` for one model and sample shape ``lead``:
-    the coupled groups (``members``), qdd and the recursion's work arrays. ValueError for a
-    model whose coupled joints do not share a parent (see :func:`coordinate_groups`)."""
+    the coupled groups (``members``), qdd and the recursion's work arrays, on the model's
+    tree (``model.compiled.tree``) or, for :func:`forward_dynamics`' route, its ``tree`` of
+    moving bodies. ValueError for a model whose coupled joints do not share a parent (see
+    :func:`coordinate_groups`)."""
 
-    def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
+    def __init__(self, model: Model, lead: tuple[int, ...] = (),
+                 tree: Optional[Tree] = None) -> None:
         super().__init__(model, lead)
-        groups = coordinate_groups(model)
-        n, nb = model.n_coordinates, model.n_bodies
+        coordinate_groups(model)                # the check
+        self.tree = model.compiled.tree if tree is None else tree
+        groups = self.tree.coordinate_bodies
+        n, nb = model.n_coordinates, self.tree.n_bodies
         self.members = np.full((n, max((len(g) for g in groups), default=1)), -1,
                                dtype=np.int64)
         for c, group in enumerate(groups):
@@ -482,8 +495,7 @@ class ArticulatedBodyData(AlgorithmData):
         self.qdd = np.empty(self.lead + (n,))
         self.qdd_samples = self.qdd.reshape(self.samples, n)
         # the kernel's model arguments, built once
-        self.constants = (tuple(model.compiled.packed), model.compiled.spatial_inertias,
-                          self.members)
+        self.constants = (tuple(self.tree.packed), self.tree.spatial_inertias, self.members)
         self.work = tuple(ArticulatedBodyWork(   # a plain tuple: the kernel's dispatch is faster
             A=np.empty((nb, 6, 6)), M_hat=np.empty((nb, 6, 6)), eta=np.empty((nb, 6)),
             W=np.empty((n, 6)), mu=np.empty((nb, 6)), psi=np.empty((self.members.shape[1], 6)),
@@ -516,6 +528,9 @@ def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray
     """
     lead, n = placements.lead, model.n_coordinates
     data = ArticulatedBodyData.reuse(data, model, lead)
+    if data.tree is not model.compiled.tree:
+        raise ValueError("data: ArticulatedBodyData of the moving tree (forward_dynamics' "
+                         f"own), expected one of the whole tree of {model.name}")
     rotations, origins = placements.per_sample(model)
     phi = samples(phi, lead, n)
     data.hold(held)
