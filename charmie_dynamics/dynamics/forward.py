@@ -75,6 +75,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from ..flat import flatten, view1, view2, view3
 from ..jit import kernel
 from ..kinematics.configuration import check_configuration
 from ..kinematics.forward import Placements
@@ -83,9 +84,9 @@ from ..model.data import AlgorithmData
 from ..model.model import Model
 from ..model.moving_tree import Tree
 from ..model.joint import FREE_COLUMNS, FREE_KIND
-from ..model.packed import COORD, KIND, PARENT, SCALARS, PackedModel
+from ..model.packed import COORD, KIND, PARENT, SCALARS, PackedModel, packed_model_view
 from ..mechanisms.auxiliary import balancer_range_error
-from .inverse import (NO_LOADS, InverseDynamicsBuffers, inverse_dynamics_buffers,
+from .inverse import (NO_LOADS, InverseDynamicsBuffers, buffers_view, inverse_dynamics_buffers,
                       tree_efforts_sample)
 from .mass_matrix import BiasForcesData, MassMatrixData, bias_loads, mass_matrix
 from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_to_child_into,
@@ -144,14 +145,16 @@ class ForwardDynamicsData(AlgorithmData):
 
     @cached_property
     def aba_arguments(self) -> tuple:
-        """The arguments of :func:`_forward_aba_batch` but the state, built once: the
-        moving tree's packed model, inertias and coupled groups, no applied loads, the bias
-        pass's buffers on that tree (one sample's per-body rows), the ABA's work, and the
-        (samples, n) views of zeros, phi, free and qdd."""
+        """The arguments of :func:`_forward_aba_batch` but the state, built once: flattened
+        (flat.py), the moving tree's packed model, inertias and coupled groups, no applied
+        loads, the bias pass's buffers on that tree (one sample's per-body rows), the ABA's
+        work and zeros (the bias pass's qdd); then the (samples, n) free flags, phi and
+        qdd."""
         a, S, n = self.articulated, self.samples, self.model.n_coordinates
         buffers = inverse_dynamics_buffers(self.model, a.tree.n_bodies, S, "efforts")
-        return (*a.constants, NO_LOADS, tuple(buffers), a.work, self.bias.inverse.zeros,
-                self.phi.reshape(S, n), a.free, self.qdd.reshape(S, n))
+        header, ints, floats, _ = flatten([*a.tree.packed, a.tree.spatial_inertias, a.members,
+                                           *NO_LOADS, *buffers, *a.work, np.zeros((S, n))])
+        return (header, ints, floats, a.free, self.phi.reshape(S, n), self.qdd.reshape(S, n))
 
 
 def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarray,
@@ -450,17 +453,39 @@ def bias_articulated_sample(pm, inertias, members, load_body, load_vec, q, qd, z
     return -1, articulated_body_sample(pm, inertias, members, R, O, phi, free, qdd, work)
 
 
+@kernel(inline=True)
+def work_view(header, floats, k):
+    """The :class:`ArticulatedBodyWork` flattened (flat.py) at the header's rows k to k + 9,
+    as views (kernel)."""
+    return ArticulatedBodyWork(
+        view3(floats, header, k), view3(floats, header, k + 1), view2(floats, header, k + 2),
+        view2(floats, header, k + 3), view2(floats, header, k + 4), view2(floats, header, k + 5),
+        view1(floats, header, k + 6), view1(floats, header, k + 7), view1(floats, header, k + 8),
+        view2(floats, header, k + 9))
+
+
+# the header rows (flat.py) of _forward_aba_batch's arrays, in ForwardDynamicsData's order
+_INERTIAS = len(PackedModel._fields)
+_MEMBERS, _LOAD_BODY, _LOAD_VEC, _BUFFERS = _INERTIAS + 1, _INERTIAS + 2, _INERTIAS + 3, \
+    _INERTIAS + 4
+_WORK = _BUFFERS + len(InverseDynamicsBuffers._fields)
+_ZEROS = _WORK + len(ArticulatedBodyWork._fields)
+
+
 @kernel
-def _forward_aba_batch(model, inertias, members, applied, buffers, work, zeros, phi, free,
-                       qdd, q, qd, tau) -> tuple[int, int]:
-    """:func:`bias_articulated_sample` sample by sample, the plain tuples of the Python side
-    named (the dispatch cost: see inverse.py's kernel); ``buffers`` hold every sample's
-    efforts.
-    ``buffers`` have one sample's per-body rows (keep="efforts"'s layout), which each sample
-    overwrites. Returns the last balancer out of range (as the inverse dynamics reports it)
-    and the first coordinate without mass, -1 for none."""
-    pm, b, w = PackedModel(*model), InverseDynamicsBuffers(*buffers), ArticulatedBodyWork(*work)
-    load_body, load_vec = applied
+def _forward_aba_batch(header, ints, floats, free, phi, qdd, q, qd, tau) -> tuple[int, int]:
+    """:func:`bias_articulated_sample` sample by sample. The moving tree's packed model,
+    inertias and coupled groups, the applied loads (none), the bias pass's buffers (one
+    sample's per-body rows, which each sample overwrites), the ABA's work and the bias
+    pass's qdd = 0 come flattened (flat.py: one call checks 9 arrays, not 45), in the
+    order of ``ForwardDynamicsData.aba_arguments``. Returns the last balancer out of range
+    (as the inverse dynamics reports it) and the first coordinate without mass, -1 for
+    none."""
+    pm = packed_model_view(header, ints, floats, 0)
+    inertias, members = view3(floats, header, _INERTIAS), view2(ints, header, _MEMBERS)
+    load_body, load_vec = view1(ints, header, _LOAD_BODY), view3(floats, header, _LOAD_VEC)
+    b, w = buffers_view(header, floats, _BUFFERS), work_view(header, floats, _WORK)
+    zeros = view2(floats, header, _ZEROS)
     balancer, coordinate = -1, -1
     for s in range(q.shape[0]):
         k, c = bias_articulated_sample(pm, inertias, members, load_body, load_vec, q[s], qd[s],

@@ -16,6 +16,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from ..flat import view2, view4, view5
 from ..jit import kernel
 from ..kinematics.forward import Placements, forward_kinematics_sample, to_world
 from ..kinematics.motion import BodyMotion, body_motion_sample
@@ -163,6 +164,18 @@ class InverseDynamicsBuffers(NamedTuple):
     loops: np.ndarray
     balancer_couple: np.ndarray
     joints: np.ndarray
+
+
+@kernel(inline=True)
+def buffers_view(header, floats, k):
+    """The :class:`InverseDynamicsBuffers` flattened (flat.py) at the header's rows k to
+    k + 12, as views (kernel)."""
+    return InverseDynamicsBuffers(
+        view2(floats, header, k), view5(floats, header, k + 1), view4(floats, header, k + 2),
+        view4(floats, header, k + 3), view2(floats, header, k + 4), view2(floats, header, k + 5),
+        view4(floats, header, k + 6), view4(floats, header, k + 7), view2(floats, header, k + 8),
+        view2(floats, header, k + 9), view4(floats, header, k + 10),
+        view2(floats, header, k + 11), view4(floats, header, k + 12))
 
 
 @kernel
