@@ -18,9 +18,7 @@ the claws). Unless ``--no-startup``: the start-up cost of the compiled kernels, 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -30,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from bench_forward_dynamics import timings_us
+from common import timings_us, write_result
 from charmie_dynamics import bundled_model, forward_kinematics, jit, load_model, resolve_state
 from charmie_dynamics.dynamics import forward_dynamics, inverse_dynamics
 from charmie_dynamics.dynamics.evaluator import Evaluator
@@ -209,14 +207,10 @@ def main() -> int:
     if startup:
         print(f"start-up of `charmie-dynamics compile` in a new process: cold (empty numba "
               f"cache) {startup['cold_compile_s']:.1f} s, cached {startup['cached_s']:.1f} s")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "python": sys.version.split()[0],
-        "machine": platform.machine(), "cpus": os.cpu_count(), "numpy": np.__version__,
+    write_result(args.out, {
         "numba": numba.__version__, "pinocchio": pin.__version__, "batch": n,
         "loadavg_before_after": [load0, load1],
-        "us_per_state": results, "ratios": ratios, "startup": startup}, indent=2))
-    print(f"wrote {args.out}")
+        "us_per_state": results, "ratios": ratios, "startup": startup})
     return 0
 
 

@@ -14,12 +14,10 @@ coordinate uniform in [-pi, pi]
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
-from typing import Callable
 
 import numpy as np
 
+from common import timings_us
 from charmie_dynamics import bundled_model, forward_kinematics, load_model, resolve_state
 from charmie_dynamics.dynamics import bias_forces, forward_dynamics, mass_matrix
 
@@ -30,23 +28,6 @@ def random_states(model, rng: np.random.Generator, count: int):
         x[:, model.input_names.index(a.name)] = rng.uniform(*a.stroke, count)
     q = resolve_state(model, x, 0 * x, 0 * x).q
     return q, rng.normal(size=q.shape), rng.normal(size=q.shape)
-
-
-def timings_us(cases: dict[str, Callable[[], object]], repeats: int, calls: int
-               ) -> dict[str, tuple[float, float, float]]:
-    """(median, min, max) over ``repeats`` rounds of the mean time of ``calls`` calls, in
-    microseconds.
-    The cases take turns within each round, so a change of machine load hits them alike."""
-    samples: dict[str, list[float]] = {name: [] for name in cases}
-    for fn in cases.values():
-        fn()                                        # warm-up (caches, first allocations)
-    for _ in range(repeats):
-        for name, fn in cases.items():
-            start = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            samples[name].append(1e6 * (time.perf_counter() - start) / calls)
-    return {name: (statistics.median(v), min(v), max(v)) for name, v in samples.items()}
 
 
 def main() -> None:

@@ -16,37 +16,21 @@ and each generic case's ratio to the closed forms. The time is this process's CP
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
 from charmie_generic_loops import generic_loops_document  # noqa: E402
+from common import timings_us  # noqa: E402
 
 from charmie_dynamics import bundled_model, load_model, resolve_state  # noqa: E402
 from charmie_dynamics.dynamics import closed_chain as cc  # noqa: E402
 from charmie_dynamics.dynamics import inverse_dynamics  # noqa: E402
 from charmie_dynamics.mechanisms.closed_chains import ClosedChain  # noqa: E402
 from charmie_dynamics.model.loader import model_from_dict  # noqa: E402
-
-
-def per_state_ms(cases: dict[str, Callable[[], int]], repeats: int
-                 ) -> dict[str, tuple[float, float, float]]:
-    """(median, min, max) over ``repeats`` rounds of one pass of each case (which returns
-    how many states it evaluated), ms per state; the cases take turns within each round."""
-    samples: dict[str, list[float]] = {name: [] for name in cases}
-    for fn in cases.values():
-        fn()                                        # warm-up
-    for _ in range(repeats):
-        for name, fn in cases.items():
-            start = time.process_time()
-            count = fn()
-            samples[name].append(1e3 * (time.process_time() - start) / count)
-    return {name: (statistics.median(v), min(v), max(v)) for name, v in samples.items()}
 
 
 def main() -> None:
@@ -78,23 +62,21 @@ def main() -> None:
         starts.append(last)
         last = cc.inverse_dynamics(chain, *(s[k, pick] for s in smooth), last).q
 
-    def closed() -> int:
+    def closed() -> None:
         for k in range(args.states):
             inverse_dynamics(charmie, resolve_state(charmie, *(s[k] for s in smooth)))
-        return args.states
 
-    def warm() -> int:
+    def warm() -> None:
         for k in range(args.states):
             cc.inverse_dynamics(chain, *(s[k, pick] for s in smooth), starts[k])
-        return args.states
 
-    def cold_start() -> int:
+    def cold_start() -> None:
         for k in range(args.states):
             cc.inverse_dynamics(chain, *(s[k, pick] for s in cold))
-        return args.states
 
-    result = per_state_ms({"closed forms": closed, "generic, warm": warm,
-                           "generic, cold": cold_start}, args.repeats)
+    per_pass_us = timings_us({"closed forms": closed, "generic, warm": warm,
+                              "generic, cold": cold_start}, args.repeats, clock=time.process_time)
+    result = {name: tuple(us / 1e3 / args.states for us in v) for name, v in per_pass_us.items()}
     base = result["closed forms"][0]
     print(f"CHARMIE, one state at a time, {args.states} states x {args.repeats} rounds "
           "(CPU ms per state: median (min..max))")

@@ -15,12 +15,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from enum import IntEnum
-from typing import Callable
 
 import numpy as np
 
+from common import timings_us
 from charmie_dynamics import bundled_model, jit, load_model
 from charmie_dynamics.model.packed import PackedModel
 
@@ -76,19 +75,6 @@ def _sum_enum_column(body_int: np.ndarray) -> int:
     return total
 
 
-def per_call_us(cases: dict[str, Callable[[], object]], repeats: int, calls: int
-                ) -> dict[str, tuple[float, float]]:
-    """Median and min over ``repeats`` rounds of the microseconds per call of each case."""
-    times: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(repeats):
-        for name, case in cases.items():
-            start = time.perf_counter()
-            for _ in range(calls):
-                case()
-            times[name].append((time.perf_counter() - start) / calls * 1e6)
-    return {name: (float(np.median(t)), min(t)) for name, t in times.items()}
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20000)
@@ -110,11 +96,11 @@ def main() -> int:
         "column sum, IntEnum member": lambda: _sum_enum_column(pm.body_int),
     }
     load0 = os.getloadavg()[0]
-    results = per_call_us(cases, args.repeats, args.calls)
+    results = timings_us(cases, args.repeats, args.calls)
     print(f"kernels compiled: {jit.ENABLED}; load average {load0:.2f} -> "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"{'case':40s} {'median':>8s} {'min':>8s}   us per call")
-    for name, (med, low) in results.items():
+    for name, (med, low, _) in results.items():
         print(f"{name:40s} {med:8.3f} {low:8.3f}")
     return 0
 

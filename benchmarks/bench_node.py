@@ -60,7 +60,6 @@ from __future__ import annotations
 import argparse
 import atexit
 import bisect
-import json
 import os
 import platform
 import signal
@@ -73,6 +72,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
+from common import write_result  # noqa: E402
 from node_process import CHILDREN, Child  # noqa: E402  (shared with the node tests)
 
 STATUS_NAME = "charmie_dynamics: dynamics"
@@ -578,12 +578,7 @@ def main() -> int:
           "out = latency from publish to receipt here of the echo or the feedforward (ms); "
           "loads = of joint_loads; CPU% node = the node process, % of one core; CPU ms/eval = its "
           "CPU time per evaluation; tf/s = /tf messages received per second")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "python": platform.python_version(),
-        "machine": platform.machine(), "cpus": os.cpu_count(), "numpy": np.__version__,
-        "rate_hz": args.rate, "duration_s": args.duration, "runs": results}, indent=2))
-    print(f"wrote {args.out}")
+    write_result(args.out, {"rate_hz": args.rate, "duration_s": args.duration, "runs": results})
     return 0
 
 

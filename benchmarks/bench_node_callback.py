@@ -14,7 +14,6 @@ measures the whole path from another process over DDS.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from builtin_interfaces.msg import Time  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
+from common import write_result  # noqa: E402
 from charmie_dynamics import bundled_model, load_model  # noqa: E402
 from charmie_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
 from charmie_dynamics.trajectories import MOTIONS  # noqa: E402
@@ -134,10 +134,7 @@ def main() -> int:
         print(f"{r['tf_rate']:8.0f} {r['p50_us']:8.0f} {r['p99_us']:8.0f} {r['max_us']:8.0f} "
               f"{r['mean_us']:8.0f} {r['sustained_hz']:13.0f} {r['evaluated']:10d} "
               f"{r['rejected']:9d}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                                    "cpus": os.cpu_count(), "runs": results}, indent=2))
-    print(f"wrote {args.out}")
+    write_result(args.out, {"runs": results})
     return 0
 
 

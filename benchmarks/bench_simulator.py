@@ -17,7 +17,6 @@ dt / step time; the compiled/Python ratios; the load average before and after. S
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import time
@@ -26,6 +25,7 @@ from typing import Callable
 
 import numpy as np
 
+from common import write_result
 from charmie_dynamics import bundled_model, load_model, resolve_state
 from charmie_dynamics.dynamics import bias_forces, forward_dynamics
 from charmie_dynamics.dynamics.actuated_step import (HeldStepData, held_efforts,
@@ -115,13 +115,11 @@ def main() -> None:
         times["rk4 compiled x10"][0] / times["forward_dynamics aba"][0])
     for name, value in ratios.items():
         print(f"{name:44s} {value:6.2f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
+    write_result(args.out, {
         "model": model.name, "dt": DT, "load_before": load0, "load_after": load1,
         "us_per_step": {k: {"median": v[0], "min": v[1]} for k, v in times.items()},
         "real_time_factor": {k: DT * 1e6 / v[0] for k, v in times.items()},
-        "ratios": ratios}, indent=2))
-    print(f"saved {args.out}")
+        "ratios": ratios})
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
+from common import write_result
+
 HERE = Path(__file__).resolve().parent
 
 # script -> (arguments, quick arguments); each takes --out FILE.json
@@ -125,11 +127,8 @@ def main() -> int:
           + ", ".join(f"{k} {a:.2f}->{b:.2f}" for k, (a, b) in loads.items()))
     for f in failed:
         print(f"FAILED: {f}", file=sys.stderr)
-    (out / "summary.json").write_text(json.dumps({
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "quick": args.quick, "cpus": os.cpu_count(),
-        "python": platform.python_version(), "loadavg_before_after": loads, "targets": rows,
-        "failed": failed}, indent=2))
-    print(f"wrote {out}/ (one JSON per script and summary.json)")
+    write_result(out / "summary.json", {"quick": args.quick, "loadavg_before_after": loads,
+                                        "targets": rows, "failed": failed})
     return 1 if failed else 0
 
 

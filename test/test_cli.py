@@ -180,9 +180,10 @@ def test_fk_invalid_state(tmp_path, case, content, fragments):
     if content is not None:
         path.write_text(content if isinstance(content, str) else json.dumps(content),
                         encoding="utf-8")
-    proc = run_cli("fk", "--state", path)
-    assert_one_error_line(proc, *fragments)
-    assert proc.stdout == ""
+    for command in ("fk", "id"):
+        proc = run_cli(command, "--state", path)
+        assert_one_error_line(proc, str(path), *fragments)   # the file named, whatever failed
+        assert proc.stdout == ""
 
 
 # ---------------------------------------------------------------- analyze

@@ -92,6 +92,17 @@ def test_loops_refused_with_clear_errors():
     d["loops"]["guess"]["root.vx"] = 1.0                     # was a StopIteration traceback
     _bad(d, r"loops.guess.root.vx: a free-flyer's velocity, expected a coordinate of a loop's")
     d = copy.deepcopy(doc)
+    d["loops"]["independent"] = ["theta1_1", "theta2_1", "theta1_2"]   # one dependent left
+    _bad(d, r"loop end_effector cannot be assembled from the guess .*; loops.independent: 3 "
+            r"coordinates declared independent, but the constraint Jacobian at the guess has "
+            r"rank 2 of 4 coordinates: mobility 2, expected 2 independent coordinates",
+         LoopAssemblyError)
+    d = copy.deepcopy(doc)
+    d["bodies"][2]["origin"] = [5.0, 0, 0]                   # the count is right: no hint
+    with pytest.raises(LoopAssemblyError) as error:
+        ClosedChain.build(model_from_dict(d, "five_bar.yaml"))
+    assert "declared independent" not in str(error.value)
+    d = copy.deepcopy(doc)
     d["loops"]["independent"] = ["theta1_1", "theta2_1"]     # leg 2 is then a dyad: fine
     assert ClosedChain.build(model_from_dict(d, "x")).dependent_names == ("theta1_2", "theta2_2")
 

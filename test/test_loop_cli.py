@@ -126,6 +126,24 @@ def test_validate_fk_and_id_on_a_model_with_loops(tmp_path):
                           "positions.theta2_1: a dependent coordinate of the loops")
 
 
+def test_fk_and_id_solve_a_far_state_on_the_same_branch(tmp_path):
+    """fk solved the loops by one Newton solve from the assembly guess, id (and the node) by
+    continuation from the assembled branch: for this state far from the guess fk gave
+    theta2_1 1.988 (the other elbow), id 4.295. Both now solve as the node does. A state
+    whose loop cannot close names the state file."""
+    state = tmp_path / "far.json"
+    state.write_text(json.dumps({"positions": {"theta1_1": 0.0, "theta1_2": 3.14159}}))
+    fk, id_ = (json.loads(run_cli(command, "--model", FIVE_BAR, "--state", state).stdout)
+               for command in ("fk", "id"))
+    assert fk["coordinates"] == id_["coordinates"] and fk["loops"] == id_["loops"]
+    np.testing.assert_allclose(fk["points"]["link2_1.tip"], fk["points"]["link2_2.tip"],
+                               atol=1e-12)
+    state.write_text(json.dumps({"positions": {"theta1_1": 0.0, "theta1_2": 12.0}}))
+    for command in ("fk", "id"):
+        assert_one_error_line(run_cli(command, "--model", FIVE_BAR, "--state", state),
+                              f"{state}: five_bar: the independent coordinates moved by")
+
+
 def test_analyze_model_with_loops_on_a_trajectory_file(tmp_path):
     """A trajectory CSV of the independent coordinates: every sample's efforts equal the
     closed chain's inverse dynamics (mass matrix and bias forces) with the file's rates; a

@@ -313,6 +313,19 @@ def test_mass_not_a_number(tmp_path, value):
                  "expected a number")
 
 
+@pytest.mark.parametrize("text", ["1e3", "1.0e3", "2.5E2", "1e-3"])
+def test_yaml_1_1_exponent_text_says_how_to_write_it(tmp_path, text):
+    """PyYAML (YAML 1.1) reads an exponent without a dot or a sign as a string, which JSON
+    and YAML 1.2 read as a number: the error says so, not just "expected a number"."""
+    data = minimal()
+    data["bodies"][1]["mass"] = "@@PLACEHOLDER@@"
+    source = yaml.safe_dump(data, sort_keys=False).replace("'@@PLACEHOLDER@@'", text)
+    expect_error(write(tmp_path, source), "bodies[1] (link).mass", f"got '{text}'",
+                 "text to YAML 1.1", "1.0e+17", "expected a number")
+    ok = yaml.safe_dump(data, sort_keys=False).replace("'@@PLACEHOLDER@@'", "1.0e+3")
+    assert load_model(write(tmp_path, ok)).bodies[1].mass == 1000.0
+
+
 # ---------------------------------------------------------------- inertia
 
 def test_inertia_not_symmetric(tmp_path):

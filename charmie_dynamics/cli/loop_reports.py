@@ -11,7 +11,7 @@ import numpy as np
 
 from ..dynamics.loop_evaluator import LoopEvaluator
 from ..errors import InputError
-from ..mechanisms.closed_chains import ClosedChain, SolveReport
+from ..mechanisms.closed_chains import ClosedChain
 from ..model.model import Model
 
 
@@ -38,12 +38,11 @@ def loops_summary(chain: ClosedChain) -> str:
         f"{', '.join(info.redundant) or 'none'}" for info in chain.groups)
 
 
-def solved_coordinates(chain: ClosedChain, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
-    """All coordinates for the independent ones, and Newton-Raphson's report as JSON."""
-    report = SolveReport()
-    q = chain.positions(x, None, report)
-    return q, {"newton_iterations": report.iterations, "residual": report.residual,
-               "condition": report.condition}
+def solve_report(evaluator: LoopEvaluator) -> dict[str, Any]:
+    """Newton-Raphson's report of the evaluator's last solve, as JSON."""
+    report = evaluator.report
+    return {"newton_iterations": report.iterations, "residual": report.residual,
+            "condition": report.condition}
 
 
 def loop_id_report(evaluator: LoopEvaluator, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
@@ -53,7 +52,7 @@ def loop_id_report(evaluator: LoopEvaluator, x: np.ndarray, xd: np.ndarray, xdd:
     external wrenches); the joint wrenches are added by ``id`` from ``evaluator.result``."""
     out = evaluator(x, xd, xdd, gravity_only)
     model: Model = evaluator.model
-    state, report = out.state, evaluator.report
+    state = out.state
     return {
         "model": model.name,
         "gravity_only": gravity_only,
@@ -63,6 +62,5 @@ def loop_id_report(evaluator: LoopEvaluator, x: np.ndarray, xd: np.ndarray, xdd:
         "accelerations": dict(zip(model.coordinate_names, state.qdd.tolist())),
         "cut_multipliers": dict(zip(evaluator.chain.rows.names, evaluator.multipliers.tolist())),
         "indeterminate": evaluator.indeterminate.T.tolist(),
-        "loops": {"newton_iterations": report.iterations, "residual": report.residual,
-                  "condition": report.condition},
+        "loops": solve_report(evaluator),
     }

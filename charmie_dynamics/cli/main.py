@@ -18,6 +18,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from contextlib import contextmanager
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
@@ -43,7 +44,7 @@ from .analyze import add_analyze_parser
 from .arguments import add_position_limits_argument, check_points, parse_payload
 from .export import add_export_parser
 from .identify import add_identify_parsers
-from .loop_reports import independent_state, loop_id_report, loops_summary, solved_coordinates
+from .loop_reports import independent_state, loop_id_report, loops_summary, solve_report
 
 PROG = "charmie-dynamics"
 #: Longest error line printed (a message quoting a hostile input is cut).
@@ -187,6 +188,19 @@ def _loop_inputs(chain: ClosedChain, args: argparse.Namespace) -> Inputs:
     return independent_state(chain, state, inputs, str(args.state))
 
 
+@contextmanager
+def naming_the_state_file(path: Optional[Path]) -> Iterator[None]:
+    """A state the model cannot take (an actuator beyond its stroke, a loop that does not
+    close, loads that are not finite) is the state file's fault: its error names the file.
+    Without a file the defaults are evaluated and the error stands as it is."""
+    try:
+        yield
+    except (StateError, MechanismRangeError, LoopSingularityError, NonFiniteLoads) as exc:
+        if path is None:
+            raise
+        raise InputError(f"{path}: {exc}") from None
+
+
 def _cmd_id(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     payloads = [parse_payload(p) for p in args.payload]
@@ -194,13 +208,15 @@ def _cmd_id(args: argparse.Namespace) -> int:
     if model.loops is not None:
         check_points(model, payloads + external)
         evaluator = LoopEvaluator(model, payloads, external)
-        report = loop_id_report(evaluator, *_loop_inputs(evaluator.chain, args),
-                                args.gravity_only)
+        with naming_the_state_file(args.state):
+            report = loop_id_report(evaluator, *_loop_inputs(evaluator.chain, args),
+                                    args.gravity_only)
         report.update(wrench_report(model, evaluator.result.loads))
         print_json(report, "id", args.indent)
         return 0
-    inputs = state_inputs(model, args.state, args.check_position_limits)
-    report = id_report(model, inputs, payloads, external, args.gravity_only)
+    with naming_the_state_file(args.state):
+        inputs = state_inputs(model, args.state, args.check_position_limits)
+        report = id_report(model, inputs, payloads, external, args.gravity_only)
     print_json(report, "id", args.indent)
     return 0
 
@@ -222,13 +238,18 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _cmd_fk(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     if model.loops is not None:
-        chain = ClosedChain.build(model)
-        q, loops = solved_coordinates(chain, _loop_inputs(chain, args)[0])
+        # the dependent coordinates as id and the dynamics node solve them (continuation from
+        # the assembled branch): a far state could converge on another branch from one guess
+        evaluator = LoopEvaluator(model)
+        with naming_the_state_file(args.state):
+            q = evaluator.gravity(_loop_inputs(evaluator.chain, args)[0]).state.q.copy()
         zero = np.zeros_like(q)
-        print_json({**fk_report(model, (q, zero, zero)), "loops": loops}, "fk", args.indent)
+        print_json({**fk_report(model, (q, zero, zero)), "loops": solve_report(evaluator)},
+                   "fk", args.indent)
         return 0
-    inputs = state_inputs(model, args.state, args.check_position_limits)
-    print_json(fk_report(model, inputs), "fk", args.indent)
+    with naming_the_state_file(args.state):
+        report = fk_report(model, state_inputs(model, args.state, args.check_position_limits))
+    print_json(report, "fk", args.indent)
     return 0
 
 

@@ -7,11 +7,11 @@ One call (inputs: the loops' independent coordinates, ``ClosedChain.independent_
 1. the dependent coordinates by damped Newton-Raphson warm-started from the last solution
    (seed 003 algorithm 2; mechanisms/closed_chains), their rates and accelerations
    qd = G qd_i, qdd = G qdd_i + g (eq. 17). An input more than ``MAX_STEP`` away from the
-   last solution's is reached by continuation: the solution followed along the straight
-   path in steps of at most ``MAX_STEP`` (a single warm start from far away may converge on
-   the other assembly branch: a five-bar flipped its elbows after a jump of 14 deg and
-   stayed there); where that path meets a singularity, it is followed instead from the
-   assembled configuration (the model's own branch), and else the input is refused;
+   last solution's is reached by continuation (``ClosedChain.approach``: a single warm
+   start from far away may converge on the other assembly branch: a five-bar flipped its
+   elbows after a jump of 14 deg and stayed there); where that path meets a singularity, it
+   is followed instead from the assembled configuration (the model's own branch), and else
+   the input is refused;
 2. the tree's compiled evaluator at (q, qd, qdd) without cut loads: its coordinate efforts
    are the tree's H qdd + b (gravity, springs, balancers included); the efforts at the
    independent coordinates are tau = G^T (H qdd + b) (virtual work, seed 002 eq. 8) and the
@@ -37,7 +37,6 @@ passes are the compiled evaluator's.
 """
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
@@ -49,10 +48,6 @@ from .evaluator import Evaluation, Evaluator, NonFiniteLoads
 from .inverse import LOAD_FORCE, LOAD_POINT, LOAD_TORQUE, ExternalWrench, Payload, applied_loads
 
 __all__ = ["LoopEvaluator", "LoopSingularityError", "evaluator_for"]
-
-#: The largest change of an independent coordinate per Newton-Raphson solve along a jump
-#: (rad or m), and the most steps followed for one input (a longer jump is refused).
-MAX_STEP, MAX_STEPS = 0.05, 200
 
 
 class LoopEvaluator:
@@ -104,14 +99,13 @@ class LoopEvaluator:
                              f"({n},) each: {', '.join(self.input_names)} ({self.model.name})")
         report = SolveReport()
         try:
-            q, qd, qdd, G, values = chain.state(x, xd, xdd, self._follow(self.last_solution, x),
-                                                report)
+            q, qd, qdd, G, values = chain.state(x, xd, xdd,
+                                                chain.approach(x, self.last_solution), report)
         except LoopSingularityError:
             # the path from the last solution crosses a singularity, or the last solution is
             # one the loops cannot be solved from: back to the branch the model assembled on
             report = SolveReport()
-            q, qd, qdd, G, values = chain.state(x, xd, xdd, self._follow(chain.assembled, x),
-                                                report)
+            q, qd, qdd, G, values = chain.state(x, xd, xdd, chain.approach(x), report)
         self._full[0], self._full[1], self._full[2] = q, qd, qdd
         self._cut_vec[:, LOAD_FORCE] = 0.0
         self._cut_vec[:, LOAD_TORQUE] = 0.0
@@ -127,28 +121,6 @@ class LoopEvaluator:
         self.report = report
         self.multipliers, self.indeterminate = lam, indeterminate
         return self.result
-
-    def _follow(self, start: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """A start for the Newton solve at ``x``: the solution followed from ``start`` along
-        the straight path of the independent coordinates in steps of at most ``MAX_STEP``
-        (continuation), so that a jump of the inputs cannot land the solve on another
-        assembly branch (a warm start far away can converge to either). LoopSingularityError
-        where a step fails or the jump is beyond ``MAX_STEPS`` steps."""
-        chain = self.chain
-        x0 = start[chain.independent]
-        jump = float(np.max(np.abs(x - x0), initial=0.0))
-        if not np.isfinite(jump):
-            return start                # chain.state refuses the non-finite input itself
-        steps = math.ceil(jump / MAX_STEP)
-        if steps > MAX_STEPS:
-            raise LoopSingularityError(
-                f"{self.model.name}: the independent coordinates moved by {jump:.3g} from the "
-                f"last solution, more than {MAX_STEP * MAX_STEPS:g} (rad or m) in one input: "
-                f"not followed (the loops' branch could change)",
-                ", ".join(info.label for info in chain.groups), math.nan)
-        for k in range(1, steps):
-            start = chain.positions(x0 + (x - x0) * (k / steps), start)
-        return start
 
     def _apply_cut_wrenches(self, placements, lam: np.ndarray) -> None:
         """The cut joints' constraint wrenches of multipliers ``lam`` into the applied loads

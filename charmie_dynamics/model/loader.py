@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import reprlib
 from collections import Counter
 from typing import Any, Mapping, Optional
@@ -78,6 +79,10 @@ def _show(value: Any) -> str:
     return _REPR.repr(value)
 
 
+# what YAML 1.2 and JSON read as a number but PyYAML's YAML 1.1 as a string: 1e17, 1.0e17
+_DECIMAL_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
 class _Reader:
     """Typed field access that reports ``file: where.field: got X, expected Y``."""
 
@@ -112,6 +117,10 @@ class _Reader:
     def number(self, value: Any, where: str, *, positive: bool = False,
                nonnegative: bool = False) -> float:
         if not (type(value) is float and math.isfinite(value)):     # the common case: none
+            if isinstance(value, str) and _DECIMAL_TEXT.fullmatch(value.strip()):
+                raise self.fail(where, f"got {_show(value)}, text to YAML 1.1 (a number with "
+                                       "an exponent needs a dot and a signed exponent, as "
+                                       "1.0e+17), expected a number")
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise self.fail(where, f"got {_show(value)}, expected a number")
             try:

@@ -9,7 +9,10 @@ Jacobian blocks Phi_d (dependent columns) and Phi_i (independent columns):
 * positions, damped Newton-Raphson (algorithm 2), warm-started from the last solution:
       dq_d = -Phi_d^+ Phi(q),  q_d += s dq_d,  s = 1, 1/2, 1/4, ... until |Phi| decreases,
   until max |Phi| <= tolerance; Phi_d^+ is the pseudo-inverse from the singular value
-  decomposition, exact for redundant rows (whose residual is consistent);
+  decomposition, exact for redundant rows (whose residual is consistent). Without a warm
+  start, or from one farther than ``MAX_STEP``, the solution is followed by continuation
+  (:meth:`ClosedChain.approach`): one Newton solve from far away may converge on the
+  other assembly branch (a five-bar flipped its elbows after a jump of 14 degrees);
 * velocities:    qd_d  = -Phi_d^+ Phi_i qd_i                                   (eq. 17)
 * accelerations: qdd_d = -Phi_d^+ (Phi_i qdd_i + gamma)                        (eq. 17)
 
@@ -30,6 +33,7 @@ names the redundant rows (rows beyond the rank, found by pivoted Gram-Schmidt).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -41,6 +45,9 @@ from ...model.model import Model
 from .constraints import (ConstraintRows, ConstraintValues, check_joint_types, evaluate,
                           frame_jacobian, with_gamma)
 
+#: The largest change of an independent coordinate per Newton-Raphson solve of a
+#: continuation (rad or m), and the most steps followed (a longer jump is refused).
+MAX_STEP, MAX_STEPS = 0.05, 200
 #: Defaults: residual tolerance (m and rad), Newton iterations, condition-number limit.
 TOLERANCE = 1e-12
 MAX_ITERATIONS = 30
@@ -107,6 +114,21 @@ def independent_rows(J: np.ndarray, rank: int) -> list[int]:
     return sorted(chosen)
 
 
+def _mobility_hint(model: Model, rows: ConstraintRows, group_rows: np.ndarray, group) -> str:
+    """Why an assembly may fail before Newton's method is to blame: as many independent
+    coordinates declared as the mobility at the guess, or else what to declare."""
+    J = evaluate(model, rows, model.loops.guess).jacobian[np.ix_(group_rows, group.coordinates)]
+    s = np.linalg.svd(J, compute_uv=False)
+    rank = int(np.sum(s > RANK_TOLERANCE * max(s[0], 1.0))) if s.size else 0
+    mobility = len(group.coordinates) - rank
+    if len(group.independent) == mobility:
+        return ""
+    return (f"; loops.independent: {len(group.independent)} coordinates declared independent, "
+            f"but the constraint Jacobian at the guess has rank {rank} of "
+            f"{len(group.coordinates)} coordinates: mobility {mobility}, expected {mobility} "
+            "independent coordinates")
+
+
 @dataclass(frozen=True)
 class ClosedChain:
     """A model's loops ready to solve (module docstring); build with :meth:`build`."""
@@ -157,7 +179,8 @@ class ClosedChain:
                                   assemble=True)[0]
             except LoopSingularityError as exc:
                 raise LoopAssemblyError(f"{model.source}: loops: {label} cannot be assembled "
-                                        f"from the guess (loops.guess): {exc}") from None
+                                        f"from the guess (loops.guess): {exc}"
+                                        f"{_mobility_hint(model, rows, r, g)}") from None
         values = evaluate(model, rows, q)
         infos = []
         for g, r in zip(loops.groups, row_groups):
@@ -289,14 +312,40 @@ class ClosedChain:
     def positions(self, q_independent: np.ndarray, start: np.ndarray | None = None,
                   report: SolveReport | None = None) -> np.ndarray:
         """All coordinates (n,) for the independent ones (in ``independent`` order),
-        Newton-Raphson warm-started from ``start`` (n,; default the assembled
-        configuration)."""
+        Newton-Raphson warm-started from ``start`` (n,; default: the assembled
+        configuration, followed by :meth:`approach`)."""
         return self.solve(q_independent, start, report)[0]
+
+    def approach(self, q_independent: np.ndarray, start: np.ndarray | None = None
+                 ) -> np.ndarray:
+        """A warm start for the solve at ``q_independent``: the solution followed from
+        ``start`` (default the assembled configuration, the model's branch) along the
+        straight path of the independent coordinates in steps of at most ``MAX_STEP``
+        (continuation), so that a jump cannot land the solve on another assembly branch.
+        :class:`LoopSingularityError` where a step fails or beyond ``MAX_STEPS`` steps."""
+        start = self.assembled if start is None else start
+        x0 = start[self.independent]
+        x = np.asarray(q_independent, dtype=float)
+        jump = float(np.max(np.abs(x - x0), initial=0.0))
+        if not np.isfinite(jump):
+            return start                # the solve refuses the non-finite input itself
+        steps = math.ceil(jump / MAX_STEP)
+        if steps > MAX_STEPS:
+            raise LoopSingularityError(
+                f"{self.model.name}: the independent coordinates moved by {jump:.3g} from the "
+                f"last solution, more than {MAX_STEP * MAX_STEPS:g} (rad or m) in one input: "
+                f"not followed (the loops' branch could change)",
+                ", ".join(info.label for info in self.groups), math.nan)
+        for k in range(1, steps):
+            start = self.positions(x0 + (x - x0) * (k / steps), start)
+        return start
 
     def solve(self, q_independent: np.ndarray, start: np.ndarray | None = None,
               report: SolveReport | None = None) -> tuple[np.ndarray, ConstraintValues]:
         """:meth:`positions`, and the constraints at the solution."""
-        q = (self.assembled if start is None else np.asarray(start, dtype=float)).copy()
+        if start is None:
+            start = self.approach(q_independent)
+        q = np.array(start, dtype=float)
         q[self.independent] = q_independent
         for info in self.groups:            # each group moves only its own coordinates
             deps = info.group.dependent
