@@ -19,18 +19,15 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import json
 import logging
 import math
 import os
-import platform
-import time
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
-from bench_forward_dynamics import timings_us
+from common import timings_us, write_result
 from bench_loading import chain_text
 from charmie_dynamics import load_model
 from charmie_dynamics.dynamics import forward_dynamics
@@ -146,13 +143,8 @@ def main() -> int:
               f"{fit['ours']['fixed_us']:.2f} + {fit['ours']['per_body_us']:.4f} n, Pinocchio "
               f"{fit['pinocchio']['fixed_us']:.2f} + {fit['pinocchio']['per_body_us']:.4f} n; "
               f"per-body ratio {fit['per_body_ratio']:.2f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                                    "python": platform.python_version(), "cpus": os.cpu_count(),
-                                    "pinocchio": pin.__version__,
-                                    "loadavg_before_after": [load0, load1], "rows": rows,
-                                    "chains_fit": fit}, indent=2))
-    print(f"wrote {args.out}")
+    write_result(args.out, {"pinocchio": pin.__version__, "loadavg_before_after": [load0, load1],
+                            "rows": rows, "chains_fit": fit})
     return 0
 
 

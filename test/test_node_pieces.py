@@ -262,19 +262,17 @@ def test_tf_grid_keeps_the_average_rate_under_jitter():
     assert all(StampGrid().due(t, 0.0) for t in (1, 1, 0))   # rate 0: every stamp
 
 
-def test_a_phased_grid_publishes_between_the_other_grids_outputs():
-    """/tf (phase 0.5) and the loads (phase 0) at 100 Hz from 1 kHz inputs: both on the first
-    stamp, never together after it, each at its full rate, jitter or not."""
-    rng = np.random.default_rng(6)
-    for jitter in (0.0, 3e5):
-        loads, tf = StampGrid(), StampGrid(phase=0.5)
-        stamps = [k * S // 1000 + int(rng.uniform(-jitter, jitter)) for k in range(1, 1001)]
-        taken_loads = [t for t in stamps if loads.due(t, 100.0)]
-        taken_tf = [t for t in stamps if tf.due(t, 100.0)]
-        assert 99 <= len(taken_loads) <= 100 and 99 <= len(taken_tf) <= 100
-        assert set(taken_loads) & set(taken_tf) == {stamps[0]}
-        if not jitter:                              # 15 ms after the restart, then 10 ms
-            assert np.diff(taken_tf).tolist() == [15 * S // 1000] + [S // 100] * 98
+def test_tf_grid_publishes_every_input_slower_than_its_rate():
+    """Inputs at 70-99 Hz with tf_rate 100 are each published, and 100 Hz inputs with +-2 ms
+    of jitter nearly all: a grid half a period after the loads' (tried, reverted) gave 41 /tf
+    a second for 75 Hz inputs, a fixed lattice 75 for jittered 100 Hz ones."""
+    rng = np.random.default_rng(8)
+    for rate_in in (70, 75, 80, 90, 99):
+        grid = StampGrid()
+        assert all(grid.due(S + k * S // rate_in, 100.0) for k in range(10 * rate_in))
+    stamps = sorted(S + k * S // 100 + int(rng.uniform(-2e6, 2e6)) for k in range(1000))
+    grid = StampGrid()
+    assert sum(grid.due(t, 100.0) for t in stamps) >= 990
 
 
 def test_feedforward_map_order_clamp_and_flags():

@@ -256,13 +256,15 @@ def test_sigint_at_any_moment_is_a_clean_exit(ros_env, log_dir, delay):
 
 
 INTERRUPTED_IN_EXEC = '''
-import os, signal, sys, time
+import os, signal, sys, threading, time
 from rclpy.node import Node
 from charmie_dynamics.ros.run import run_node
 
 class Starting(Node):
     def __init__(self):
         super().__init__("starting")
+        if "--twice" in sys.argv:     # a second Ctrl-C (ros2 launch's) while the process ends
+            threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT)).start()
         # numba builds code from source strings while it loads cached kernels: the SIGINT
         # lands there (CI's failure, 1 run in 6 here at 0.1-0.3 s after rclpy.init)
         exec("os.kill(os.getpid(), signal.SIGINT)\\nfor _ in range(100): time.sleep(0.01)")
@@ -272,14 +274,18 @@ if __name__ == "__main__":
 '''
 
 
-def test_sigint_inside_exec_during_start_up_is_a_clean_exit(ros_env, tmp_path):
+@pytest.mark.parametrize("twice", [False, True])
+def test_sigint_inside_exec_during_start_up_is_a_clean_exit(ros_env, tmp_path, twice):
     """The deterministic form of the case above: SIGINT raised inside ``exec`` of a source
     string while the node is being built, the script run with ``python -m`` as ros2 launch's
     tests run nodes. With KeyboardInterrupt itself CPython marks the process and ends it by
-    SIGINT (-2) after run_node's clean return."""
+    SIGINT (-2) after run_node's clean return. ``twice``: a second SIGINT 20 ms later, while
+    the process ends (the attack: -2 in 12 of 12 dynamics nodes at start-up; here it printed
+    the NodeInterrupted it raised during the interpreter's shutdown)."""
     (tmp_path / "starting_node.py").write_text(INTERRUPTED_IN_EXEC)
-    proc = subprocess.run([sys.executable, "-m", "starting_node"], cwd=tmp_path,
+    proc = subprocess.run([sys.executable, "-m", "starting_node", *(["--twice"] * twice)],
+                          cwd=tmp_path,
                           env={**ros_env, "PYTHONPATH": os.pathsep.join(sys.path)},
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and "NodeInterrupted" not in proc.stderr, proc.stderr

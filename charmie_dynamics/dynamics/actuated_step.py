@@ -40,7 +40,7 @@ from .actuation import actuator_space, joint_efforts_from_inputs, joint_efforts_
 from .forward import (ArticulatedBodyData, ArticulatedBodyWork, articulated_body_sample,
                       bias_articulated_sample)
 from .integrate import INTEGRATORS, EffortFunction, coordinate_limits
-from .inverse import InverseDynamicsBuffers, InverseDynamicsData
+from .inverse import InverseDynamicsBuffers, inverse_dynamics_buffers
 
 EULER, RK4 = 0, 1       # the kernel's integrators, in INTEGRATORS order
 
@@ -184,8 +184,9 @@ def compiled_step_reason(model: Model, dynamics: str = "aba") -> Optional[str]:
 
 
 class HeldStepData(AlgorithmData):
-    """Buffers of :func:`held_input_steps` for one model (one state, ``lead`` ()): the bias
-    forces' inverse dynamics (efforts only), the ABA's work arrays, the step's
+    """Buffers of :func:`held_input_steps` for one model (one state, ``lead`` ()), on its
+    moving tree as forward_dynamics' ABA: the bias forces' inverse dynamics (efforts only),
+    the ABA's work arrays, the step's
     (:class:`HeldStepWork`) and the state, ``q`` and ``qd`` (n,), returned as ``state``.
     ValueError for a model the compiled step cannot run (:func:`compiled_step_reason`)."""
 
@@ -198,8 +199,9 @@ class HeldStepData(AlgorithmData):
                              "(one state)")
         super().__init__(model, lead)
         n = model.n_coordinates
-        self.inverse = InverseDynamicsData(model, (), keep="efforts")
-        self.articulated = ArticulatedBodyData(model, ())
+        tree = model.compiled.moving_tree        # the ABA's route (forward.py)
+        self.inverse = tuple(inverse_dynamics_buffers(model, tree.n_bodies, 1, "efforts"))
+        self.articulated = ArticulatedBodyData(model, (), tree)
         self.work = tuple(HeldStepWork(
             *(np.empty(n) for _ in range(5)), np.zeros(n), np.empty(n), np.empty((4, n)),
             np.empty((3, n)), np.empty((3, n)), np.empty(n), np.empty(n),
@@ -250,7 +252,6 @@ def held_input_steps(model: Model, q: np.ndarray, qd: np.ndarray, effort: np.nda
             target[...] = a
     viscous, coulomb, lower, upper = data.constants
     held = (data.effort, data.smoothing, viscous, coulomb, lower, upper)
-    return _held_steps(data.inverse.packed, model.compiled.spatial_inertias,
-                       data.articulated.members, data.inverse.buffers, data.articulated.work,
+    return _held_steps(*data.articulated.constants, data.inverse, data.articulated.work,
                        held, bool(limits), float(dt), INTEGRATORS.index(method), int(steps),
                        data.q, data.qd, data.work)

@@ -8,8 +8,10 @@ velocity-product accelerations with -g at the base (eq. 17), its inward pass the
 wrenches of every subtree and phi. Two solvers of the same equations follow. With
 ``method="aba"`` the bias pass, phi and the recursion of a batch run in one kernel call
 (:func:`bias_articulated_sample`, which the simulator's compiled step in actuated_step.py
-runs too); it computes u' and the placements, not the loop loads or joint wrenches that the
-inverse dynamics also gives and qdd does not need.
+runs too) on the model's tree of moving bodies (model/moving_tree.py: bodies on fixed joints
+merged into their parents, as Pinocchio does), whose qdd is the whole tree's; it computes
+u' and phi, not the loop loads, joint wrenches or placements that the inverse dynamics also
+gives and qdd does not need.
 
 ``method="cholesky"`` (O(n^3)): H from the composite-rigid-body algorithm, H = L L^T by
 ``numpy.linalg.cholesky``, then L y = phi and L^T qdd = y by forward and back substitution
@@ -73,16 +75,19 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from ..flat import flatten, view1, view2, view3
 from ..jit import kernel
 from ..kinematics.configuration import check_configuration
 from ..kinematics.forward import Placements
 from ..kinematics.state import FLOAT, samples
 from ..model.data import AlgorithmData
 from ..model.model import Model
+from ..model.moving_tree import Tree
 from ..model.joint import FREE_COLUMNS, FREE_KIND
-from ..model.packed import COORD, KIND, PARENT, SCALARS, PackedModel
+from ..model.packed import COORD, KIND, PARENT, SCALARS, PackedModel, packed_model_view
 from ..mechanisms.auxiliary import balancer_range_error
-from .inverse import NO_LOADS, InverseDynamicsBuffers, tree_efforts_sample
+from .inverse import (NO_LOADS, InverseDynamicsBuffers, buffers_view, inverse_dynamics_buffers,
+                      tree_efforts_sample)
 from .mass_matrix import BiasForcesData, MassMatrixData, bias_loads, mass_matrix
 from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_to_child_into,
                       parent_transform_into)
@@ -135,17 +140,21 @@ class ForwardDynamicsData(AlgorithmData):
 
     @cached_property
     def articulated(self) -> ArticulatedBodyData:
-        return ArticulatedBodyData(self.model, self.lead)
+        """The ABA's buffers on the model's moving tree (model/moving_tree.py)."""
+        return ArticulatedBodyData(self.model, self.lead, self.model.compiled.moving_tree)
 
     @cached_property
     def aba_arguments(self) -> tuple:
-        """The arguments of :func:`_forward_aba_batch` but the state, built once: the
-        packed model, the inertias, the coupled groups, no applied loads, the bias pass's
-        buffers, the ABA's work, and the (samples, n) views of zeros, phi, free and qdd."""
+        """The arguments of :func:`_forward_aba_batch` but the state, built once: flattened
+        (flat.py), the moving tree's packed model, inertias and coupled groups, no applied
+        loads, the bias pass's buffers on that tree (one sample's per-body rows), the ABA's
+        work and zeros (the bias pass's qdd); then the (samples, n) free flags, phi and
+        qdd."""
         a, S, n = self.articulated, self.samples, self.model.n_coordinates
-        return (*a.constants, NO_LOADS, self.bias.inverse.buffers, a.work,
-                self.bias.inverse.zeros, self.phi.reshape(S, n), a.free,
-                self.qdd.reshape(S, n))
+        buffers = inverse_dynamics_buffers(self.model, a.tree.n_bodies, S, "efforts")
+        header, ints, floats, _ = flatten([*a.tree.packed, a.tree.spatial_inertias, a.members,
+                                           *NO_LOADS, *buffers, *a.work, np.zeros((S, n))])
+        return (header, ints, floats, a.free, self.phi.reshape(S, n), self.qdd.reshape(S, n))
 
 
 def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarray,
@@ -444,19 +453,43 @@ def bias_articulated_sample(pm, inertias, members, load_body, load_vec, q, qd, z
     return -1, articulated_body_sample(pm, inertias, members, R, O, phi, free, qdd, work)
 
 
+@kernel(inline=True)
+def work_view(header, floats, k):
+    """The :class:`ArticulatedBodyWork` flattened (flat.py) at the header's rows k to k + 9,
+    as views (kernel)."""
+    return ArticulatedBodyWork(
+        view3(floats, header, k), view3(floats, header, k + 1), view2(floats, header, k + 2),
+        view2(floats, header, k + 3), view2(floats, header, k + 4), view2(floats, header, k + 5),
+        view1(floats, header, k + 6), view1(floats, header, k + 7), view1(floats, header, k + 8),
+        view2(floats, header, k + 9))
+
+
+# the header rows (flat.py) of _forward_aba_batch's arrays, in ForwardDynamicsData's order
+_INERTIAS = len(PackedModel._fields)
+_MEMBERS, _LOAD_BODY, _LOAD_VEC, _BUFFERS = _INERTIAS + 1, _INERTIAS + 2, _INERTIAS + 3, \
+    _INERTIAS + 4
+_WORK = _BUFFERS + len(InverseDynamicsBuffers._fields)
+_ZEROS = _WORK + len(ArticulatedBodyWork._fields)
+
+
 @kernel
-def _forward_aba_batch(model, inertias, members, applied, buffers, work, zeros, phi, free,
-                       qdd, q, qd, tau) -> tuple[int, int]:
-    """:func:`bias_articulated_sample` sample by sample, the plain tuples of the Python side
-    named (the dispatch cost: see inverse.py's kernel); ``buffers`` hold every sample.
-    Returns the last balancer out of range (as the inverse dynamics reports it) and the first
-    coordinate without mass, -1 for none."""
-    pm, b, w = PackedModel(*model), InverseDynamicsBuffers(*buffers), ArticulatedBodyWork(*work)
-    load_body, load_vec = applied
+def _forward_aba_batch(header, ints, floats, free, phi, qdd, q, qd, tau) -> tuple[int, int]:
+    """:func:`bias_articulated_sample` sample by sample. The moving tree's packed model,
+    inertias and coupled groups, the applied loads (none), the bias pass's buffers (one
+    sample's per-body rows, which each sample overwrites), the ABA's work and the bias
+    pass's qdd = 0 come flattened (flat.py: one call checks 9 arrays, not 45), in the
+    order of ``ForwardDynamicsData.aba_arguments``. Returns the last balancer out of range
+    (as the inverse dynamics reports it) and the first coordinate without mass, -1 for
+    none."""
+    pm = packed_model_view(header, ints, floats, 0)
+    inertias, members = view3(floats, header, _INERTIAS), view2(ints, header, _MEMBERS)
+    load_body, load_vec = view1(ints, header, _LOAD_BODY), view3(floats, header, _LOAD_VEC)
+    b, w = buffers_view(header, floats, _BUFFERS), work_view(header, floats, _WORK)
+    zeros = view2(floats, header, _ZEROS)
     balancer, coordinate = -1, -1
     for s in range(q.shape[0]):
         k, c = bias_articulated_sample(pm, inertias, members, load_body, load_vec, q[s], qd[s],
-                                       zeros[s], b, s, s, tau[s], phi[s], free[s], qdd[s], w)
+                                       zeros[s], b, s, 0, tau[s], phi[s], free[s], qdd[s], w)
         if k >= 0:
             balancer = k
         elif coordinate < 0:
@@ -466,13 +499,18 @@ def _forward_aba_batch(model, inertias, members, applied, buffers, work, zeros, 
 
 class ArticulatedBodyData(AlgorithmData):
     """Buffers of :func:`articulated_body_solve` for one model and sample shape ``lead``:
-    the coupled groups (``members``), qdd and the recursion's work arrays. ValueError for a
-    model whose coupled joints do not share a parent (see :func:`coordinate_groups`)."""
+    the coupled groups (``members``), qdd and the recursion's work arrays, on the model's
+    tree (``model.compiled.tree``) or, for :func:`forward_dynamics`' route, its ``tree`` of
+    moving bodies. ValueError for a model whose coupled joints do not share a parent (see
+    :func:`coordinate_groups`)."""
 
-    def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
+    def __init__(self, model: Model, lead: tuple[int, ...] = (),
+                 tree: Optional[Tree] = None) -> None:
         super().__init__(model, lead)
-        groups = coordinate_groups(model)
-        n, nb = model.n_coordinates, model.n_bodies
+        coordinate_groups(model)                # the check
+        self.tree = model.compiled.tree if tree is None else tree
+        groups = self.tree.coordinate_bodies
+        n, nb = model.n_coordinates, self.tree.n_bodies
         self.members = np.full((n, max((len(g) for g in groups), default=1)), -1,
                                dtype=np.int64)
         for c, group in enumerate(groups):
@@ -482,8 +520,7 @@ class ArticulatedBodyData(AlgorithmData):
         self.qdd = np.empty(self.lead + (n,))
         self.qdd_samples = self.qdd.reshape(self.samples, n)
         # the kernel's model arguments, built once
-        self.constants = (tuple(model.compiled.packed), model.compiled.spatial_inertias,
-                          self.members)
+        self.constants = (tuple(self.tree.packed), self.tree.spatial_inertias, self.members)
         self.work = tuple(ArticulatedBodyWork(   # a plain tuple: the kernel's dispatch is faster
             A=np.empty((nb, 6, 6)), M_hat=np.empty((nb, 6, 6)), eta=np.empty((nb, 6)),
             W=np.empty((n, 6)), mu=np.empty((nb, 6)), psi=np.empty((self.members.shape[1], 6)),
@@ -516,6 +553,9 @@ def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray
     """
     lead, n = placements.lead, model.n_coordinates
     data = ArticulatedBodyData.reuse(data, model, lead)
+    if data.tree is not model.compiled.tree:
+        raise ValueError("data: ArticulatedBodyData of the moving tree (forward_dynamics' "
+                         f"own), expected one of the whole tree of {model.name}")
     rotations, origins = placements.per_sample(model)
     phi = samples(phi, lead, n)
     data.hold(held)

@@ -16,6 +16,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from ..flat import view2, view4, view5
 from ..jit import kernel
 from ..kinematics.forward import Placements, forward_kinematics_sample, to_world
 from ..kinematics.motion import BodyMotion, body_motion_sample
@@ -165,6 +166,18 @@ class InverseDynamicsBuffers(NamedTuple):
     joints: np.ndarray
 
 
+@kernel(inline=True)
+def buffers_view(header, floats, k):
+    """The :class:`InverseDynamicsBuffers` flattened (flat.py) at the header's rows k to
+    k + 12, as views (kernel)."""
+    return InverseDynamicsBuffers(
+        view2(floats, header, k), view5(floats, header, k + 1), view4(floats, header, k + 2),
+        view4(floats, header, k + 3), view2(floats, header, k + 4), view2(floats, header, k + 5),
+        view4(floats, header, k + 6), view4(floats, header, k + 7), view2(floats, header, k + 8),
+        view2(floats, header, k + 9), view4(floats, header, k + 10),
+        view2(floats, header, k + 11), view4(floats, header, k + 12))
+
+
 @kernel
 def _inverse_dynamics_batch(model, applied, q, qd, qdd, buffers) -> int:
     """The pipeline of the module docstring, sample by sample. ``model``: the arrays of a
@@ -225,6 +238,28 @@ def applied_loads(model: Model, payloads: Sequence[Payload], external: Sequence[
     return body, values
 
 
+PER_BODY = ("values", "rotations", "origins", "motion", "applied", "tree", "joints")
+
+
+def inverse_dynamics_buffers(model: Model, nb: int, samples: int, keep: str
+                             ) -> InverseDynamicsBuffers:
+    """The buffers of the inverse-dynamics kernel for ``samples`` samples of ``model``'s
+    coordinates and mechanisms on a tree of ``nb`` bodies (the model's, or its moving tree:
+    model/moving_tree.py). The per-body ones (``PER_BODY``) have a row per sample, or one
+    row for ``keep="efforts"`` (``joints`` none: see :class:`InverseDynamicsData`)."""
+    n = model.n_coordinates
+    na, ns, nbal = len(model.actuators), len(model.springs), len(model.balancers)
+    shapes = {"values": (nb,), "rotations": (nb, 2, 3, 3), "origins": (nb, 2, 3),
+              "motion": (nb, 6, 3), "tension": (ns + nbal,), "hanger": (nbal,),
+              "applied": (nb, 2, 3), "tree": (nb, 2, 3), "tau": (n,), "axial": (na,),
+              "loops": (na, 4, 3), "balancer_couple": (nbal,), "joints": (nb, 4, 3)}
+    rows = {k: (samples if keep == "all" or k not in PER_BODY else 1) for k in shapes}
+    if keep == "efforts":
+        rows["joints"] = 0
+    return InverseDynamicsBuffers(**{k: np.empty((rows[k],) + shape)
+                                     for k, shape in shapes.items()})
+
+
 class InverseDynamicsData(AlgorithmData):
     """Preallocated buffers and results of :func:`inverse_dynamics` for one model and one
     batch shape, as Pinocchio's ``Data``: a loop that passes the same data to every call
@@ -244,26 +279,12 @@ class InverseDynamicsData(AlgorithmData):
             raise ValueError(f"keep: got {keep!r}, expected 'all' or 'efforts'")
         super().__init__(model, lead)
         S = self.samples
-        per_body = S if keep == "all" else 1
-        nb, n = model.n_bodies, model.n_coordinates
-        na, ns, nbal = len(model.actuators), len(model.springs), len(model.balancers)
-        # the kernel's buffers: name, (per-body?, shape of one sample)
-        layout = {"values": (True, (nb,)), "rotations": (True, (nb, 2, 3, 3)),
-                  "origins": (True, (nb, 2, 3)), "motion": (True, (nb, 6, 3)),
-                  "tension": (False, (ns + nbal,)), "hanger": (False, (nbal,)),
-                  "applied": (True, (nb, 2, 3)), "tree": (True, (nb, 2, 3)),
-                  "tau": (False, (n,)), "axial": (False, (na,)), "loops": (False, (na, 4, 3)),
-                  "balancer_couple": (False, (nbal,)), "joints": (True, (nb, 4, 3))}
-        rows = {k: (per_body if body else S) for k, (body, _) in layout.items()}
-        if keep == "efforts":
-            rows["joints"] = 0
-        named = InverseDynamicsBuffers(**{k: np.empty((rows[k],) + shape)
-                                          for k, (_, shape) in layout.items()})
+        named = inverse_dynamics_buffers(model, model.n_bodies, S, keep)
         self.buffers = tuple(named)          # a plain tuple: the kernel's dispatch is faster
         self.packed = tuple(model.compiled.packed)    # the kernel's model argument, built once
-        b = {k: (v.reshape(self.lead + v.shape[1:]) if keep == "all" or not layout[k][0]
+        b = {k: (v.reshape(self.lead + v.shape[1:]) if keep == "all" or k not in PER_BODY
                  else None) for k, v in named._asdict().items()}
-        self.zeros = np.zeros((S, n))
+        self.zeros = np.zeros((S, model.n_coordinates))
         self.loads = Loads(
             coordinate_effort=b["tau"], actuator_force=b["axial"],
             spring_names=spring_names(model), spring_tension=b["tension"],

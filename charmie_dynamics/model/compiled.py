@@ -2,7 +2,8 @@
 held by it as ``model.compiled`` (model.py): the kernels' arrays (packed.py, with the joints'
 motion subspaces), the bodies' spatial inertias, the indirect joints' solved constants and
 the actuator space, the coordinates' position bounds (the joint stops of
-dynamics/integrate.py), the bodies each coordinate moves and whether the ABA can reduce them. They
+dynamics/integrate.py), the bodies each coordinate moves and whether the ABA can reduce them, and the tree of the
+moving bodies that the ABA's route runs on (moving_tree.py). They
 replace per-module caches keyed by model: one place builds them, and
 they live exactly as long as the model.
 
@@ -19,6 +20,7 @@ from typing import Optional
 import numpy as np
 
 from .actuator_geometry import IndirectJoint, indirect_joints
+from .moving_tree import Tree, moving_tree
 from .packed import PackedModel, pack_model
 from .parameters import JointType, ModelParameters
 
@@ -43,15 +45,16 @@ def skew(v: np.ndarray) -> np.ndarray:
     return out
 
 
-def spatial_inertias(model: ModelParameters) -> np.ndarray:
-    """M_i of every body about its origin in its frame (module docstring), (nb, 6, 6), kg and
-    kg m^2, read-only."""
-    m = model.mass[:, None, None]
-    c = model.com
+def spatial_inertias(mass: np.ndarray, com: np.ndarray, inertia: np.ndarray) -> np.ndarray:
+    """M_i about the origin in the body frame (module docstring) of bodies of masses (nb,),
+    centres of mass (nb, 3) and inertias about them (nb, 3, 3): (nb, 6, 6), kg and kg m^2,
+    read-only."""
+    m = mass[:, None, None]
+    c = com
     cx = skew(c)
-    out = np.empty((model.n_bodies, 6, 6))
-    out[:, :3, :3] = model.inertia + m * (np.einsum("bi,bi->b", c, c)[:, None, None] * np.eye(3)
-                                          - c[:, :, None] * c[:, None, :])
+    out = np.empty((mass.shape[0], 6, 6))
+    out[:, :3, :3] = inertia + m * (np.einsum("bi,bi->b", c, c)[:, None, None] * np.eye(3)
+                                    - c[:, :, None] * c[:, None, :])
     out[:, :3, 3:] = m * cx
     out[:, 3:, :3] = m * np.swapaxes(cx, -1, -2)
     out[:, 3:, 3:] = m * np.eye(3)
@@ -116,14 +119,19 @@ class CompiledModel:
     coordinate_limits: tuple[np.ndarray, np.ndarray]   # lower, upper (n,), read-only
     coordinate_bodies: tuple[tuple[int, ...], ...]    # bodies each coordinate moves
     aba_coupling: Optional[str]                   # why the ABA cannot run, or None
+    tree: Tree                                    # packed, spatial_inertias, coordinate_bodies
+    moving_tree: Tree                             # the same with fixed joints merged
 
     @classmethod
     def build(cls, model: ModelParameters) -> CompiledModel:
         joints = indirect_joints(model)
         groups = coordinate_bodies(model)
-        return cls(pack_model(model, joints), spatial_inertias(model), joints,
-                   actuator_space(model), coordinate_limits(model), groups,
-                   aba_coupling(model, groups))
+        packed = pack_model(model, joints)
+        inertias = spatial_inertias(model.mass, model.com, model.inertia)
+        return cls(packed, inertias, joints, actuator_space(model), coordinate_limits(model),
+                   groups, aba_coupling(model, groups),
+                   Tree(packed, inertias, groups, np.arange(model.n_bodies)),
+                   moving_tree(packed, groups, spatial_inertias))
 
 
 def coordinate_bodies(model: ModelParameters) -> tuple[tuple[int, ...], ...]:

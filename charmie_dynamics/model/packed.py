@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..flat import view1, view2, view3, view4
+from ..jit import kernel
 from .joint import joint_kind, joint_transform
 from .actuator_geometry import IndirectJoint
 from .parameters import ModelParameters
@@ -193,3 +195,15 @@ def pack_model(model: ModelParameters, joints: tuple[IndirectJoint, ...]) -> Pac
     return PackedModel(body_int.astype(np.int64), body_vec, body_mat, subspace,
                        -np.array(model.gravity, dtype=float), act_int, act_vec,
                        spring_int, spring_vec, bal_int, bal_vec)
+
+
+@kernel(inline=True)
+def packed_model_view(header, ints, floats, k):
+    """The PackedModel flattened (``flatten(tuple(packed))``, flat.py) at the header's rows
+    k to k + 10, as views (kernel)."""
+    return PackedModel(view2(ints, header, k), view3(floats, header, k + 1),
+                       view4(floats, header, k + 2), view2(floats, header, k + 3),
+                       view1(floats, header, k + 4), view2(ints, header, k + 5),
+                       view3(floats, header, k + 6), view2(ints, header, k + 7),
+                       view3(floats, header, k + 8), view2(ints, header, k + 9),
+                       view3(floats, header, k + 10))

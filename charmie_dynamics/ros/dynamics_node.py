@@ -96,7 +96,7 @@ class DynamicsNode(Node):
         self.arrivals: deque = deque(maxlen=200)
         # stamps and node times in integer nanoseconds
         self.stamps = StampGuard(int(self.p["max_stamp_lead"] * 1e9), int(self.p["stale_timeout"] * 1e9))
-        self.tf_grid = StampGrid(phase=0.5)     # /tf between the loads' evaluations
+        self.tf_grid = StampGrid()
         self.output_grid = StampGrid()
         self.safety = StalePolicy(int(self.p["stale_timeout"] * 1e9), self.p["stale_policy"])
         self.reference: Optional[Reference] = None

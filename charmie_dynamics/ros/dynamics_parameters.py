@@ -44,8 +44,7 @@ PARAMETERS = {
     "publish_rate_limit": Param(0.0, "Most evaluations per second, 0 or 1 to 10000; faster inputs are "
                                 "counted as throttled (0: every input)", False, 0.0, 10000.0),
     "tf_rate": Param(100.0, "Most /tf and wrench_markers messages per second, 0 or 1 to 10000 (0: one per "
-                     "evaluation); half a period after the loads' evaluations, not on them",
-                     False, 0.0, 10000.0),
+                     "evaluation)", False, 0.0, 10000.0),
     "output_rate": Param(100.0, "Most joint_loads, actuator_loads and joint_wrenches messages per second, "
                          "0 or 1 to 10000 (0: one per evaluation); the feedforward follows every "
                          "evaluation", False, 0.0, 10000.0),

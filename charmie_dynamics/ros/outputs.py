@@ -64,12 +64,8 @@ class StampGrid:
     """Stamps (integer ns) on a grid 1/rate apart: the evaluations that publish an output
     at most ``rate`` times a second (/tf at ``tf_rate``, the loads at ``output_rate``), so
     that jitter in the input stamps does not lower its average rate; a gap of more than a
-    period, or time going back, restarts the grid. ``phase``: the fraction of a period by which
-    this grid's outputs follow those of a grid restarted on the same stamp (both publish on
-    that stamp, then alternate), so that two outputs of the same rate do not fall on the same
-    evaluation and lengthen its callback twice as much."""
+    period, or time going back, restarts the grid."""
 
-    phase: float = 0.0
     next_due: Optional[int] = None
 
     def due(self, stamp: int, rate_hz: float) -> bool:
@@ -80,7 +76,7 @@ class StampGrid:
         if not (due is None or stamp >= due or stamp < due - 2 * period):
             return False
         on_grid = due is not None and due <= stamp < due + period
-        self.next_due = due + period if on_grid else stamp + period + int(self.phase * period)
+        self.next_due = (due if on_grid else stamp) + period
         return True
 
     def reset(self) -> None:

@@ -66,25 +66,44 @@ def _interrupt(signum, frame):
     raise NodeInterrupted()
 
 
+def _shut_down(code: int) -> int:
+    """End a node process that did not spin: SIGINT ignored from here on (rclpy's handlers
+    are gone and Python's default would end a second Ctrl-C's process by SIGINT, -2, during
+    the 30-500 ms of rclpy's and DDS's teardown), then rclpy shut down."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    rclpy.try_shutdown()
+    return code
+
+
 def run_node(node_class, args=None) -> int:
+    """Start ``node_class`` and spin it until shutdown; the process's exit status.
+
+    SIGINT from the moment this runs (before it, while Python imports the modules, about
+    0.6-1.1 s, it ends the process as any Python program's: a KeyboardInterrupt traceback),
+    and SIGTERM, are a clean shutdown with status 0, during start-up or while spinning. A
+    start-up error (model, parameter) is one line and status 1. A node compiling its kernels
+    (a first start without ``charmie-dynamics compile``) finishes that compile, up to about 30
+    s, before it exits."""
     # rclpy.init chains its own handler (which shuts the context down) to this one
     signal.signal(signal.SIGINT, _interrupt)
     try:
         init_ros(args)
         node = node_class()
+        executor = make_executor()
+        executor.add_node(node)
+    except KeyboardInterrupt:
+        return _shut_down(0)
     except (ModelError, ValueError, ParameterException) as exc:
         print(f"{node_class.__name__}: error: {exc}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 1
-    except rclpy_implementation.RCLError:
+        return _shut_down(1)
+    except Exception:
+        # a signal shut the context down during start-up: what the construction then raised
+        # is its consequence (rclpy's "context is invalid" from create_publisher, rclpy's
+        # NotInitializedException, numba's "no compiled object yet" after an interrupt inside
+        # LLVM); any other error still ends the process with its traceback
         if rclpy.ok():
             raise
-        return 0                    # SIGINT/SIGTERM during start-up (the context is gone)
-    except KeyboardInterrupt:
-        rclpy.try_shutdown()        # SIGINT during start-up, before rclpy.init or after
-        return 0
-    executor = make_executor()
-    executor.add_node(node)
+        return _shut_down(0)
     try:
         while rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
