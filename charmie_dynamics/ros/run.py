@@ -86,8 +86,10 @@ def run_node(node_class, args=None) -> int:
     s, before it exits."""
     # rclpy.init chains its own handler (which shuts the context down) to this one
     signal.signal(signal.SIGINT, _interrupt)
+    initialised = False
     try:
         init_ros(args)
+        initialised = True
         node = node_class()
         executor = make_executor()
         executor.add_node(node)
@@ -100,8 +102,9 @@ def run_node(node_class, args=None) -> int:
         # a signal shut the context down during start-up: what the construction then raised
         # is its consequence (rclpy's "context is invalid" from create_publisher, rclpy's
         # NotInitializedException, numba's "no compiled object yet" after an interrupt inside
-        # LLVM); any other error still ends the process with its traceback
-        if rclpy.ok():
+        # LLVM); any other error (or one before rclpy.init) still ends the process with its
+        # traceback
+        if not initialised or rclpy.ok():
             raise
         return _shut_down(0)
     try:
