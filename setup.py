@@ -42,7 +42,9 @@ setup(
                                        for name, floor in floors.items()]
                      + [f'{name}; python_version < "3.11"' for name in floors
                         if name not in NOT_ON_HUMBLE],
-    extras_require={"test": ["pytest>=7", "pin>=2.6.20", "urdf-parser-py>=0.0.4",
+    # pytest < 9: scripts/ros_path.sh's launch_testing plugin needs it, and both venvs
+    # install one pinned version (scripts/constraints-tested.txt)
+    extras_require={"test": ["pytest>=7,<9", "pin>=2.6.20", "urdf-parser-py>=0.0.4",
                              "viser>=1.1", "example-robot-data"],
                     "view": ["viser>=1.1"]},
     zip_safe=True,

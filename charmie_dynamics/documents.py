@@ -316,6 +316,18 @@ def check_size(text: str, source: str, max_bytes: int = DEFAULT_MAX_BYTES,
                     f"expected at most {_size(max_bytes)}")
 
 
+#: The reason given for a document nested too deeply, whichever layer stopped it: this
+#: package's ``MAX_NESTING``, libyaml's own depth limit (the libyaml in PyYAML 6.0.4's
+#: wheels stops at 1,000 levels with a syntax error in its own words), the pure-Python
+#: composer's or ``json``'s ``RecursionError``.
+TOO_DEEP = "nested too deeply"
+
+
+def _nesting_limit(exc: Exception) -> bool:
+    """Whether a parser's syntax error is its own depth limit rather than invalid text."""
+    return "nesting depth" in str(getattr(exc, "problem", ""))
+
+
 def _guarded_parse(parse: Callable[[str], Any], syntax_error: Type[Exception], kind: str,
                    text: str, source: str, error: Type[Exception]) -> Any:
     """``parse(text)``, with every failure as one ``error`` naming ``source`` and the ``kind``
@@ -324,9 +336,11 @@ def _guarded_parse(parse: Callable[[str], Any], syntax_error: Type[Exception], k
     try:
         return parse(text)
     except syntax_error as exc:
-        raise error(f"{source}: not valid {kind}: {bounded(exc)}") from None
+        if not _nesting_limit(exc):
+            raise error(f"{source}: not valid {kind}: {bounded(exc)}") from None
+        raise error(f"{source}: not usable {kind}: {TOO_DEEP}") from None
     except RecursionError:
-        raise error(f"{source}: not usable {kind}: nested too deeply") from None
+        raise error(f"{source}: not usable {kind}: {TOO_DEEP}") from None
     except MemoryError:
         raise error(f"{source}: not usable {kind}: too large to hold in memory") from None
     except _PARSER_FAILURES as exc:

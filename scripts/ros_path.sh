@@ -32,6 +32,12 @@ doing="start"
 step() { doing=$*; echo "[ros_path] $((SECONDS - started)) s: $*"; }
 # any failing command ends the run (set -e, subshells included): say in which step
 trap 'rc=$?; [ $rc -eq 0 ] || echo "[ros_path] FAILED (status $rc) after $((SECONDS - started)) s in: $doing" >&2' EXIT
+# the versions the suite last passed with, as scripts/setup.sh installs them
+if [ "${CHARMIE_CONSTRAINTS:-}" = none ]; then
+  unset PIP_CONSTRAINT
+else
+  export PIP_CONSTRAINT=${PIP_CONSTRAINT:-$repo/scripts/constraints-tested.txt}
+fi
 # DDS on loopback only, in a domain of this run's own (215-231: apart from the unit tests')
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 export ROS_DOMAIN_ID=${CHARMIE_ROS_PATH_DOMAIN:-$((215 + $$ % 17))}

@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
 # Create .venv beside this repository: ROS 2 from its PyPI wheels (rclpy, Fast DDS, the
 # message packages; tf2_msgs built from source), then this package with its test tools.
-# CHARMIE_VENV=DIR makes that venv instead; pip honours PIP_CONSTRAINT=FILE (scripts/test_floors.sh).
+# CHARMIE_VENV=DIR makes that venv instead. pip installs exactly the versions the suite last
+# passed with (scripts/constraints-tested.txt), unless PIP_CONSTRAINT=FILE names others
+# (scripts/test_floors.sh) or CHARMIE_CONSTRAINTS=none lets it take the newest
+# (scripts/test_latest.sh).
 # Needs only python3 (3.10+) with venv, cmake, g++ and make (installed with apt-get when
 # missing and run as root; so is Chromium, for the view's test). Safe to run again: fast when already set up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 VENV=${CHARMIE_VENV:-.venv}
+if [ "${CHARMIE_CONSTRAINTS:-}" = none ]; then
+  unset PIP_CONSTRAINT
+else
+  export PIP_CONSTRAINT=${PIP_CONSTRAINT:-$PWD/scripts/constraints-tested.txt}
+fi
 if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
 scripts/ros_wheels/install.sh "$VENV"
 stamp=$VENV/.charmie_setup_done
 if [ ! -f "$stamp" ] || [ setup.py -nt "$stamp" ] || [ scripts/setup.sh -nt "$stamp" ] ||
-   [ "${PIP_CONSTRAINT:-$stamp}" -nt "$stamp" ]; then
+   [ "${PIP_CONSTRAINT:-$stamp}" -nt "$stamp" ] || [ "$(cat "$stamp")" != "${PIP_CONSTRAINT:-}" ]; then
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[test]"
-  touch "$stamp"
+  echo "${PIP_CONSTRAINT:-}" >"$stamp"
 fi
 # pip -e installs no data_files: link share/charmie_dynamics, the ament index marker and
 # lib/charmie_dynamics (where launch_ros looks for executables) into the venv prefix

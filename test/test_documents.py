@@ -282,9 +282,43 @@ def test_deep_documents_are_refused_without_a_crash_on_either_route():
             "    else: print(n, 'accepted')\n"
             "print(d.parse_yaml('[' * 256 + ']' * 256, 's') is not None)\n")
     lines = python_lines(code)
-    assert lines == ["5000 True s: not usable YAML: nested too deeply",
-                     "60000 False s: not usable YAML: nested too deeply",
-                     "257 True s: not usable YAML: nested too deeply", "True"], lines
+    too_deep = f"s: not usable YAML: {documents.TOO_DEEP}"
+    assert lines == [f"5000 True {too_deep}", f"60000 False {too_deep}",
+                     f"257 True {too_deep}", "True"], lines
+
+
+@pytest.mark.parametrize("layer", ["libyaml_flow", "libyaml_block", "recursion", "json"])
+def test_too_deep_is_one_reason_whichever_layer_stops_it(monkeypatch, layer):
+    """The package's contract, on every PyYAML: a depth limit met by any layer (libyaml's
+    scanner in PyYAML 6.0.4's wheels says "exceeded maximum nesting depth" in a syntax
+    error; the Python composer and json raise RecursionError) is reported as
+    ``TOO_DEEP``, never as invalid text. The parsers are replaced by ones raising what each
+    layer raises, so the test does not depend on the installed PyYAML's limits."""
+    mark = yaml.Mark("s", 1000, 0, 1000, None, None)
+    raised = {"libyaml_flow": yaml.scanner.ScannerError(
+                  "while increasing flow level", mark, "exceeded maximum nesting depth", mark),
+              "libyaml_block": yaml.scanner.ScannerError(
+                  "while increasing block level", mark, "exceeded maximum nesting depth", mark),
+              "recursion": RecursionError("maximum recursion depth exceeded"),
+              "json": RecursionError("maximum recursion depth exceeded while decoding")}[layer]
+
+    def deep(*args, **kwargs):
+        raise raised
+    if layer == "json":
+        monkeypatch.setattr(documents.json, "loads", deep)
+        parse, kind = parse_json, "JSON"
+    else:
+        monkeypatch.setattr(documents, "_safe_load", deep)
+        parse, kind = parse_yaml, "YAML"
+    with pytest.raises(DocumentError) as caught:
+        parse("[[]]", "topic /x")
+    assert str(caught.value) == f"topic /x: not usable {kind}: {documents.TOO_DEEP}"
+
+
+def test_a_syntax_error_that_is_not_a_depth_limit_stays_a_syntax_error():
+    with pytest.raises(DocumentError, match=r"^s: not valid YAML: .*flow sequence") as caught:
+        parse_yaml("[1, 2", "s")
+    assert documents.TOO_DEEP not in str(caught.value)
 
 
 def test_no_thread_for_the_stack_falls_back_to_the_python_composer(monkeypatch):

@@ -25,7 +25,7 @@ py=$venv/bin/python
 # what this venv was made from: the sources' versions, this script, the package's requirements
 listed=$("$py" "$repo/scripts/ros_path/setup_data.py" install_requires)
 mapfile -t requirements <<<"$listed"
-key=$(cat "$src/VERSIONS" "${BASH_SOURCE[0]}" 2>/dev/null; printf '%s\n' "${requirements[@]}")
+key=$(cat "$src/VERSIONS" "${BASH_SOURCE[0]}" "${PIP_CONSTRAINT:-/dev/null}" 2>/dev/null; printf '%s\n' "${requirements[@]}")
 stamp=$venv/.ros_path_venv
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
   echo "[ros_venv] launch, launch_testing and ros2cli already in $venv"
