@@ -101,7 +101,9 @@ def system(ros, ros_env, log_dir):
     dynamics node's /tf, /tf_static, /diagnostics moved under it)."""
     loader = Child("loop_model_loader", node_argv(
         "model_loader_node", "-r", f"__ns:={NS}", *params(model_file=FIVE_BAR)), ros_env, log_dir)
-    dynamics = namespaced_dynamics(NS[1:], ros_env, log_dir, model_file=FIVE_BAR)
+    # strict: the bad-input test sends partial messages and foreign names as rejections
+    dynamics = namespaced_dynamics(NS[1:], ros_env, log_dir, model_file=FIVE_BAR,
+                                   joint_state_policy="strict")
     children = [loader, dynamics]
     try:
         ros.watched = list(children)

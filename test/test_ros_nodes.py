@@ -63,7 +63,8 @@ def system(ros, ros_env, log_dir):
         acceleration_source="zero", tf_rate=0.0, output_rate=0.0, stale_timeout=1000.0,
         diagnostics_period=0.2)),
         ros_env, log_dir)
-    dyn_b = namespaced_dynamics("b", ros_env, log_dir)
+    # B reads strictly: its bad-input test counts partial messages and foreign names
+    dyn_b = namespaced_dynamics("b", ros_env, log_dir, joint_state_policy="strict")
     dyn_c = namespaced_dynamics("c", ros_env, log_dir)
     children = [loader, dyn_a, dyn_b, dyn_c]
     try:

@@ -61,18 +61,21 @@ from ..model.urdf import is_urdf, read_overlay
 from . import qos
 from .dynamics_parameters import PARAMETERS, check_parameters
 from .inputs import AccelerationEstimator, InputLimits, InputRejected, StateAssembler, read_joint_state
+from .joint_map import read_joint_map
 from .stamps import StampGuard, to_nanoseconds
-from .messages import diagnostics, float_array, joint_state, set_transform, set_vector3, transform
+from .messages import (diagnostics, float_array, joint_state, set_transform, set_vector3,
+                       stamp_from_nanoseconds, transform)
 from .model_source import model_from_description, urdf_as_document
 from .model_updates import ModelParser, PreparedModel, model_change, prepare_model
 from .node_status import dynamics_status
 from .odometry import BASE_COORDINATES, base_from_odometry
-from .outputs import FeedforwardMap, StampGrid, wrench_topic
+from .outputs import FeedforwardMap, StampGrid, frame_plan, wrench_topic
 from .parameters import declare_parameters
 from .reference import Reference, check_serialized_reference, input_accelerations, read_reference
 from .stale_policy import Action, StalePolicy
 
 MODEL_POLL_PERIOD = 0.02       # s: how soon a parsed model is installed
+MAX_IGNORED_NAMES = 256        # distinct ignored joint names remembered (and warned about)
 
 
 class DynamicsNode(Node):
@@ -84,6 +87,9 @@ class DynamicsNode(Node):
         if problem:
             raise ValueError(f"parameter {problem}")
         self.overlay = self.p["overlay_file"] or None
+        self.joint_map = read_joint_map(self.p["joint_name_map"], self.p["joint_map_file"],
+                                        self.p["max_model_bytes"])
+        self.ignored_names: set[str] = set()                  # warned once each
         self.model: Optional[Model] = None
         self.model_texts: set[str] = set()
         self.pending: Optional[PreparedModel] = None          # a model update held (once)
@@ -100,13 +106,15 @@ class DynamicsNode(Node):
         self.output_grid = StampGrid()
         self.safety = StalePolicy(int(self.p["stale_timeout"] * 1e9), self.p["stale_policy"])
         self.reference: Optional[Reference] = None
-        prefix = self.p["frame_prefix"]
-        self.frame = lambda name: prefix + name
         # outputs
         self.pub_joint_loads = self.create_publisher(JointState, "joint_loads", qos.OUTPUT)
         self.pub_actuator_loads = self.create_publisher(JointState, "actuator_loads", qos.OUTPUT)
         self.pub_feedforward = self.create_publisher(Float64MultiArray, self.p["feedforward_topic"], qos.OUTPUT)
         self.msg_feedforward = Float64MultiArray()
+        self.pub_feedforward_state = self.create_publisher(
+            JointState, self.p["feedforward_state_topic"], qos.OUTPUT)
+        self.pub_completed = self.create_publisher(
+            JointState, self.p["completed_joint_states_topic"], qos.OUTPUT)
         self.pub_markers = self.create_publisher(MarkerArray, "wrench_markers", qos.OUTPUT)
         self.pub_tf = self.create_publisher(TFMessage, "/tf", qos.TF)
         self.pub_tf_static = self.create_publisher(TFMessage, "/tf_static", qos.LATCHED)
@@ -137,8 +145,11 @@ class DynamicsNode(Node):
         # so an evaluation (triggered by joint_states) uses the newest actuator lengths
         self.create_subscription(JointState, self.p["actuator_states_topic"],
                                  self._on_actuator_state, qos.NEWEST_SAMPLE)
+        # merged: each message may carry other joints than the last (several publishers):
+        # a queue, so that one publisher's message is not replaced by another's unread
         self.create_subscription(JointState, self.p["joint_states_topic"], self._on_joint_state,
-                                 qos.NEWEST_SAMPLE)
+                                 qos.MERGED_SAMPLES if self.p["joint_state_policy"] == "merge"
+                                 else qos.NEWEST_SAMPLE)
         if self.p["odometry_topic"]:
             self.create_subscription(Odometry, self.p["odometry_topic"], self._on_odometry,
                                      qos.NEWEST_SAMPLE)
@@ -173,7 +184,8 @@ class DynamicsNode(Node):
 
     # ------------------------------------------------------------------ model
     def _prepare(self, model: Model, text: str, source: str) -> PreparedModel:
-        return prepare_model(model, text, source, self.p["feedforward_joints"], self.p["wrench_joints"])
+        return prepare_model(model, text, source, self.p["feedforward_joints"],
+                             self.p["wrench_joints"], self.joint_map)
 
     def _parse_model(self, text: str) -> PreparedModel:
         """The worker thread's job: size cap, guarded parse, validation, buffers."""
@@ -198,14 +210,24 @@ class DynamicsNode(Node):
             n for n in model.input_names if n not in inputs))
         self.limits = InputLimits.of(model)
         self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
-        # messages refilled by every evaluation: names and frames are set once
-        self.msg_joint_loads = JointState(name=list(model.coordinate_names))
-        self.msg_actuator_loads = JointState(name=list(inputs))
         frames = self.evaluator.frames
+        self.plan = frame_plan(model, frames.parents, frames.children,
+                               sum(1 for j in model.joint_type if j != JointType.FIXED), inputs,
+                               self.p["publish_tf"], self.p["publish_base_transform"],
+                               self.p["base_frame"], self.p["world_frame"], self.p["frame_prefix"])
+        # messages refilled by every evaluation: names and frames are set once; names are
+        # the hardware's (joint_name_map)
+        hardware = self.joint_map.to_hardware
+        self.msg_joint_loads = JointState(header=Header(frame_id=self.plan.root),
+                                          name=hardware(model.coordinate_names))
+        self.msg_actuator_loads = JointState(header=Header(frame_id=self.plan.root),
+                                             name=hardware(inputs))
+        self.msg_completed = JointState(header=Header(frame_id=self.plan.root),
+                                        name=hardware(model.coordinate_names))
+        self.msg_feedforward_state = JointState(name=hardware(prepared.joints))
         self.msg_tf = TFMessage(transforms=[
-            TransformStamped(header=Header(frame_id=self.frame(parent or self.p["world_frame"])),
-                             child_frame_id=self.frame(child))
-            for parent, child in zip(frames.parents, frames.children)])
+            TransformStamped(header=Header(frame_id=parent), child_frame_id=child)
+            for parent, child in zip(self.plan.parents, self.plan.children)])
         self.stamps.reset()
         self.tf_grid.reset()
         self.output_grid.reset()
@@ -215,7 +237,7 @@ class DynamicsNode(Node):
             if body not in self.pub_wrenches:
                 self.pub_wrenches[body] = self.create_publisher(
                     WrenchStamped, wrench_topic(body), qos.OUTPUT)
-        self.msg_wrenches = {body: WrenchStamped(header=Header(frame_id=self.frame(body)))
+        self.msg_wrenches = {body: WrenchStamped(header=Header(frame_id=self.plan.frame[body]))
                              for body in prepared.wrench_bodies}
         self.wrench_bodies = {body: model.body_index(body) for body in prepared.wrench_bodies}
         self._publish_static_frames()
@@ -268,16 +290,17 @@ class DynamicsNode(Node):
         return response
 
     def _publish_static_frames(self) -> None:
-        m = self.model
+        """The fixed bodies on /tf_static (``publish_tf: all``; otherwise they are in the
+        URDF, robot_state_publisher's)."""
+        if not self.plan.static:
+            return
+        m, frame = self.model, self.plan.frame
         stamp = self.get_clock().now().to_msg()
-        transforms = [transform(stamp, self._parent_frame(i), self.frame(m.body_names[i]),
-                                m.rotation[i], m.origin[i])
+        parent = lambda i: frame[self.p["world_frame"] if m.parent[i] < 0  # noqa: E731
+                                 else m.body_names[m.parent[i]]]
+        transforms = [transform(stamp, parent(i), frame[m.body_names[i]], m.rotation[i], m.origin[i])
                       for i in range(m.n_bodies) if m.joint_type[i] == JointType.FIXED]
         self.pub_tf_static.publish(TFMessage(transforms=transforms))
-
-    def _parent_frame(self, i: int) -> str:
-        p = self.model.parent[i]
-        return self.frame(self.p["world_frame"] if p < 0 else self.model.body_names[p])
 
     # ------------------------------------------------------------------ inputs
     def _reject(self, reason: str, detail: str) -> None:
@@ -285,11 +308,30 @@ class DynamicsNode(Node):
         self.get_logger().warning(f"input rejected ({reason}): {detail}", throttle_duration_sec=2.0)
         self.safety.rejected()
 
-    def _store(self, positions: dict, velocities: dict, now: int) -> None:
-        """Check measured values against the model's limits and keep them."""
+    def _store(self, positions: dict, velocities: dict, now: int,
+               stamp: Optional[int] = None) -> None:
+        """Check measured values against the model's limits and keep them (``stamp``: each
+        joint's, merge policy)."""
         tolerance = self.p["position_limit_tolerance"] if self.p["check_position_limits"] else math.inf
         self.limits.check(positions, velocities, tolerance, self.p["velocity_limit_tolerance"])
-        self.assembler.update(positions, velocities, now * 1e-9)
+        self.assembler.update(positions, velocities, now * 1e-9, stamp)
+
+    def _read(self, msg: JointState, allowed, required=()):
+        """A joint_states or actuator_states message in the model's names and units; names
+        the model does not use are counted, and each is named once in a WARN."""
+        values = read_joint_state(self.joint_map.to_model(msg.name), msg.position, msg.velocity,
+                                  allowed, required, msg.effort, self.p["joint_state_policy"])
+        if values.ignored:
+            self.events["messages_with_ignored_names"] += 1
+            new = [n for n in values.ignored if n not in self.ignored_names]
+            if new and len(self.ignored_names) < MAX_IGNORED_NAMES:
+                self.ignored_names.update(new[:MAX_IGNORED_NAMES - len(self.ignored_names)])
+                self.get_logger().warning(
+                    f"ignoring joint names the model does not use: {', '.join(new[:20])}"
+                    f"{' ...' if len(new) > 20 else ''} (joint_state_policy merge; map a name "
+                    "with joint_name_map if it is one of the model's)")
+        self.joint_map.convert(values.positions, values.velocities)
+        return values
 
     def _check_stamp(self, stamp: int, now: int) -> None:
         """The stamp checks; after a jump back of the clock, forget the old time base (rate
@@ -302,6 +344,7 @@ class DynamicsNode(Node):
                                   f"checks re-armed at {stamp * 1e-9:.9f} s")
         self.tf_grid.reset()
         self.output_grid.reset()
+        self.assembler.stamps.clear()            # the joints' stamps of the old time base
         self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
 
     def _on_actuator_state(self, msg: JointState) -> None:
@@ -311,8 +354,7 @@ class DynamicsNode(Node):
         now = self._now()
         try:
             self.stamps.check_lead(to_nanoseconds(msg.header.stamp), now)
-            pos, vel = read_joint_state(msg.name, msg.position, msg.velocity,
-                                        self.model.actuator_names, effort=msg.effort)
+            pos, vel, _ = self._read(msg, self.model.actuator_names)
             self._store(pos, vel, now)
         except InputRejected as exc:
             self._reject(exc.reason, f"actuator_states: {exc.detail}")
@@ -367,11 +409,22 @@ class DynamicsNode(Node):
         now = self._now()
         try:
             stamp = to_nanoseconds(msg.header.stamp)
-            pos, vel = read_joint_state(msg.name, msg.position, msg.velocity,
-                                        self.assembler.accepted_names(),
-                                        self.assembler.required_names(), effort=msg.effort)
-            self._check_stamp(stamp, now)
-            self._store(pos, vel, now)
+            pos, vel, _ = self._read(msg, self.assembler.accepted_names(),
+                                     self.assembler.required_names())
+            if self.p["joint_state_policy"] == "merge":
+                if not pos:                      # only joints the model does not use
+                    return
+                # each joint keeps its own stamp; the merged state's is the newest. A message
+                # older in every joint is time_backwards, unless the clock jumped back
+                self.stamps.check_lead(stamp, now)
+                if not self.assembler.anything_new(pos, stamp):
+                    self._check_stamp(stamp, now)
+                self._store(pos, vel, now, stamp)
+                stamp = self.assembler.merged_stamp(int(self.p["max_joint_age"] * 1e9))
+                self._check_stamp(stamp, now)
+            else:
+                self._check_stamp(stamp, now)
+                self._store(pos, vel, now)
             self.arrivals.append(received)
             self.stamps.check_rate(stamp, self.p["publish_rate_limit"])
             # actuator lengths (and odometry) may come on their own topics: not older than
@@ -391,16 +444,22 @@ class DynamicsNode(Node):
         except LoopSingularityError as exc:      # loops that do not close, or singular
             return self._reject("loop_singular", str(exc))
         self.stamps.accept(stamp)                # advances on accepted inputs only
-        self._publish(msg.header.stamp, stamp, x, xd, result)
+        self._publish(stamp_from_nanoseconds(stamp), stamp, x, xd, result)
         latency = time.perf_counter() - received
         self.stats["evaluated"] += 1
         self.stats["latency_sum"] += latency
         self.stats["latency_max"] = max(self.stats["latency_max"], latency)
 
     # ------------------------------------------------------------------ outputs
-    def _publish_feedforward(self, values: np.ndarray) -> None:
-        self.msg_feedforward.data = float_array(values)
+    def _publish_feedforward(self, values: np.ndarray, stamp_msg=None) -> None:
+        """The feedforward, then its stamped, named copy (``stamp_msg``: the evaluated
+        input's; the watchdog's values: the node clock's)."""
+        self.msg_feedforward.data = data = float_array(values)
         self.pub_feedforward.publish(self.msg_feedforward)
+        copy = self.msg_feedforward_state
+        copy.header.stamp = stamp_msg or self.get_clock().now().to_msg()
+        copy.effort = data
+        self.pub_feedforward_state.publish(copy)
 
     def _publish(self, stamp_msg, stamp: int, x: np.ndarray, xd: np.ndarray,
                  result: Evaluation) -> None:
@@ -408,7 +467,7 @@ class DynamicsNode(Node):
         loads and wrenches on the ``output_rate`` grid, /tf and markers on the ``tf_rate`` one."""
         efforts, state, loads = result.efforts, result.state, result.loads
         self.safety.accepted(self._now(), self.feedforward(efforts, self.p["clamp_feedforward"]), x)
-        self._publish_feedforward(self.safety.last_feedforward)
+        self._publish_feedforward(self.safety.last_feedforward, stamp_msg)
         beyond = self.feedforward.beyond_limits(efforts)
         if beyond:                            # published, and flagged in /diagnostics
             self.events["efforts_beyond_limits"] += 1
@@ -426,9 +485,13 @@ class DynamicsNode(Node):
                 self.pub_wrenches[body].publish(w)
         if not self.tf_grid.due(stamp, self.p["tf_rate"]):
             return
-        for msg, p, q in zip(self.msg_tf.transforms, result.translations, result.quaternions):
-            set_transform(msg, stamp_msg, p, q)
-        self.pub_tf.publish(self.msg_tf)
+        self.pub_completed.publish(joint_state(stamp_msg, (), state.q, state.qd, (),
+                                               self.msg_completed))
+        if self.plan.poses:
+            translations, quaternions = result.translations, result.quaternions
+            for msg, k in zip(self.msg_tf.transforms, self.plan.poses):
+                set_transform(msg, stamp_msg, translations[k], quaternions[k])
+            self.pub_tf.publish(self.msg_tf)
         self._publish_markers(stamp_msg, loads)
 
     def _publish_markers(self, stamp_msg, loads) -> None:
@@ -445,7 +508,9 @@ class DynamicsNode(Node):
     def _arrow(self, stamp_msg, k: int, origin: np.ndarray, force: np.ndarray) -> Marker:
         marker = Marker()
         marker.header.stamp = stamp_msg
-        marker.header.frame_id = self.frame(self.p["world_frame"])
+        # world coordinates: with publish_base_transform false, world_frame names the
+        # odometry's frame (odom), whose origin the base coordinates are measured from
+        marker.header.frame_id = self.plan.frame[self.p["world_frame"]]
         marker.ns = "joint_forces"
         marker.id = k
         marker.type = Marker.ARROW
@@ -483,7 +548,7 @@ class DynamicsNode(Node):
             parsing=not self.parser.idle(), superseded=self.parser.superseded,
             arrivals=self.arrivals, last_valid_age=None if last is None else (self._now() - last) * 1e-9,
             stale=self.safety.stale, acceleration_source=self.p["acceleration_source"],
-            effort_flags=self.effort_flags)
+            effort_flags=self.effort_flags, ignored_names=sorted(self.ignored_names))
         self.reported = status.reported
         self.pub_diagnostics.publish(diagnostics(self.get_clock().now().to_msg(),
                                                  "charmie_dynamics: dynamics",

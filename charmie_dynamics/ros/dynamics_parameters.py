@@ -7,7 +7,9 @@ from typing import Any, Mapping, Optional
 
 from ..documents import DEFAULT_MAX_BYTES
 from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE
+from .inputs import JOINT_STATE_POLICIES
 from .model_source import MODEL_SOURCES
+from .outputs import TF_POLICIES
 from .param_spec import Param
 from .stale_policy import POLICIES as STALE_POLICIES
 
@@ -34,11 +36,36 @@ PARAMETERS = {
                                   "installed, later ones wait for the ~/accept_model_update service | "
                                   "always: every valid model from model_source is installed"),
     "joint_states_topic": Param("joint_states", "sensor_msgs/JointState input (sensor-data QoS)", topic=True),
+    "joint_state_policy": Param("merge", "merge: names the model does not use are ignored (counted in "
+                                "/diagnostics) and partial messages (several publishers) are merged "
+                                "joint by joint | strict: every message holds exactly the model's "
+                                "inputs; joint_states and actuator_states alike"),
+    "max_joint_age": Param(0.1, "merge: seconds a joint's value may be stamped before the newest joint's "
+                           "for the merged state to be evaluated (joint_too_old)", True, 0.0001, 3600.0),
+    "joint_name_map": Param([""], "MODEL=HARDWARE entries (theta7a=left_shoulder_joint): the robot's name "
+                            "of a model input or coordinate, read on joint_states/actuator_states and "
+                            "written on every output; unmapped names are the model's"),
+    "joint_map_file": Param("", "YAML file with the sections names (model: hardware), scale and offset "
+                            "(model value = scale * measured + offset); empty: none"),
     "actuator_states_topic": Param("actuator_states", "sensor_msgs/JointState of the actuator lengths, m and m/s", topic=True),
     "odometry_topic": Param("", "nav_msgs/Odometry giving d1, d2, theta3; empty: from joint_states", topic=True),
     "reference_topic": Param("reference_trajectory", "trajectory_msgs/JointTrajectory for acceleration_source=reference", topic=True),
     "max_reference_points": Param(MAX_REFERENCE_POINTS, "Most points of a reference trajectory; longer ones "
                                   "are refused (invalid_value) before they are read", False, 1, 1_000_000),
+    "publish_tf": Param("all", "Frames published on /tf and /tf_static: all | not_in_urdf (only those "
+                        "robot_state_publisher cannot publish from the hardware's joint_states: bodies "
+                        "moved by solved coordinates, actuators, springs, balancer bars) | auxiliary "
+                        "(actuators, springs, balancer bars: robot_state_publisher fed with "
+                        "completed_joint_states places every body) | none"),
+    "publish_base_transform": Param(True, "Publish the planar base's transforms (world -> base body); false "
+                                    "when the base driver's odometry owns odom -> base_link"),
+    "base_frame": Param("", "Published name of the base body's frame (the body the base coordinates "
+                        "d1, d2, theta3 move), e.g. base_link; empty: the body's own name"),
+    "completed_joint_states_topic": Param("completed_joint_states", "sensor_msgs/JointState of every "
+                                          "coordinate, solved ones included, in hardware names, at "
+                                          "tf_rate (for robot_state_publisher)", topic=True),
+    "feedforward_state_topic": Param("feedforward_states", "sensor_msgs/JointState: a stamped, named copy "
+                                     "(effort field) of every feedforward sent", topic=True),
     "frame_prefix": Param("", "Prefix of every published frame name, as robot_state_publisher's"),
     "world_frame": Param("world", "Name of the model's ground frame (before the prefix)"),
     "publish_rate_limit": Param(0.0, "Most evaluations per second, 0 or 1 to 10000; faster inputs are "
@@ -82,7 +109,9 @@ def check_parameters(p: Mapping[str, Any]) -> Optional[str]:
     for key, allowed in (("acceleration_source", ACCELERATION_SOURCES),
                          ("stale_policy", STALE_POLICIES),
                          ("accept_model_updates", MODEL_UPDATES),
-                         ("model_source", MODEL_SOURCES)):
+                         ("model_source", MODEL_SOURCES),
+                         ("joint_state_policy", JOINT_STATE_POLICIES),
+                         ("publish_tf", TF_POLICIES)):
         if p[key] not in allowed:
             return f"{key} {p[key]!r}: expected one of {', '.join(allowed)}"
     for key in RATE_PARAMETERS:

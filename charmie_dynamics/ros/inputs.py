@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
+from typing import Iterable, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -17,8 +17,12 @@ from ..kinematics.limits import PLAUSIBLE, InputLimits as ModelLimits
 from ..model.model import Model
 
 REASONS = ("length_mismatch", "non_finite", "unknown_name", "duplicate_name", "missing_name",
-           "out_of_range", "beyond_limits", "invalid_value", "stale_input", "time_backwards",
-           "future_stamp", "throttled", "no_model", "loop_singular")
+           "joint_too_old", "out_of_range", "beyond_limits", "invalid_value", "stale_input",
+           "time_backwards", "future_stamp", "throttled", "no_model", "loop_singular")
+#: How joint_states messages are read: ``merge`` (as robots send them: names the model does
+#: not know ignored, partial messages merged joint by joint) or ``strict`` (every message
+#: holds exactly the model's inputs, no other name).
+JOINT_STATE_POLICIES = ("merge", "strict")
 
 
 class InputRejected(ValueError):
@@ -30,16 +34,25 @@ class InputRejected(ValueError):
         self.detail = detail
 
 
+class JointStateValues(NamedTuple):
+    positions: dict[str, float]
+    velocities: dict[str, float]
+    ignored: tuple[str, ...]          # names the model does not use (merge policy)
+
+
 def read_joint_state(names: Sequence[str], position: Sequence[float],
                      velocity: Sequence[float], allowed: Sequence[str],
-                     required: Sequence[str] = (), effort: Sequence[float] = ()
-                     ) -> tuple[dict[str, float], dict[str, float]]:
+                     required: Sequence[str] = (), effort: Sequence[float] = (),
+                     policy: str = "strict") -> JointStateValues:
     """Positions and velocities by name from a sensor_msgs/JointState's arrays.
 
     ``velocity`` and ``effort`` may be empty (JointState's convention for "not measured":
     a velocity is then taken as 0; efforts are not used but their length is checked).
-    Every name of ``required`` must be present (a partial message would keep the others'
-    old values looking fresh).
+    ``strict``: every name must be ``allowed`` and every name of ``required`` present (a
+    partial message would keep the others' old values looking fresh). ``merge``: names not
+    ``allowed`` are returned as ``ignored`` (their values unchecked: a wheel's NaN is not
+    the model's concern) and ``required`` is not checked here (the assembler checks each
+    joint's age instead).
     """
     if len(position) != len(names) or len(velocity) not in (0, len(names)) \
             or len(effort) not in (0, len(names)):
@@ -48,18 +61,25 @@ def read_joint_state(names: Sequence[str], position: Sequence[float],
     given = set(names)
     if len(given) != len(names):
         raise InputRejected("duplicate_name", "a name appears twice")
+    ignored: tuple[str, ...] = ()
     if not given.issubset(allowed):
-        unknown = [n for n in names if n not in allowed]
-        raise InputRejected("unknown_name", f"{', '.join(unknown[:5])} not among the model's "
-                                            "inputs")
-    if not given.issuperset(required):
+        unknown = tuple(n for n in names if n not in allowed)
+        if policy == "strict":
+            raise InputRejected("unknown_name", f"{', '.join(unknown[:5])} not among the "
+                                                "model's inputs")
+        ignored = unknown
+        keep = [k for k, n in enumerate(names) if n in allowed]
+        names = [names[k] for k in keep]
+        position = [position[k] for k in keep]
+        velocity = [velocity[k] for k in keep] if len(velocity) else velocity
+    if policy == "strict" and not given.issuperset(required):
         missing = [n for n in required if n not in given]
         raise InputRejected("missing_name", f"{', '.join(missing[:6])} not in the message")
     if not (np.isfinite(np.asarray(position, dtype=float)).all()
             and np.isfinite(np.asarray(velocity, dtype=float)).all()):
         raise InputRejected("non_finite", "NaN or infinite position or velocity")
-    vel = dict(zip(names, velocity)) if velocity else dict.fromkeys(names, 0.0)
-    return dict(zip(names, position)), vel
+    vel = dict(zip(names, velocity)) if len(velocity) else dict.fromkeys(names, 0.0)
+    return JointStateValues(dict(zip(names, position)), vel, ignored)
 
 
 #: Most orders of names whose bounds ``InputLimits.within`` keeps (a healthy stream uses one
@@ -126,6 +146,7 @@ class StateAssembler:
     positions: dict[str, float] = field(default_factory=dict)
     velocities: dict[str, float] = field(default_factory=dict)
     received: dict[str, float] = field(default_factory=dict)   # arrival time of each value
+    stamps: dict[str, int] = field(default_factory=dict)       # header stamp of each, ns
 
     def __post_init__(self) -> None:
         self.names = self.inputs or self.model.input_names
@@ -148,18 +169,49 @@ class StateAssembler:
         return self._required
 
     def update(self, positions: Mapping[str, float], velocities: Mapping[str, float],
-               now: float = 0.0) -> None:
+               now: float = 0.0, stamp: Optional[int] = None) -> None:
         """Store a checked measurement received at ``now`` (raises ``out_of_range`` for an
-        actuator length)."""
+        actuator length). With its header ``stamp`` (ns; the merge policy), a value older
+        than the one kept for its name (a slower publisher's) does not replace it."""
         for name, value in positions.items():
             if name in self.ranges:
                 lo, hi = self.ranges[name]
                 if not lo <= value <= hi:
                     raise InputRejected("out_of_range", f"{name} = {value!r} m outside "
                                                         f"[{lo:.4g}, {hi:.4g}] m")
+        if stamp is not None:
+            kept = self.stamps
+            newer = [n for n in positions if kept.get(n, stamp) <= stamp]
+            if len(newer) < len(positions):
+                positions = {n: positions[n] for n in newer}
+                velocities = {n: velocities[n] for n in newer if n in velocities}
+            kept.update(dict.fromkeys(newer, stamp))
         self.positions.update(positions)
         self.velocities.update(velocities)
         self.received.update(dict.fromkeys(positions, now))
+
+    def anything_new(self, names: Iterable[str], stamp: int) -> bool:
+        """Whether a message stamped ``stamp`` brings a value of one of ``names`` no older
+        than the one kept (else it is wholly older: ``time_backwards``, or a clock jump)."""
+        kept = self.stamps
+        return any(kept.get(n, stamp) <= stamp for n in names)
+
+    def merged_stamp(self, max_age_ns: int) -> int:
+        """The stamp of the merged joint state (merge policy): the newest stamp of the
+        required joints, each of which must have a value stamped at most ``max_age_ns``
+        before it (``missing_name`` for a joint never received, ``joint_too_old`` for one
+        older; each names the joints)."""
+        stamps = self.stamps
+        missing = [n for n in self._required if n not in stamps]
+        if missing:
+            raise InputRejected("missing_name", f"no measurement yet of {', '.join(missing[:6])}")
+        newest = max((stamps[n] for n in self._required), default=0)
+        old = [n for n in self._required if newest - stamps[n] > max_age_ns]
+        if old:
+            raise InputRejected("joint_too_old", f"{', '.join(old[:6])} stamped more than "
+                                                 f"{max_age_ns * 1e-9:g} s before the newest "
+                                                 f"joint ({newest * 1e-9:.9f} s)")
+        return newest
 
     def assemble(self, now: float = 0.0, max_age: float = math.inf
                  ) -> tuple[np.ndarray, np.ndarray]:

@@ -24,6 +24,10 @@ def stamp_from_seconds(seconds: float) -> Time:
     return Time(sec=sec, nanosec=nanosec)
 
 
+def stamp_from_nanoseconds(nanoseconds: int) -> Time:
+    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+
+
 def duration_from_seconds(seconds: float) -> Duration:
     sec, nanosec = _split_seconds(seconds)
     return Duration(sec=sec, nanosec=nanosec)

@@ -20,6 +20,7 @@ from ..dynamics.loop_evaluator import LoopEvaluator, LoopSingularityError, evalu
 from ..kinematics.indirect import MechanismRangeError
 from ..model import ModelError
 from ..model.model import Model
+from .joint_map import JointMap, JointMapError
 from .outputs import wrench_bodies, wrench_topic
 
 T = TypeVar("T")
@@ -130,12 +131,24 @@ def check_node_model(model: Model, source: str, node: str, solves_loops: bool = 
                          "without a loops section")
 
 
+#: Longest ``joint_wrenches/<body>`` topic made for a model: rcl refuses names near 255
+#: characters (with the namespace and the DDS prefix), and a failed publisher would end the
+#: node; a model naming such a body is refused instead.
+MAX_TOPIC_LENGTH = 200
+
+
 def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequence[str],
-                  wrench_joints: Sequence[str]) -> PreparedModel:
-    """Check that the node can use ``model`` (no free-flyer, the names of its parameters,
-    one topic per wrench body, assembly at the default inputs, or of its loops) and build its
-    buffers; raises :class:`ModelError` (thread-safe)."""
+                  wrench_joints: Sequence[str], joint_map: JointMap = JointMap()
+                  ) -> PreparedModel:
+    """Check that the node can use ``model`` (no free-flyer, the names of its parameters and
+    of ``joint_map``, one topic per wrench body, assembly at the default inputs, or of its
+    loops) and build its buffers; raises :class:`ModelError` (thread-safe).
+    ``feedforward_joints`` may use the model's or the hardware's names."""
     check_node_model(model, source, "the dynamics node reads", solves_loops=True)
+    try:
+        joint_map.check(tuple(model.input_names) + tuple(model.coordinate_names), source)
+    except JointMapError as exc:
+        raise ModelError(str(exc)) from None
     # the evaluator's first evaluation compiles (or loads from numba's disk cache) the
     # kernels now, not at the first input, and proves that the model assembles at its
     # default inputs (a model with loops: at its loops' guess, LoopAssemblyError otherwise)
@@ -145,7 +158,7 @@ def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequ
         raise ModelError(f"{source}: the model does not assemble at its default "
                          f"inputs: {exc}") from None
     inputs = evaluator.input_names
-    joints = [j for j in feedforward_joints if j] or list(inputs)
+    joints = joint_map.to_model(j for j in feedforward_joints if j) or list(inputs)
     bodies = wrench_bodies(model, wrench_joints)
     unknown = [j for j in joints if j not in inputs]
     unknown += [b for b in bodies if b not in model.body_names]
@@ -155,6 +168,10 @@ def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequ
                          f"({bounded(', '.join(inputs), 200)}) and bodies")
     topics: dict[str, str] = {}
     for body in bodies:
+        if len(wrench_topic(body)) > MAX_TOPIC_LENGTH:
+            raise ModelError(f"{source}: wrench_joints body {bounded(body, 60)!r}: topic "
+                             f"{len(wrench_topic(body))} characters long, expected at most "
+                             f"{MAX_TOPIC_LENGTH} (a shorter body name)")
         other = topics.setdefault(wrench_topic(body), body)
         if other != body:
             raise ModelError(f"{source}: wrench_joints {other!r} and {body!r} would share the "

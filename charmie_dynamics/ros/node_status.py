@@ -6,11 +6,12 @@ import enum
 from collections import Counter
 from typing import Mapping, NamedTuple, Optional, Sequence
 
+from ..documents import bounded
 from .inputs import REASONS
 
 TOPICS = ("joint_states", "actuator_states", "odometry", "reference", "model")
 EVENTS = ("models_taken", "models_held", "models_unchanged", "model_changes", "clock_jumps",
-          "efforts_beyond_limits")
+          "efforts_beyond_limits", "messages_with_ignored_names")
 REJECTIONS = REASONS + ("bad_model",)
 
 
@@ -38,7 +39,8 @@ def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
                     reported: Counter, stats: Mapping[str, float], model: Optional[str],
                     pending: Optional[str], parsing: bool, superseded: int,
                     arrivals: Sequence[float], last_valid_age: Optional[float], stale: bool,
-                    acceleration_source: str, effort_flags: Sequence[str]) -> Status:
+                    acceleration_source: str, effort_flags: Sequence[str],
+                    ignored_names: Sequence[str] = ()) -> Status:
     """One status from the node's counters: ``rejected`` by reason, ``received`` by topic,
     ``events`` (model and clock), ``reported`` (the counts at the last status: what is new in
     this period warns), ``stats`` (evaluated, latency_sum and latency_max in s)."""
@@ -55,6 +57,8 @@ def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
         "stale": str(stale),
         "acceleration_source": acceleration_source,
         "efforts_beyond_limits_inputs": ", ".join(effort_flags) or "none",
+        # names in joint_states the model does not use (merge policy): not a fault
+        "ignored_joint_names": bounded(", ".join(ignored_names), 500) or "none",
     }
     for topic in TOPICS:
         values[f"received_{topic}"] = str(received[topic])

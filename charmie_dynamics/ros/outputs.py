@@ -13,8 +13,65 @@ import numpy as np
 from ..dynamics.actuation import actuator_space
 from ..dynamics.inverse import base_body
 from ..model.model import Model
+from .odometry import BASE_COORDINATES
 
 WRENCH_TOPICS = "joint_wrenches"
+#: Which frames the dynamics node publishes (parameter ``publish_tf``)
+TF_POLICIES = ("all", "not_in_urdf", "auxiliary", "none")
+
+
+@dataclass(frozen=True)
+class FramePlan:
+    """What the dynamics node publishes of the evaluator's poses: the indices of the poses
+    on /tf, each pose's (parent, child) frame names, whether fixed bodies go on /tf_static,
+    and the root frame (the frame of the loads' headers and the markers)."""
+
+    poses: tuple[int, ...]
+    parents: tuple[str, ...]
+    children: tuple[str, ...]
+    static: bool
+    root: str
+    frame: dict[str, str]              # body name -> published frame name (prefix included)
+
+
+def frame_plan(model: Model, pose_parents: Sequence[Optional[str]],
+               pose_children: Sequence[str], n_body_poses: int, inputs: Sequence[str], policy: str,
+               publish_base: bool, base_frame: str, world_frame: str,
+               prefix: str) -> FramePlan:
+    """The frames to publish (see :data:`TF_POLICIES`). ``pose_parents``/``pose_children``:
+    the evaluator's poses (its first ``n_body_poses`` the moving bodies, parent None for the
+    world, then the auxiliary segments). ``not_in_urdf``: a body whose joint coordinate is not among ``inputs`` (an
+    indirectly actuated joint's, a loop's dependent one: no joint_states value, so
+    robot_state_publisher cannot place it) and every auxiliary segment (not a URDF joint).
+    ``auxiliary``: the segments alone (robot_state_publisher fed with completed_joint_states
+    places every body). ``publish_base`` false: no transform of a body moved by a base coordinate; the base
+    body (the deepest of them) is named ``base_frame`` (when given) and is the root."""
+    bodies = {name: i for i, name in enumerate(model.body_names)}
+    base_chain = {i for i, body in enumerate(model.bodies) if body.coordinate in BASE_COORDINATES}
+    base = max(base_chain, default=None)       # bodies are in tree order: the deepest last
+    frame = {name: prefix + name for name in model.body_names}
+    frame[world_frame] = prefix + world_frame
+    if base is not None and base_frame:
+        frame[model.body_names[base]] = prefix + base_frame
+    root = frame[model.body_names[base]] if base is not None and not publish_base \
+        else frame[world_frame]
+    measured = set(inputs)
+    kept = []
+    for k, child in enumerate(pose_children):
+        i = bodies[child] if k < n_body_poses else None
+        body = model.bodies[i] if i is not None else None
+        if body is not None and not publish_base and i in base_chain:
+            continue
+        if policy == "none" or (policy == "not_in_urdf" and body is not None
+                                and body.coordinate in measured) \
+                or (policy == "auxiliary" and body is not None):
+            continue
+        kept.append(k)
+    names = lambda n: frame.get(n, prefix + n)       # noqa: E731 (segments: own names)
+    return FramePlan(tuple(kept),
+                     tuple(names(pose_parents[k] or world_frame) for k in kept),
+                     tuple(names(pose_children[k]) for k in kept),
+                     policy == "all", root, frame)
 
 
 def wrench_bodies(model: Model, names: Sequence[str]) -> list[str]:

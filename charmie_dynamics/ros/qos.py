@@ -20,6 +20,10 @@ SENSOR = qos_profile_sensor_data
 #: of several input periods, measured by benchmarks/bench_node.py)
 NEWEST_SAMPLE = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT,
                            durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)
+#: measurements merged joint by joint (several publishers on one topic): best effort, depth
+#: 10, so that one publisher's sample is not replaced by another's before it is read
+MERGED_SAMPLES = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT,
+                            durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)
 #: computed outputs and commands: reliable, volatile, depth 10
 OUTPUT = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
                     durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)

@@ -63,7 +63,7 @@ class ViewFeed(Node):
         required = self.assembler.required_names() if is_joint_states else ()
         allowed = self.assembler.accepted_names() if is_joint_states else self.model.actuator_names
         try:
-            pos, vel = read_joint_state(msg.name, msg.position, msg.velocity, allowed, required,
+            pos, vel, _ = read_joint_state(msg.name, msg.position, msg.velocity, allowed, required,
                                         effort=msg.effort)
             self.limits.check(pos, vel, POSITION_TOLERANCE, VELOCITY_TOLERANCE)
             self.assembler.update(pos, vel)

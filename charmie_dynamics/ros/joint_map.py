@@ -1,0 +1,150 @@
+"""The robot's names and units for the model's inputs and outputs (pure Python: no rclpy here).
+
+A ros2_control robot publishes its joints under its URDF's names (``left_shoulder_joint``),
+the model names its coordinates after the papers (``theta7a``, ``act4``): the
+``joint_name_map`` parameter (entries ``MODEL=HARDWARE``) or a ``joint_map_file``::
+
+    names:                 # model name: hardware name
+      theta7a: left_shoulder_joint
+      act4: lift_actuator
+    scale:                 # model value = scale * hardware value + offset (velocity: scale *)
+      act4: 0.001          # the sensor reports millimetres
+    offset:
+      act4: 0.45           # ... from another zero
+
+map every name the dynamics node reads (joint_states, actuator_states) and writes
+(joint_loads, actuator_loads, the feedforward and its stamped copy, completed_joint_states).
+Unmapped names keep the model's name. Scale and offset apply to the measured positions and
+velocities only; every output is in the model's SI units.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from ..documents import DocumentError, parse_yaml, read_text
+
+FILE_SECTIONS = ("names", "scale", "offset")
+
+
+class JointMapError(ValueError):
+    """A joint map that cannot be used; the message names the parameter or file, the entry
+    and what is expected."""
+
+
+@dataclass(frozen=True)
+class JointMap:
+    """Model name <-> hardware name, and the linear conversion of measured values."""
+
+    hardware: Mapping[str, str] = field(default_factory=dict)   # model -> hardware
+    scale: Mapping[str, float] = field(default_factory=dict)    # model name -> factor
+    offset: Mapping[str, float] = field(default_factory=dict)   # model name -> m or rad
+    source: str = "joint_name_map"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "model", {hw: m for m, hw in self.hardware.items()})
+        object.__setattr__(self, "converted", tuple(set(self.scale) | set(self.offset)))
+
+    def to_model(self, names: Iterable[str]) -> list[str]:
+        """The model names of a message's names (an unmapped name is its own)."""
+        model = self.model
+        return [model.get(n, n) for n in names] if model else list(names)
+
+    def to_hardware(self, names: Iterable[str]) -> list[str]:
+        hardware = self.hardware
+        return [hardware.get(n, n) for n in names] if hardware else list(names)
+
+    def convert(self, positions: dict[str, float], velocities: dict[str, float]) -> None:
+        """Measured values (model names) into the model's units, in place."""
+        for name in self.converted:
+            if name in positions:
+                k = self.scale.get(name, 1.0)
+                positions[name] = k * positions[name] + self.offset.get(name, 0.0)
+                if name in velocities:
+                    velocities[name] = k * velocities[name]
+
+    def check(self, model_names: Sequence[str], model_source: str) -> None:
+        """Raise :class:`JointMapError` for a mapped name the model does not know, or a
+        hardware name that is another of the model's names (a message could not tell them
+        apart)."""
+        known = set(model_names)
+        for name in list(self.hardware) + list(self.scale) + list(self.offset):
+            if name not in known:
+                raise JointMapError(f"{self.source}: {name!r} is not an input or coordinate of "
+                                    f"the model {model_source} (expected one of "
+                                    f"{', '.join(list(model_names)[:8])}...)")
+        for name, hw in self.hardware.items():
+            if hw != name and hw in known and self.hardware.get(hw, hw) == hw:
+                raise JointMapError(f"{self.source}: {name!r} -> {hw!r}: {hw!r} is also the "
+                                    f"model's own name of another joint, expected a name "
+                                    f"no other joint has (or map {hw!r} too)")
+
+
+def _entries(entries: Sequence[str]) -> dict[str, str]:
+    """``MODEL=HARDWARE`` strings (empty ones ignored: a ROS string array cannot be empty)."""
+    pairs: dict[str, str] = {}
+    for entry in entries:
+        if not entry:
+            continue
+        model, sep, hardware = (s.strip() for s in entry.partition("="))
+        if not (sep and model and hardware):
+            raise JointMapError(f"joint_name_map entry {entry!r}: expected MODEL=HARDWARE "
+                                "(e.g. theta7a=left_shoulder_joint)")
+        if model in pairs:
+            raise JointMapError(f"joint_name_map: {model!r} mapped twice, expected once")
+        pairs[model] = hardware
+    return pairs
+
+
+def _numbers(section: object, path: str, name: str) -> dict[str, float]:
+    if section is None:
+        return {}
+    if not isinstance(section, dict):
+        raise JointMapError(f"{path}: {name}: expected a mapping MODEL_NAME: NUMBER")
+    values = {}
+    for key, value in section.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or (name == "scale" and value == 0):
+            raise JointMapError(f"{path}: {name}.{key}: {value!r}, expected a finite number"
+                                + (", not 0" if name == "scale" else ""))
+        values[str(key)] = float(value)
+    return values
+
+
+def read_joint_map(entries: Sequence[str], path: str = "", max_bytes: int = 1 << 20) -> JointMap:
+    """The map of the ``joint_name_map`` parameter's entries and the ``joint_map_file``
+    ``path`` (empty: none); a name mapped in both, two model names on one hardware name, or
+    a malformed entry raise :class:`JointMapError`."""
+    hardware = _entries(entries)
+    scale: dict[str, float] = {}
+    offset: dict[str, float] = {}
+    source = "joint_name_map"
+    if path:
+        source = f"joint_name_map and {path}" if hardware else path
+        try:
+            document = parse_yaml(read_text(path, "joint map file", max_bytes), path)
+        except DocumentError as exc:
+            raise JointMapError(str(exc)) from None
+        document = {} if document is None else document
+        if not isinstance(document, dict) or not set(document) <= set(FILE_SECTIONS):
+            raise JointMapError(f"{path}: expected a mapping with the sections "
+                                f"{', '.join(FILE_SECTIONS)}")
+        names = document.get("names") or {}
+        if not isinstance(names, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) and v for k, v in names.items()):
+            raise JointMapError(f"{path}: names: expected a mapping MODEL_NAME: HARDWARE_NAME")
+        for model, hw in names.items():
+            if model in hardware:
+                raise JointMapError(f"{path}: names.{model}: mapped in joint_name_map too, "
+                                    "expected once")
+            hardware[model] = hw
+        scale = _numbers(document.get("scale"), path, "scale")
+        offset = _numbers(document.get("offset"), path, "offset")
+    seen: dict[str, str] = {}
+    for model, hw in hardware.items():
+        if hw in seen:
+            raise JointMapError(f"{source}: {seen[hw]!r} and {model!r} both map to {hw!r}, "
+                                "expected one model name per hardware name")
+        seen[hw] = model
+    return JointMap(hardware, scale, offset, source)
