@@ -351,7 +351,8 @@ def test_every_number_has_a_range_and_every_parameter_a_description():
 
 
 def test_pure_pieces_import_no_ros():
-    modules = "stamps outputs node_status model_source dynamics_parameters param_spec model_updates reference"
+    modules = ("stamps outputs node_status model_source dynamics_parameters param_spec model_updates "
+               "reference joint_map")
     code = "import sys\n" + "".join(f"import charmie_dynamics.ros.{m}\n" for m in modules.split()) + \
         "print([m for m in sys.modules if m.split('.')[0] in ('rclpy', 'rcl_interfaces')])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
