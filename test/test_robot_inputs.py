@@ -3,6 +3,7 @@ partial messages merged joint by joint with each joint's stamp, the robot's name
 (joint_map.py), and the frames the dynamics node leaves to robot_state_publisher and the
 base's odometry (outputs.frame_plan)."""
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -146,3 +147,23 @@ def test_the_base_transform_left_to_odometry(charmie):
     assert "r1/world" not in plan.parents               # nothing hangs from the world now
     assert plan.parents.count("r1/base_link") >= 1      # the base body's children
     assert plan.frame["body_3"] == "r1/base_link"
+
+
+def test_ros2_control_example_is_consistent(charmie):
+    """config/ros2_control_example.yaml: the effort controller's joints are the hardware names
+    (config/joint_map_example.yaml) of the dynamics node's feedforward_joints, in order; every
+    dynamics parameter it sets is declared, with a valid value."""
+    import yaml
+    from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters
+    config = Path(__file__).resolve().parent.parent / "config"
+    example = yaml.safe_load((config / "ros2_control_example.yaml").read_text())
+    joint_map = read_joint_map([], str(config / "joint_map_example.yaml"))
+    joint_map.check(charmie.input_names + charmie.coordinate_names, "charmie.yaml")
+    dynamics = example["/**/dynamics"]["ros__parameters"]
+    assert set(dynamics) <= set(PARAMETERS), set(dynamics) - set(PARAMETERS)
+    assert check_parameters({name: p.default for name, p in PARAMETERS.items()} | dynamics) is None
+    assert example["effort_controller"]["ros__parameters"]["joints"] == \
+        joint_map.to_hardware(dynamics["feedforward_joints"])
+    assert dynamics["feedforward_topic"] == "/effort_controller/commands"
+    assert example["controller_manager"]["ros__parameters"]["effort_controller"]["type"] == \
+        "effort_controllers/JointGroupEffortController"

@@ -34,6 +34,7 @@ rclpy = pytest.importorskip("rclpy")
 from builtin_interfaces.msg import Time  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
@@ -49,6 +50,7 @@ from ros_harness import (ACTUATORS, JOINT_INPUTS, MODEL, TOL, Dynamics, Ros, cor
                          node_argv,
                          params, quaternion_matrix, random_state, ros, ros_env, stamp_key, vec)
 
+RELIABLE_DEEP = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 BRINGUP_DOMAIN = 10 + os.getpid() % 90      # the in-process bring-up (test 6): apart from them
 FIXED_BODIES = ("body_6a", "body_6b", "body_6c", "body_9c")
 
@@ -412,3 +414,72 @@ def test_dynamics_node_start_up_errors_are_one_line(ros_env, args, message):
     assert proc.returncode == 1, proc.stderr
     assert "DynamicsNode: error:" in proc.stderr and message in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
+
+
+# ---------------------------------------------------------------------------- RViz
+#: The message type each RViz display of config/charmie.rviz subscribes with
+RVIZ_TYPES = {"rviz_default_plugins/RobotModel": "std_msgs/msg/String",
+              "rviz_default_plugins/Effort": "sensor_msgs/msg/JointState",
+              "rviz_default_plugins/MarkerArray": "visualization_msgs/msg/MarkerArray",
+              "rviz_default_plugins/Wrench": "geometry_msgs/msg/WrenchStamped"}
+
+
+@dump_on_failure
+def test_every_rviz_display_topic_is_published_with_its_type(ros, system):
+    """Each topic a display of config/charmie.rviz reads (Topic, Description Topic) has a
+    publisher among the running nodes (model_loader and dynamics A, as sim.launch.py starts
+    them), of the type that display takes; the frames it names are published; the loads
+    carry the frame RViz's Effort display needs."""
+    import yaml
+    config = yaml.safe_load((Path(__file__).resolve().parent.parent / "config" / "charmie.rviz")
+                            .read_text())["Visualization Manager"]
+    wanted = set()
+    for display in config["Displays"]:
+        for key in ("Topic", "Description Topic"):
+            if key in display:
+                topic_type = RVIZ_TYPES["rviz_default_plugins/RobotModel" if key == "Description Topic"
+                                        else display["Class"]]
+                wanted.add((display[key]["Value"], topic_type))
+    assert len(wanted) == 4, wanted
+    published = dict(ros.node.get_topic_names_and_types())
+    for topic, topic_type in sorted(wanted):
+        assert topic in published and topic_type in published[topic], (topic, published.get(topic))
+        assert ros.node.get_publishers_info_by_topic(topic), topic
+    assert config["Global Options"]["Fixed Frame"] == "world"
+    a: Dynamics = system["a"]
+    pos, vel = random_state(np.random.default_rng(11))
+    _, out = a.send_state(pos, vel)
+    assert out["joint_loads"].header.frame_id == "world"
+    assert out["actuator_loads"].header.frame_id == "world"
+
+
+@dump_on_failure
+def test_player_reference_points_carry_the_inverse_dynamics_effort(ros, ros_env, log_dir):
+    """The trajectory player's reference_trajectory, the form a joint_trajectory_controller
+    takes: every point's effort is the inverse dynamics of its position, velocity and
+    acceleration (the core's recursive Newton-Euler, actuator forces in their slots). The
+    reference goes out at each start of the (looping, 5 s) motion: the first one after this
+    subscriber matched is taken."""
+    from trajectory_msgs.msg import JointTrajectory
+    from charmie_dynamics.dynamics import inverse_dynamics
+    from charmie_dynamics.kinematics import resolve_state
+    player = Child("player_p", node_argv("trajectory_player_node", "-r", "__ns:=/p",
+                                         *params(rate=50.0, loop="true")), ros_env, log_dir)
+    got: list = []
+    sub = ros.node.create_subscription(JointTrajectory, "/p/reference_trajectory", got.append, RELIABLE_DEEP)
+    try:
+        ros.watched = [player]
+        assert ros.spin_until(lambda: got, 60.0), player.tail()
+    finally:
+        ros.watched = []
+        player.stop()
+        ros.node.destroy_subscription(sub)
+    msg = got[0]
+    assert list(msg.joint_names) == list(MODEL.input_names) and len(msg.points) > 100
+    for point in msg.points[::97]:
+        x, xd, xdd = (np.array(v) for v in (point.positions, point.velocities, point.accelerations))
+        loads = inverse_dynamics(MODEL, resolve_state(MODEL, x, xd, xdd))
+        expected = np.array(loads.coordinate_effort, dtype=float)
+        for k, name in enumerate(ACTUATORS):
+            expected[MODEL.input_names.index(name)] = loads.actuator_force[k]
+        np.testing.assert_allclose(point.effort, expected, rtol=1e-9, atol=1e-9)

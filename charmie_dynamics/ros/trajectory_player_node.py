@@ -15,6 +15,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from ..dynamics.evaluator import Evaluator
 from ..model import load_model
 from ..resources import bundled_model
 from ..trajectories import MOTIONS, from_csv
@@ -32,6 +33,9 @@ PARAMETERS = {
     "loop": Param(False, "Start again at the end"),
     "publish_reference": Param(True, "Publish the motion on reference_trajectory (with accelerations)"),
     "publish_clock": Param(False, "Publish /clock from the motion's time (simulated time)"),
+    "reference_efforts": Param(True, "Fill each reference point's effort with the inverse dynamics "
+                               "along the motion (N m, N: the actuators' axial forces), as a "
+                               "joint_trajectory_controller takes an effort feed-forward"),
 }
 
 
@@ -65,11 +69,15 @@ class TrajectoryPlayerNode(Node):
         msg.header.stamp = stamp_from_seconds(t0)
         msg.joint_names = list(self.model.input_names)
         step = max(1, len(self.traj.t) // 500)        # about 500 points per motion
+        evaluate = Evaluator(self.model) if self.p["reference_efforts"] else None
         for k in range(0, len(self.traj.t), step):
             point = JointTrajectoryPoint()
             point.positions = [float(v) for v in self.traj.x[k]]
             point.velocities = [float(v) for v in self.traj.xd[k]]
             point.accelerations = [float(v) for v in self.traj.xdd[k]]
+            if evaluate is not None:   # the motion's own inverse dynamics, input order
+                point.effort = [float(v) for v in evaluate(self.traj.x[k], self.traj.xd[k],
+                                                           self.traj.xdd[k]).efforts]
             dt = float(self.traj.t[k] - self.traj.t[0])
             point.time_from_start = duration_from_seconds(dt)
             msg.points.append(point)
