@@ -42,8 +42,9 @@ import numpy as np
 
 from ..documents import DEFAULT_MAX_BYTES, bounded, check_size, parse_yaml, read_text
 from ..linalg import direction_and_length
-from .loader import (FORMAT, LENGTH_UNITS, MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_EFFORT,
-                     MAX_LENGTH_M, MAX_LINEAR_VELOCITY, ModelError, _show, model_from_dict)
+from .loader import (FORMAT, LENGTH_UNITS, MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_BODIES,
+                     MAX_EFFORT, MAX_LENGTH_M, MAX_LINEAR_VELOCITY, ModelError, _show,
+                     model_from_dict)
 from .model import Model
 from .rotations import rpy_to_matrix
 
@@ -200,25 +201,48 @@ def _limits(u: _Urdf, joint: ET.Element, kind: str, where: str, scale: float) ->
 
 def _couplings(u: _Urdf, joints: Mapping[str, ET.Element]) -> dict[str, tuple[str, float, float]]:
     """Joint name -> (coordinate, multiplier, offset): a mimic joint's value is
-    ``multiplier * coordinate + offset``, composed along a chain of mimics to its root."""
+    ``multiplier * coordinate + offset``, composed along a chain of mimics to its root.
+    Linear in the number of joints: each joint's mimic is read once and each leader resolved
+    once (memoised), so a chain of n mimics costs n steps, not n^2 (issue 22)."""
     out: dict[str, tuple[str, float, float]] = {}
     for name in joints:
-        chain, current, m, offset = [name], name, 1.0, 0.0
-        while (mimic := joints[current].find("mimic")) is not None:
-            where = f"joint {_show(current)} <mimic>"
-            leader = mimic.get("joint")
-            if leader not in joints or joints[leader].get("type") == "fixed":
-                raise u.fail(f"{where} joint", f"got {_show(leader)}, expected a moving joint "
-                                               "of the robot")
-            if leader in chain:
-                raise u.fail(f"{where} joint", f"mimic cycle {' -> '.join(chain + [leader])}, "
-                                               "expected a chain that ends at a joint")
-            km = u.number(mimic, "multiplier", where, 1.0)
-            offset, m = m * u.number(mimic, "offset", where, 0.0) + offset, m * km
-            chain.append(leader)
+        path: list[tuple[str, float, float]] = []     # (joint, multiplier, offset) to resolve
+        on_path: set[str] = set()                     # the cycle check, O(1) per step
+        current = name
+        while current not in out:
+            step = _mimic_step(u, joints, current)
+            if step is None:                          # a joint that mimics none: a root
+                out[current] = (current, 1.0, 0.0)
+                break
+            leader, km, ko = step
+            on_path.add(current)
+            path.append((current, km, ko))
+            if leader in on_path:
+                chain = [joint for joint, _, _ in path] + [leader]
+                raise u.fail(f"joint {_show(current)} <mimic> joint",
+                             f"mimic cycle {' -> '.join(chain)}, expected a chain that ends at "
+                             "a joint")
             current = leader
-        out[name] = (current, m, offset)
+        for joint, km, ko in reversed(path):           # value = km * leader's + ko
+            root, m, offset = out[current]
+            out[joint] = (root, km * m, km * offset + ko)
+            current = joint
     return out
+
+
+def _mimic_step(u: _Urdf, joints: Mapping[str, ET.Element],
+                name: str) -> Optional[tuple[str, float, float]]:
+    """The leader, multiplier and offset of joint ``name``'s ``<mimic>``; None without one."""
+    mimic = joints[name].find("mimic")
+    if mimic is None:
+        return None
+    where = f"joint {_show(name)} <mimic>"
+    leader = mimic.get("joint")
+    if leader not in joints or joints[leader].get("type") == "fixed":
+        raise u.fail(f"{where} joint", f"got {_show(leader)}, expected a moving joint "
+                                       "of the robot")
+    return leader, u.number(mimic, "multiplier", where, 1.0), u.number(mimic, "offset", where,
+                                                                      0.0)
 
 
 def _joint(u: _Urdf, joint: ET.Element, coupling: tuple[str, float, float],
@@ -271,9 +295,16 @@ def urdf_document(text: str, source: str, overlay: Optional[Mapping] = None,
     field."""
     u = _Urdf(source)
     robot = _parse_xml(text, source)
-    links = {u.name(link, "link"): link for link in robot.findall("link")}
-    joints = {u.name(joint, "joint"): joint for joint in robot.findall("joint")}
-    if len(links) != len(robot.findall("link")) or len(joints) != len(robot.findall("joint")):
+    link_elements, joint_elements = robot.findall("link"), robot.findall("joint")
+    # counted before any per-joint work: the loader's body cap, plus the world link
+    for tag, elements, most in (("link", link_elements, MAX_BODIES + 1),
+                                ("joint", joint_elements, MAX_BODIES)):
+        if len(elements) > most:
+            raise u.fail("<robot>", f"got {len(elements)} <{tag}> elements, expected at most "
+                                    f"{most} (the model's limit of {MAX_BODIES} bodies)")
+    links = {u.name(link, "link"): link for link in link_elements}
+    joints = {u.name(joint, "joint"): joint for joint in joint_elements}
+    if len(links) != len(link_elements) or len(joints) != len(joint_elements):
         raise u.fail("<robot>", "duplicate link or joint names, expected unique names")
     if not links:
         raise u.fail("<robot>", "no <link>, expected at least one")
