@@ -11,6 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,7 +124,7 @@ def test_10000_identical_cuts_refused_before_any_cut_is_read(tmp_path):
             error = None
         except ModelError as exc:
             error = str(exc)
-        print(f"10,000 cuts refused in {time.perf_counter() - start:.3f} s")
+        print(f"10,000 cuts: load_model returned in {time.perf_counter() - start:.3f} s")
         print(json.dumps({"calls": calls, "error": error}))
     """, tmp_path)
     assert out["error"] == ("cuts.yaml: loops.cuts: got 10000 cut joints, expected 1 to 4 (at "
@@ -148,3 +149,131 @@ def test_loop_groups_join_cuts_through_shared_coordinates():
     assert [g.coordinates for g in groups] == [(0, 1, 2, 3), (4, 5)]
     assert [g.independent for g in groups] == [(0,), (4,)]
 
+
+# --- names that every node accepts -------------------------------------------------------------
+
+def five_bar_with_body_name(name: str) -> dict:
+    doc = yaml.safe_load(FIVE_BAR.read_text())
+    old = doc["bodies"][0]["name"]
+    doc["bodies"][0]["name"] = name
+    doc["bodies"][1]["parent"] = name
+    doc["loops"]["cuts"][0]["predecessor"] = doc["loops"]["cuts"][0]["predecessor"].replace(
+        old, name)
+    return doc
+
+
+def test_longest_name_loads_and_a_longer_one_is_refused():
+    """A body name becomes the topic joint_wrenches/<body>: 231 characters made creating its
+    publisher fail and the node exit, although the model validated."""
+    from charmie_dynamics.model import ModelError, model_from_dict
+    from charmie_dynamics.model.loader import MAX_NAME
+    assert MAX_NAME == 128
+    assert model_from_dict(five_bar_with_body_name("b" * 128), "five.yaml").body_names[0] \
+        == "b" * 128
+    for name in ("b" * 129, "b" * 231):
+        with pytest.raises(ModelError) as info:
+            model_from_dict(five_bar_with_body_name(name), "five.yaml")
+        assert str(info.value).startswith(f"five.yaml: bodies[0].name: got a name of "
+                                          f"{len(name)} characters ('bbbb")
+        assert str(info.value).endswith("expected at most 128 (names become topic names and "
+                                        "TF frame ids)")
+
+
+def test_long_urdf_link_name_is_refused():
+    from charmie_dynamics.model import ModelError
+    from charmie_dynamics.model.urdf import model_from_urdf
+    name = "l" * 100_000
+    text = urdf(TWO_LINKS.replace('"arm"', f'"{name}"'))
+    with pytest.raises(ModelError, match=r"^big.urdf: bodies\[1\]\.name: got a name of 100000 "
+                                         r"characters \('l{4}.*expected at most 128") as info:
+        model_from_urdf(text, "big.urdf")
+    assert len(str(info.value)) <= 600
+
+
+def test_bundled_and_example_names_fit():
+    """The bundled models load under the cap (the URDFs of example-robot-data: their longest
+    link or joint name has 56 characters; test_urdf_import loads them)."""
+    from charmie_dynamics import load_model
+    for path in [ROOT / "config" / "charmie.yaml", *sorted((ROOT / "config" / "examples")
+                                                           .glob("*.yaml"))]:
+        model = load_model(path)
+        assert max(map(len, model.body_names + model.coordinate_names)) <= 128
+
+
+# --- URDF numbers as xs:double -----------------------------------------------------------------
+
+TWO_LINKS = """
+<link name="base"><inertial><mass value="2"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<link name="arm"><inertial><origin xyz="0.1 0 0" rpy="0 0 0"/><mass value="1"/>
+  <inertia ixx="0.1" iyy="0.2" izz="0.3" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/>
+  <origin xyz="0 0 0.5" rpy="0 0 0"/><axis xyz="0 0 1"/>
+  <limit lower="-1" upper="1" effort="5" velocity="3"/></joint>
+"""
+
+
+def urdf(body: str) -> str:
+    return f'<?xml version="1.0"?>\n<robot name="r">\n{body}\n</robot>\n'
+
+
+@pytest.mark.parametrize("value", [
+    "1_0",                       # float(): 10
+    "\u0661\u0660",              # Arabic-Indic digits: float() reads 10
+    "\uff11",                    # a fullwidth digit
+    "infinity", "-Infinity", "inf", "NaN",
+    "0x10", "1e", "1.0f", ""])
+def test_urdf_numbers_are_xs_double(value):
+    from charmie_dynamics.model import ModelError
+    from charmie_dynamics.model.urdf import model_from_urdf
+    text = urdf(TWO_LINKS.replace('<mass value="1"/>', f'<mass value="{value}"/>'))
+    with pytest.raises(ModelError) as info:
+        model_from_urdf(text, "n.urdf")
+    assert str(info.value).startswith("n.urdf: link 'arm' <inertial> <mass value>: got ")
+    assert str(info.value).endswith("expected 1 finite number(s) written as xs:double (ASCII "
+                                    "digits, '.', an exponent; no '_')")
+
+
+def test_urdf_vector_split_at_xml_whitespace_only():
+    """A no-break space is no XML whitespace: '0\u00a00 0.5' is two tokens to urdfdom."""
+    from charmie_dynamics.model import ModelError
+    from charmie_dynamics.model.urdf import model_from_urdf
+    text = urdf(TWO_LINKS.replace('xyz="0 0 0.5"', 'xyz="0\u00a00 0.5"'))
+    with pytest.raises(ModelError, match=r"joint 'shoulder' <origin xyz>: got '0\\xa00 0\.5', "
+                                         "expected 3 finite number"):
+        model_from_urdf(text, "n.urdf")
+
+
+@pytest.mark.parametrize("value,expected", [
+    (" 2 ", 2.0), ("\t2.\n", 2.0), (".5", 0.5), ("+5E-1", 0.5), ("-0", 0.0), ("2e0", 2.0)])
+def test_urdf_numbers_xs_double_accepts(value, expected):
+    from charmie_dynamics.model.urdf import model_from_urdf
+    text = urdf(TWO_LINKS.replace('<mass value="1"/>', f'<mass value="{value}"/>'))
+    assert model_from_urdf(text, "n.urdf").bodies[1].mass == expected
+
+
+# --- URDF limits -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("limit,where,message", [
+    ('lower="1" upper="-1" effort="5" velocity="3"', "<limit lower upper>",
+     "got lower 1 > upper -1, expected lower <= upper"),
+    ('lower="-1" upper="1" effort="-5" velocity="3"', "<limit effort>",
+     "got -5, expected a number >= 0 (0: unknown)"),
+    ('lower="-1" upper="1" effort="5" velocity="-3"', "<limit velocity>",
+     "got -3, expected a number >= 0 (0: unknown)"),
+])
+def test_urdf_inverted_and_negative_limits_refused(limit, where, message):
+    """They became "no limit" without a word; no URDF of example-robot-data has one."""
+    from charmie_dynamics.model import ModelError
+    from charmie_dynamics.model.urdf import model_from_urdf
+    text = urdf(TWO_LINKS.replace('lower="-1" upper="1" effort="5" velocity="3"', limit))
+    with pytest.raises(ModelError) as info:
+        model_from_urdf(text, "lim.urdf")
+    assert str(info.value) == f"lim.urdf: joint 'shoulder' {where}: {message}"
+
+
+def test_urdf_continuous_joint_ignores_lower_and_upper():
+    from charmie_dynamics.model.urdf import model_from_urdf
+    text = urdf(TWO_LINKS.replace('type="revolute"', 'type="continuous"')
+                .replace('lower="-1" upper="1"', 'lower="1" upper="-1"'))
+    arm = model_from_urdf(text, "c.urdf").bodies[1]
+    assert arm.limits.lower is None and arm.limits.effort == 5

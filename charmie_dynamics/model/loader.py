@@ -62,6 +62,12 @@ MAX_POINTS = 100_000                                # named points in the whole 
 UNITS_HINT = ": are the units (units.length) right?"
 # Longest error message: names and values are cut, a list of 10,000 bodies is not repeated.
 MAX_ERROR = 600
+# Longest name. Names become TF frame ids, JointState names and topic names: the dynamics
+# node publishes joint_wrenches/<body>, and rcl refuses a full topic name longer than 247
+# characters (RMW_TOPIC_MAX_NAME_LENGTH, 255 less the DDS prefix), so a 231-character body
+# name killed the node. 128 leaves the node's namespace 103 characters; the longest name in
+# the bundled models and the 69 URDFs of example-robot-data has 56.
+MAX_NAME = 128
 
 
 _log = logging.getLogger(__name__)
@@ -217,15 +223,20 @@ class _Reader:
         return data, name, named
 
     def name(self, value: Any, where: str, dotted: bool = False) -> str:
-        """A name of letters, digits and _; with ``dotted`` (the model, bodies and
-        coordinates, whose URDF names often have them) also -, . and / but not a leading /
-        (names become TF frame ids, which tf2 refuses with a leading /): a reference
-        BODY.POINT is split at its last '.', so point names never hold a '.'."""
+        """A name of letters, digits and _, at most ``MAX_NAME`` characters; with ``dotted``
+        (the model, bodies and coordinates, whose URDF names often have them) also -, . and
+        / but not a leading / (names become TF frame ids, which tf2 refuses with a leading
+        /): a reference BODY.POINT is split at its last '.', so point names never hold a
+        '.'."""
         if (not isinstance(value, str) or not value or value.startswith("/")
                 or not _name_characters_allowed(value, dotted)):
             what = "letters, digits, _, -, . and / (not first)" if dotted else \
                 "letters, digits and _"
             raise self.fail(where, f"got {_show(value)}, expected a name of {what}")
+        if len(value) > MAX_NAME:
+            raise self.fail(where, f"got a name of {len(value)} characters ({_show(value)}), "
+                                   f"expected at most {MAX_NAME} (names become topic names "
+                                   "and TF frame ids)")
         return value
 
 

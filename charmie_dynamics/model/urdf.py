@@ -13,8 +13,8 @@ Mapping (docs/model_format.md, "URDF"):
   ``rpy`` -> ``rotation: {rpy: [r, p, y]}``; revolute and continuous -> R, prismatic -> P,
   fixed -> F; the coordinate is the joint's name; ``<axis>`` normalized, written ``x`` ...
   ``-z`` when it is exactly a coordinate axis and as a list of 3 numbers otherwise;
-  ``<limit>``: lower and upper (revolute and prismatic, when lower < upper), velocity and
-  effort (when > 0: URDF writes 0 for unknown); ``<dynamics damping friction>`` ->
+  ``<limit>``: lower and upper (revolute and prismatic, when lower < upper; lower > upper
+  refused), velocity and effort (when > 0: URDF writes 0 for unknown; negative refused); ``<dynamics damping friction>`` ->
   ``friction`` (viscous, coulomb); ``<mimic joint multiplier offset>`` -> the leader's
   coordinate with ``multiplier`` and ``offset`` (composed along a chain of mimics);
 * a ``floating`` joint is a free-flyer (``type: floating``, its coordinate the joint's name;
@@ -24,14 +24,16 @@ Mapping (docs/model_format.md, "URDF"):
   joins the root link to the world by a free-flyer named ``root_joint`` instead of fixing
   it; refused where the root link is ``world`` (the ground cannot fly).
 
-The XML is parsed by expat with the document type refused: no DOCTYPE, hence no entity
-(billion laughs) and no external entity. Every error is a :class:`ModelError` naming the
+Numbers are read as xs:double, as urdfdom reads them (``_XS_DOUBLE``). The XML is parsed by
+expat with the document type refused: no DOCTYPE, hence no entity (billion laughs) and no
+external entity. Every error is a :class:`ModelError` naming the
 source and the element.
 """
 from __future__ import annotations
 
 import logging
 import math
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +57,13 @@ JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "F
                "floating": "floating"}
 ROOT_JOINT = "root_joint"           # Pinocchio's name of the free-flyer of floating_base
 AXIS_NAMES = ("x", "y", "z")
+
+# Numbers as urdfdom reads them (xs:double, finite): ASCII digits with an optional fraction
+# and exponent, separated by XML whitespace. Python's float() alone also takes '1_0' (10),
+# non-ASCII digits, 'infinity' and Unicode spaces, where urdfdom and Pinocchio read otherwise.
+XML_WHITESPACE = " \t\r\n"
+_XML_SPACE = re.compile(f"[{XML_WHITESPACE}]+")
+_XS_DOUBLE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 _log = logging.getLogger(__name__)
 
@@ -116,13 +125,12 @@ class _Urdf:
         text = None if element is None else element.get(attribute)
         if text is None:
             return np.array(default, dtype=float)
-        try:
-            values = [float(v) for v in text.split()]
-        except ValueError:
-            values = []
-        if len(values) != n or not all(math.isfinite(v) for v in values):
+        tokens = _XML_SPACE.split(text.strip(XML_WHITESPACE))
+        values = [float(v) for v in tokens if _XS_DOUBLE.fullmatch(v)]
+        if len(values) != n or len(tokens) != n or not all(math.isfinite(v) for v in values):
             raise self.fail(f"{where} <{element.tag} {attribute}>",
-                            f"got {_show(text)}, expected {n} finite number(s)")
+                            f"got {_show(text)}, expected {n} finite number(s) written as "
+                            "xs:double (ASCII digits, '.', an exponent; no '_')")
         return np.array(values)
 
     def number(self, element: Optional[ET.Element], attribute: str, where: str,
@@ -184,6 +192,16 @@ def _limits(u: _Urdf, joint: ET.Element, kind: str, where: str, scale: float) ->
               "effort": MAX_EFFORT, "lower": MAX_ANGLE_RAD if revolute else MAX_LENGTH_M}
     bounds["upper"] = bounds["lower"]
     values = {key: u.number(element, key, where, 0.0) for key in bounds}
+    # refused rather than read as "no limit", which hid them (urdfdom and Pinocchio take
+    # them as written; no URDF of example-robot-data has one)
+    for key in ("effort", "velocity"):
+        if values[key] < 0:
+            raise u.fail(f"{where} <limit {key}>", f"got {values[key]:g}, expected a number "
+                                                   ">= 0 (0: unknown)")
+    if kind != "continuous" and values["lower"] > values["upper"]:
+        raise u.fail(f"{where} <limit lower upper>", f"got lower {values['lower']:g} > upper "
+                                                     f"{values['upper']:g}, expected lower <= "
+                                                     "upper")
     # URDF requires every attribute: 0 velocity or effort means unknown, lower = upper no
     # range, and values past the format's plausibility bounds (1e4 rad/s, 1e16 rad) none
     huge = sorted(key for key, value in values.items() if abs(value) > bounds[key])
