@@ -35,6 +35,13 @@ from ..trajectories import MAX_DT, MIN_DT, MOTIONS, check_dt, from_csv, input_ki
 from .plots import plot_input_efforts
 
 UNITS = {"actuator": "N", "linear": "N", "angular": "N m"}
+# identify writes no model that fits its log worse than the model it started from, or whose
+# total mass differs by more than this factor (a log in other units, x1000, or a negated
+# effort column moves it further), unless --accept-worse.
+MAX_MASS_FACTOR = 2.0
+# The consistent estimate weighs samples (WLS) and the prior: its plain residual RMS may
+# exceed the prior's by rounding on a log the prior already fits; more is a worse fit.
+FIT_TOLERANCE = 1e-3
 
 
 def _nonnegative(option: str):
@@ -105,11 +112,37 @@ def report_text(model: Model, result: Identification, source: str,
     return "\n".join(lines) + "\n"
 
 
+def _total_rms(rms: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(rms ** 2)))
+
+
+def acceptance_problems(model: Model, identified: Model, result: Identification,
+                        fit: dict[str, np.ndarray]) -> list[str]:
+    """Why the identified model must not replace ``model`` silently; empty when it may."""
+    # ADMM's convergence is in the report, not gated: the README's own short excitation
+    # stops at its iteration cap with a good fit
+    problems = []
+    new_rms, prior_rms = _total_rms(fit["consistent"]), _total_rms(fit["prior"])
+    if not new_rms <= prior_rms * (1.0 + FIT_TOLERANCE):
+        problems.append(f"it fits the log worse than the model (residual RMS {new_rms:.4g} "
+                        f"vs {prior_rms:.4g})")
+    old_mass, new_mass = float(np.sum(model.mass)), float(np.sum(identified.mass))
+    if old_mass > 0 and not 1.0 / MAX_MASS_FACTOR <= new_mass / old_mass <= MAX_MASS_FACTOR:
+        problems.append(f"it changes the total mass from {old_mass:.4g} kg to {new_mass:.4g} "
+                        f"kg (expected within a factor {MAX_MASS_FACTOR:g})")
+    return problems
+
+
 def _cmd_identify(args: argparse.Namespace) -> int:
     model, text = read_model_file(args.model)
     log = read_log(args.log, model)
     state, effort, t = measured_states(model, log, str(args.log))
-    result = identify(model, state, effort, args.prior_weight)
+    try:
+        result = identify(model, state, effort, args.prior_weight)
+    except np.linalg.LinAlgError as exc:
+        raise InputError(f"{args.log}: the log does not determine the parameters (linear "
+                         f"algebra: {exc}): expected a motion that excites them and efforts "
+                         "that are not all zero") from None
     pi = result.consistent.pi
     fit = {"OLS": result.ols.residual_rms, "WLS": result.wls.residual_rms,
            "consistent": result.consistent.residual_rms,
@@ -124,12 +157,18 @@ def _cmd_identify(args: argparse.Namespace) -> int:
                    "prior": residual_rms(model, result.prior, h_state, h_effort)[1]}
         series["holdout"] = (h_t, h_effort, predicted)
     new_text = updated_model_text(text, str(args.model), model, result.layout, pi)
-    model_from_text(new_text, str(args.out))          # it must load back
+    identified = model_from_text(new_text, str(args.out))          # it must load back
+    problems = acceptance_problems(model, identified, result, fit)
+    if problems and not args.accept_worse:
+        raise InputError(f"{args.log}: {args.out} not written: {'; '.join(problems)} "
+                         "(--accept-worse writes it anyway)")
     report_dir: Path = args.report or args.out.with_name(args.out.stem + "_report")
     try:
         args.out.write_text(new_text)
         report_dir.mkdir(parents=True, exist_ok=True)
         report = report_text(model, result, str(args.log), fit, holdout, args.prior_weight)
+        if problems:
+            report = f"written with --accept-worse although {'; '.join(problems)}\n\n{report}"
         (report_dir / "report.txt").write_text(report)
         for name, (time, measured, predicted) in series.items():
             plot_input_efforts(report_dir / f"{name}.png", time, model,
@@ -140,12 +179,14 @@ def _cmd_identify(args: argparse.Namespace) -> int:
                          ) from None
     print(f"wrote {args.out} and {report_dir}/ (report.txt, "
           f"{', '.join(f'{k}.png' for k in series)})")
-    total = {k: float(np.sqrt(np.mean(v ** 2))) for k, v in fit.items()}
+    if problems:
+        print(f"written with --accept-worse although {'; '.join(problems)}")
+    total = {k: _total_rms(v) for k, v in fit.items()}
     print("residual RMS over all inputs, fit: " + ", ".join(f"{k} {v:.4g}"
                                                              for k, v in total.items()))
     if holdout:
         print("residual RMS over all inputs, holdout: " + ", ".join(
-            f"{k} {float(np.sqrt(np.mean(v ** 2))):.4g}" for k, v in holdout.items()))
+            f"{k} {_total_rms(v):.4g}" for k, v in holdout.items()))
     return 0
 
 
@@ -231,6 +272,10 @@ def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, required=True, help="the updated model file (YAML)")
     p.add_argument("--report", type=Path, default=None,
                    help="report folder (default: beside --out, named OUT_report)")
+    p.add_argument("--accept-worse", action="store_true",
+                   help="write the model even when it fits the log worse than the "
+                        "model or changes its total mass by more than a "
+                        f"factor {MAX_MASS_FACTOR:g} (said in the report)")
     p.set_defaults(func=_cmd_identify)
     p = sub.add_parser("base-parameters", help="print the model's base parameters")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")

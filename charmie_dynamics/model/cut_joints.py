@@ -147,7 +147,9 @@ def loop_bodies(parent: np.ndarray, a: int, b: int) -> list[int]:
 
 def loop_groups(coordinate_index: np.ndarray, parent: np.ndarray, cuts: tuple[CutJoint, ...],
                 independent: set[int]) -> tuple[LoopGroup, ...]:
-    """Group the cuts' loops by shared coordinates (union-find over cuts)."""
+    """Group the cuts' loops by shared coordinates: union-find over cuts, each cut joined to
+    the first cut that holds each of its coordinates (linear in the loops' sizes, where
+    comparing every pair of cuts was quadratic in their number)."""
     coords = []
     for c in cuts:
         bodies = loop_bodies(parent, c.body_a, c.body_b)
@@ -156,16 +158,22 @@ def loop_groups(coordinate_index: np.ndarray, parent: np.ndarray, cuts: tuple[Cu
 
     def find(k: int) -> int:
         while group_of[k] != k:
+            group_of[k] = group_of[group_of[k]]        # path halving: near-constant finds
             k = group_of[k]
         return k
 
-    for i in range(len(cuts)):
-        for j in range(i):
-            if coords[i] & coords[j]:
-                group_of[find(i)] = find(j)
+    holder: dict[int, int] = {}                       # coordinate -> the first cut holding it
+    for i, held in enumerate(coords):
+        for c in held:
+            j = holder.setdefault(c, i)
+            root_i, root_j = find(i), find(j)
+            if root_i != root_j:
+                group_of[max(root_i, root_j)] = min(root_i, root_j)   # the lowest cut: root
+    members_of: dict[int, list[int]] = {}
+    for k in range(len(cuts)):
+        members_of.setdefault(find(k), []).append(k)
     out = []
-    for root in sorted({find(k) for k in range(len(cuts))}):
-        members = tuple(k for k in range(len(cuts)) if find(k) == root)
+    for members in map(tuple, members_of.values()):      # in order of their first cut
         cs = sorted(set().union(*(coords[k] for k in members)))
         n_rows = sum(6 - CUT_TYPES[cuts[k].type] for k in members)
         out.append(LoopGroup(members, tuple(cs), tuple(c for c in cs if c in independent),

@@ -62,6 +62,12 @@ MAX_POINTS = 100_000                                # named points in the whole 
 UNITS_HINT = ": are the units (units.length) right?"
 # Longest error message: names and values are cut, a list of 10,000 bodies is not repeated.
 MAX_ERROR = 600
+# Longest name. Names become TF frame ids, JointState names and topic names: the dynamics
+# node publishes joint_wrenches/<body>, and rcl refuses a full topic name longer than 247
+# characters (RMW_TOPIC_MAX_NAME_LENGTH, 255 less the DDS prefix), so a 231-character body
+# name killed the node. 128 leaves the node's namespace 103 characters; the longest name in
+# the bundled models and the 69 URDFs of example-robot-data has 56.
+MAX_NAME = 128
 
 
 _log = logging.getLogger(__name__)
@@ -217,15 +223,20 @@ class _Reader:
         return data, name, named
 
     def name(self, value: Any, where: str, dotted: bool = False) -> str:
-        """A name of letters, digits and _; with ``dotted`` (the model, bodies and
-        coordinates, whose URDF names often have them) also -, . and / but not a leading /
-        (names become TF frame ids, which tf2 refuses with a leading /): a reference
-        BODY.POINT is split at its last '.', so point names never hold a '.'."""
+        """A name of letters, digits and _, at most ``MAX_NAME`` characters; with ``dotted``
+        (the model, bodies and coordinates, whose URDF names often have them) also -, . and
+        / but not a leading / (names become TF frame ids, which tf2 refuses with a leading
+        /): a reference BODY.POINT is split at its last '.', so point names never hold a
+        '.'."""
         if (not isinstance(value, str) or not value or value.startswith("/")
                 or not _name_characters_allowed(value, dotted)):
             what = "letters, digits, _, -, . and / (not first)" if dotted else \
                 "letters, digits and _"
             raise self.fail(where, f"got {_show(value)}, expected a name of {what}")
+        if len(value) > MAX_NAME:
+            raise self.fail(where, f"got a name of {len(value)} characters ({_show(value)}), "
+                                   f"expected at most {MAX_NAME} (names become topic names "
+                                   "and TF frame ids)")
         return value
 
 
@@ -815,39 +826,54 @@ def _loops(r: _Reader, tree: Model, data: Any, driven: Counter) -> Loops:
         raise r.fail("loops", "a model with actuators (their closed forms) and loops, "
                               "expected one or the other: write the actuators as loops (docs/"
                               "closed_chains.md)")
-    cuts_data = r.sized_list(r.get(data, "cuts", "loops"), "loops.cuts", MAX_BODIES)
-    if not cuts_data:
-        raise r.fail("loops.cuts", "got an empty list, expected at least one cut joint")
+    cuts_data = r.get(data, "cuts", "loops")
+    if not isinstance(cuts_data, list):
+        raise r.fail("loops.cuts", f"got {_show(cuts_data)}, expected a list of cut joints")
+    # Each cut closes a loop and removes at least 3 freedoms (CUT_TYPES); more cuts than
+    # bodies over-constrain any tree (n bodies have at most n joint coordinates besides a
+    # free-flyer's), and the cap bounds the loops' cost before any cut is read (issue 22).
+    if not 1 <= len(cuts_data) <= tree.n_bodies:
+        raise r.fail("loops.cuts", f"got {len(cuts_data)} cut joints, expected 1 to "
+                                   f"{tree.n_bodies} (at most one per body of the tree)")
     cuts = tuple(_cut(r, tree, item, k) for k, item in enumerate(cuts_data))
     names = Counter(c.name for c in cuts)
-    dup = sorted(n for n, count in names.items() if count > 1 or n in tree.body_names)
+    bodies = set(tree.body_names)
+    dup = sorted(n for n, count in names.items() if count > 1 or n in bodies)
     if dup:
         raise r.fail("loops.cuts", f"duplicate name(s) {', '.join(dup)}, expected names unique "
                                    "among cut joints and bodies")
+    index = {c: k for k, c in enumerate(tree.coordinate_names)}    # O(1) look-ups
     independent = r.sized_list(r.get(data, "independent", "loops"), "loops.independent",
-                               MAX_BODIES)
+                               tree.n_coordinates)
     chosen: set[int] = set()
     for k, c in enumerate(independent):
         where = f"loops.independent[{k}]"
-        if not isinstance(c, str) or c not in tree.coordinate_names:
+        if not isinstance(c, str) or c not in index:
             raise r.fail(where, f"got {_show(c)}, expected a coordinate of the model: "
                                 f"{', '.join(tree.coordinate_names)}")
-        if tree.coordinate(c) in chosen:
+        if index[c] in chosen:
             raise r.fail(where, f"{c} listed twice, expected each independent coordinate once")
-        chosen.add(tree.coordinate(c))
+        chosen.add(index[c])
     guess = np.zeros(tree.n_coordinates)
     guess_data = r.mapping(r.get(data, "guess", "loops", {}) or {}, "loops.guess")
+    if len(guess_data) > tree.n_coordinates:
+        raise r.fail("loops.guess", f"got {len(guess_data)} entries, expected at most "
+                                    f"{tree.n_coordinates} (one per coordinate)")
+    first_joint = {}                   # coordinate -> the first body its joint moves
+    for b in reversed(tree.bodies):
+        if b.coordinate is not None:
+            first_joint[b.coordinate] = b
     for c, value in guess_data.items():
         where = f"loops.guess.{c}"
-        if not isinstance(c, str) or c not in tree.coordinate_names:
+        if not isinstance(c, str) or c not in index:
             raise r.fail(where, "expected a coordinate of the model")
-        k = tree.coordinate(c)
-        first = next((b for b in tree.bodies if b.coordinate == c), None)
+        first = first_joint.get(c)
         if first is None:           # a free-flyer's velocity entry (NAME.vx ...): no joint's
             raise r.fail(where, "a free-flyer's velocity, expected a coordinate of a loop's "
                                 "revolute or prismatic joints")
-        guess[k] = (r.magnitude(value, where, MAX_ANGLE_RAD, "angle", "rad", r.angle)
-                    if first.joint_type == JointType.REVOLUTE else r.length_value(value, where))
+        guess[index[c]] = (r.magnitude(value, where, MAX_ANGLE_RAD, "angle", "rad", r.angle)
+                           if first.joint_type == JointType.REVOLUTE
+                           else r.length_value(value, where))
     groups = loop_groups(tree.coordinate_index, tree.parent, cuts, chosen)
     in_loops = set().union(*(g.coordinates for g in groups))
     for c in sorted(chosen - in_loops):

@@ -13,8 +13,8 @@ Mapping (docs/model_format.md, "URDF"):
   ``rpy`` -> ``rotation: {rpy: [r, p, y]}``; revolute and continuous -> R, prismatic -> P,
   fixed -> F; the coordinate is the joint's name; ``<axis>`` normalized, written ``x`` ...
   ``-z`` when it is exactly a coordinate axis and as a list of 3 numbers otherwise;
-  ``<limit>``: lower and upper (revolute and prismatic, when lower < upper), velocity and
-  effort (when > 0: URDF writes 0 for unknown); ``<dynamics damping friction>`` ->
+  ``<limit>``: lower and upper (revolute and prismatic, when lower < upper; lower > upper
+  refused), velocity and effort (when > 0: URDF writes 0 for unknown; negative refused); ``<dynamics damping friction>`` ->
   ``friction`` (viscous, coulomb); ``<mimic joint multiplier offset>`` -> the leader's
   coordinate with ``multiplier`` and ``offset`` (composed along a chain of mimics);
 * a ``floating`` joint is a free-flyer (``type: floating``, its coordinate the joint's name;
@@ -24,14 +24,16 @@ Mapping (docs/model_format.md, "URDF"):
   joins the root link to the world by a free-flyer named ``root_joint`` instead of fixing
   it; refused where the root link is ``world`` (the ground cannot fly).
 
-The XML is parsed by expat with the document type refused: no DOCTYPE, hence no entity
-(billion laughs) and no external entity. Every error is a :class:`ModelError` naming the
+Numbers are read as xs:double, as urdfdom reads them (``_XS_DOUBLE``). The XML is parsed by
+expat with the document type refused: no DOCTYPE, hence no entity (billion laughs) and no
+external entity. Every error is a :class:`ModelError` naming the
 source and the element.
 """
 from __future__ import annotations
 
 import logging
 import math
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +44,9 @@ import numpy as np
 
 from ..documents import DEFAULT_MAX_BYTES, bounded, check_size, parse_yaml, read_text
 from ..linalg import direction_and_length
-from .loader import (FORMAT, LENGTH_UNITS, MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_EFFORT,
-                     MAX_LENGTH_M, MAX_LINEAR_VELOCITY, ModelError, _show, model_from_dict)
+from .loader import (FORMAT, LENGTH_UNITS, MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_BODIES,
+                     MAX_EFFORT, MAX_LENGTH_M, MAX_LINEAR_VELOCITY, ModelError, _show,
+                     model_from_dict)
 from .model import Model
 from .rotations import rpy_to_matrix
 
@@ -54,6 +57,13 @@ JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "F
                "floating": "floating"}
 ROOT_JOINT = "root_joint"           # Pinocchio's name of the free-flyer of floating_base
 AXIS_NAMES = ("x", "y", "z")
+
+# Numbers as urdfdom reads them (xs:double, finite): ASCII digits with an optional fraction
+# and exponent, separated by XML whitespace. Python's float() alone also takes '1_0' (10),
+# non-ASCII digits, 'infinity' and Unicode spaces, where urdfdom and Pinocchio read otherwise.
+XML_WHITESPACE = " \t\r\n"
+_XML_SPACE = re.compile(f"[{XML_WHITESPACE}]+")
+_XS_DOUBLE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 _log = logging.getLogger(__name__)
 
@@ -115,13 +125,12 @@ class _Urdf:
         text = None if element is None else element.get(attribute)
         if text is None:
             return np.array(default, dtype=float)
-        try:
-            values = [float(v) for v in text.split()]
-        except ValueError:
-            values = []
-        if len(values) != n or not all(math.isfinite(v) for v in values):
+        tokens = _XML_SPACE.split(text.strip(XML_WHITESPACE))
+        values = [float(v) for v in tokens if _XS_DOUBLE.fullmatch(v)]
+        if len(values) != n or len(tokens) != n or not all(math.isfinite(v) for v in values):
             raise self.fail(f"{where} <{element.tag} {attribute}>",
-                            f"got {_show(text)}, expected {n} finite number(s)")
+                            f"got {_show(text)}, expected {n} finite number(s) written as "
+                            "xs:double (ASCII digits, '.', an exponent; no '_')")
         return np.array(values)
 
     def number(self, element: Optional[ET.Element], attribute: str, where: str,
@@ -183,6 +192,16 @@ def _limits(u: _Urdf, joint: ET.Element, kind: str, where: str, scale: float) ->
               "effort": MAX_EFFORT, "lower": MAX_ANGLE_RAD if revolute else MAX_LENGTH_M}
     bounds["upper"] = bounds["lower"]
     values = {key: u.number(element, key, where, 0.0) for key in bounds}
+    # refused rather than read as "no limit", which hid them (urdfdom and Pinocchio take
+    # them as written; no URDF of example-robot-data has one)
+    for key in ("effort", "velocity"):
+        if values[key] < 0:
+            raise u.fail(f"{where} <limit {key}>", f"got {values[key]:g}, expected a number "
+                                                   ">= 0 (0: unknown)")
+    if kind != "continuous" and values["lower"] > values["upper"]:
+        raise u.fail(f"{where} <limit lower upper>", f"got lower {values['lower']:g} > upper "
+                                                     f"{values['upper']:g}, expected lower <= "
+                                                     "upper")
     # URDF requires every attribute: 0 velocity or effort means unknown, lower = upper no
     # range, and values past the format's plausibility bounds (1e4 rad/s, 1e16 rad) none
     huge = sorted(key for key, value in values.items() if abs(value) > bounds[key])
@@ -200,25 +219,48 @@ def _limits(u: _Urdf, joint: ET.Element, kind: str, where: str, scale: float) ->
 
 def _couplings(u: _Urdf, joints: Mapping[str, ET.Element]) -> dict[str, tuple[str, float, float]]:
     """Joint name -> (coordinate, multiplier, offset): a mimic joint's value is
-    ``multiplier * coordinate + offset``, composed along a chain of mimics to its root."""
+    ``multiplier * coordinate + offset``, composed along a chain of mimics to its root.
+    Linear in the number of joints: each joint's mimic is read once and each leader resolved
+    once (memoised), so a chain of n mimics costs n steps, not n^2 (issue 22)."""
     out: dict[str, tuple[str, float, float]] = {}
     for name in joints:
-        chain, current, m, offset = [name], name, 1.0, 0.0
-        while (mimic := joints[current].find("mimic")) is not None:
-            where = f"joint {_show(current)} <mimic>"
-            leader = mimic.get("joint")
-            if leader not in joints or joints[leader].get("type") == "fixed":
-                raise u.fail(f"{where} joint", f"got {_show(leader)}, expected a moving joint "
-                                               "of the robot")
-            if leader in chain:
-                raise u.fail(f"{where} joint", f"mimic cycle {' -> '.join(chain + [leader])}, "
-                                               "expected a chain that ends at a joint")
-            km = u.number(mimic, "multiplier", where, 1.0)
-            offset, m = m * u.number(mimic, "offset", where, 0.0) + offset, m * km
-            chain.append(leader)
+        path: list[tuple[str, float, float]] = []     # (joint, multiplier, offset) to resolve
+        on_path: set[str] = set()                     # the cycle check, O(1) per step
+        current = name
+        while current not in out:
+            step = _mimic_step(u, joints, current)
+            if step is None:                          # a joint that mimics none: a root
+                out[current] = (current, 1.0, 0.0)
+                break
+            leader, km, ko = step
+            on_path.add(current)
+            path.append((current, km, ko))
+            if leader in on_path:
+                chain = [joint for joint, _, _ in path] + [leader]
+                raise u.fail(f"joint {_show(current)} <mimic> joint",
+                             f"mimic cycle {' -> '.join(chain)}, expected a chain that ends at "
+                             "a joint")
             current = leader
-        out[name] = (current, m, offset)
+        for joint, km, ko in reversed(path):           # value = km * leader's + ko
+            root, m, offset = out[current]
+            out[joint] = (root, km * m, km * offset + ko)
+            current = joint
     return out
+
+
+def _mimic_step(u: _Urdf, joints: Mapping[str, ET.Element],
+                name: str) -> Optional[tuple[str, float, float]]:
+    """The leader, multiplier and offset of joint ``name``'s ``<mimic>``; None without one."""
+    mimic = joints[name].find("mimic")
+    if mimic is None:
+        return None
+    where = f"joint {_show(name)} <mimic>"
+    leader = mimic.get("joint")
+    if leader not in joints or joints[leader].get("type") == "fixed":
+        raise u.fail(f"{where} joint", f"got {_show(leader)}, expected a moving joint "
+                                       "of the robot")
+    return leader, u.number(mimic, "multiplier", where, 1.0), u.number(mimic, "offset", where,
+                                                                      0.0)
 
 
 def _joint(u: _Urdf, joint: ET.Element, coupling: tuple[str, float, float],
@@ -271,9 +313,16 @@ def urdf_document(text: str, source: str, overlay: Optional[Mapping] = None,
     field."""
     u = _Urdf(source)
     robot = _parse_xml(text, source)
-    links = {u.name(link, "link"): link for link in robot.findall("link")}
-    joints = {u.name(joint, "joint"): joint for joint in robot.findall("joint")}
-    if len(links) != len(robot.findall("link")) or len(joints) != len(robot.findall("joint")):
+    link_elements, joint_elements = robot.findall("link"), robot.findall("joint")
+    # counted before any per-joint work: the loader's body cap, plus the world link
+    for tag, elements, most in (("link", link_elements, MAX_BODIES + 1),
+                                ("joint", joint_elements, MAX_BODIES)):
+        if len(elements) > most:
+            raise u.fail("<robot>", f"got {len(elements)} <{tag}> elements, expected at most "
+                                    f"{most} (the model's limit of {MAX_BODIES} bodies)")
+    links = {u.name(link, "link"): link for link in link_elements}
+    joints = {u.name(joint, "joint"): joint for joint in joint_elements}
+    if len(links) != len(link_elements) or len(joints) != len(joint_elements):
         raise u.fail("<robot>", "duplicate link or joint names, expected unique names")
     if not links:
         raise u.fail("<robot>", "no <link>, expected at least one")

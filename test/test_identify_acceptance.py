@@ -1,0 +1,42 @@
+"""Issue 22 item 4: identify writes no model worse than the one it started from without
+--accept-worse, and says why in one line."""
+from __future__ import annotations
+
+import csv
+
+from charmie_dynamics.cli.main import main
+
+
+def _edit_efforts(src, dst, change) -> None:
+    """Copy the CSV log ``src`` to ``dst`` with each NAME.effort value replaced by
+    ``change(value)``."""
+    with open(src, newline="") as f:
+        rows = list(csv.reader(f))
+    efforts = [k for k, name in enumerate(rows[0]) if name.endswith(".effort")]
+    for row in rows[1:]:
+        for k in efforts:
+            row[k] = repr(change(float(row[k])))
+    with open(dst, "w", newline="") as f:
+        csv.writer(f).writerows(rows)
+
+
+def test_identify_refuses_worse_models_in_one_line(tmp_path, capsys):
+    log = tmp_path / "fit.csv"
+    assert main(["record", "--dt", "0.05", "--out", str(log)]) == 0
+    for name, change, reason in (
+            ("x1000", lambda v: 1000 * v, "not written: it changes the total mass from "),
+            ("zero", lambda v: 0.0, "the log does not determine the parameters (linear "
+                                    "algebra: ")):     # a LinAlgError, not a traceback
+        bad, out = tmp_path / f"{name}.csv", tmp_path / f"{name}.yaml"
+        _edit_efforts(log, bad, change)
+        capsys.readouterr()
+        assert main(["identify", "--log", str(bad), "--out", str(out)]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"charmie-dynamics: error: {bad}: "), err
+        assert reason in err[0], err
+        assert not out.exists()
+    assert main(["identify", "--log", str(tmp_path / "x1000.csv"), "--out",
+                 str(tmp_path / "x1000.yaml"), "--accept-worse"]) == 0
+    assert "written with --accept-worse although" in capsys.readouterr().out
+    report = (tmp_path / "x1000_report" / "report.txt").read_text()
+    assert report.startswith("written with --accept-worse although ")
