@@ -239,3 +239,42 @@ def test_a_jump_beyond_the_followed_length_is_refused(five_bar):
     five_bar(x, xd, xdd)
     with pytest.raises(LoopSingularityError, match="not followed"):
         five_bar(x + 100.0, xd, xdd)
+
+
+def test_a_far_input_costs_a_bounded_continuation_and_is_reached_over_inputs(monkeypatch):
+    """max_jump 0.3 rad: an input 1.2 rad away is refused as a jump three times, each call
+    moving the solution 0.3 rad toward it with at most 0.3 / MAX_STEP + 1 Newton solves (the
+    unbounded evaluator's one call took 1.2 / MAX_STEP), then evaluated: equal to the
+    unbounded evaluator's result on the same branch."""
+    from charmie_dynamics.dynamics.loop_evaluator import LoopJumpError
+    from charmie_dynamics.mechanisms.closed_chains import embedding
+    bounded = LoopEvaluator(load_model(FIVE_BAR), max_jump=0.3)
+    x0 = bounded.chain.assembled[bounded.chain.independent]
+    zero = np.zeros(2)
+    target = x0 + np.array([1.2, 0.6])
+    solves = []
+    newton = embedding.ClosedChain._newton
+    monkeypatch.setattr(embedding.ClosedChain, "_newton",
+                        lambda self, *a, **k: solves.append(1) or newton(self, *a, **k))
+    for _ in range(3):
+        solves.clear()
+        with pytest.raises(LoopJumpError, match="more than max_loop_jump 0.3"):
+            bounded(target, zero, zero)
+        assert len(solves) <= len(bounded.chain.groups) * (round(0.3 / embedding.MAX_STEP) + 1)
+    solves.clear()
+    got = bounded(target, zero, zero).efforts.copy()
+    assert len(solves) <= len(bounded.chain.groups) * (round(0.3 / embedding.MAX_STEP) + 2)
+    expected = LoopEvaluator(load_model(FIVE_BAR))(target, zero, zero).efforts
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_a_wrapped_encoder_is_the_same_configuration():
+    """An unlimited revolute input 2 pi away (an encoder wrapping at +-pi) is the state
+    itself for the bounded evaluator, not a jump."""
+    bounded = LoopEvaluator(load_model(FIVE_BAR), max_jump=0.3)
+    assert bounded._wraps.all()                      # the five-bar's base joints: no limits
+    x0 = bounded.chain.assembled[bounded.chain.independent] + 0.05
+    zero = np.zeros(2)
+    at_x0 = bounded(x0, zero, zero).efforts.copy()
+    np.testing.assert_allclose(bounded(x0 + np.array([2 * np.pi, -2 * np.pi]), zero, zero).efforts,
+                               at_x0, rtol=1e-9, atol=1e-9)

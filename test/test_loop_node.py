@@ -101,9 +101,10 @@ def system(ros, ros_env, log_dir):
     dynamics node's /tf, /tf_static, /diagnostics moved under it)."""
     loader = Child("loop_model_loader", node_argv(
         "model_loader_node", "-r", f"__ns:={NS}", *params(model_file=FIVE_BAR)), ros_env, log_dir)
-    # strict: the bad-input test sends partial messages and foreign names as rejections
+    # strict: the bad-input test sends partial messages and foreign names as rejections;
+    # max_loop_jump 10: its singular inputs lie 0.6 rad from the last (else loop_jump)
     dynamics = namespaced_dynamics(NS[1:], ros_env, log_dir, model_file=FIVE_BAR,
-                                   joint_state_policy="strict")
+                                   joint_state_policy="strict", max_loop_jump=10.0)
     children = [loader, dynamics]
     try:
         ros.watched = list(children)

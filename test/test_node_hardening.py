@@ -62,8 +62,10 @@ def expected_loads(model, pos: dict, vel: dict) -> np.ndarray:
 def nodes(ros, ros_env, log_dir, tmp_path_factory):
     weak = tmp_path_factory.mktemp("models") / "charmie_weak.yaml"
     weak.write_text(WEAK_TEXT, encoding="utf-8")
+    # h strict: its stamp checks are those of whole messages (merge: tests/test_robot_*)
     children = [namespaced_dynamics("h", ros_env, log_dir, model_file=weak, clamp_feedforward=True,
-                                    diagnostics_period=0.05, max_model_bytes=4 * 2**20),
+                                    diagnostics_period=0.05, max_model_bytes=4 * 2**20,
+                                    joint_state_policy="strict"),
                 namespaced_dynamics("hs", ros_env, log_dir, use_sim_time=True,
                                     diagnostics_period=0.05)]
     try:

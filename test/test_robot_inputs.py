@@ -167,3 +167,11 @@ def test_ros2_control_example_is_consistent(charmie):
     assert dynamics["feedforward_topic"] == "/effort_controller/commands"
     assert example["controller_manager"]["ros__parameters"]["effort_controller"]["type"] == \
         "effort_controllers/JointGroupEffortController"
+
+
+def test_a_message_older_in_every_joint_brings_nothing_new(charmie):
+    assembler = StateAssembler(charmie)
+    assembler.update({"theta8a": 0.1, "act4": 0.4}, {}, 1.0, stamp=2_000)
+    assert not assembler.anything_new(["theta8a", "act4"], 1_999)
+    assert assembler.anything_new(["theta8a", "act4"], 2_000)         # the same instant again
+    assert assembler.anything_new(["theta8a", "theta9a"], 1_000)      # theta9a never heard

@@ -32,22 +32,36 @@ efforts then carry them, as ``inverse_dynamics``' do); ``cli`` ``id`` uses them.
 
 A state whose loops do not close (Newton-Raphson does not converge) or whose loop is at or
 near a singular configuration raises :class:`LoopSingularityError`; the last solution is
-then kept as the next warm start. Plain numpy for the loops, one state at a time; the tree
+then kept as the next warm start.
+
+With a finite ``max_jump`` (the dynamics node's ``max_loop_jump``) the cost of one call is
+bounded: an input farther than ``max_jump`` (rad or m, largest independent coordinate)
+from the last solution is not followed at once; the solution moves ``max_jump`` toward it
+(about ``max_jump / MAX_STEP`` Newton solves) and :class:`LoopJumpError` is raised, so a
+robot that really moved far is reached over a few inputs while one glitch costs one bounded
+call. A revolute independent coordinate without position limits is taken modulo 2 pi
+nearest the last solution (an encoder wrapping at +-pi is not a jump). Plain numpy for the loops, one state at a time; the tree
 passes are the compiled evaluator's.
 """
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
 
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError, SolveReport
-from ..model.model import Model
+from ..model.model import JointType, Model
 from .closed_chain import multipliers
 from .evaluator import Evaluation, Evaluator, NonFiniteLoads
 from .inverse import LOAD_FORCE, LOAD_POINT, LOAD_TORQUE, ExternalWrench, Payload, applied_loads
 
-__all__ = ["LoopEvaluator", "LoopSingularityError", "evaluator_for"]
+__all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "evaluator_for"]
+
+
+class LoopJumpError(LoopSingularityError):
+    """An input farther than ``max_jump`` from the last solution: the solution moved
+    ``max_jump`` toward it, the input itself was not evaluated."""
 
 
 class LoopEvaluator:
@@ -55,13 +69,19 @@ class LoopEvaluator:
     with loops per call (module docstring). Not thread-safe: one call at a time."""
 
     def __init__(self, model: Model, payloads: Sequence[Payload] = (),
-                 external: Sequence[ExternalWrench] = ()) -> None:
+                 external: Sequence[ExternalWrench] = (), max_jump: float = math.inf) -> None:
         """``payloads`` and ``external`` wrenches: loads carried at every call (as
-        ``inverse_dynamics`` takes them), in every pass."""
+        ``inverse_dynamics`` takes them), in every pass. ``max_jump``: the bound on one
+        call's continuation (module docstring); infinite: every input followed at once."""
         # raises LoopAssemblyError (a ModelError) for loops that do not assemble
         self.chain = ClosedChain.build(model)
         self.model = model
         self.input_names: tuple[str, ...] = self.chain.independent_names
+        self.max_jump = max_jump
+        body_of = {b.coordinate: b for b in model.bodies if b.coordinate is not None}
+        self._wraps = np.array([model.joint_type[model.body_index(body_of[n].name)] == JointType.REVOLUTE
+                                and body_of[n].limits.lower is None and body_of[n].limits.upper is None
+                                for n in self.input_names], dtype=bool)
         rows = self.chain.rows
         m = len(rows.names)
         given_body, given_vec = applied_loads(model, payloads, external)
@@ -97,6 +117,8 @@ class LoopEvaluator:
         if not x.shape == xd.shape == xdd.shape == (n,):
             raise ValueError(f"inputs of shapes {x.shape}, {xd.shape}, {xdd.shape}, expected "
                              f"({n},) each: {', '.join(self.input_names)} ({self.model.name})")
+        if math.isfinite(self.max_jump):
+            x = self._bounded(x)
         report = SolveReport()
         try:
             q, qd, qdd, G, values = chain.state(x, xd, xdd,
@@ -104,6 +126,10 @@ class LoopEvaluator:
         except LoopSingularityError:
             # the path from the last solution crosses a singularity, or the last solution is
             # one the loops cannot be solved from: back to the branch the model assembled on
+            # (bounded: only within max_jump of it; else the next inputs start from there)
+            if self._distance(x, chain.assembled) > self.max_jump:
+                self.last_solution = chain.assembled.copy()
+                raise
             report = SolveReport()
             q, qd, qdd, G, values = chain.state(x, xd, xdd, chain.approach(x), report)
         self._full[0], self._full[1], self._full[2] = q, qd, qdd
@@ -121,6 +147,29 @@ class LoopEvaluator:
         self.report = report
         self.multipliers, self.indeterminate = lam, indeterminate
         return self.result
+
+    def _distance(self, x: np.ndarray, q: np.ndarray) -> float:
+        return float(np.max(np.abs(x - q[self.chain.independent]), initial=0.0))
+
+    def _bounded(self, x: np.ndarray) -> np.ndarray:
+        """``x`` with its unlimited revolute coordinates nearest the last solution (mod 2 pi);
+        :class:`LoopJumpError` after moving the solution ``max_jump`` toward a farther one."""
+        x0 = self.last_solution[self.chain.independent]
+        if self._wraps.any():
+            x = x.copy()
+            w = self._wraps
+            x[w] = x0[w] + np.remainder(x[w] - x0[w] + math.pi, 2 * math.pi) - math.pi
+        jump = self._distance(x, self.last_solution)
+        if jump > self.max_jump:          # NaN is not: the solve refuses it
+            chain = self.chain
+            target = x0 + (x - x0) * (self.max_jump / jump)
+            self.last_solution = chain.positions(target, chain.approach(target, self.last_solution))
+            raise LoopJumpError(
+                f"{self.model.name}: the independent coordinates moved by {jump:.3g} from the last "
+                f"solution, more than max_loop_jump {self.max_jump:g} (rad or m): the solution "
+                f"followed {self.max_jump:g} toward them; the next inputs go on from there",
+                ", ".join(info.label for info in chain.groups), math.nan)
+        return x
 
     def _apply_cut_wrenches(self, placements, lam: np.ndarray) -> None:
         """The cut joints' constraint wrenches of multipliers ``lam`` into the applied loads
@@ -143,6 +192,7 @@ class LoopEvaluator:
         return self(x, self._zeros, self._zeros, gravity_only=True)
 
 
-def evaluator_for(model: Model) -> Evaluator | LoopEvaluator:
-    """The evaluator of ``model``: :class:`LoopEvaluator` for a model with loops."""
-    return Evaluator(model) if model.loops is None else LoopEvaluator(model)
+def evaluator_for(model: Model, max_loop_jump: float = math.inf) -> Evaluator | LoopEvaluator:
+    """The evaluator of ``model``: :class:`LoopEvaluator` for a model with loops (each
+    call's continuation bounded by ``max_loop_jump``)."""
+    return Evaluator(model) if model.loops is None else LoopEvaluator(model, max_jump=max_loop_jump)

@@ -53,7 +53,7 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..dynamics.evaluator import Evaluation, NonFiniteLoads
-from ..dynamics.loop_evaluator import LoopSingularityError
+from ..dynamics.loop_evaluator import LoopJumpError, LoopSingularityError
 from ..kinematics.indirect import MechanismRangeError
 from ..model import model_from_text, read_model_file
 from ..model.model import JointType, Model
@@ -185,7 +185,7 @@ class DynamicsNode(Node):
     # ------------------------------------------------------------------ model
     def _prepare(self, model: Model, text: str, source: str) -> PreparedModel:
         return prepare_model(model, text, source, self.p["feedforward_joints"],
-                             self.p["wrench_joints"], self.joint_map)
+                             self.p["wrench_joints"], self.joint_map, self.p["max_loop_jump"])
 
     def _parse_model(self, text: str) -> PreparedModel:
         """The worker thread's job: size cap, guarded parse, validation, buffers."""
@@ -353,9 +353,10 @@ class DynamicsNode(Node):
             return self._reject("no_model", "no model yet")
         now = self._now()
         try:
-            self.stamps.check_lead(to_nanoseconds(msg.header.stamp), now)
+            stamp = to_nanoseconds(msg.header.stamp)
+            self.stamps.check_lead(stamp, now)
             pos, vel, _ = self._read(msg, self.model.actuator_names)
-            self._store(pos, vel, now)
+            self._store(pos, vel, now, stamp if self.p["joint_state_policy"] == "merge" else None)
         except InputRejected as exc:
             self._reject(exc.reason, f"actuator_states: {exc.detail}")
 
@@ -413,6 +414,7 @@ class DynamicsNode(Node):
                                      self.assembler.required_names())
             if self.p["joint_state_policy"] == "merge":
                 if not pos:                      # only joints the model does not use
+                    self.events["joint_states_without_model_joints"] += 1
                     return
                 # each joint keeps its own stamp; the merged state's is the newest. A message
                 # older in every joint is time_backwards, unless the clock jumped back
@@ -441,6 +443,8 @@ class DynamicsNode(Node):
                                               "(inputs too large)")
         except MechanismRangeError as exc:       # a balancer's lever cannot reach
             return self._reject("out_of_range", str(exc))
+        except LoopJumpError as exc:             # followed max_loop_jump toward it, no further
+            return self._reject("loop_jump", str(exc))
         except LoopSingularityError as exc:      # loops that do not close, or singular
             return self._reject("loop_singular", str(exc))
         self.stamps.accept(stamp)                # advances on accepted inputs only

@@ -66,6 +66,11 @@ PARAMETERS = {
                                           "tf_rate (for robot_state_publisher)", topic=True),
     "feedforward_state_topic": Param("feedforward_states", "sensor_msgs/JointState: a stamped, named copy "
                                      "(effort field) of every feedforward sent", topic=True),
+    "max_loop_jump": Param(0.5, "A model with loops: the farthest (rad or m, largest independent "
+                           "coordinate) an input may lie from the last solution; a farther one is "
+                           "rejected (loop_jump) after the solution moved this far toward it, so one "
+                           "input's cost stays bounded (about max_loop_jump / 0.05 Newton solves)",
+                           True, 0.05, 100.0),
     "frame_prefix": Param("", "Prefix of every published frame name, as robot_state_publisher's"),
     "world_frame": Param("world", "Name of the model's ground frame (before the prefix)"),
     "publish_rate_limit": Param(0.0, "Most evaluations per second, 0 or 1 to 10000; faster inputs are "

@@ -8,6 +8,7 @@ the node collects the results on its executor thread and installs them there.
 """
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 from typing import Callable, Generic, Optional, Sequence, TypeVar
@@ -138,8 +139,8 @@ MAX_TOPIC_LENGTH = 200
 
 
 def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequence[str],
-                  wrench_joints: Sequence[str], joint_map: JointMap = JointMap()
-                  ) -> PreparedModel:
+                  wrench_joints: Sequence[str], joint_map: JointMap = JointMap(),
+                  max_loop_jump: float = math.inf) -> PreparedModel:
     """Check that the node can use ``model`` (no free-flyer, the names of its parameters and
     of ``joint_map``, one topic per wrench body, assembly at the default inputs, or of its
     loops) and build its buffers; raises :class:`ModelError` (thread-safe).
@@ -153,7 +154,7 @@ def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequ
     # kernels now, not at the first input, and proves that the model assembles at its
     # default inputs (a model with loops: at its loops' guess, LoopAssemblyError otherwise)
     try:
-        evaluator = evaluator_for(model)
+        evaluator = evaluator_for(model, max_loop_jump)
     except (MechanismRangeError, NonFiniteLoads, LoopSingularityError) as exc:
         raise ModelError(f"{source}: the model does not assemble at its default "
                          f"inputs: {exc}") from None
