@@ -10,9 +10,12 @@ console_scripts = [
     "trajectory_player = charmie_dynamics.ros.trajectory_player_node:main",
     "simulator = charmie_dynamics.ros.simulator_node:main",
 ]
-# launch_ros and `ros2 run` look in <prefix>/lib/charmie_dynamics; pip and colcon put the
-# console scripts in <prefix>/bin: libexec/<name> (a link to one launcher) runs bin/<name>
-executables = ["libexec/" + script.split("=")[0].strip() for script in console_scripts]
+# setup.cfg (as `ros2 pkg create` writes it) sends every console script to
+# <prefix>/lib/charmie_dynamics, where launch_ros and `ros2 run` look: nothing on PATH. The CLI
+# alone also goes to <prefix>/bin as a data file, bin/charmie-dynamics (a plain Python script:
+# a second entry point would land in lib/ too). A wheel (`pip install .`) ignores setup.cfg:
+# there pip writes every console script to bin/, the CLI's over that data file, and
+# `scripts/ros_path/setup_data.py link-executables` links lib/charmie_dynamics/<name> to them.
 # The oldest versions the test suite passed on (Python 3.11, scripts/constraints-floor.txt,
 # scripts/test_floors.sh: all but the pinocchio cross-checks needing pin 3). Python 3.10 is ROS 2 Humble's, whose apt has older ones (numpy 1.21,
 # numba 0.55) and whose setuptools makes console scripts that refuse to start on an unmet
@@ -35,7 +38,7 @@ setup(
         ("share/" + package_name + "/launch", glob("launch/*.py")),
         ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz")),
         ("share/" + package_name + "/config/examples", glob("config/examples/*.yaml")),
-        ("lib/" + package_name, executables),
+        ("bin", ["bin/charmie-dynamics"]),
     ],
     python_requires=">=3.10",
     install_requires=["setuptools"] + [f'{name}>={floor}; python_version >= "3.11"'
