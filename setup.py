@@ -10,20 +10,27 @@ console_scripts = [
     "trajectory_player = charmie_dynamics.ros.trajectory_player_node:main",
     "simulator = charmie_dynamics.ros.simulator_node:main",
 ]
-# launch_ros and `ros2 run` look in <prefix>/lib/charmie_dynamics; pip and colcon put the
-# console scripts in <prefix>/bin: libexec/<name> (a link to one launcher) runs bin/<name>
-executables = ["libexec/" + script.split("=")[0].strip() for script in console_scripts]
+# setup.cfg (as `ros2 pkg create` writes it) sends every console script to
+# <prefix>/lib/charmie_dynamics, where launch_ros and `ros2 run` look: nothing on PATH. The CLI
+# alone also goes to <prefix>/bin as a data file, bin/charmie-dynamics (a plain Python script:
+# a second entry point would land in lib/ too). A wheel (`pip install .`) ignores setup.cfg:
+# there pip writes every console script to bin/, the CLI's over that data file, and
+# `scripts/ros_path/setup_data.py link-executables` links lib/charmie_dynamics/<name> to them.
 # The oldest versions the test suite passed on (Python 3.11, scripts/constraints-floor.txt,
 # scripts/test_floors.sh: all but the pinocchio cross-checks needing pin 3). Python 3.10 is ROS 2 Humble's, whose apt has older ones (numpy 1.21,
 # numba 0.55) and whose setuptools makes console scripts that refuse to start on an unmet
 # requirement: there the names only, untested, and no numba (jit.py then runs plain Python and
-# says how to install it). scipy: numba's np.dot calls its BLAS. tqdm: analyze's progress bar.
+# says how to install it). scipy: numba's np.dot calls its BLAS. matplotlib (analyze's and
+# identify's plots) and tqdm (analyze's progress bar): the `plots` extra, off the robot's
+# image; without them those commands say what to install, and no bar is drawn.
 # mcap, mcap-ros2-support: the logs of record/identify (rosbag2's MCAP); install_requires, not
 # the test extra, because those commands need them at run time; not on Humble (no apt
 # package: there MCAP logs say how to install them, CSV logs work without them).
 floors = {"numpy": "1.23.2", "numba": "0.57.0", "scipy": "1.9.2", "PyYAML": "6.0",
           "matplotlib": "3.6.0", "tqdm": "4.57.0", "mcap": "1.1.0", "mcap-ros2-support": "0.5.0"}
 NOT_ON_HUMBLE = ("numba", "mcap", "mcap-ros2-support")
+OPTIONAL = ("matplotlib", "tqdm")
+plots = [f"{name}>={floors[name]}" for name in OPTIONAL]
 
 setup(
     name=package_name,
@@ -35,18 +42,20 @@ setup(
         ("share/" + package_name + "/launch", glob("launch/*.py")),
         ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz")),
         ("share/" + package_name + "/config/examples", glob("config/examples/*.yaml")),
-        ("lib/" + package_name, executables),
+        ("bin", ["bin/charmie-dynamics"]),
     ],
     python_requires=">=3.10",
     install_requires=["setuptools"] + [f'{name}>={floor}; python_version >= "3.11"'
-                                       for name, floor in floors.items()]
+                                       for name, floor in floors.items() if name not in OPTIONAL]
                      + [f'{name}; python_version < "3.11"' for name in floors
-                        if name not in NOT_ON_HUMBLE],
+                        if name not in NOT_ON_HUMBLE + OPTIONAL],
     # pytest < 9: scripts/ros_path.sh's launch_testing plugin needs it, and both venvs
-    # install one pinned version (scripts/constraints-tested.txt)
+    # install one pinned version (scripts/constraints-tested.txt); the plots' packages: the
+    # suite runs the plot tests
     extras_require={"test": ["pytest>=7,<9", "pin>=2.6.20", "urdf-parser-py>=0.0.4",
-                             "viser>=1.1", "example-robot-data"],
-                    "view": ["viser>=1.1"]},
+                             "viser>=1.1", "example-robot-data"] + plots,
+                    "view": ["viser>=1.1"],
+                    "plots": plots},
     zip_safe=True,
     maintainer="charmie_dynamics developers",
     maintainer_email="charmie-dynamics@example.org",

@@ -56,7 +56,8 @@ step "venv $work/venv"
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check colcon-common-extensions
 
 # --- 3. colcon build (a fresh build/ and install/ every run) -------------------------------
-step "colcon build"
+# --symlink-install, as a developer builds: setup.py develop, reading setup.cfg's [develop]
+step "colcon build --symlink-install"
 ws=$work/ws
 rm -rf "$ws/build" "$ws/install" "$ws/log" && mkdir -p "$ws"
 cat >"$work/env.sh" <<EOF
@@ -69,7 +70,7 @@ source "$ws/install/setup.bash"
 set -u
 EOF
 ( source "$work/venv/bin/activate"; export AMENT_PREFIX_PATH=$work/venv; cd "$ws"
-  colcon build --base-paths "$work/src" --packages-select charmie_dynamics \
+  colcon build --symlink-install --base-paths "$work/src" --packages-select charmie_dynamics \
     >"$work/colcon-build.log" 2>&1 ) || { tail -30 "$work/colcon-build.log"; exit 1; }
 
 # --- 4. launch tests and the ros2 CLI on the colcon install -------------------------------
@@ -79,6 +80,20 @@ EOF
 pytest_in() { local py=$1; shift; (cd "$work" && "$py" -m pytest -q -p no:cacheprovider "$@"); }
 step "compiling the kernels: ros2 run charmie_dynamics charmie-dynamics compile"
 (source "$work/env.sh"; ros2 run charmie_dynamics charmie-dynamics compile)
+step "ros2 run --prefix 'python3 -m cProfile': the executables are Python scripts; none on PATH"
+(source "$work/env.sh"
+ ros2 run --prefix 'python3 -m cProfile -o /dev/null' charmie_dynamics charmie-dynamics --help >/dev/null
+ # a node under the profiler: it starts rclpy and refuses a bad parameter (cProfile swallows
+ # the node's exit status 1: its one-line message is the proof)
+ out=$(ros2 run --prefix 'python3 -m cProfile -o /dev/null' charmie_dynamics dynamics \
+   --ros-args -p stale_policy:=not_a_policy 2>&1) || true
+ if ! grep -q "error: parameter stale_policy 'not_a_policy'" <<<"$out"; then
+   echo "ros_path: dynamics under python3 -m cProfile: expected its stale_policy error, got: $out" >&2; exit 1
+ fi
+ for name in model_loader dynamics trajectory_player simulator; do
+   if command -v "$name" >/dev/null; then echo "ros_path: $name on PATH: $(command -v "$name")" >&2; exit 1; fi
+ done
+ command -v charmie-dynamics >/dev/null || { echo "ros_path: charmie-dynamics not on PATH" >&2; exit 1; })
 step "launch tests, ros2 CLI and install layout on the colcon install (ROS_DOMAIN_ID=$ROS_DOMAIN_ID)"
 (source "$work/env.sh"; pytest_in python "$copy/test_launch")
 (source "$work/env.sh"; pytest_in python -p no:launch_testing "$copy/test/test_install_layout.py")
@@ -89,6 +104,8 @@ pip_venv=$work/pip-venv
 "$repo/scripts/ros_path/ros_venv.sh" "$pip_venv" "$src"
 "$pip_venv/bin/python" -m pip uninstall --quiet --yes charmie_dynamics 2>/dev/null || true
 (cd "$copy" && "$pip_venv/bin/python" -m pip install --quiet --disable-pip-version-check .)
+# the wheel's console scripts are in bin/: lib/charmie_dynamics/<name> links for launch_ros
+"$pip_venv/bin/python" "$copy/scripts/ros_path/setup_data.py" link-executables "$pip_venv"
 export AMENT_PREFIX_PATH=$pip_venv        # the pip install's prefix alone: no colcon overlay
 "$pip_venv/bin/charmie-dynamics" compile
 step "install layout and the hardware launch on the pip install"

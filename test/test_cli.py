@@ -322,6 +322,36 @@ def test_core_imports_without_rclpy_and_matplotlib(tmp_path):
     assert proc.stdout.strip() == "ok 27"
 
 
+def test_plots_optional(tmp_path):
+    """matplotlib and tqdm are optional (the `plots` extra): without them the CLI runs, and
+    a command writing plots says in one line what to install, before any work."""
+    for name in ("matplotlib", "tqdm"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(f"raise ImportError('no {name}')\n",
+                                                     encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "charmie_dynamics.cli.main", *map(str, args)],
+                              capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+
+    assert cli("--help").returncode == 0
+    out = tmp_path / "out"
+    assert_one_error_line(cli("analyze", "--out", out), "analyze", "pip install matplotlib")
+    assert not out.exists()
+    assert_one_error_line(cli("identify", "--model", ROOT / "config" / "charmie.yaml",
+                              "--log", tmp_path / "log.csv", "--out", tmp_path / "id.yaml"),
+                          "identify", "pip install matplotlib")
+
+
+def test_no_progress_bar_without_tqdm(tmp_path, monkeypatch):
+    from charmie_dynamics.cli import analyze
+
+    monkeypatch.setattr(analyze, "tqdm", None)
+    analyze._write_all(tmp_path / "out", [("a.txt", lambda path: path.write_text("a"))])
+    assert (tmp_path / "out" / "a.txt").read_text() == "a"
+
+
 # ---------------------------------------------------------------- hostile files and inputs (issue 10)
 # Each of these broke the contract on the package before issue 10: a traceback (MemoryError,
 # UnicodeDecodeError, ValueError, RecursionError, FileExistsError), a hang (/dev/zero or a

@@ -165,11 +165,15 @@ def test_console_script_starts_with_old_numba(old_numba):
     assert len(proc.stderr.splitlines()) == 1 and PIP_HINT in proc.stderr
 
 
-def _install_requires() -> list[str]:
+def _setup_data():
     spec = importlib.util.spec_from_file_location("setup_data", ROOT / "scripts" / "ros_path" / "setup_data.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.install_requires()
+    return module
+
+
+def _install_requires() -> list[str]:
+    return _setup_data().install_requires()
 
 
 def test_humble_apt_versions_meet_every_requirement():
@@ -186,7 +190,9 @@ def test_humble_apt_versions_meet_every_requirement():
 
 
 def test_floors_apply_on_python_311_and_newer():
-    """The tested floors (scripts/constraints-floor.txt) are required where they were tested."""
+    """The tested floors (scripts/constraints-floor.txt) are required where they were tested:
+    by install_requires, and by the `plots` extra for the optional matplotlib and tqdm (also
+    in the test extra, for the plot tests)."""
     pins = dict(line.split("==") for line in (ROOT / "scripts" / "constraints-floor.txt")
                 .read_text().splitlines() if "==" in line and not line.startswith("#"))
     env = {"python_version": "3.11", "python_full_version": "3.11.7"}
@@ -195,6 +201,10 @@ def test_floors_apply_on_python_311_and_newer():
         req = Requirement(line)
         if req.marker is not None and req.marker.evaluate(env):
             floors[req.name] = str(req.specifier)
+    extras = _setup_data().setup_arguments().extras_require
+    plots = {req.name: str(req.specifier) for req in map(Requirement, extras["plots"])}
+    assert set(plots) == {"matplotlib", "tqdm"} and set(extras["plots"]) <= set(extras["test"])
+    floors.update(plots)
     assert floors == {name: f">={pins[name]}" for name in floors}
     assert set(floors) == {"numpy", "numba", "scipy", "PyYAML", "matplotlib", "tqdm", "mcap",
                            "mcap-ros2-support"}

@@ -48,7 +48,7 @@ def every_evaluation_params() -> str:
     publish its feedforward alone."""
     share = Path(get_package_share_directory("charmie_dynamics"))
     params = yaml.safe_load((share / "config" / "sim.yaml").read_text(encoding="utf-8"))
-    params["dynamics"]["ros__parameters"]["output_rate"] = 0.0
+    params["/**/dynamics"]["ros__parameters"]["output_rate"] = 0.0
     path = Path(tempfile.mkdtemp(prefix="charmie_sim_launch_")) / "sim.yaml"
     path.write_text(yaml.safe_dump(params), encoding="utf-8")
     return str(path)

@@ -9,6 +9,7 @@ interrupted run leaves no partial files in ``--out``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import os
 import secrets
@@ -18,7 +19,11 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from tqdm import tqdm
+
+try:
+    from tqdm import tqdm
+except ImportError:          # optional (the `plots` extra): no progress bar then
+    tqdm = None
 
 from ..dynamics import inverse_dynamics
 from ..kinematics import point_positions, resolve_state
@@ -28,7 +33,7 @@ from ..trajectories import MAX_DT, MIN_DT, MOTIONS, Trajectory, check_dt, from_c
 from ..errors import InputError
 from .arguments import add_position_limits_argument, check_point, check_points, parse_payload
 from .loop_analysis import LOOP_MOTIONS, loop_analysis, trajectory_analysis
-from .plots import plot_efforts, plot_series
+from .plots import plot_efforts, plot_series, require_matplotlib
 
 
 
@@ -90,9 +95,11 @@ def _write_all(out: Path, steps: list[tuple[str, Callable[[Path], None]]]) -> No
     tmp.mkdir()
     try:
         # a bar on stderr while the files are written (plots take seconds); none when piped
-        with tqdm(steps, desc="writing", unit="file", disable=None, leave=False) as bar:
+        with (tqdm(steps, desc="writing", unit="file", disable=None, leave=False) if tqdm
+              else contextlib.nullcontext(steps)) as bar:
             for name, write in bar:
-                bar.set_postfix_str(name)
+                if tqdm:
+                    bar.set_postfix_str(name)
                 write(tmp / name)
         _check_output(out)
         if out.is_dir():
@@ -106,6 +113,7 @@ def _write_all(out: Path, steps: list[tuple[str, Callable[[Path], None]]]) -> No
 
 def run_analyze(args: argparse.Namespace) -> int:
     _check_output(args.out)
+    require_matplotlib("analyze")
     model = load_model(args.model)
     if model.loops is not None:
         return _run_loop_analysis(args, model)

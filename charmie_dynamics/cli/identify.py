@@ -32,7 +32,7 @@ from ..identification.regressor import parameter_layout
 from ..model.model import Model
 from ..model.reader import model_from_text, read_model_file
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, check_dt, from_csv, input_kinds, motion
-from .plots import plot_input_efforts
+from .plots import plot_input_efforts, require_matplotlib
 
 UNITS = {"actuator": "N", "linear": "N", "angular": "N m"}
 # identify writes no model that fits its log worse than the model it started from, or whose
@@ -134,6 +134,7 @@ def acceptance_problems(model: Model, identified: Model, result: Identification,
 
 
 def _cmd_identify(args: argparse.Namespace) -> int:
+    require_matplotlib("identify")
     model, text = read_model_file(args.model)
     log = read_log(args.log, model)
     state, effort, t = measured_states(model, log, str(args.log))

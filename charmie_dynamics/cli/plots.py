@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InputError
 from ..model.model import JointType, Model
 
 UNITS = {JointType.REVOLUTE: "N m", JointType.PRISMATIC: "N"}
@@ -140,9 +141,19 @@ def plot_paths(path: Path, paths: dict[str, np.ndarray], title: str) -> None:
     _save(plt, fig, path)
 
 
+def require_matplotlib(command: str) -> None:
+    """Refuse ``command`` before any work when matplotlib, an optional dependency (off the
+    robot's image), is missing: one line saying what to install."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise InputError(f"{command} writes PNG plots with matplotlib, which is not installed: "
+                         "pip install matplotlib (or apt install python3-matplotlib)") from None
+
+
 def _pyplot():
-    """matplotlib.pyplot on the file-only Agg backend (imported on first use: plotting is
-    the only part of ``analyze`` that needs matplotlib)."""
+    """matplotlib.pyplot on the file-only Agg backend (imported on first use, by commands
+    that called :func:`require_matplotlib` first)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

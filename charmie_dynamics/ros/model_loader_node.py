@@ -13,6 +13,10 @@ message and exit status 1; an invalid file on reload is rejected with the messag
 last valid model stays published, and later calls work: the file is read through the
 package's guard (regular files only, never a FIFO or a device; at most ``max_model_bytes``;
 strict UTF-8; every parser failure a ModelError).
+
+``publish_robot_description: false`` leaves robot_description to robot_state_publisher or
+ros2_control's controller manager (Jazzy's subscribes to it): the node then has no publisher
+on it.
 """
 from __future__ import annotations
 
@@ -46,11 +50,16 @@ class ModelLoaderNode(Node):
                                   "model_file, as robot_state_publisher's"),
             "max_model_bytes": Param(DEFAULT_MAX_BYTES, "Largest model file read (bytes)", True,
                                      1024, 256 * 2**20),
+            "publish_robot_description": Param(True, "Publish the URDF on robot_description; set "
+                                               "false beside robot_state_publisher/ros2_control, "
+                                               "which own that topic"),
         })
         self.path = Path(self.p["model_file"])
         self.overlay = Path(self.p["overlay_file"]) if self.p["overlay_file"] else None
         self.pub_model = self.create_publisher(String, self.p["model_topic"], qos.LATCHED)
-        self.pub_description = self.create_publisher(String, "robot_description", qos.LATCHED)
+        # off: no publisher at all, so that robot_description has its owner's alone
+        self.pub_description = (self.create_publisher(String, "robot_description", qos.LATCHED)
+                                if self.p["publish_robot_description"] else None)
         self._load()                       # ModelError ends start-up
         self.create_service(Trigger, "~/reload", self._on_reload)
 
@@ -61,7 +70,8 @@ class ModelLoaderNode(Node):
         if model.loops is not None:     # assembly and mobility, as validate-model checks them
             ClosedChain.build(model)
         self.pub_model.publish(String(data=loaded.text))
-        self.pub_description.publish(String(data=loaded.description))
+        if self.pub_description is not None:
+            self.pub_description.publish(String(data=loaded.description))
         source = self.path if self.overlay is None else f"{self.path} + {self.overlay}"
         summary = (f"{source}: model {model.name!r}, {model.n_bodies} bodies, "
                    f"{model.n_coordinates} coordinates, {model.total_mass:.2f} kg")
