@@ -144,6 +144,17 @@ class TrajectoryFileError(DocumentError):
     """A trajectory CSV that cannot be used; the message names the file, row or column."""
 
 
+def csv_header(path: str, row: list[str], error: type[DocumentError]) -> list[str]:
+    """The column names of a CSV file's first ``row``, stripped; raises ``error`` for a name
+    given twice (a reader that took the first of two would use one silently)."""
+    header = [h.strip() for h in row]
+    if len(set(header)) != len(header):
+        twice = sorted(h for h, k in Counter(header).items() if k > 1)
+        raise error(f"{path}: duplicate column(s) {bounded(', '.join(twice))}, "
+                    "expected each column once")
+    return header
+
+
 def from_csv(model: Model, path: str, max_bytes: int = DEFAULT_MAX_BYTES,
              check_position_limits: bool = False,
              columns: Optional[Sequence[str]] = None) -> Trajectory:
@@ -167,7 +178,7 @@ def from_csv(model: Model, path: str, max_bytes: int = DEFAULT_MAX_BYTES,
     if len(rows) > MAX_SAMPLES + 1:
         raise TrajectoryFileError(f"{path}: more than {MAX_SAMPLES:,} rows of samples, expected "
                                   f"at most {MAX_SAMPLES:,} (split the motion into several files)")
-    header = [h.strip() for h in rows[0]]
+    header = csv_header(path, rows[0], TrajectoryFileError)
     if "time" not in header:
         raise TrajectoryFileError(f"{path}: no 'time' column; columns: {bounded(', '.join(header))}")
     names = model.input_names
@@ -178,10 +189,6 @@ def from_csv(model: Model, path: str, max_bytes: int = DEFAULT_MAX_BYTES,
         raise TrajectoryFileError(f"{path}: unknown column(s) {bounded(', '.join(unknown))}; "
                                   "expected time and NAME[.velocity|.acceleration] for NAME in "
                                   f"{bounded(', '.join(given))}")
-    if len(set(header)) != len(header):
-        twice = sorted(h for h, k in Counter(header).items() if k > 1)
-        raise TrajectoryFileError(f"{path}: duplicate column(s) {bounded(', '.join(twice))}, "
-                                  "expected each column once")
     data = np.empty((len(rows) - 1, len(header)))
     for r, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):

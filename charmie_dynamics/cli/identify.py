@@ -7,7 +7,9 @@ and the model's dynamic parameters identified from a log.
   CSV.
 * ``identify``: base parameters, OLS and weighted LS with standard deviations, the physically
   consistent estimate near the model (``--prior-weight``), written as an updated model file
-  (``--out``) and a report folder (report.txt, measured vs predicted plots).
+  (``--out``) and a report folder (report.txt, measured vs predicted plots). A URDF model
+  is written as its model document (YAML, as the model loader publishes it) with the
+  identified values.
 * ``base-parameters``: the base parameters' names and expressions.
 * ``excite``: an excitation trajectory (identification/excitation.py) as a trajectory CSV
   that ``analyze --trajectory``, ``record --trajectory`` and the trajectory player read.
@@ -21,6 +23,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..documents import DEFAULT_MAX_BYTES
 from ..errors import InputError
 from ..identification.base import base_parameters
 from ..identification.excitation import optimise, write_trajectory
@@ -31,6 +34,8 @@ from ..identification.recording import measured_states, record
 from ..identification.regressor import parameter_layout
 from ..model.model import Model
 from ..model.reader import model_from_text, read_model_file
+from ..model.urdf import is_urdf
+from ..ros.model_source import urdf_as_document
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, check_dt, from_csv, input_kinds, motion
 from .plots import plot_input_efforts, require_matplotlib
 
@@ -136,6 +141,10 @@ def acceptance_problems(model: Model, identified: Model, result: Identification,
 def _cmd_identify(args: argparse.Namespace) -> int:
     require_matplotlib("identify")
     model, text = read_model_file(args.model)
+    if is_urdf(text):
+        # the loader's model document of the URDF (the same model) is edited and written as
+        # YAML: a URDF holds no springs or actuator friction to write back
+        text = urdf_as_document(text, args.model, None, DEFAULT_MAX_BYTES)
     log = read_log(args.log, model)
     state, effort, t = measured_states(model, log, str(args.log))
     try:
@@ -270,7 +279,8 @@ def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prior-weight", type=_nonnegative("--prior-weight"), default=0.01,
                    help="how many samples' worth of weight keep each parameter near the "
                         "model where the log says little (default 0.01)")
-    p.add_argument("--out", type=Path, required=True, help="the updated model file (YAML)")
+    p.add_argument("--out", type=Path, required=True,
+                   help="the updated model file (YAML; for a URDF --model, its model document)")
     p.add_argument("--report", type=Path, default=None,
                    help="report folder (default: beside --out, named OUT_report)")
     p.add_argument("--accept-worse", action="store_true",

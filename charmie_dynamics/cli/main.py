@@ -371,6 +371,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             LoopSingularityError, NonFiniteLoads) as exc:
         print(f"{PROG}: error: {bounded(exc, MAX_ERROR_LINE)}", file=sys.stderr)
         return 1
+    except np.linalg.LinAlgError as exc:
+        # a singular or indefinite matrix built from the inputs (identify names its log
+        # itself): still their fault, so one line, never a traceback
+        print(f"{PROG}: error: {args.command}: linear algebra failed on these inputs "
+              f"({bounded(exc, 200)}): expected inputs that leave the problem well posed",
+              file=sys.stderr)
+        return 1
     except MemoryError:
         print(f"{PROG}: error: out of memory: the model or the input is too large for this "
               "machine", file=sys.stderr)

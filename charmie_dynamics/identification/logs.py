@@ -23,12 +23,14 @@ import csv
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, NoReturn, Optional, Sequence
 
 import numpy as np
 
 from ..documents import DocumentError, bounded, read_bytes
 from ..model.model import Model
+from ..trajectories import csv_header
+from .regressor import parameter_layout
 
 JOINT_STATES, ACTUATOR_STATES = "/joint_states", "/actuator_states"
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -50,6 +52,12 @@ uint32 nanosec
 MCAP_MAGIC = b"\x89MCAP0\r\n"
 #: Largest log read: 256 MiB (a 20 s, 1 kHz MCAP log of CHARMIE is about 3 MiB).
 MAX_LOG_BYTES = 256 * 1024 * 1024
+#: Largest |effort| read, N m or N: CHARMIE's largest is about 500 N; more is another unit
+#: or garbage (1e300 overflowed the estimate).
+MAX_EFFORT = 1e6
+#: Largest regressor of a log (identification builds it whole): 2 GiB, 42,900 samples of
+#: CHARMIE (21 inputs x 298 parameters), 43 s at 1 kHz.
+MAX_REGRESSOR_BYTES = 2 * 1024 ** 3
 
 
 class LogError(DocumentError):
@@ -112,6 +120,29 @@ def write_mcap(path: str | Path, model: Model, log: Log) -> None:
         writer.finish()
 
 
+def _fields(path: str, topic: str, s: int, msg: object
+            ) -> tuple[float, list[str], dict[str, np.ndarray]]:
+    """Stamp (s), names and the position, velocity, effort arrays of message ``s``, refused
+    in one line when its schema is not JointState's (a ``name`` of numbers, no header)."""
+    where = f"{path}: {topic} message {s}"
+    try:
+        stamp = msg.header.stamp            # type: ignore[attr-defined]
+        t = float(stamp.sec) + 1e-9 * float(stamp.nanosec)
+    except (AttributeError, TypeError, ValueError):
+        raise LogError(f"{where}: no header.stamp (sec, nanosec), expected {JOINT_STATE}"
+                       ) from None
+    names = getattr(msg, "name", None)
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise LogError(f"{where}: field name is not a string[], expected {JOINT_STATE}")
+    arrays = {}
+    for field in ("position", "velocity", "effort"):
+        values = np.asarray(getattr(msg, field, None))
+        if values.ndim != 1 or (values.size and values.dtype.kind not in "fiu"):
+            raise LogError(f"{where}: field {field} is not a float64[], expected {JOINT_STATE}")
+        arrays[field] = values.astype(float)
+    return t, list(names), arrays
+
+
 def _topic_arrays(path: str, topic: str, messages: list, wanted: list[str]
                   ) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray], np.ndarray]:
     """t, position, velocity (or None), effort of one topic's messages for ``wanted`` names."""
@@ -123,22 +154,23 @@ def _topic_arrays(path: str, topic: str, messages: list, wanted: list[str]
     position, velocity, effort = np.empty((n, m)), np.empty((n, m)), np.empty((n, m))
     has_velocity = True
     for s, msg in enumerate(messages):
-        t[s] = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        index = {name: k for k, name in enumerate(msg.name)}
+        t[s], names, arrays = _fields(path, topic, s, msg)
+        index = {name: k for k, name in enumerate(names)}
         missing = [w for w in wanted if w not in index]
         if missing:
             raise LogError(f"{path}: {topic} message {s}: no {bounded(', '.join(missing))}; "
-                           f"names: {bounded(', '.join(msg.name))}")
+                           f"names: {bounded(', '.join(names))}")
         for field, out in (("position", position), ("effort", effort)):
-            values = list(getattr(msg, field))
-            if len(values) != len(msg.name):
+            values = arrays[field]
+            if len(values) != len(names):
                 raise LogError(f"{path}: {topic} message {s}: {len(values)} values in {field}, "
-                               f"expected {len(msg.name)} (one per name)")
+                               f"expected {len(names)} (one per name)")
             out[s] = [values[index[w]] for w in wanted]
-        values = list(msg.velocity)
-        has_velocity = has_velocity and len(values) == len(msg.name)
+        values = arrays["velocity"]
+        has_velocity = has_velocity and len(values) == len(names)
         if has_velocity:
             velocity[s] = [values[index[w]] for w in wanted]
+    _check_bound(path, effort, lambda s, k: f"{topic} message {s}, effort of {wanted[k]}")
     return t, position, velocity if has_velocity else None, effort
 
 
@@ -146,10 +178,15 @@ def _from_mcap(path: str, data: bytes, model: Model) -> Log:
     """A log from an MCAP file's bytes (module docstring)."""
     make_reader, DecoderFactory, _ = _mcap(path)
     messages: dict[str, list] = {JOINT_STATES: [], ACTUATOR_STATES: []}
+    cap = max_samples(model)
     try:
         reader = make_reader(io.BytesIO(data), decoder_factories=[DecoderFactory()])
         for _, channel, _, decoded in reader.iter_decoded_messages(topics=list(messages)):
+            if len(messages[channel.topic]) == cap:
+                _too_many(path, f"more than {cap:,} {channel.topic} messages", model)
             messages[channel.topic].append(decoded)
+    except LogError:
+        raise
     except Exception as exc:          # the reader's and decoder's errors have no common base
         raise LogError(f"{path}: not a readable MCAP log: {type(exc).__name__}: "
                        f"{bounded(exc)}") from None
@@ -176,7 +213,7 @@ def _from_mcap(path: str, data: bytes, model: Model) -> Log:
                 xd[:, k] = np.interp(t, t_a, xd_a[:, col])
         if xd_a is None:
             xd = None
-    return _checked(path, Log(t, x, xd, effort))
+    return _checked(path, Log(t, x, xd, effort), names)
 
 
 def write_csv(path: str | Path, model: Model, log: Log) -> None:
@@ -198,42 +235,87 @@ def write_csv(path: str | Path, model: Model, log: Log) -> None:
 
 
 def _from_csv(path: str, data: bytes, model: Model) -> Log:
-    """A log from a CSV file's bytes (module docstring)."""
+    """A log from a CSV file's bytes (module docstring), parsed row by row into one array
+    (a list of every row's strings took 20x the file's size)."""
     try:
-        rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
-    except (UnicodeDecodeError, csv.Error) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise LogError(f"{path}: not a usable CSV log: {bounded(exc)}") from None
-    if len(rows) < 2:
-        raise LogError(f"{path}: expected a header and at least one row of samples")
-    header = [h.strip() for h in rows[0]]
-    names = model.input_names
-    required = ["time"] + list(names) + [f"{n}.effort" for n in names]
-    missing = [h for h in required if h not in header]
-    if missing:
-        raise LogError(f"{path}: missing column(s) {bounded(', '.join(missing))}; expected "
-                       "time, NAME, NAME.effort and optionally NAME.velocity per input")
+    cap = max_samples(model)
+    rows = csv.reader(io.StringIO(text, newline=""))
     try:
-        values = np.array([[float(v) for v in row] for row in rows[1:]])
-    except ValueError as exc:
-        raise LogError(f"{path}: {bounded(exc)}, expected numbers") from None
-    if values.shape != (len(rows) - 1, len(header)):
-        raise LogError(f"{path}: rows of different lengths, expected {len(header)} values each")
+        header = csv_header(path, next(rows, []), LogError)
+        names = model.input_names
+        required = ["time"] + list(names) + [f"{n}.effort" for n in names]
+        missing = [h for h in required if h not in header]
+        if missing:
+            raise LogError(f"{path}: missing column(s) {bounded(', '.join(missing))}; expected "
+                           "time, NAME, NAME.effort and optionally NAME.velocity per input")
+        # every row ends in a line break: this many rows at most, and the cap's one more
+        lines = text.count("\n") + text.count("\r") + 1
+        values = np.empty((min(lines, cap + 1), len(header)))
+        n = 0
+        for row in rows:
+            if n == cap:
+                _too_many(path, f"more than {cap:,} rows", model)
+            if len(row) != len(header):
+                raise LogError(f"{path}: row {n + 2} has {len(row)} values, expected "
+                               f"{len(header)}")
+            try:
+                values[n] = [float(v) for v in row]
+            except ValueError as exc:
+                raise LogError(f"{path}: row {n + 2}: {bounded(exc)}, expected numbers"
+                               ) from None
+            n += 1
+    except csv.Error as exc:            # e.g. a field over csv's size limit
+        raise LogError(f"{path}: not a usable CSV log: {bounded(exc)}") from None
+    if n < 1:
+        raise LogError(f"{path}: expected a header and at least one row of samples")
+    values = values[:n]
 
     def column(name: str) -> np.ndarray:
         return values[:, header.index(name)]
+    effort = np.column_stack([column(f"{n}.effort") for n in names])
+    _check_bound(path, effort, lambda s, k: f"row {s + 2}, column {names[k]}.effort")
     velocity = all(f"{n}.velocity" in header for n in names)
     return _checked(path, Log(
         column("time"), np.column_stack([column(n) for n in names]),
         np.column_stack([column(f"{n}.velocity") for n in names]) if velocity else None,
-        np.column_stack([column(f"{n}.effort") for n in names])))
+        effort), names)
 
 
-def _checked(path: str, log: Log) -> Log:
+def _check_bound(path: str, effort: np.ndarray, where: Callable[[int, int], str]) -> None:
+    """Refuse an effort beyond :data:`MAX_EFFORT`, naming its place ``where(sample, column)``
+    (a log in other units, or garbage, whose estimate would overflow)."""
+    beyond = np.argwhere(~(np.abs(effort) <= MAX_EFFORT))
+    if len(beyond):
+        s, k = beyond[0]
+        raise LogError(f"{path}: {where(s, k)}: effort {effort[s, k]:.6g}, expected "
+                       f"|effort| <= {MAX_EFFORT:g} (N m or N)")
+
+
+def max_samples(model: Model) -> int:
+    """The most samples of a log for ``model``: its regressor (samples x inputs x
+    parameters, float64) within :data:`MAX_REGRESSOR_BYTES`."""
+    per_sample = 8 * len(model.input_names) * len(parameter_layout(model))
+    return max(1, MAX_REGRESSOR_BYTES // per_sample)
+
+
+def _too_many(path: str, count: str, model: Model) -> NoReturn:
+    raise LogError(f"{path}: {count} of samples, expected at most {max_samples(model):,} for "
+                   f"{model.name} (its regressor within {MAX_REGRESSOR_BYTES / 2**30:g} GiB): "
+                   "decimate the log or split it")
+
+
+def _checked(path: str, log: Log, names: Sequence[str]) -> Log:
     arrays = [log.t, log.x, log.effort] + ([] if log.xd is None else [log.xd])
     if not all(np.all(np.isfinite(a)) for a in arrays):
         raise LogError(f"{path}: NaN or infinite values, expected finite numbers")
     if len(log.t) < 2 or np.any(np.diff(log.t) <= 0):
         raise LogError(f"{path}: times must increase strictly over at least 2 samples")
+    if not np.any(log.effort):
+        raise LogError(f"{path}: every effort ({bounded(', '.join(names))}) is 0 in all "
+                       f"{len(log.t)} samples, expected the measured efforts (N m or N)")
     return log
 
 

@@ -61,20 +61,37 @@ def _get(node: Any, key: str) -> Optional[tuple[Any, Any]]:
     return None
 
 
+def _content_end(node: Any) -> Any:
+    """The mark after the last character of ``node``'s own text: a block collection's end
+    mark lies at the next token (the next key's line), its last leaf's does not."""
+    while isinstance(node, (yaml.SequenceNode, yaml.MappingNode)) and not node.flow_style \
+            and node.value:
+        node = node.value[-1]
+        node = node[1] if isinstance(node, tuple) else node
+    return node.end_mark
+
+
 def _set(node: yaml.MappingNode, key: str, text: str, edits: list[_Edit]) -> None:
     """Set ``key`` of a mapping node to the YAML text ``text`` (replaced or inserted)."""
     found = _get(node, key)
     if found is not None:
-        v = found[1]
-        edits.append(_Edit(v.start_mark.line, v.start_mark.column, v.end_mark.line,
-                           v.end_mark.column, text))
+        k, v = found
+        end = _content_end(v)
+        if isinstance(v, yaml.CollectionNode) and not v.flow_style:
+            # a block value (a matrix as rows "- [..]" below its key) becomes a flow value on
+            # the key's line: written in its place, it would run into the next key
+            edits.append(_Edit(k.end_mark.line, k.end_mark.column, end.line, end.column,
+                               f": {text}"))
+        else:
+            edits.append(_Edit(v.start_mark.line, v.start_mark.column, end.line, end.column,
+                               text))
     elif node.flow_style:                   # {a: 1, b: 2}: before the closing brace
         end = node.end_mark
         edits.append(_Edit(end.line, end.column - 1, end.line, end.column - 1,
                            f", {key}: {text}"))
     else:                                   # a new line after the mapping's last entry
-        first_key, last_value = node.value[0][0], node.value[-1][1]
-        line = last_value.end_mark.line + (0 if last_value.end_mark.column > 0 else -1)
+        first_key = node.value[0][0]
+        line = _content_end(node.value[-1][1]).line
         edits.append(_Edit(line + 1, 0, line + 1, 0,
                            " " * first_key.start_mark.column + f"{key}: {text}  # {MARK}\n"))
 

@@ -3,12 +3,16 @@ replayed in a loop, or the live robot from ROS 2 topics with ``--ros``."""
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import math
 import socket
 import sys
 import time
+from contextlib import contextmanager
+from http import HTTPStatus
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Iterator, Optional
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -21,6 +25,10 @@ from ..model.model import Model
 from ..ros.outputs import wrench_bodies
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, Trajectory, from_csv, motion
 from .drawing import Poses, motion_poses, poses
+
+if TYPE_CHECKING:
+    from websockets.asyncio.server import ServerConnection
+    from websockets.http11 import Request, Response
 
 DEFAULT_CAMERA = "2.2,-1.6,1.4"
 DEFAULT_LOOK_AT = "0,0,0.75"
@@ -113,10 +121,75 @@ def _server(args: argparse.Namespace):
     if not 0 <= args.port <= 65535:
         raise InputError(f"--port {args.port}: expected 0..65535")
     _check_host(args.host)
-    server = viser.ViserServer(host=args.host, port=args.port, label="CHARMIE", verbose=False)
+    with _origin_checked_serve():
+        server = viser.ViserServer(host=args.host, port=args.port, label="CHARMIE",
+                                   verbose=False)
     server.gui.configure_theme(control_layout="floating", show_logo=False,
                                show_share_button=False)
     return server
+
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def origin_allowed(origin: str, host: str, port: int) -> bool:
+    """Whether a browser page from ``origin`` may use the view served on ``port`` and reached
+    as ``host`` (the request's Host header): the view's own page, at a loopback name or at
+    the address typed (a LAN address with --host 0.0.0.0). A name other than localhost is
+    refused: its DNS can point it at this machine (rebinding), an address cannot move."""
+    try:
+        page, reached = urlsplit(origin), urlsplit(f"//{host}")
+        page_port = page.port or 80
+        reached_host = reached.hostname
+    except ValueError:                  # a port that is not a number
+        return False
+    if page.scheme != "http" or page_port != port or page.hostname is None:
+        return False
+    if page.hostname in LOOPBACK_NAMES:
+        return True
+    try:
+        ipaddress.ip_address(page.hostname)
+    except ValueError:
+        return False
+    return page.hostname == reached_host
+
+
+def _refuse_foreign_origin(connection: ServerConnection, request: Request
+                           ) -> Optional[Response]:
+    """A 403 response for a request whose Origin header is another site's, else None. A
+    request without Origin is not from a browser page (browsers always send it on a
+    websocket handshake): a local program can send any Origin, so refusing it would
+    protect nothing."""
+    origin = request.headers.get("Origin")
+    if origin is None or origin_allowed(origin, request.headers.get("Host", ""),
+                                        connection.local_address[1]):
+        return None
+    return connection.respond(HTTPStatus.FORBIDDEN, f"Origin {bounded(origin, 80)} refused: "
+                              "the view serves its own page only\n")
+
+
+@contextmanager
+def _origin_checked_serve() -> Iterator[None]:
+    """viser gives websockets no list of origins: its ``serve`` is wrapped while a
+    ViserServer starts (the constructor returns once its thread has called ``serve``), so
+    that every request first passes :func:`_refuse_foreign_origin`."""
+    import websockets.asyncio.server as ws_server
+    serve = ws_server.serve
+
+    def checked_serve(*args, **kwargs):
+        inner = kwargs.get("process_request")
+
+        def process_request(connection: ServerConnection, request: Request
+                            ) -> Optional[Response]:
+            refused = _refuse_foreign_origin(connection, request)
+            return refused if refused is not None or inner is None else \
+                inner(connection, request)
+        return serve(*args, **{**kwargs, "process_request": process_request})
+    ws_server.serve = checked_serve
+    try:
+        yield
+    finally:
+        ws_server.serve = serve
 
 
 def _check_host(host: str) -> None:

@@ -1,0 +1,165 @@
+"""Issue 22 item 4: every input identify reads is refused in one line when it cannot be used
+(duplicate columns, absurd or all-zero efforts, foreign MCAP schemas, too many samples), a
+URDF model is identified, and a model whose inertia is a block matrix stays loadable."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from charmie_dynamics.cli.main import main
+from charmie_dynamics.identification import logs
+from charmie_dynamics.identification.logs import Log, LogError, read_log, write_log
+from charmie_dynamics.identification.model_file import updated_model_text
+from charmie_dynamics.identification.regressor import model_parameters, parameter_layout
+from charmie_dynamics.model.reader import model_from_text
+
+ROOT = Path(__file__).resolve().parent.parent
+NO_HEADER = "string[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n"
+NUMBER_NAMES = logs.JOINT_STATE_DEFINITION.replace("string[] name", "float64[] name")
+
+
+def _log(model, samples: int = 5) -> Log:
+    n = len(model.input_names)
+    t = np.arange(samples) * 0.01
+    x = np.array([a.default_length if a is not None else 0.0 for a in (
+        {a.name: a for a in model.actuators}.get(name) for name in model.input_names)])
+    return Log(t, np.tile(x, (samples, 1)), np.zeros((samples, n)), np.ones((samples, n)))
+
+
+def _rows(path: Path) -> list[list[str]]:
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def _write_rows(path: Path, rows: list[list[str]]) -> None:
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows(rows)
+
+
+def test_csv_log_duplicate_column_is_refused(tmp_path, charmie):
+    path = tmp_path / "twice.csv"
+    write_log(path, charmie, _log(charmie))
+    rows = _rows(path)
+    _write_rows(path, [row + [row[rows[0].index("theta3.effort")]] for row in rows])
+    with pytest.raises(LogError, match=r"twice.csv: duplicate column\(s\) theta3.effort"):
+        read_log(path, charmie)
+
+
+@pytest.mark.parametrize("value, reason", [
+    ("1e300", "row 4, column theta3.effort: effort 1e+300, expected |effort| <= 1e+06"),
+    ("-2e6", "row 4, column theta3.effort: effort -2e+06, expected |effort| <= 1e+06")])
+def test_csv_log_effort_beyond_bound_is_refused(tmp_path, charmie, value, reason):
+    path = tmp_path / "big.csv"
+    write_log(path, charmie, _log(charmie))
+    rows = _rows(path)
+    rows[3][rows[0].index("theta3.effort")] = value
+    _write_rows(path, rows)
+    with pytest.raises(LogError) as info:
+        read_log(path, charmie)
+    assert str(info.value) == f"{path}: {reason} (N m or N)"
+
+
+def test_all_zero_efforts_are_refused_when_read(tmp_path, charmie):
+    for name in ("zero.csv", "zero.mcap"):
+        log = _log(charmie)
+        write_log(tmp_path / name, charmie, Log(log.t, log.x, log.xd, 0 * log.effort))
+        with pytest.raises(LogError, match=f"{name}: every effort .* is 0 in all 5 samples"):
+            read_log(tmp_path / name, charmie)
+
+
+def test_mcap_effort_beyond_bound_is_refused(tmp_path, charmie):
+    log = _log(charmie)
+    log.effort[2, charmie.input_names.index("theta3")] = 1e300
+    write_log(tmp_path / "big.mcap", charmie, log)
+    with pytest.raises(LogError, match="big.mcap: /joint_states message 2, effort of theta3: "
+                                       "effort 1e.300, expected"):
+        read_log(tmp_path / "big.mcap", charmie)
+
+
+def _mcap_with_schema(path: Path, definition: str, message: dict) -> None:
+    """An MCAP file of one /joint_states message written with the mcap-ros2 writer under
+    JointState's name but with another ``definition``."""
+    from mcap_ros2.writer import Writer
+    with open(path, "wb") as f:
+        writer = Writer(f)
+        schema = writer.register_msgdef(logs.JOINT_STATE, definition)
+        writer.write_message(logs.JOINT_STATES, schema, message, log_time=0, publish_time=0)
+        writer.finish()
+
+
+def test_mcap_foreign_schemas_are_one_line_errors(tmp_path, capsys):
+    stamp = {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""}
+    cases = {"numbers.mcap": (NUMBER_NAMES, {"header": stamp, "name": [1.0], "position": [0.0],
+                                             "velocity": [], "effort": [1.0]},
+                              "field name is not a string[]"),
+             "headless.mcap": (NO_HEADER, {"name": ["theta3"], "position": [0.0],
+                                           "velocity": [], "effort": [1.0]},
+                               "no header.stamp (sec, nanosec)")}
+    for name, (definition, message, reason) in cases.items():
+        path = tmp_path / name
+        _mcap_with_schema(path, definition, message)
+        capsys.readouterr()
+        assert main(["identify", "--log", str(path), "--out", str(tmp_path / "m.yaml")]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"charmie-dynamics: error: {path}: /joint_states message 0: {reason}, "
+                       "expected sensor_msgs/msg/JointState"]
+
+
+def test_logs_over_the_sample_cap_are_refused(tmp_path, charmie, monkeypatch):
+    per_sample = 8 * len(charmie.input_names) * len(parameter_layout(charmie))
+    monkeypatch.setattr(logs, "MAX_REGRESSOR_BYTES", 4 * per_sample)      # 4 samples
+    assert logs.max_samples(charmie) == 4
+    write_log(tmp_path / "four.csv", charmie, _log(charmie, 4))
+    assert len(read_log(tmp_path / "four.csv", charmie).t) == 4
+    for name, what in (("long.csv", "more than 4 rows"),
+                       ("long.mcap", "more than 4 /joint_states messages")):
+        write_log(tmp_path / name, charmie, _log(charmie, 5))
+        with pytest.raises(LogError, match=f"{name}: {what} of samples, expected at most 4 "
+                                           f"for {charmie.name} .its regressor within"):
+            read_log(tmp_path / name, charmie)
+
+
+def test_linear_algebra_errors_are_one_line(monkeypatch, capsys):
+    def singular(*_args, **_kwargs):
+        raise np.linalg.LinAlgError("Singular matrix")
+    monkeypatch.setattr("charmie_dynamics.cli.identify.base_parameters", singular)
+    assert main(["base-parameters"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        "charmie-dynamics: error: base-parameters: linear algebra failed on these inputs "
+        "(Singular matrix)"), err
+
+
+def test_block_matrix_inertia_stays_loadable_after_identify_edits_it():
+    text = (ROOT / "config" / "charmie.yaml").read_text()
+    box = "    inertia: {solid_box: [400, 200, 500]}\n"
+    assert text.count(box) == 1
+    text = text.replace(box, "    inertia:              # kg mm^2\n      - [3.0e+5, 0, 0]\n"
+                             "      - [0, 4.0e+5, 0]\n      - [0, 0, 5.0e+5]  # about the com\n")
+    model = model_from_text(text, "block.yaml")
+    layout = parameter_layout(model)
+    k = layout.bodies.index(model.body_names.index("body_5"))
+    pi = model_parameters(model)
+    pi[10 * k:10 * k + 10] *= 1.05          # heavier, same centre of mass
+    edited = model_from_text(updated_model_text(text, "block.yaml", model, layout, pi),
+                             "edited.yaml")
+    i = model.body_names.index("body_5")
+    assert edited.bodies[i].mass == pytest.approx(9.0 * 1.05)
+    np.testing.assert_allclose(edited.bodies[i].inertia, 1.05 * model.bodies[i].inertia,
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_identify_writes_a_urdf_model_as_yaml(tmp_path, capsys):
+    assert main(["export-urdf", "--out", str(tmp_path)]) == 0
+    urdf = tmp_path / "charmie.urdf"
+    log, out = tmp_path / "fit.csv", tmp_path / "identified.yaml"
+    assert main(["record", "--model", str(urdf), "--dt", "0.05", "--out", str(log)]) == 0
+    capsys.readouterr()
+    assert main(["identify", "--model", str(urdf), "--log", str(log), "--out", str(out)]) == 0, \
+        capsys.readouterr().err
+    assert isinstance(yaml.safe_load(out.read_text()), dict)
+    model_from_text(out.read_text(), str(out))
