@@ -10,9 +10,12 @@ They behave as the real ones do where the dynamics node meets them:
   names, wheels, fingers) on ``/joint_states`` at ``rate`` Hz, stamped with the node clock,
   reliable (SystemDefaultsQoS, as joint_state_broadcaster); positions
   ``center + amplitude sin(2 pi f t + phase)`` with their exact velocities; efforts 0 (its
-  effort state interfaces). Two of them split one robot's joints (several hardware boards).
+  effort state interfaces; a frequency 0 holds a joint still). Two of them split one robot's
+  joints (several hardware boards). With ``stop_file``, it stops and exits 0 once that file
+  exists (the robot falls silent).
 - ``odometry``: ``nav_msgs/Odometry`` on ``/odom`` (pose in ``odom``, twist in
-  ``base_link``) and ``odom -> base_link`` on ``/tf`` at ``rate`` Hz (REP 105).
+  ``base_link``) and ``odom -> base_link`` on ``/tf`` at ``rate`` Hz (REP 105); ``scale`` 0
+  holds the base still at the origin.
 - ``rsp``: ``/robot_description`` (transient local) and, for every movable URDF joint whose
   value arrives on ``/joint_states``, ``parent -> child`` on ``/tf``; fixed joints on
   ``/tf_static``. The transforms' values are the joints' origins only (the test checks who
@@ -22,11 +25,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 
 import rclpy
 from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import Odometry
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -48,9 +53,12 @@ class Broadcaster(Node):
         super().__init__(config.get("name", "joint_state_broadcaster"))
         self.joints = config["joints"]          # [name, center, amplitude, frequency, phase]
         self.pub = self.create_publisher(JointState, "/joint_states", RELIABLE)
+        self.stop_file = config.get("stop_file")
         self.create_timer(1.0 / config["rate"], self.tick)
 
     def tick(self) -> None:
+        if self.stop_file and os.path.exists(self.stop_file):   # the robot falls silent
+            raise SystemExit(0)
         t = seconds(self)
         msg = JointState()
         msg.header.stamp = self.get_clock().now().to_msg()
@@ -65,15 +73,17 @@ class Broadcaster(Node):
 class BaseOdometry(Node):
     def __init__(self, config: dict) -> None:
         super().__init__("base_controller")
+        self.scale = config.get("scale", 1.0)
         self.pub_odom = self.create_publisher(Odometry, "/odom", RELIABLE)
         self.pub_tf = self.create_publisher(TFMessage, "/tf", TF)
         self.create_timer(1.0 / config["rate"], self.tick)
 
     def tick(self) -> None:
         t = seconds(self)
-        x, y, yaw = 0.2 * math.sin(0.5 * t), 0.1 * math.cos(0.5 * t), 0.3 * math.sin(0.25 * t)
-        vx_world, vy_world, wz = 0.1 * math.cos(0.5 * t), -0.05 * math.sin(0.5 * t), \
-            0.075 * math.cos(0.25 * t)
+        k = self.scale
+        x, y, yaw = k * 0.2 * math.sin(0.5 * t), k * 0.1 * math.cos(0.5 * t), k * 0.3 * math.sin(0.25 * t)
+        vx_world, vy_world, wz = k * 0.1 * math.cos(0.5 * t), -k * 0.05 * math.sin(0.5 * t), \
+            k * 0.075 * math.cos(0.25 * t)
         c, s = math.cos(yaw), math.sin(yaw)
         stamp = self.get_clock().now().to_msg()
         odom = Odometry()
@@ -133,7 +143,7 @@ def main() -> None:
     node = ROLES[role](config)
     try:
         rclpy.spin(node)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit, ExternalShutdownException):
         pass
     finally:
         node.destroy_node()

@@ -2,7 +2,7 @@
 (stand-ins in robot_standins.py):
 
 * two joint_state_broadcasters share /joint_states: one at 500 Hz with the arms' joints and
-  the four wheels, one at 100 Hz with the neck's joints, both linear actuators (in
+  the four wheels, one at 100 Hz with the claws, the neck, both linear actuators (in
   millimetres from another zero) and the claws' fingers; every model name under a hardware
   name (joint_map_file);
 * the base controller publishes /odom and odom -> base_link on /tf;
@@ -21,7 +21,6 @@ names.
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -38,47 +37,18 @@ from std_msgs.msg import Float64MultiArray  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from charmie_dynamics.export.urdf import urdf_from_model  # noqa: E402
-from charmie_dynamics.model.model import JointType  # noqa: E402
+from charmie_dynamics.ros.joint_map import JointMap  # noqa: E402
 from conftest import CHARMIE  # noqa: E402
 from node_process import Child  # noqa: E402
-from ros_harness import (LATE, LIMITS, MODEL, STATUS_NAME, core,  # noqa: E402,F401
+from robot_graph_config import BASE, FINGERS, WHEELS, broadcasters, state_publisher_joints  # noqa: E402
+from ros_harness import (LATE, MODEL, STATUS_NAME, core,  # noqa: E402,F401
                          dump_on_failure, log_dir, node_argv, params, ros, ros_env, stamp_key)
 
 HERE = Path(__file__).resolve().parent
-BASE = ("d1", "d2", "theta3")
 HARDWARE = {n: f"charmie/{n}_joint" for n in MODEL.input_names if n not in BASE}
-FAST = [n for n in MODEL.input_names if n[-1] in "ab" and n.startswith("theta")]   # the arms
-SLOW = [n for n in MODEL.input_names if n not in BASE and n not in FAST]  # neck, actuators
-WHEELS = [f"wheel_{w}_joint" for w in ("front_left", "front_right", "rear_left", "rear_right")]
-FINGERS = ["left_finger_joint", "right_finger_joint"]
 MM, ZERO = 1000.0, 0.3          # actuators reported in mm from 0.3 m: model = mm / 1000 + 0.3
-
-
-def joint_motion(name: str, k: int) -> list:
-    """[hardware name, center, amplitude, frequency, phase] inside the model's limits, in
-    the hardware's units."""
-    if name in MODEL.actuator_names:
-        center, amplitude = 0.40 - ZERO, 0.03         # m, inside both strokes
-        return [HARDWARE[name], center * MM, amplitude * MM, 0.2, k]   # 0.038 m/s at most
-    lo, hi = max(LIMITS.lower.get(name, -1.0), -1.0), min(LIMITS.upper.get(name, 1.0), 1.0)
-    speed = LIMITS.velocity.get(name, 1.0)
-    amplitude = min(0.2 * (hi - lo), 0.5 * speed / (2 * math.pi * 0.3))
-    return [HARDWARE[name], 0.5 * (lo + hi), amplitude, 0.3, 0.7 * k]
-
-
-def rsp_joints() -> list:
-    """The URDF's joints as robot_state_publisher sees them: each moving body's under its
-    coordinate's hardware name, base_link for the base body."""
-    link = dict(zip(MODEL.body_names, MODEL.body_names), body_3="base_link", world="odom")
-    joints = []
-    for i, body in enumerate(MODEL.bodies):
-        if body.coordinate in BASE:
-            continue                                   # the planar base: odometry's
-        joints.append(dict(name=HARDWARE.get(body.coordinate, body.coordinate or f"{body.name}_joint"),
-                           parent=link[body.parent], child=link[body.name],
-                           fixed=bool(MODEL.joint_type[i] == JointType.FIXED),
-                           origin=[float(v) for v in body.origin]))
-    return joints
+JOINT_MAP = JointMap(HARDWARE, {a: 1 / MM for a in MODEL.actuator_names},
+                     {a: ZERO for a in MODEL.actuator_names})
 
 
 @pytest.fixture(scope="module")
@@ -90,11 +60,9 @@ def graph(ros, ros_env, log_dir, tmp_path_factory):
         path.write_text(json.dumps(value))
         return str(path)
     joint_map = folder / "joint_map.yaml"
-    joint_map.write_text(json.dumps({"names": HARDWARE,
-                                     "scale": {a: 1 / MM for a in MODEL.actuator_names},
-                                     "offset": {a: ZERO for a in MODEL.actuator_names}}))
-    fast = [joint_motion(n, k) for k, n in enumerate(FAST)] + [[w, 0.0, 3.0, 0.2, 0.0] for w in WHEELS]
-    slow = [joint_motion(n, k) for k, n in enumerate(SLOW)] + [[f, 0.01, 0.005, 0.5, 0.0] for f in FINGERS]
+    joint_map.write_text(json.dumps({"names": HARDWARE, "scale": dict(JOINT_MAP.scale),
+                                     "offset": dict(JOINT_MAP.offset)}))
+    fast, slow = broadcasters(MODEL, JOINT_MAP, frequency=0.2)
     standin = lambda role, cfg: [sys.executable, str(HERE / "robot_standins.py"), role, cfg]  # noqa: E731
     dynamics = Child("graph_dynamics", node_argv("dynamics_node", *params(
         model_file=CHARMIE, joint_map_file=str(joint_map), odometry_topic="odom",
@@ -131,14 +99,13 @@ def graph(ros, ros_env, log_dir, tmp_path_factory):
             return any(status(received).get("model", "none") != "none"
                        for _ in received["diagnostics"][-1:])
         assert ros.spin_until(has_model, 60.0)
-        children += [Child("jsb_fast", standin("broadcaster", config("fast", dict(
-                               name="jsb_arms", rate=500.0, joints=fast))), ros_env, log_dir),
-                     Child("jsb_slow", standin("broadcaster", config("slow", dict(
-                               name="jsb_body", rate=100.0, joints=slow))), ros_env, log_dir),
+        children += [Child("jsb_fast", standin("broadcaster", config("fast", fast)), ros_env, log_dir),
+                     Child("jsb_slow", standin("broadcaster", config("slow", slow)), ros_env, log_dir),
                      Child("base_controller", standin("odometry", config("odom", dict(rate=50.0))),
                            ros_env, log_dir),
                      Child("rsp", standin("rsp", config("rsp", dict(
-                               urdf=urdf_from_model(MODEL), joints=rsp_joints()))), ros_env, log_dir)]
+                               urdf=urdf_from_model(MODEL), joints=state_publisher_joints(MODEL, JOINT_MAP)))),
+                           ros_env, log_dir)]
         ros.watched = children
         # every stand-in heard (robot_state_publisher's frames too), and 200 evaluations
         assert ros.spin_until(lambda: len(received["actuator_loads"]) >= 200

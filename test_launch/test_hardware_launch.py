@@ -1,111 +1,184 @@
-"""launch/hardware.launch.py under launch_testing, fed by this test standing in for the robot
-(joint_states with the joint coordinates and actuator_states with the actuator lengths, at
-50 Hz, constant positions and velocities): the nodes start, joint_loads and /tf arrive, every
-feedforward equals the core's inverse dynamics at that state (constant velocities: zero
-accelerations for every acceleration source), the safe policy's feedforward after the robot
-falls silent equals the core's gravity compensation (or zeros, per ``stale_policy``), and
-every process exits with status 0 when the launch shuts down.
+"""The robot's graph: launch/hardware.launch.py under launch_testing beside stand-ins for a
+ros2_control CHARMIE, each its own process (test/robot_standins.py, configured by
+test/robot_graph_config.py):
+
+* two joint_state_broadcasters on /joint_states, 500 Hz (the arms, four wheels) and 100 Hz
+  (claws, neck, both actuators in millimetres from 0.33 m, the claws' fingers), every joint
+  under the hardware names of config/joint_map_example.yaml (``joint_map_file:=``), the robot
+  held still;
+* the base controller: /odom and odom -> base_link on /tf;
+* robot_state_publisher: /robot_description and the URDF joints it gets on /joint_states;
+* the package's nodes with config/hardware.yaml as installed (merge policy, publish_tf
+  not_in_urdf, publish_base_transform false, the odometry feeding the base coordinates,
+  publish_robot_description false).
+
+Asserted: every merged message is evaluated or counted (missing_name before each publisher
+was first heard, nothing else); every feedforward while the robot publishes equals the core's
+inverse dynamics at the mapped state to 1e-9, its stamped copy (feedforward_states) holds the
+same numbers under hardware names; once the broadcasters stop, the safe policy's (gravity at
+the last state); no frame on /tf or /tf_static has two publishers and base_link one parent
+(odom); /robot_description has one publisher (robot_state_publisher); the loads carry the
+base frame; every process exits with status 0.
 """
 from __future__ import annotations
 
+import json
+import sys
+import tempfile
 import unittest
+from collections import defaultdict
+from pathlib import Path
 
 import launch_testing
 import launch_testing.asserts
 import numpy as np
 import pytest
-from launch_support import LATCHED, TOL, Listener, core_efforts, launch_under_test
-from rclpy.qos import qos_profile_sensor_data
+from ament_index_python.packages import get_package_share_directory
+from diagnostic_msgs.msg import DiagnosticArray
+from launch import LaunchDescription
+from launch.actions import ExecuteProcess
+from launch_support import LATCHED, ROOT, TOL, Listener, core_efforts, launch_under_test
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from tf2_msgs.msg import TFMessage
 
-from charmie_dynamics.kinematics import inputs_from_dict
-from charmie_dynamics.model import model_from_text
+from charmie_dynamics.export.urdf import urdf_from_model
+from charmie_dynamics.model import load_model, model_from_text
+from charmie_dynamics.resources import bundled_model
+from charmie_dynamics.ros.joint_map import read_joint_map
 
-START_TIMEOUT = 90.0          # s: two nodes importing numpy, numba and rclpy on 2 cores
-EVALUATIONS = 20
-# a state of the robot (SI units): arms and neck turned, base moving, actuators at rest length
-POSITIONS = {"d1": 0.4, "d2": -0.2, "theta3": 0.3, "theta7a": 0.5, "theta8a": -0.6,
-             "theta10a": 0.8, "theta9b": -0.4, "theta12b": 0.7, "theta7c": 0.2, "theta8c": -0.3}
-VELOCITIES = {"d1": 0.3, "theta3": -0.2, "theta7a": 0.6, "theta8a": -0.5, "theta11b": 0.9,
-              "theta8c": 0.4}
+sys.path.insert(0, str(ROOT / "test"))
+from robot_graph_config import BASE, broadcasters, state_publisher_joints  # noqa: E402
+
+START_TIMEOUT = 90.0          # s: several nodes importing numpy, numba and rclpy on 2 cores
+EVALUATIONS = 100
+SHARE = Path(get_package_share_directory("charmie_dynamics"))
+JOINT_MAP_FILE = SHARE / "config" / "joint_map_example.yaml"
+JOINT_MAP = read_joint_map([], str(JOINT_MAP_FILE))
+MODEL = load_model(bundled_model())
+WORK = Path(tempfile.mkdtemp(prefix="charmie_robot_graph_"))
+STOP = WORK / "robot_silent"              # the broadcasters stop once it exists
+FAST, SLOW = broadcasters(MODEL, JOINT_MAP, frequency=0.0)
+STATUS_NAME = "charmie_dynamics: dynamics"
+
+
+def _standin(role: str, config: dict) -> ExecuteProcess:
+    path = WORK / f"{role}_{config.get('name', role)}.json"
+    path.write_text(json.dumps(config))
+    return ExecuteProcess(cmd=[sys.executable, str(ROOT / "test" / "robot_standins.py"), role,
+                               str(path)], name=f"standin_{path.stem}", output="screen")
 
 
 @pytest.mark.launch_test
 def generate_test_description():
-    return launch_under_test("hardware.launch.py")
+    under_test = launch_under_test("hardware.launch.py", joint_map_file=str(JOINT_MAP_FILE))
+    *actions, ready = under_test.entities
+    standins = [_standin("broadcaster", dict(FAST, stop_file=str(STOP))),
+                _standin("broadcaster", dict(SLOW, stop_file=str(STOP))),
+                _standin("odometry", dict(rate=50.0, scale=0.0)),
+                _standin("rsp", dict(urdf=urdf_from_model(MODEL),
+                                     joints=state_publisher_joints(MODEL, JOINT_MAP)))]
+    return LaunchDescription([*actions, *standins, ready])
 
 
+def held_state() -> tuple[np.ndarray, np.ndarray]:
+    """The robot's state in the model's inputs (SI): the broadcasters' still positions through
+    the map's scale and offset, the odometry's origin; velocities zero."""
+    positions = dict.fromkeys(BASE, 0.0)
+    for name, center, amplitude, _, phase in FAST["joints"] + SLOW["joints"]:
+        model_name = JOINT_MAP.to_model([name])[0]
+        if model_name in MODEL.input_names:
+            value = center + amplitude * np.sin(phase)
+            positions[model_name] = JOINT_MAP.scale.get(model_name, 1.0) * value \
+                + JOINT_MAP.offset.get(model_name, 0.0)
+    x = np.array([positions[n] for n in MODEL.input_names])
+    return x, np.zeros_like(x)
 
-class TestHardwareLaunch(unittest.TestCase):
+
+def status_values(msg: DiagnosticArray) -> dict:
+    for s in msg.status:
+        if s.name == STATUS_NAME:
+            return {kv.key: kv.value for kv in s.values}
+    return {}
+
+
+class TestRobotGraph(unittest.TestCase):
 
     def setUp(self):
         self.ros = Listener()
+        node = self.ros.node
         self.model_msgs = self.ros.record(String, "charmie/model", LATCHED)
+        self.actuator_loads = self.ros.record(JointState, "actuator_loads")
         self.joint_loads = self.ros.record(JointState, "joint_loads")
         self.feedforward = self.ros.record(Float64MultiArray, "feedforward_efforts")
-        self.tf = self.ros.record(TFMessage, "/tf")
-        self.pub_joints = self.ros.node.create_publisher(JointState, "joint_states",
-                                                         qos_profile_sensor_data)
-        self.pub_actuators = self.ros.node.create_publisher(JointState, "actuator_states",
-                                                            qos_profile_sensor_data)
-        self.robot = None
+        self.feedforward_states = self.ros.record(JointState, "feedforward_states")
+        self.diagnostics = self.ros.record(DiagnosticArray, "/diagnostics")
+        self.tf_sources = defaultdict(set)       # child frame -> {(publisher, parent)}
+
+        def on_tf(msg, info):
+            gid = bytes(info["publisher_gid"]["data"]) if info.get("publisher_gid") else None
+            for t in msg.transforms:
+                self.tf_sources[t.child_frame_id].add((gid, t.header.frame_id))
+        node.create_subscription(TFMessage, "/tf", on_tf, 100)
+        node.create_subscription(TFMessage, "/tf_static", on_tf, LATCHED)
 
     def tearDown(self):
         self.ros.close()
 
-    def _start_robot(self, model) -> tuple[np.ndarray, np.ndarray]:
-        """Publish one state at 50 Hz, as the robot's drivers would; returns (x, xd)."""
-        x, xd, _ = inputs_from_dict(model, POSITIONS, VELOCITIES)
-        names = list(model.input_names)
-        actuators = [k for k, n in enumerate(names) if n in model.actuator_names]
-        joints = [k for k in range(len(names)) if k not in actuators]
+    def status(self) -> dict:
+        return next(filter(None, map(status_values, reversed(self.diagnostics.messages))), {})
 
-        def message(slots: list[int]) -> JointState:
-            msg = JointState(name=[names[k] for k in slots], position=[float(x[k]) for k in slots],
-                             velocity=[float(xd[k]) for k in slots])
-            msg.header.stamp = self.ros.node.get_clock().now().to_msg()
-            return msg
-
-        def tick() -> None:
-            self.pub_actuators.publish(message(actuators))     # the lengths first, as a robot
-            self.pub_joints.publish(message(joints))           # whose evaluation uses them
-        self.robot = self.ros.node.create_timer(0.02, tick)
-        return x, xd
-
-    def test_nodes_topics_and_feedforward(self, proc_info):
+    def test_the_robots_graph(self, proc_info):
         self.ros.watch(proc_info)
-        running = self.ros.wait_for_nodes({"/model_loader", "/dynamics"}, START_TIMEOUT)
-        self.assertLessEqual({"/model_loader", "/dynamics"}, running)
-        self.assertTrue(self.ros.spin_until(lambda: bool(self.model_msgs.messages), START_TIMEOUT),
-                        "no model on charmie/model")
+        running = self.ros.wait_for_nodes({"/model_loader", "/dynamics", "/robot_state_publisher",
+                                           "/base_controller", "/jsb_arms", "/jsb_body"},
+                                          START_TIMEOUT)
+        self.assertLessEqual({"/model_loader", "/dynamics", "/robot_state_publisher"}, running)
+        self.assertTrue(self.ros.spin_until(
+            lambda: len(self.actuator_loads.messages) >= EVALUATIONS
+            and {"body_7a", "body_6a", "body_4", "act4", "base_link"} <= set(self.tf_sources),
+            START_TIMEOUT), (len(self.actuator_loads.messages), sorted(self.tf_sources)))
+        description = self.ros.node.get_publishers_info_by_topic("/robot_description")
+        self.assertEqual([p.node_name for p in description], ["robot_state_publisher"])
         model = model_from_text(self.model_msgs.messages[-1].data, "charmie/model")
-        p = self.ros.parameters("/dynamics", ["gravity_only", "stale_policy"])
-        x, xd = self._start_robot(model)
+        x, xd = held_state()
+        expected = core_efforts(model, x, xd)
+        fallback = core_efforts(model, x, np.zeros_like(x), gravity_only=True)
+        STOP.touch()                                      # the robot falls silent
         self.assertTrue(self.ros.spin_until(
-            lambda: len(self.joint_loads.messages) >= EVALUATIONS and self.tf.messages,
-            START_TIMEOUT), f"{len(self.joint_loads.messages)} joint_loads, "
-                            f"{len(self.tf.messages)} /tf in {START_TIMEOUT} s")
-        self.ros.node.destroy_timer(self.robot)                # the robot falls silent
-
-        loads = self.joint_loads.messages[-1]
-        self.assertEqual(list(loads.name), list(model.coordinate_names))
-        # while the robot publishes: the core's efforts at its state; once the last input is
-        # older than stale_timeout: the safe policy's. Nothing else, in that order (the
-        # order, not the test's clock: the nodes may lag on a loaded machine)
-        expected = core_efforts(model, x, xd, gravity_only=p["gravity_only"])
-        fallback = core_efforts(model, x, np.zeros_like(x), gravity_only=True) \
-            if p["stale_policy"] == "gravity" else np.zeros(len(x))
-        self.assertTrue(self.ros.spin_until(
-            lambda: np.allclose(self.feedforward.messages[-1].data, fallback, **TOL), 10.0),
+            lambda: self.feedforward.messages
+            and np.allclose(self.feedforward.messages[-1].data, fallback, **TOL), 20.0),
             "the feedforward did not turn to the safe policy's after the robot fell silent")
+
+        # the merged state, in hardware names and SI, is the robot's
+        hardware = JOINT_MAP.to_hardware(model.input_names)
+        for msg in self.actuator_loads.messages:
+            self.assertEqual(list(msg.name), hardware)
+            self.assertEqual(msg.header.frame_id, "base_link")
+            np.testing.assert_allclose(msg.position, x, rtol=0, atol=1e-12)
+        self.assertEqual(self.joint_loads.messages[-1].header.frame_id, "base_link")
+        # the core's efforts while it published, the safe policy's after: nothing else, in order
         kinds = ["core" if np.allclose(m.data, expected, **TOL)
                  else "fallback" if np.allclose(m.data, fallback, **TOL) else repr(m.data)
                  for m in self.feedforward.messages]
         n_core = kinds.count("core")
-        self.assertGreaterEqual(n_core, EVALUATIONS // 2)
+        self.assertGreaterEqual(n_core, EVALUATIONS)
         self.assertEqual(kinds, ["core"] * n_core + ["fallback"] * (len(kinds) - n_core))
+        copies = [list(m.effort) for m in self.feedforward_states.messages]
+        self.assertEqual(list(self.feedforward_states.messages[0].name), hardware)
+        self.assertEqual(copies, [list(m.data) for m in self.feedforward.messages])
+
+        # every message accounted for
+        self.ros.spin_until(lambda: False, 1.5)           # the last diagnostics period
+        values = self.status()
+        rejected = {k: int(v) for k, v in values.items() if k.startswith("rejected_") and int(v)}
+        self.assertLessEqual(set(rejected), {"rejected_missing_name"}, rejected)
+        self.assertEqual(int(values["evaluations"]) + rejected.get("rejected_missing_name", 0),
+                         int(values["received_joint_states"]), values)
+        # one authority per frame
+        shared = {f: s for f, s in self.tf_sources.items() if len({g for g, _ in s}) != 1}
+        self.assertFalse(shared, shared)
+        self.assertEqual({parent for _, parent in self.tf_sources["base_link"]}, {"odom"})
 
 
 @launch_testing.post_shutdown_test()

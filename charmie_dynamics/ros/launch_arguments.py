@@ -18,7 +18,8 @@ OVERRIDES = {
     "model_source": "where the dynamics node takes its model: topic | robot_description | file",
     "overlay_file": "mechanism overlay (YAML) of a URDF model",
     "frame_prefix": "prefix of the frame names, as robot_state_publisher's",
-    "publish_tf": "frames the dynamics node publishes on /tf: all | not_in_urdf | none",
+    "publish_tf": "frames the dynamics node publishes on /tf: all | not_in_urdf | auxiliary | none",
+    "joint_map_file": "the robot's joint names and units (YAML, config/joint_map_example.yaml)",
     "publish_robot_description": "true | false: the model loader publishes the URDF on "
                                  "robot_description (false beside robot_state_publisher)",
 }
