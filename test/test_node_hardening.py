@@ -356,6 +356,12 @@ def test_a_model_on_the_topic_waits_for_the_service(ros, nodes):
     np.testing.assert_allclose(out["joint_loads"].effort, expected_loads(weak, pos, vel), **TOL)
     client = ros.node.create_client(Trigger, "/h/dynamics/accept_model_update")
     changes = counter(h, "model_changes")
+    # a blind call installs nothing: the caller must name the pending model's hash
+    blind = ros.call(client, Trigger.Request())
+    pending_hash = h.diagnostics[-1]["model_pending_hash"]
+    assert not blind.success and pending_hash in blind.message, blind.message
+    assert counter(h, "model_changes") == changes
+    set_parameter(ros, "/h/dynamics", "accept_model_hash", pending_hash)
     answer = ros.call(client, Trigger.Request())
     assert answer.success and "gravity" in answer.message, answer.message
     assert wait_counter(h, "model_changes", changes + 1) == changes + 1
@@ -590,3 +596,21 @@ def test_bad_topic_names_and_unparsable_params_files_end_in_one_line(ros_env, tm
     assert proc.returncode == 1, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+@dump_on_failure
+def test_safety_parameters_read_only_refuses_run_time_changes(ros, ros_env, log_dir):
+    """safety_parameters_read_only: the stale policy, clamping, limit checks and acceleration
+    source cannot be changed by anyone on the domain; other parameters still can."""
+    child = namespaced_dynamics("hr", ros_env, log_dir, safety_parameters_read_only="true")
+    try:
+        ros.watched = [child]
+        for name, value in (("stale_timeout", 3600.0), ("clamp_feedforward", True),
+                            ("check_position_limits", False), ("acceleration_source", "reference")):
+            result = set_parameter(ros, "/hr/dynamics", name, value)
+            assert not result.successful and "read-only (safety_parameters_read_only" in result.reason, \
+                (name, result)
+        assert set_parameter(ros, "/hr/dynamics", "tf_rate", 50.0).successful
+    finally:
+        ros.watched = []
+        child.stop()

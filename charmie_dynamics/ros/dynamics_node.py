@@ -59,7 +59,7 @@ from ..model import model_from_text, read_model_file
 from ..model.model import JointType, Model
 from ..model.urdf import is_urdf, read_overlay
 from . import qos
-from .dynamics_parameters import PARAMETERS, check_parameters
+from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
 from .inputs import AccelerationEstimator, InputLimits, InputRejected, StateAssembler, read_joint_state
 from .joint_map import read_joint_map
 from .stamps import StampGuard, to_nanoseconds
@@ -168,6 +168,12 @@ class DynamicsNode(Node):
         super().destroy_node()
 
     def _on_set_parameters(self, params) -> SetParametersResult:
+        if self.p["safety_parameters_read_only"]:
+            for param in params:
+                if param.name in SAFETY_PARAMETERS and param.value != self.p[param.name]:
+                    return SetParametersResult(successful=False, reason=(
+                        f"{param.name} is read-only (safety_parameters_read_only: true); "
+                        "restart the node with the new value"))
         new = dict(self.p)
         new.update({param.name: param.value for param in params if param.name in PARAMETERS})
         problem = check_parameters(new)
@@ -281,6 +287,12 @@ class DynamicsNode(Node):
         if self.pending is None:
             response.success = False
             response.message = "no model update is pending"
+            return response
+        if self.p["accept_model_hash"] != self.pending.hash:
+            response.success = False
+            response.message = (f"the pending model's hash is {self.pending.hash}: set the "
+                                "parameter accept_model_hash to it (after checking the model) "
+                                "and call again")
             return response
         prepared, self.pending = self.pending, None
         change = model_change(self.model, prepared.model)
@@ -549,6 +561,7 @@ class DynamicsNode(Node):
             rejected=self.rejected, received=self.received, events=self.events,
             reported=self.reported, stats=self.stats, model=self.model.name if self.model else None,
             pending=self.pending.model.name if self.pending else None,
+            pending_hash=self.pending.hash if self.pending else None,
             parsing=not self.parser.idle(), superseded=self.parser.superseded,
             arrivals=self.arrivals, last_valid_age=None if last is None else (self._now() - last) * 1e-9,
             stale=self.safety.stale, acceleration_source=self.p["acceleration_source"],

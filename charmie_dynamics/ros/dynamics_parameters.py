@@ -19,6 +19,11 @@ RATE_PARAMETERS = ("publish_rate_limit", "tf_rate", "output_rate")     # 0 (off)
 #: Default most points of a reference trajectory: 100 s at 100 Hz; 100,000 points took the
 #: node's executor 3.5 s (deserializing and checking them)
 MAX_REFERENCE_POINTS = 10_000
+#: What keeps a wrong input from becoming a command: read-only at run time with
+#: ``safety_parameters_read_only`` (anyone on the DDS domain can set parameters)
+SAFETY_PARAMETERS = ("stale_timeout", "stale_policy", "clamp_feedforward", "check_position_limits",
+                     "position_limit_tolerance", "velocity_limit_tolerance", "acceleration_source",
+                     "gravity_only", "max_stamp_lead")
 
 PARAMETERS = {
     "model_source": Param("topic", "Where models come from after model_file: topic (model texts on "
@@ -32,6 +37,11 @@ PARAMETERS = {
     "max_model_bytes": Param(DEFAULT_MAX_BYTES, "Largest model text (bytes, UTF-8) read from model_file, "
                              "model_topic or robot_description; larger ones are refused before "
                              "parsing", False, 1024, 256 * 2**20),
+    "safety_parameters_read_only": Param(False, "true: " + ", ".join(SAFETY_PARAMETERS) + " cannot change "
+                                         "after start-up (true in config/hardware.yaml)"),
+    "accept_model_hash": Param("", "The hash of the pending model (model_pending_hash in /diagnostics) "
+                               "that ~/accept_model_update may install; any other pending model is not "
+                               "installed", False),
     "accept_model_updates": Param("once", "once: only the first model (model_file or model_source) is "
                                   "installed, later ones wait for the ~/accept_model_update service | "
                                   "always: every valid model from model_source is installed"),

@@ -8,6 +8,7 @@ the node collects the results on its executor thread and installs them there.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 from dataclasses import dataclass
@@ -115,6 +116,11 @@ class PreparedModel:
     joints: list[str]                      # feedforward order
     evaluator: Evaluator | LoopEvaluator
     wrench_bodies: list[str]               # whose joint wrench is published
+
+    @property
+    def hash(self) -> str:
+        """The text's SHA-256, 16 hex digits: what ``accept_model_hash`` names."""
+        return hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def check_node_model(model: Model, source: str, node: str, solves_loops: bool = False) -> None:

@@ -41,7 +41,8 @@ def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
                     pending: Optional[str], parsing: bool, superseded: int,
                     arrivals: Sequence[float], last_valid_age: Optional[float], stale: bool,
                     acceleration_source: str, effort_flags: Sequence[str],
-                    ignored_names: Sequence[str] = ()) -> Status:
+                    ignored_names: Sequence[str] = (), pending_hash: Optional[str] = None
+                    ) -> Status:
     """One status from the node's counters: ``rejected`` by reason, ``received`` by topic,
     ``events`` (model and clock), ``reported`` (the counts at the last status: what is new in
     this period warns), ``stats`` (evaluated, latency_sum and latency_max in s)."""
@@ -49,6 +50,7 @@ def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
     values = {
         "model": model or "none",
         "model_pending": pending or "none",
+        "model_pending_hash": pending_hash or "none",   # what accept_model_hash must name
         "model_parsing": str(parsing),
         "input_rate_hz": f"{input_rate(arrivals):.1f}",
         "evaluations": str(n),
