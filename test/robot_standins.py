@@ -11,8 +11,8 @@ They behave as the real ones do where the dynamics node meets them:
   reliable (SystemDefaultsQoS, as joint_state_broadcaster); positions
   ``center + amplitude sin(2 pi f t + phase)`` with their exact velocities; efforts 0 (its
   effort state interfaces; a frequency 0 holds a joint still). Two of them split one robot's
-  joints (several hardware boards). With ``stop_file``, it stops and exits 0 once that file
-  exists (the robot falls silent).
+  joints (several hardware boards). With ``stop_file``, it stops publishing once that file
+  exists (the robot falls silent) and runs on until it is stopped.
 - ``odometry``: ``nav_msgs/Odometry`` on ``/odom`` (pose in ``odom``, twist in
   ``base_link``) and ``odom -> base_link`` on ``/tf`` at ``rate`` Hz (REP 105); ``scale`` 0
   holds the base still at the origin.
@@ -54,11 +54,12 @@ class Broadcaster(Node):
         self.joints = config["joints"]          # [name, center, amplitude, frequency, phase]
         self.pub = self.create_publisher(JointState, "/joint_states", RELIABLE)
         self.stop_file = config.get("stop_file")
-        self.create_timer(1.0 / config["rate"], self.tick)
+        self.timer = self.create_timer(1.0 / config["rate"], self.tick)
 
     def tick(self) -> None:
         if self.stop_file and os.path.exists(self.stop_file):   # the robot falls silent
-            raise SystemExit(0)
+            self.timer.cancel()
+            return
         t = seconds(self)
         msg = JointState()
         msg.header.stamp = self.get_clock().now().to_msg()
@@ -143,7 +144,7 @@ def main() -> None:
     node = ROLES[role](config)
     try:
         rclpy.spin(node)
-    except (KeyboardInterrupt, SystemExit, ExternalShutdownException):
+    except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
         node.destroy_node()

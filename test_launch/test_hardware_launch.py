@@ -12,8 +12,8 @@ test/robot_graph_config.py):
   not_in_urdf, publish_base_transform false, the odometry feeding the base coordinates,
   publish_robot_description false).
 
-Asserted: every merged message is evaluated or counted (missing_name before each publisher
-was first heard, nothing else); every feedforward while the robot publishes equals the core's
+Asserted: every merged message is evaluated once the loader's model is in and every publisher
+was heard (before that: no_model and missing_name only, nothing else); every feedforward while the robot publishes equals the core's
 inverse dynamics at the mapped state to 1e-9, its stamped copy (feedforward_states) holds the
 same numbers under hardware names; once the broadcasters stop, the safe policy's (gravity at
 the last state); no frame on /tf or /tf_static has two publishers and base_link one parent
@@ -138,6 +138,13 @@ class TestRobotGraph(unittest.TestCase):
             lambda: len(self.actuator_loads.messages) >= EVALUATIONS
             and {"body_7a", "body_6a", "body_4", "act4", "base_link"} <= set(self.tf_sources),
             START_TIMEOUT), (len(self.actuator_loads.messages), sorted(self.tf_sources)))
+        # and a full diagnostics period with every publisher heard (the accounting below)
+        def evaluations() -> list[int]:
+            return [int(v["evaluations"]) for v in map(status_values, self.diagnostics.messages)
+                    if v and int(v["evaluations"]) > 0]
+        self.assertTrue(self.ros.spin_until(lambda: len(evaluations()) >= 2
+                                            and evaluations()[-1] - evaluations()[0] >= EVALUATIONS,
+                                            START_TIMEOUT), evaluations())
         description = self.ros.node.get_publishers_info_by_topic("/robot_description")
         self.assertEqual([p.node_name for p in description], ["robot_state_publisher"])
         model = model_from_text(self.model_msgs.messages[-1].data, "charmie/model")
@@ -164,17 +171,27 @@ class TestRobotGraph(unittest.TestCase):
         n_core = kinds.count("core")
         self.assertGreaterEqual(n_core, EVALUATIONS)
         self.assertEqual(kinds, ["core"] * n_core + ["fallback"] * (len(kinds) - n_core))
+        self.ros.spin_until(lambda: len(self.feedforward_states.messages)
+                            >= len(self.feedforward.messages), 5.0)
         copies = [list(m.effort) for m in self.feedforward_states.messages]
         self.assertEqual(list(self.feedforward_states.messages[0].name), hardware)
         self.assertEqual(copies, [list(m.data) for m in self.feedforward.messages])
 
-        # every message accounted for
+        # every message accounted for: from the first evaluation on (the loader's model in,
+        # every publisher heard), each joint_states message is one evaluation; before it, only
+        # no_model and missing_name (no_model counts the odometry's messages too)
         self.ros.spin_until(lambda: False, 1.5)           # the last diagnostics period
-        values = self.status()
-        rejected = {k: int(v) for k, v in values.items() if k.startswith("rejected_") and int(v)}
-        self.assertLessEqual(set(rejected), {"rejected_missing_name"}, rejected)
-        self.assertEqual(int(values["evaluations"]) + rejected.get("rejected_missing_name", 0),
-                         int(values["received_joint_states"]), values)
+        snapshots = [v for v in map(status_values, self.diagnostics.messages) if v]
+        first = next(v for v in snapshots if int(v["evaluations"]) > 0)
+        last = snapshots[-1]
+        before = {k for k, v in first.items() if k.startswith("rejected_") and int(v)}
+        self.assertLessEqual(before, {"rejected_missing_name", "rejected_no_model"}, first)
+        grown = {k: int(last[k]) - int(first[k]) for k in last
+                 if k.startswith(("rejected_", "evaluations", "received_joint_states"))}
+        self.assertEqual(grown["evaluations"], grown["received_joint_states"], (first, last))
+        self.assertFalse({k: v for k, v in grown.items() if k.startswith("rejected_") and v},
+                         (first, last))
+        self.assertGreaterEqual(grown["evaluations"], EVALUATIONS)
         # one authority per frame
         shared = {f: s for f, s in self.tf_sources.items() if len({g for g, _ in s}) != 1}
         self.assertFalse(shared, shared)
