@@ -9,10 +9,19 @@ after that the node publishes, every watchdog period, either gravity compensatio
 last valid positions (``stale_policy: gravity``) or zeros (``stale_policy: zero``), until a
 valid input arrives.
 
+Joint states as robots send them (``joint_state_policy: merge``): names the model does not
+use are ignored and counted, partial messages from several publishers are merged joint by
+joint (each joint keeps its value and stamp; the merged state's stamp is the newest, every
+joint within ``max_joint_age`` of it); ``strict`` takes only messages holding exactly the
+model's inputs. ``joint_name_map``/``joint_map_file`` give the robot's names (inputs and
+outputs) and units (inputs). ``publish_tf``, ``publish_base_transform`` and ``base_frame``
+leave robot_state_publisher and the base's odometry their frames (``outputs.frame_plan``).
+
 A model with loops (``loops:``) is evaluated by ``dynamics.loop_evaluator``: its inputs are
 the loops' independent coordinates (names of dependent ones are accepted and ignored: the
 evaluator solves them, warm-started from its last solution); an input where the loops do
-not close or are singular is rejected as ``loop_singular``.
+not close or are singular is rejected as ``loop_singular``, one farther than
+``max_loop_jump`` from the last solution as ``loop_jump`` (one input's cost stays bounded).
 
 Stamps are integer nanoseconds. The last stamp advances only when an input is evaluated; a
 stamp more than ``max_stamp_lead`` ahead of the node clock is ``future_stamp``; a jump back
@@ -35,7 +44,7 @@ import math
 import sys
 import time
 from collections import Counter, deque
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -60,7 +69,8 @@ from ..model.model import JointType, Model
 from ..model.urdf import is_urdf, read_overlay
 from . import qos
 from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
-from .inputs import AccelerationEstimator, InputLimits, InputRejected, StateAssembler, read_joint_state
+from .inputs import (AccelerationEstimator, InputLimits, InputRejected, JointStateValues,
+                     StateAssembler, read_joint_state)
 from .joint_map import read_joint_map
 from .stamps import StampGuard, to_nanoseconds
 from .messages import (diagnostics, float_array, joint_state, set_transform, set_vector3,
@@ -328,7 +338,8 @@ class DynamicsNode(Node):
         self.limits.check(positions, velocities, tolerance, self.p["velocity_limit_tolerance"])
         self.assembler.update(positions, velocities, now * 1e-9, stamp)
 
-    def _read(self, msg: JointState, allowed, required=()):
+    def _read(self, msg: JointState, allowed: Sequence[str],
+              required: Sequence[str] = ()) -> JointStateValues:
         """A joint_states or actuator_states message in the model's names and units; names
         the model does not use are counted, and each is named once in a WARN."""
         values = read_joint_state(self.joint_map.to_model(msg.name), msg.position, msg.velocity,

@@ -8,6 +8,7 @@ the node collects the results on its executor thread and installs them there.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import threading
@@ -117,9 +118,10 @@ class PreparedModel:
     evaluator: Evaluator | LoopEvaluator
     wrench_bodies: list[str]               # whose joint wrench is published
 
-    @property
+    @functools.cached_property
     def hash(self) -> str:
-        """The text's SHA-256, 16 hex digits: what ``accept_model_hash`` names."""
+        """The text's SHA-256, 16 hex digits: what ``accept_model_hash`` names (computed
+        once: diagnostics show it every period)."""
         return hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
