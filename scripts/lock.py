@@ -4,8 +4,9 @@
 
 Every distribution that pip installed from an index is written as ``name==version``, sorted;
 those installed from a local path or in editable mode (this package, the launch/ros2cli
-sources of scripts/ros_path) carry a ``direct_url.json`` and are left out, as are pip,
-setuptools and wheel (the venv's own tools). Two venvs holding one distribution at two
+sources of scripts/ros_path: they carry a ``direct_url.json``), those CMake installed (the
+interface packages scripts/ros_wheels builds: no pip ``INSTALLER``) and pip, setuptools and
+wheel (the venv's own tools) are left out. Two venvs holding one distribution at two
 versions is an error (exit 1, naming it): the file must pin one version for each.
 """
 from __future__ import annotations
@@ -19,13 +20,14 @@ TOOLS = {"pip", "setuptools", "wheel"}
 # Run by each venv's own Python: its distributions as (name, version, from_index).
 _LIST = """
 import importlib.metadata as m, json
-print(json.dumps([(d.metadata["Name"], d.version, d.read_text("direct_url.json") is None)
+print(json.dumps([(d.metadata["Name"], d.version, d.read_text("direct_url.json") is None
+                   and (d.read_text("INSTALLER") or "").strip() == "pip")
                   for d in m.distributions()]))
 """
 
 
 def installed(venv: str) -> dict[str, str]:
-    """Canonical name -> version of what ``venv`` holds from an index."""
+    """Canonical name -> version of what pip installed in ``venv`` from an index."""
     out = subprocess.run([f"{venv}/bin/python", "-c", _LIST], check=True, text=True,
                          capture_output=True, env={"PATH": "/usr/bin:/bin"}).stdout
     found: dict[str, str] = {}
