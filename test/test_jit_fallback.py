@@ -209,3 +209,23 @@ def test_floors_apply_on_python_311_and_newer():
     assert set(floors) == {"numpy", "numba", "scipy", "PyYAML", "matplotlib", "tqdm", "mcap",
                            "mcap-ros2-support"}
     assert floors["numba"] == ">={}.{}.0".format(*jit.MIN_NUMBA)
+
+
+def test_the_lock_pins_every_requirement_within_its_range():
+    """scripts/constraints-tested.txt (what setup.sh installs) pins every requirement of
+    install_requires and of the test extra, each at a version the requirement accepts, and
+    pins nothing twice. setuptools is the venv's own (python -m venv brings it), not pinned."""
+    lines = [line for line in (ROOT / "scripts" / "constraints-tested.txt").read_text().splitlines()
+             if line and not line.startswith("#")]
+    names = [line.split("==")[0] for line in lines]
+    assert all("==" in line for line in lines) and len(names) == len(set(names))
+    pins = dict(line.split("==") for line in lines)
+    env = {"python_version": "3.11", "python_full_version": "3.11.7", "extra": ""}
+    extras = _setup_data().setup_arguments().extras_require
+    wanted = [Requirement(line) for line in _install_requires() + extras["test"]]
+    for req in wanted:
+        if (req.marker is not None and not req.marker.evaluate(env)) or req.name == "setuptools":
+            continue
+        key = req.name.lower().replace("_", "-")
+        assert key in pins, f"{req.name} not in the lock"
+        assert req.specifier.contains(pins[key], prereleases=True), (req, pins[key])
