@@ -406,6 +406,10 @@ def test_urdf_names_match_tf_frames_and_joint_loads(ros, system):
     (["-p", "tf_rate:=0"], "tf_rate"),                              # an integer, not a double
     (["-p", "acceleration_source:=fast"], "acceleration_source 'fast'"),
     (["-p", "model_file:=/nonexistent/model.yaml"], "cannot read the model file"),
+    (["-p", "joint_name_map:=[theta8a=a, theta9a=a]"], "'theta8a' and 'theta9a' both map to 'a'"),
+    (["-p", f"model_file:={CHARMIE}", "-p", "joint_name_map:=[elbow=elbow_joint]"],
+     "'elbow' is not an input or coordinate of the model"),
+    (["-p", "joint_state_policy:=lenient"], "joint_state_policy 'lenient'"),
 ])
 def test_dynamics_node_start_up_errors_are_one_line(ros_env, args, message):
     """A bad parameter or model file ends the node with exit status 1 and its message."""
