@@ -242,10 +242,10 @@ def test_a_jump_beyond_the_followed_length_is_refused(five_bar):
 
 
 def test_a_far_input_costs_a_bounded_continuation_and_is_reached_over_inputs(monkeypatch):
-    """max_jump 0.3 rad: an input 1.2 rad away is refused as a jump three times, each call
-    moving the solution 0.3 rad toward it with at most 0.3 / MAX_STEP + 1 Newton solves (the
-    unbounded evaluator's one call took 1.2 / MAX_STEP), then evaluated: equal to the
-    unbounded evaluator's result on the same branch."""
+    """max_jump 0.3 rad: an input 1.2 rad away is refused as a jump; repeated (a robot that
+    really is there), each call moves the solution 0.3 rad toward it with at most
+    0.3 / MAX_STEP + 1 Newton solves (the unbounded evaluator's one call took 1.2 / MAX_STEP),
+    and the fifth is evaluated: equal to the unbounded evaluator's result on the same branch."""
     from charmie_dynamics.dynamics.loop_evaluator import LoopJumpError
     from charmie_dynamics.mechanisms.closed_chains import embedding
     bounded = LoopEvaluator(load_model(FIVE_BAR), max_jump=0.3)
@@ -256,7 +256,7 @@ def test_a_far_input_costs_a_bounded_continuation_and_is_reached_over_inputs(mon
     newton = embedding.ClosedChain._newton
     monkeypatch.setattr(embedding.ClosedChain, "_newton",
                         lambda self, *a, **k: solves.append(1) or newton(self, *a, **k))
-    for _ in range(3):
+    for _ in range(4):
         solves.clear()
         with pytest.raises(LoopJumpError, match="more than max_loop_jump 0.3"):
             bounded(target, zero, zero)
@@ -278,3 +278,24 @@ def test_a_wrapped_encoder_is_the_same_configuration():
     at_x0 = bounded(x0, zero, zero).efforts.copy()
     np.testing.assert_allclose(bounded(x0 + np.array([2 * np.pi, -2 * np.pi]), zero, zero).efforts,
                                at_x0, rtol=1e-9, atol=1e-9)
+
+
+def test_a_lone_far_glitch_moves_nothing():
+    """One far input (or far inputs that disagree) leaves the solution where it was: the
+    valid input after it is evaluated as if the glitch had not come (the attack: four far
+    samples dragged the solution 2 rad away, and the valid inputs after them were refused;
+    a solution moved max_jump away was refused by rounding, 0.50000000000000044 > 0.5)."""
+    from charmie_dynamics.dynamics.loop_evaluator import LoopJumpError
+    bounded = LoopEvaluator(load_model(FIVE_BAR), max_jump=0.5)
+    x0 = bounded.chain.assembled[bounded.chain.independent] + 0.05
+    zero = np.zeros(2)
+    expected = bounded(x0, zero, zero).efforts.copy()
+    solution = bounded.last_solution.copy()
+    for far in (np.array([2.0, 0.0]), np.array([-2.0, 1.0]), np.array([0.0, -2.0])):
+        with pytest.raises(LoopJumpError, match="not followed"):
+            bounded(x0 + far, zero, zero)
+        np.testing.assert_array_equal(bounded.last_solution, solution)
+    np.testing.assert_allclose(bounded(x0, zero, zero).efforts, expected, rtol=1e-9, atol=1e-9)
+    # exactly max_jump away, to rounding, is not a jump
+    step = np.array([0.5, 0.0]) * (1 + 1e-12)
+    bounded(x0 + step, zero, zero)

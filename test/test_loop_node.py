@@ -42,9 +42,10 @@ NS = "/five_bar"
 class LoopNode:
     """The five-bar's dynamics node seen from the test node: its topics under ``NS``."""
 
-    def __init__(self, ros: Ros, child: Child) -> None:
+    def __init__(self, ros: Ros, child: Child, ns: str = NS) -> None:
         self.ros, self.child = ros, child
         node = ros.node
+        NS = ns                                              # noqa: N806 (the topics' namespace)
         self.pub = node.create_publisher(JointState, f"{NS}/joint_states", RELIABLE)
         self.joint_loads: dict = {}
         self.actuator_loads: dict = {}
@@ -263,3 +264,35 @@ def test_dynamics_node_refuses_loops_that_cannot_assemble(ros_env, tmp_path):
     assert "DynamicsNode: error:" in proc.stderr and "cannot be assembled" in proc.stderr, \
         proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
+
+
+@dump_on_failure
+def test_far_inputs_never_end_the_node_and_the_watchdog_falls_back(ros, ros_env, log_dir):
+    """The attack: one valid input, then three consistent inputs 1.2 rad away (the solution
+    follows them 0.5 rad a time, max_loop_jump's default), then silence: the stale watchdog's
+    gravity compensation at the last valid input is itself a jump now. It publishes zeros
+    (counted as gravity_fallback_zero) instead of ending the node with an exception (it
+    did), until the solution is back within reach."""
+    child = namespaced_dynamics("lj", ros_env, log_dir, model_file=FIVE_BAR, stale_timeout=0.2,
+                                diagnostics_period=0.1)
+    try:
+        ros.watched = [child]
+        node = LoopNode(ros, child, "/lj")
+        assert ros.spin_until(node.ready, 60.0)
+        good = list(np.radians([50.0, 55.0]))
+        assert node.outputs(node.send(INDEPENDENT, good, [0.0, 0.0]))
+        far = [v + 1.2 for v in good]
+        for k in range(3):
+            node.send(INDEPENDENT, far, [0.0, 0.0])
+            assert node.wait_count("loop_jump", k + 1) == k + 1, node.diagnostics[-1]
+        assert ros.spin_until(lambda: int(node.diagnostics[-1]["gravity_fallback_zero"]) >= 1, 5.0), \
+            node.diagnostics[-1]
+        ros.spin_for(0.5)
+        # zeros while the gravity was a jump; the watchdog's repeated calls (consistent) walk
+        # the solution back, and the gravity compensation at the last valid input returns
+        assert child.alive() and any(np.array_equal(f, np.zeros(2)) for f in node.feedforward)
+        assert all(np.isfinite(f).all() for f in node.feedforward)
+        assert not np.array_equal(node.feedforward[-1], np.zeros(2))
+    finally:
+        ros.watched = []
+        child.stop()

@@ -359,7 +359,8 @@ def test_a_model_on_the_topic_waits_for_the_service(ros, nodes):
     # a blind call installs nothing: the caller must name the pending model's hash
     blind = ros.call(client, Trigger.Request())
     pending_hash = h.diagnostics[-1]["model_pending_hash"]
-    assert not blind.success and pending_hash in blind.message, blind.message
+    assert not blind.success and "accept_model_hash does not name" in blind.message, blind.message
+    assert pending_hash not in blind.message        # a blind caller does not learn it here
     assert counter(h, "model_changes") == changes
     set_parameter(ros, "/h/dynamics", "accept_model_hash", pending_hash)
     answer = ros.call(client, Trigger.Request())
@@ -606,7 +607,8 @@ def test_safety_parameters_read_only_refuses_run_time_changes(ros, ros_env, log_
     try:
         ros.watched = [child]
         for name, value in (("stale_timeout", 3600.0), ("clamp_feedforward", True),
-                            ("check_position_limits", False), ("acceleration_source", "reference")):
+                            ("check_position_limits", False), ("acceleration_source", "reference"),
+                            ("accept_model_hash", "0123456789abcdef"), ("publish_rate_limit", 1.0)):
             result = set_parameter(ros, "/hr/dynamics", name, value)
             assert not result.successful and "read-only (safety_parameters_read_only" in result.reason, \
                 (name, result)

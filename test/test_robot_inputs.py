@@ -175,3 +175,36 @@ def test_a_message_older_in_every_joint_brings_nothing_new(charmie):
     assert not assembler.anything_new(["theta8a", "act4"], 1_999)
     assert assembler.anything_new(["theta8a", "act4"], 2_000)         # the same instant again
     assert assembler.anything_new(["theta8a", "theta9a"], 1_000)      # theta9a never heard
+
+
+@pytest.mark.parametrize("changes, problem", [
+    ({"world_frame": ""}, "world_frame '': expected a frame name"),
+    ({"frame_prefix": "/"}, "frame_prefix '/': expected no leading '/'"),
+    ({"frame_prefix": "a//b/"}, "frame_prefix 'a//b/'"),
+    ({"base_frame": "world"}, "base_frame 'world': the same as world_frame"),
+])
+def test_frame_parameters_tf2_would_refuse(changes, problem):
+    from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters
+    defaults = {name: p.default for name, p in PARAMETERS.items()}
+    assert problem in (check_parameters(defaults | changes) or "")
+    assert check_parameters(defaults | {"base_frame": "base_link", "frame_prefix": "r1/"}) is None
+
+
+@pytest.mark.parametrize("frames, problem", [
+    (("world", "body_4"), "base_frame 'body_4' is the name of a body"),
+    (("body_2", ""), "world_frame 'body_2' is the name of a body"),
+])
+def test_a_frame_name_of_another_body_refuses_the_model(charmie, frames, problem):
+    """base_frame naming another body gave a transform whose parent was its child (attack)."""
+    from charmie_dynamics.model import ModelError
+    from charmie_dynamics.ros.model_updates import prepare_model
+    with pytest.raises(ModelError, match=problem):
+        prepare_model(charmie, "", "charmie.yaml", [""], [""], frames=frames)
+    prepare_model(charmie, "", "charmie.yaml", [""], [""], frames=("odom", "body_3"))
+
+
+def test_a_yaml_11_exponent_in_the_joint_map_says_how_to_write_it(tmp_path):
+    path = tmp_path / "map.yaml"
+    path.write_text("scale:\n  act4: 1e-3\n")
+    with pytest.raises(JointMapError, match=r"'1e-3' is text to YAML 1.1 .* as 1.0e-3"):
+        read_joint_map([], str(path))

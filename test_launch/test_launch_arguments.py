@@ -14,7 +14,8 @@ from charmie_dynamics.ros.launch_arguments import given_overrides, node_options
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMON = {"namespace", "use_sim_time", "model_file", "model_source", "overlay_file",
-          "frame_prefix", "publish_tf", "publish_robot_description", "log_level", "params"}
+          "frame_prefix", "publish_tf", "publish_robot_description", "log_level", "params",
+          "joint_map_file"}
 
 
 def _declared(launch_file: str) -> dict[str, DeclareLaunchArgument]:

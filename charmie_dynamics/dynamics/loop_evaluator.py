@@ -36,10 +36,12 @@ then kept as the next warm start.
 
 With a finite ``max_jump`` (the dynamics node's ``max_loop_jump``) the cost of one call is
 bounded: an input farther than ``max_jump`` (rad or m, largest independent coordinate)
-from the last solution is not followed at once; the solution moves ``max_jump`` toward it
-(about ``max_jump / MAX_STEP`` Newton solves) and :class:`LoopJumpError` is raised, so a
-robot that really moved far is reached over a few inputs while one glitch costs one bounded
-call. A revolute independent coordinate without position limits is taken modulo 2 pi
+from the last solution is not evaluated (:class:`LoopJumpError`). When it lies within
+``max_jump`` of the previous far input (a robot that really is there reports consistent
+positions), the solution first moves ``max_jump`` toward it (about ``max_jump / MAX_STEP``
+Newton solves), so the robot is reached over a few inputs; a lone glitch, or far inputs
+that disagree with each other, move nothing, and the valid inputs after them are evaluated
+as before. A revolute independent coordinate without position limits is taken modulo 2 pi
 nearest the last solution (an encoder wrapping at +-pi is not a jump). Plain numpy for the loops, one state at a time; the tree
 passes are the compiled evaluator's.
 """
@@ -78,6 +80,7 @@ class LoopEvaluator:
         self.model = model
         self.input_names: tuple[str, ...] = self.chain.independent_names
         self.max_jump = max_jump
+        self._far: np.ndarray | None = None          # the last input refused as a jump
         body_of = {b.coordinate: b for b in model.bodies if b.coordinate is not None}
         self._wraps = np.array([model.joint_type[model.body_index(body_of[n].name)] == JointType.REVOLUTE
                                 and body_of[n].limits.lower is None and body_of[n].limits.upper is None
@@ -144,6 +147,7 @@ class LoopEvaluator:
         self._apply_cut_wrenches(values.placements, lam)
         self.tree(*self._full, gravity_only)
         self.last_solution = q
+        self._far = None
         self.report = report
         self.multipliers, self.indeterminate = lam, indeterminate
         return self.result
@@ -160,14 +164,20 @@ class LoopEvaluator:
             w = self._wraps
             x[w] = x0[w] + np.remainder(x[w] - x0[w] + math.pi, 2 * math.pi) - math.pi
         jump = self._distance(x, self.last_solution)
-        if jump > self.max_jump:          # NaN is not: the solve refuses it
-            chain = self.chain
-            target = x0 + (x - x0) * (self.max_jump / jump)
-            self.last_solution = chain.positions(target, chain.approach(target, self.last_solution))
+        # a relative margin: a solution moved max_jump toward an input lies max_jump from the
+        # input it came from, to rounding
+        if jump > self.max_jump * (1.0 + 1e-9):           # NaN is not: the solve refuses it
+            chain, far, self._far = self.chain, self._far, x.copy()
+            followed = far is not None and float(np.max(np.abs(x - far))) <= self.max_jump
+            if followed:
+                target = x0 + (x - x0) * (self.max_jump / jump)
+                self.last_solution = chain.positions(target, chain.approach(target, self.last_solution))
             raise LoopJumpError(
                 f"{self.model.name}: the independent coordinates moved by {jump:.3g} from the last "
-                f"solution, more than max_loop_jump {self.max_jump:g} (rad or m): the solution "
-                f"followed {self.max_jump:g} toward them; the next inputs go on from there",
+                f"solution, more than max_loop_jump {self.max_jump:g} (rad or m): "
+                + (f"the solution followed {self.max_jump:g} toward them (two consistent far "
+                   "inputs); the next inputs go on from there" if followed else
+                   "not followed (a far input is followed only when the next one agrees with it)"),
                 ", ".join(info.label for info in chain.groups), math.nan)
         return x
 

@@ -201,7 +201,8 @@ class DynamicsNode(Node):
     # ------------------------------------------------------------------ model
     def _prepare(self, model: Model, text: str, source: str) -> PreparedModel:
         return prepare_model(model, text, source, self.p["feedforward_joints"],
-                             self.p["wrench_joints"], self.joint_map, self.p["max_loop_jump"])
+                             self.p["wrench_joints"], self.joint_map, self.p["max_loop_jump"],
+                             (self.p["world_frame"], self.p["base_frame"]))
 
     def _parse_model(self, text: str) -> PreparedModel:
         """The worker thread's job: size cap, guarded parse, validation, buffers."""
@@ -300,9 +301,9 @@ class DynamicsNode(Node):
             return response
         if self.p["accept_model_hash"] != self.pending.hash:
             response.success = False
-            response.message = (f"the pending model's hash is {self.pending.hash}: set the "
-                                "parameter accept_model_hash to it (after checking the model) "
-                                "and call again")
+            response.message = ("accept_model_hash does not name the pending model: set it "
+                                "to model_pending_hash of /diagnostics after checking the model "
+                                "(with safety_parameters_read_only, at start-up) and call again")
             return response
         prepared, self.pending = self.pending, None
         change = model_change(self.model, prepared.model)
@@ -353,7 +354,12 @@ class DynamicsNode(Node):
                     f"ignoring joint names the model does not use: {', '.join(new[:20])}"
                     f"{' ...' if len(new) > 20 else ''} (joint_state_policy merge; map a name "
                     "with joint_name_map if it is one of the model's)")
-        self.joint_map.convert(values.positions, values.velocities)
+        if self.joint_map.converted:
+            self.joint_map.convert(values.positions, values.velocities)
+            if not (all(map(math.isfinite, values.positions.values()))
+                    and all(map(math.isfinite, values.velocities.values()))):
+                raise InputRejected("non_finite", "a value is not finite after the joint map's "
+                                                  "scale and offset")
         return values
 
     def _check_stamp(self, stamp: int, now: int) -> None:
@@ -561,7 +567,15 @@ class DynamicsNode(Node):
         if action is Action.HOLD:
             self._publish_feedforward(self.safety.last_feedforward)
         elif action is Action.GRAVITY:
-            gravity = self.evaluator.gravity(self.safety.last_x).efforts
+            try:
+                gravity = self.evaluator.gravity(self.safety.last_x).efforts
+            except (LoopSingularityError, NonFiniteLoads, MechanismRangeError) as exc:
+                # a loop model whose solution inputs since moved away (loop_jump), or the
+                # like: zeros rather than a number not computed
+                self.events["gravity_fallback_zero"] += 1
+                self.get_logger().warning(f"gravity compensation at the last valid input failed "
+                                          f"({exc}); publishing zeros", throttle_duration_sec=2.0)
+                return self._publish_feedforward(self.feedforward.zeros())
             self._publish_feedforward(self.feedforward(gravity, self.p["clamp_feedforward"]))
         elif action is Action.ZERO:
             self._publish_feedforward(self.feedforward.zeros())

@@ -23,7 +23,8 @@ MAX_REFERENCE_POINTS = 10_000
 #: ``safety_parameters_read_only`` (anyone on the DDS domain can set parameters)
 SAFETY_PARAMETERS = ("stale_timeout", "stale_policy", "clamp_feedforward", "check_position_limits",
                      "position_limit_tolerance", "velocity_limit_tolerance", "acceleration_source",
-                     "gravity_only", "max_stamp_lead")
+                     "acceleration_filter_cutoff", "gravity_only", "max_stamp_lead",
+                     "publish_rate_limit", "max_model_bytes", "accept_model_hash")
 
 PARAMETERS = {
     "model_source": Param("topic", "Where models come from after model_file: topic (model texts on "
@@ -41,7 +42,7 @@ PARAMETERS = {
                                          "after start-up (true in config/hardware.yaml)"),
     "accept_model_hash": Param("", "The hash of the pending model (model_pending_hash in /diagnostics) "
                                "that ~/accept_model_update may install; any other pending model is not "
-                               "installed", False),
+                               "installed (with safety_parameters_read_only: set at start-up only)", False),
     "accept_model_updates": Param("once", "once: only the first model (model_file or model_source) is "
                                   "installed, later ones wait for the ~/accept_model_update service | "
                                   "always: every valid model from model_source is installed"),
@@ -118,6 +119,26 @@ PARAMETERS = {
 }
 
 
+def check_frames(p: Mapping[str, Any]) -> Optional[str]:
+    """Frame names tf2 takes: ``world_frame`` and a given ``base_frame`` non-empty, distinct,
+    without whitespace or '/' at either end; ``frame_prefix`` without a leading '/' or '//'
+    (tf2 refuses frame ids starting with '/')."""
+    for key in ("world_frame", "base_frame"):
+        name = p[key]
+        if key == "base_frame" and not name:
+            continue
+        if not name or name != name.strip() or any(c.isspace() for c in name) \
+                or name.startswith("/") or name.endswith("/") or "//" in name:
+            return (f"{key} {name!r}: expected a frame name (not empty, no whitespace, no "
+                    "'/' at either end or twice)")
+    if p["base_frame"] == p["world_frame"]:
+        return f"base_frame {p['base_frame']!r}: the same as world_frame, expected another name"
+    prefix = p["frame_prefix"]
+    if prefix.startswith("/") or "//" in prefix or any(c.isspace() for c in prefix):
+        return f"frame_prefix {prefix!r}: expected no leading '/', no '//' and no whitespace"
+    return None
+
+
 def check_parameters(p: Mapping[str, Any]) -> Optional[str]:
     """What the declared ranges cannot say (ranges and finiteness are rclpy's check): the
     problem, or None."""
@@ -129,6 +150,9 @@ def check_parameters(p: Mapping[str, Any]) -> Optional[str]:
                          ("publish_tf", TF_POLICIES)):
         if p[key] not in allowed:
             return f"{key} {p[key]!r}: expected one of {', '.join(allowed)}"
+    problem = check_frames(p)
+    if problem:
+        return problem
     for key in RATE_PARAMETERS:
         if 0.0 < p[key] < 1.0:
             return f"{key} {p[key]!r}: expected 0 (off) or 1 to 10000 Hz"

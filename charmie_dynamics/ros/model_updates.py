@@ -24,7 +24,7 @@ from ..kinematics.indirect import MechanismRangeError
 from ..model import ModelError
 from ..model.model import Model
 from .joint_map import JointMap, JointMapError
-from .outputs import wrench_bodies, wrench_topic
+from .outputs import frame_name_clash, wrench_bodies, wrench_topic
 
 T = TypeVar("T")
 
@@ -148,16 +148,21 @@ MAX_TOPIC_LENGTH = 200
 
 def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequence[str],
                   wrench_joints: Sequence[str], joint_map: JointMap = JointMap(),
-                  max_loop_jump: float = math.inf) -> PreparedModel:
+                  max_loop_jump: float = math.inf, frames: tuple[str, str] = ("world", "")
+                  ) -> PreparedModel:
     """Check that the node can use ``model`` (no free-flyer, the names of its parameters and
     of ``joint_map``, one topic per wrench body, assembly at the default inputs, or of its
     loops) and build its buffers; raises :class:`ModelError` (thread-safe).
-    ``feedforward_joints`` may use the model's or the hardware's names."""
+    ``feedforward_joints`` may use the model's or the hardware's names; ``frames``: the
+    world and base frame names (no body may have them)."""
     check_node_model(model, source, "the dynamics node reads", solves_loops=True)
     try:
-        joint_map.check(tuple(model.input_names) + tuple(model.coordinate_names), source)
+        joint_map.check(tuple(dict.fromkeys(model.input_names + model.coordinate_names)), source)
     except JointMapError as exc:
         raise ModelError(str(exc)) from None
+    clash = frame_name_clash(model, *frames)
+    if clash:
+        raise ModelError(f"{source}: {clash}")
     # the evaluator's first evaluation compiles (or loads from numba's disk cache) the
     # kernels now, not at the first input, and proves that the model assembles at its
     # default inputs (a model with loops: at its loops' guess, LoopAssemblyError otherwise)

@@ -12,7 +12,7 @@ from .inputs import REASONS
 TOPICS = ("joint_states", "actuator_states", "odometry", "reference", "model")
 EVENTS = ("models_taken", "models_held", "models_unchanged", "model_changes", "clock_jumps",
           "efforts_beyond_limits", "messages_with_ignored_names",
-          "joint_states_without_model_joints")
+          "joint_states_without_model_joints", "gravity_fallback_zero")
 REJECTIONS = REASONS + ("bad_model",)
 
 

@@ -20,6 +20,18 @@ WRENCH_TOPICS = "joint_wrenches"
 TF_POLICIES = ("all", "not_in_urdf", "auxiliary", "none")
 
 
+def frame_name_clash(model: Model, world_frame: str, base_frame: str) -> Optional[str]:
+    """Why ``world_frame`` or ``base_frame`` cannot name frames of ``model`` (the name of
+    another body: a frame would get two parents, or itself as parent), or None."""
+    base = max((i for i, b in enumerate(model.bodies) if b.coordinate in BASE_COORDINATES),
+               default=None)
+    own = model.body_names[base] if base is not None else None
+    for key, name in (("world_frame", world_frame), ("base_frame", base_frame)):
+        if name and name != (own if key == "base_frame" else None) and name in model.body_names:
+            return f"{key} {name!r} is the name of a body of {model.name}, expected another name"
+    return None
+
+
 @dataclass(frozen=True)
 class FramePlan:
     """What the dynamics node publishes of the evaluator's poses: the indices of the poses
