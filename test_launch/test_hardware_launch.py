@@ -13,7 +13,8 @@ test/robot_graph_config.py):
   publish_robot_description false).
 
 Asserted: every merged message is evaluated once the loader's model is in and every publisher
-was heard (before that: no_model and missing_name only, nothing else); every feedforward while the robot publishes equals the core's
+was heard, or counted as joint_too_old where a starved broadcaster fell behind (before that:
+no_model and missing_name too, nothing else); every feedforward while the robot publishes equals the core's
 inverse dynamics at the mapped state to 1e-9, its stamped copy (feedforward_states) holds the
 same numbers under hardware names; once the broadcasters stop, the safe policy's (gravity at
 the last state); no frame on /tf or /tf_static has two publishers and base_link one parent
@@ -178,19 +179,23 @@ class TestRobotGraph(unittest.TestCase):
         self.assertEqual(copies, [list(m.data) for m in self.feedforward.messages])
 
         # every message accounted for: from the first evaluation on (the loader's model in,
-        # every publisher heard), each joint_states message is one evaluation; before it, only
-        # no_model and missing_name (no_model counts the odometry's messages too)
+        # every publisher heard), each joint_states message is one evaluation, or joint_too_old
+        # where a starved broadcaster fell more than hardware.yaml's max_joint_age (0.1 s)
+        # behind the other (seen in CI with two suites loading 2 cores); before it, no_model
+        # and missing_name too (no_model counts the odometry's messages as well)
         self.ros.spin_until(lambda: False, 1.5)           # the last diagnostics period
         snapshots = [v for v in map(status_values, self.diagnostics.messages) if v]
         first = next(v for v in snapshots if int(v["evaluations"]) > 0)
         last = snapshots[-1]
         before = {k for k, v in first.items() if k.startswith("rejected_") and int(v)}
-        self.assertLessEqual(before, {"rejected_missing_name", "rejected_no_model"}, first)
+        self.assertLessEqual(before, {"rejected_missing_name", "rejected_no_model",
+                                      "rejected_joint_too_old"}, first)
         grown = {k: int(last[k]) - int(first[k]) for k in last
                  if k.startswith(("rejected_", "evaluations", "received_joint_states"))}
-        self.assertEqual(grown["evaluations"], grown["received_joint_states"], (first, last))
-        self.assertFalse({k: v for k, v in grown.items() if k.startswith("rejected_") and v},
-                         (first, last))
+        self.assertEqual(grown["evaluations"] + grown["rejected_joint_too_old"],
+                         grown["received_joint_states"], (first, last))
+        self.assertFalse({k: v for k, v in grown.items() if k.startswith("rejected_") and v
+                          and k != "rejected_joint_too_old"}, (first, last))
         self.assertGreaterEqual(grown["evaluations"], EVALUATIONS)
         # one authority per frame
         shared = {f: s for f, s in self.tf_sources.items() if len({g for g, _ in s}) != 1}
