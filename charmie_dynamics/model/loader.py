@@ -831,7 +831,7 @@ def _loops(r: _Reader, tree: Model, data: Any, driven: Counter) -> Loops:
         raise r.fail("loops.cuts", f"got {_show(cuts_data)}, expected a list of cut joints")
     # Each cut closes a loop and removes at least 3 freedoms (CUT_TYPES); more cuts than
     # bodies over-constrain any tree (n bodies have at most n joint coordinates besides a
-    # free-flyer's), and the cap bounds the loops' cost before any cut is read (issue 22).
+    # free-flyer's), and the cap bounds the loops' cost before any cut is read.
     if not 1 <= len(cuts_data) <= tree.n_bodies:
         raise r.fail("loops.cuts", f"got {len(cuts_data)} cut joints, expected 1 to "
                                    f"{tree.n_bodies} (at most one per body of the tree)")

@@ -221,7 +221,7 @@ def _couplings(u: _Urdf, joints: Mapping[str, ET.Element]) -> dict[str, tuple[st
     """Joint name -> (coordinate, multiplier, offset): a mimic joint's value is
     ``multiplier * coordinate + offset``, composed along a chain of mimics to its root.
     Linear in the number of joints: each joint's mimic is read once and each leader resolved
-    once (memoised), so a chain of n mimics costs n steps, not n^2 (issue 22)."""
+    once (memoised), so a chain of n mimics costs n steps, not n^2."""
     out: dict[str, tuple[str, float, float]] = {}
     for name in joints:
         path: list[tuple[str, float, float]] = []     # (joint, multiplier, offset) to resolve
