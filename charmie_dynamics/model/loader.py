@@ -88,7 +88,7 @@ def _show(value: Any) -> str:
 
 
 # what YAML 1.2 and JSON read as a number but PyYAML's YAML 1.1 as a string: 1e17, 1.0e17
-_DECIMAL_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+DECIMAL_EXPONENT_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
 class _Reader:
@@ -138,7 +138,7 @@ class _Reader:
     def number(self, value: Any, where: str, *, positive: bool = False,
                nonnegative: bool = False) -> float:
         if not (type(value) is float and math.isfinite(value)):     # the common case: none
-            if isinstance(value, str) and _DECIMAL_TEXT.fullmatch(value.strip()):
+            if isinstance(value, str) and DECIMAL_EXPONENT_TEXT.fullmatch(value.strip()):
                 raise self.fail(where, f"got {_show(value)}, text to YAML 1.1 (a number with "
                                        "an exponent needs a dot and a signed exponent, as "
                                        "1.0e+17), expected a number")

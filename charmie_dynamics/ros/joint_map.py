@@ -20,15 +20,13 @@ velocities only; every output is in the model's SI units.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from ..documents import DocumentError, parse_yaml, read_text
+from ..model.loader import DECIMAL_EXPONENT_TEXT
 
 FILE_SECTIONS = ("names", "scale", "offset")
-#: A number YAML 1.1 (PyYAML) reads as text: an exponent without a dot or a sign (1e-3)
-_EXPONENT_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
 class JointMapError(ValueError):
@@ -107,7 +105,7 @@ def _numbers(section: object, path: str, name: str) -> dict[str, float]:
         raise JointMapError(f"{path}: {name}: expected a mapping MODEL_NAME: NUMBER")
     values = {}
     for key, value in section.items():
-        if isinstance(value, str) and _EXPONENT_TEXT.fullmatch(value.strip()):
+        if isinstance(value, str) and DECIMAL_EXPONENT_TEXT.fullmatch(value.strip()):
             raise JointMapError(f"{path}: {name}.{key}: {value!r} is text to YAML 1.1 (an "
                                 "exponent needs a dot and a sign, as 1.0e-3), expected a number")
         if isinstance(value, bool) or not isinstance(value, (int, float)) \

@@ -20,11 +20,17 @@ WRENCH_TOPICS = "joint_wrenches"
 TF_POLICIES = ("all", "not_in_urdf", "auxiliary", "none")
 
 
+def base_bodies(model: Model) -> tuple[set[int], Optional[int]]:
+    """The bodies the base coordinates move (the odometry's with ``publish_base_transform:
+    false``), and the base body: the deepest of them (bodies are in tree order), or None."""
+    chain = {i for i, body in enumerate(model.bodies) if body.coordinate in BASE_COORDINATES}
+    return chain, max(chain, default=None)
+
+
 def frame_name_clash(model: Model, world_frame: str, base_frame: str) -> Optional[str]:
     """Why ``world_frame`` or ``base_frame`` cannot name frames of ``model`` (the name of
     another body: a frame would get two parents, or itself as parent), or None."""
-    base = max((i for i, b in enumerate(model.bodies) if b.coordinate in BASE_COORDINATES),
-               default=None)
+    base = base_bodies(model)[1]
     own = model.body_names[base] if base is not None else None
     for key, name in (("world_frame", world_frame), ("base_frame", base_frame)):
         if name and name != (own if key == "base_frame" else None) and name in model.body_names:
@@ -52,15 +58,15 @@ def frame_plan(model: Model, pose_parents: Sequence[Optional[str]],
                prefix: str) -> FramePlan:
     """The frames to publish (see :data:`TF_POLICIES`). ``pose_parents``/``pose_children``:
     the evaluator's poses (its first ``n_body_poses`` the moving bodies, parent None for the
-    world, then the auxiliary segments). ``not_in_urdf``: a body whose joint coordinate is not among ``inputs`` (an
-    indirectly actuated joint's, a loop's dependent one: no joint_states value, so
-    robot_state_publisher cannot place it) and every auxiliary segment (not a URDF joint).
-    ``auxiliary``: the segments alone (robot_state_publisher fed with completed_joint_states
-    places every body). ``publish_base`` false: no transform of a body moved by a base coordinate; the base
-    body (the deepest of them) is named ``base_frame`` (when given) and is the root."""
+    world, then the auxiliary segments). ``not_in_urdf``: a body whose joint coordinate is
+    not among ``inputs`` (an indirectly actuated joint's, a loop's dependent one: no
+    joint_states value, so robot_state_publisher cannot place it) and every auxiliary
+    segment (not a URDF joint). ``auxiliary``: the segments alone (robot_state_publisher fed
+    with completed_joint_states places every body). ``publish_base`` false: no transform of
+    a body moved by a base coordinate; the base body (:func:`base_bodies`) is named
+    ``base_frame`` (when given) and is the root."""
     bodies = {name: i for i, name in enumerate(model.body_names)}
-    base_chain = {i for i, body in enumerate(model.bodies) if body.coordinate in BASE_COORDINATES}
-    base = max(base_chain, default=None)       # bodies are in tree order: the deepest last
+    base_chain, base = base_bodies(model)
     frame = {name: prefix + name for name in model.body_names}
     frame[world_frame] = prefix + world_frame
     if base is not None and base_frame:
