@@ -304,3 +304,53 @@ def test_view_feed_checks_inputs_as_the_dynamics_node(monkeypatch):
         feed.destroy_node()
     finally:
         rclpy.try_shutdown()
+
+
+def test_view_ros_draws_a_loop_model_closed(monkeypatch):
+    """``view --ros`` with the five-bar: the feed reads the independent coordinates only (a
+    driver's dependent ones accepted and ignored), and the pose drawn closes the loop: the
+    cut joint's point lies at one place on both of its links (computed here from the
+    placements), for inputs moved from the assembled pose; an input too far to follow is
+    refused and the next pose is solved from the assembled branch."""
+    rclpy = pytest.importorskip("rclpy")
+    import os
+
+    from sensor_msgs.msg import JointState
+
+    from charmie_dynamics import load_model
+    from charmie_dynamics.kinematics import forward_kinematics, point_positions
+    from charmie_dynamics.mechanisms.closed_chains import LoopSingularityError
+    from charmie_dynamics.ros.view_feed import ViewFeed
+    from charmie_dynamics.view.cli import live_pose
+    from conftest import ROOT
+    model = load_model(ROOT / "config" / "examples" / "five_bar.yaml")
+    live = live_pose(model)
+    assert live.inputs == ("theta1_1", "theta1_2") and set(live.ignored) == {"theta2_1", "theta2_2"}
+    tips = ["link2_1.tip", "link2_2.tip"]
+    for dx in ([0.0, 0.0], [0.2, -0.1], [0.5, 0.3], [-0.3, 0.4]):
+        q = live.coordinates(live.start + np.array(dx))
+        a, b = point_positions(model, forward_kinematics(model, q), tips).values()
+        assert np.linalg.norm(a - b) < 1e-9, (dx, a, b)
+        assert q[model.coordinate("theta1_1")] == pytest.approx(live.start[0] + dx[0])
+    with pytest.raises(LoopSingularityError):
+        live.coordinates(live.start + np.array([100.0, 0.0]))     # too far to follow
+    q = live.coordinates(live.start + np.array([0.1, 0.1]))
+    a, b = point_positions(model, forward_kinematics(model, q), tips).values()
+    assert np.linalg.norm(a - b) < 1e-9
+
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(200 + os.getpid() % 30))
+    rclpy.init()
+    try:
+        feed = ViewFeed(model, lambda x: None, lambda a: None, 10.0, 0.0, live.inputs,
+                        live.ignored)
+        every = list(live.inputs + live.ignored)
+        feed._on_joint_state(JointState(name=every, position=[0.5] * 4, velocity=[0.0] * 4), True)
+        np.testing.assert_array_equal(feed.pending, [0.5, 0.5])
+        feed.pending = None
+        feed._on_joint_state(JointState(name=list(live.ignored), position=[0.5] * 2,
+                                        velocity=[0.0] * 2), True)
+        assert feed.pending is None and sum(feed.rejected.values()) == 1
+        feed.destroy_node()
+    finally:
+        rclpy.try_shutdown()

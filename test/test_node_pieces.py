@@ -451,6 +451,72 @@ def test_model_parser_survives_any_exception_and_parses_the_next_text():
         parser.close()
 
 
+def chain_model_text(n: int) -> str:
+    """A valid YAML model of ``n`` bodies in a chain (about 210 bytes a body)."""
+    lines = ["format: charmie_dynamics/model/1", "name: chain", "gravity: [0, 0, -9.81]",
+             "bodies:"]
+    for k in range(n):
+        lines += [f"  - name: link{k}", f"    parent: {'world' if k == 0 else f'link{k - 1}'}",
+                  "    origin: [0, 0, 0.1]", "    rotation: [0, 0, 0]",
+                  f"    joint: {{type: R, axis: z, coordinate: q{k}}}", "    mass: 1.0",
+                  "    com: [0, 0, 0.05]", "    inertia: {ixx: 0.01, iyy: 0.01, izz: 0.01}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_child_check_refuses_as_the_loader_and_kills_a_slow_child():
+    """check_in_child decides as model_from_text does, in another process; a child past its
+    time is killed and the text refused."""
+    from charmie_dynamics.model import model_from_text
+    from charmie_dynamics.model.isolated import check_in_child
+    text = chain_model_text(3)
+    check_in_child(text, "chain", 2**20)                  # valid: no error
+    model_from_text(text, "chain", 2**20)
+    bad = text.replace("mass: 1.0", "mass: -2.0", 1)
+    with pytest.raises(ModelError) as in_process:
+        model_from_text(bad, "chain", 2**20)
+    with pytest.raises(ModelError) as in_child:
+        check_in_child(bad, "chain", 2**20)
+    assert str(in_child.value) == str(in_process.value)
+    with pytest.raises(ModelError, match=r"^chain: .*expected at most 100 bytes"):
+        check_in_child(text, "chain", 100)
+    with pytest.raises(ModelError, match=r"^big: validating the model took longer than 0.05 s"):
+        check_in_child(chain_model_text(3000), "big", 4 * 2**20, timeout=0.05)
+
+
+def test_a_small_model_is_not_queued_behind_a_large_one():
+    """A large text (checked in a child process first: over a second for 3,000 bodies) is
+    submitted, then a small one: the small one's outcome comes first, and the large one's,
+    finished later for an older text, is dropped as superseded (the newest text wins)."""
+    import time
+    from charmie_dynamics.model import model_from_text
+    from charmie_dynamics.model.isolated import check_in_child
+    from charmie_dynamics.ros.model_updates import ModelParser
+    checked = []
+
+    def check(text):
+        checked.append(len(text))
+        check_in_child(text, "t", 4 * 2**20)
+
+    parser = ModelParser(lambda text: model_from_text(text, "t", 4 * 2**20), check,
+                         large=64 * 1024)
+    large, small = chain_model_text(3000), CHARMIE.read_text()
+    assert len(large) > 64 * 1024 > len(small)
+    try:
+        parser.submit(large)
+        parser.submit(small)
+        got = []
+        deadline = time.monotonic() + 60.0
+        while not parser.idle() and time.monotonic() < deadline:
+            got += parser.results()
+            time.sleep(0.01)
+        got += parser.results()
+        assert [outcome.text for outcome in got] == [small]
+        assert got[0].value.name == "charmie" and parser.superseded == 1
+        assert checked == [len(large)]                   # the small text went straight on
+    finally:
+        parser.close()
+
+
 def test_reference_times_increase_on_integer_nanoseconds():
     """1 ns apart in 2026 (about 1.8e9 s since 1970): the same float of seconds, yet
     increasing; the same nanosecond twice is refused."""

@@ -31,8 +31,9 @@ the stamp checks with a WARN, counted as ``clock_jumps``.
 
 Models come from ``model_file`` at start-up, then by ``model_source``: texts on
 ``model_topic`` (``topic``), URDFs on ``robot_description`` built with ``overlay_file``
-(``robot_description``), or nothing more (``file``). Texts are parsed on a worker thread
-(``model_updates.ModelParser``) and installed on the executor thread. With
+(``robot_description``), or nothing more (``file``). Texts are parsed on worker threads
+(``model_updates.ModelParser``; a text over 128 KiB is first validated in a child process,
+killed after 30 s: ``model.isolated``) and installed on the executor thread. With
 ``accept_model_updates: once`` only the first model (from ``model_file`` or the topic) is
 installed; a later, different one is held as the
 pending model until the ``~/accept_model_update`` service (std_srvs/Trigger) installs it.
@@ -66,6 +67,7 @@ from ..dynamics.loop_evaluator import LoopJumpError, LoopSingularityError
 from ..kinematics.indirect import MechanismRangeError
 from ..model import model_from_text, read_model_file
 from ..model.model import JointType, Model
+from ..model.isolated import check_in_child
 from ..model.urdf import is_urdf, read_overlay
 from . import qos
 from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
@@ -170,7 +172,7 @@ class DynamicsNode(Node):
         self.create_timer(self.p["diagnostics_period"], self._publish_diagnostics)
         # models from a topic are parsed on this worker thread, started last so that a
         # start-up error leaves no thread behind (callbacks run only after __init__)
-        self.parser = ModelParser(self._parse_model)
+        self.parser = ModelParser(self._parse_model, self._check_large_model)
 
     def destroy_node(self) -> None:
         if self.parser is not None:
@@ -212,6 +214,12 @@ class DynamicsNode(Node):
         else:
             model = model_from_text(text, source, cap)
         return self._prepare(model, text, source)
+
+    def _check_large_model(self, text: str) -> None:
+        """A large text's validation in a child process (the worker thread waits without the
+        GIL; a refused or too slow text never costs this process its parse)."""
+        overlay = self.overlay if self.p["model_source"] == "robot_description" else None
+        check_in_child(text, self.model_topic, self.p["max_model_bytes"], overlay)
 
     def _install(self, prepared: PreparedModel) -> None:
         """Use a prepared model from now on (executor thread); a change is logged at WARN."""

@@ -3,7 +3,8 @@ node can use a model (pure Python: no rclpy here).
 
 Parsing and validating a model of a few MiB takes seconds of Python; done in a subscription
 callback it would stop every timer and subscription of the node for that long (feedforward,
-watchdog, diagnostics). :class:`ModelParser` does it on one worker thread, newest text first;
+watchdog, diagnostics). :class:`ModelParser` does it on worker threads, newest text first,
+a large text checked in a child process before (a hostile text costs the node no GIL time);
 the node collects the results on its executor thread and installs them there.
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..dynamics.evaluator import Evaluator, NonFiniteLoads
 from ..dynamics.loop_evaluator import LoopEvaluator, LoopSingularityError, evaluator_for
 from ..kinematics.indirect import MechanismRangeError
 from ..model import ModelError
+from ..model.isolated import CHILD_CHECK_BYTES
 from ..model.model import Model
 from .joint_map import JointMap, JointMapError
 from .outputs import frame_name_clash, wrench_bodies, wrench_topic
@@ -39,61 +41,83 @@ class Parsed(Generic[T]):
 
 
 class ModelParser(Generic[T]):
-    """One daemon worker thread running ``parse(text)`` on the texts given to :meth:`submit`.
+    """Daemon worker threads running ``parse(text)`` on the texts given to :meth:`submit`.
 
-    Only the newest text waiting is kept: a text replaced before the worker took it is
-    counted in ``superseded`` and never parsed (a flood of large texts cannot pile up in
-    memory). ``parse`` raises :class:`ModelError` for a bad text; any other exception (a
-    MemoryError, a failure in the evaluator or numba) is reported as a :class:`ModelError` too,
-    and the worker goes on with the next text.
+    Two lanes, each a thread keeping only the newest text waiting: texts of at most
+    ``large`` characters, and larger ones, which ``check(text)`` (raising
+    :class:`ModelError`; e.g. :func:`~charmie_dynamics.model.isolated.check_in_child`) screens
+    before ``parse`` sees them. A small text (the model loader's) is thus never queued behind
+    a large hostile one. A text replaced before its lane took it, and an outcome finished after
+    that of a newer text, are counted in ``superseded`` and dropped: the newest text wins, and
+    a flood of large texts cannot pile up in memory. ``parse`` raises :class:`ModelError` for
+    a bad text; any other exception (a MemoryError, a failure in the evaluator or numba) is
+    reported as a :class:`ModelError` too, and the lane goes on with the next text.
     """
 
-    def __init__(self, parse: Callable[[str], T]) -> None:
-        self._parse = parse
+    def __init__(self, parse: Callable[[str], T], check: Optional[Callable[[str], None]] = None,
+                 large: int = CHILD_CHECK_BYTES) -> None:
+        self._parse, self._check, self._large = parse, check, large
         self._cond = threading.Condition()
-        self._waiting: Optional[str] = None
-        self._done: list[Parsed[T]] = []
+        self._waiting: list[Optional[tuple[int, str]]] = [None, None]    # per lane
+        self._busy = [False, False]
+        self._done: list[tuple[int, Parsed[T]]] = []
         self._closed = False
-        self._busy = False                # a text is being parsed
+        self._submitted = 0               # sequence number of the newest text
+        self._delivered = 0               # of the newest outcome handed out
         self.superseded = 0
-        self._thread = threading.Thread(target=self._run, name="model_parser", daemon=True)
-        self._thread.start()
+        self._threads = [threading.Thread(target=self._run, args=(lane,), daemon=True,
+                                          name=f"model_parser_{lane}") for lane in (0, 1)]
+        for thread in self._threads:
+            thread.start()
 
     def submit(self, text: str) -> None:
+        lane = int(self._check is not None and len(text) > self._large)
         with self._cond:
-            if self._waiting is not None:
+            if self._waiting[lane] is not None:
                 self.superseded += 1
-            self._waiting = text
-            self._cond.notify()
+            self._submitted += 1
+            self._waiting[lane] = (self._submitted, text)
+            self._cond.notify_all()
 
     def results(self) -> list[Parsed[T]]:
-        """The outcomes finished since the last call, oldest first."""
+        """The outcomes finished since the last call, oldest text first; an outcome older
+        than one already handed out is dropped (counted in ``superseded``)."""
         with self._cond:
-            done, self._done = self._done, []
-        return done
+            done, self._done = sorted(self._done, key=lambda d: d[0]), []
+            fresh = []
+            for seq, outcome in done:
+                if seq < self._delivered:
+                    self.superseded += 1
+                else:
+                    self._delivered = seq
+                    fresh.append(outcome)
+        return fresh
 
     def idle(self) -> bool:
         """Nothing waiting, nothing being parsed, no result to collect."""
         with self._cond:
-            return self._waiting is None and not self._busy and not self._done
+            return self._waiting == [None, None] and not any(self._busy) and not self._done
 
     def close(self) -> None:
         with self._cond:
             self._closed = True
-            self._cond.notify()
-        self._thread.join(timeout=1.0)    # a parse in progress finishes on its own (daemon)
+            self._cond.notify_all()
+        for thread in self._threads:      # a parse in progress finishes on its own (daemon)
+            thread.join(timeout=1.0)
 
-    def _run(self) -> None:
+    def _run(self, lane: int) -> None:
         while True:
             with self._cond:
-                while self._waiting is None and not self._closed:
+                while self._waiting[lane] is None and not self._closed:
                     self._cond.wait()
                 if self._closed:
                     return
-                text, self._waiting = self._waiting, None
-                self._busy = True
+                (seq, text), self._waiting[lane] = self._waiting[lane], None
+                self._busy[lane] = True
             outcome = Parsed(text, None, ModelError("model parser: no outcome"))
             try:
+                if lane:
+                    self._check(text)
                 outcome = Parsed(text, self._parse(text), None)
             except ModelError as exc:
                 outcome = Parsed(text, None, exc)
@@ -102,8 +126,8 @@ class ModelParser(Generic[T]):
                     f"model parsing failed: {type(exc).__name__}: {exc}")))
             finally:
                 with self._cond:
-                    self._done.append(outcome)
-                    self._busy = False
+                    self._done.append((seq, outcome))
+                    self._busy[lane] = False
 
 
 @dataclass(frozen=True)
@@ -174,8 +198,9 @@ def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequ
     inputs = evaluator.input_names
     joints = joint_map.to_model(j for j in feedforward_joints if j) or list(inputs)
     bodies = wrench_bodies(model, wrench_joints)
-    unknown = [j for j in joints if j not in inputs]
-    unknown += [b for b in bodies if b not in model.body_names]
+    # sets: a 10,000-body model is checked in O(n), not O(n^2)
+    input_set, body_set = set(inputs), set(model.body_names)
+    unknown = [j for j in joints if j not in input_set] + [b for b in bodies if b not in body_set]
     if unknown:
         raise ModelError(f"{source}: feedforward_joints/wrench_joints name(s) "
                          f"{bounded(', '.join(unknown), 200)} not in the model's inputs "

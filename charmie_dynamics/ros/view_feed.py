@@ -28,20 +28,23 @@ from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE
 from .inputs import InputLimits, InputRejected, StateAssembler, read_joint_state
 from .run import run_node
 
-StateCallback = Callable[[np.ndarray], None]              # inputs in model.input_names order
+StateCallback = Callable[[np.ndarray], None]              # inputs in ``inputs`` order
 ArrowsCallback = Callable[[np.ndarray], None]             # (n, 2, 3) start and tip, world
 
 
 class ViewFeed(Node):
     """Forwards the newest valid inputs at most ``rate`` times a second, and every valid
-    wrench_markers message, to the view; shuts rclpy down after ``duration`` s when > 0."""
+    wrench_markers message, to the view; shuts rclpy down after ``duration`` s when > 0.
+    ``inputs``: the names forwarded (default the model's inputs; a model with loops: its
+    independent coordinates, the dependent ones ``ignored`` as the dynamics node does)."""
 
     def __init__(self, model: Model, on_state: StateCallback, on_arrows: ArrowsCallback,
-                 rate: float, duration: float = 0.0) -> None:
+                 rate: float, duration: float = 0.0, inputs: tuple[str, ...] = (),
+                 ignored: tuple[str, ...] = ()) -> None:
         super().__init__("charmie_view")
         self.model = model
         self.on_state, self.on_arrows = on_state, on_arrows
-        self.assembler = StateAssembler(model)
+        self.assembler = StateAssembler(model, inputs=inputs, ignored=ignored)
         self.limits = InputLimits.of(model)
         self.pending: Optional[np.ndarray] = None
         self.rejected: Counter[str] = Counter()
@@ -87,10 +90,11 @@ class ViewFeed(Node):
 
 
 def run_view_feed(model: Model, on_state: StateCallback, on_arrows: ArrowsCallback,
-                  rate: float, duration: float) -> int:
+                  rate: float, duration: float, inputs: tuple[str, ...] = (),
+                  ignored: tuple[str, ...] = ()) -> int:
     """Spin a :class:`ViewFeed` until Ctrl-C, or for ``duration`` seconds when > 0."""
     class Feed(ViewFeed):
         def __init__(self) -> None:
-            super().__init__(model, on_state, on_arrows, rate, duration)
+            super().__init__(model, on_state, on_arrows, rate, duration, inputs, ignored)
 
     return run_node(Feed)

@@ -9,9 +9,10 @@ import socket
 import sys
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Optional
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -20,6 +21,7 @@ from ..documents import bounded
 from ..errors import InputError
 from ..kinematics import forward_kinematics, inputs_from_dict, resolve_state
 from ..kinematics.indirect import MechanismRangeError
+from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from ..model import load_model
 from ..model.model import Model
 from ..ros.outputs import wrench_bodies
@@ -279,6 +281,40 @@ def _replay(server, scene, drawn: Poses, t: np.ndarray, args: argparse.Namespace
         server.stop()
 
 
+@dataclass(frozen=True)
+class LivePose:
+    """What ``view --ros`` reads and how it poses the model (:func:`live_pose`)."""
+
+    inputs: tuple[str, ...]             # the names read, in the order ``coordinates`` takes
+    ignored: tuple[str, ...]            # accepted and not read (a loop's dependent coordinates)
+    start: np.ndarray                   # the inputs drawn until joint_states arrive
+    coordinates: Callable[[np.ndarray], np.ndarray]       # inputs -> every coordinate
+
+
+def live_pose(model: Model) -> LivePose:
+    """The model's inputs, or for a model with loops its independent coordinates (the
+    dependent ones ignored, as the dynamics node ignores them): such a model is drawn closed,
+    its loops solved (``ClosedChain``) warm-started from the last pose; a solve that fails
+    raises :class:`LoopSingularityError` and the next one starts from the assembled pose."""
+    if model.loops is None:
+        def tree(x: np.ndarray) -> np.ndarray:
+            zero = np.zeros_like(x)
+            return resolve_state(model, x, zero, zero).q
+        return LivePose(model.input_names, (), inputs_from_dict(model)[0], tree)
+    chain = ClosedChain.build(model)
+    last = [chain.assembled]
+
+    def closed(x: np.ndarray) -> np.ndarray:
+        try:
+            last[0] = chain.positions(x, chain.approach(x, last[0]))
+        except LoopSingularityError:
+            last[0] = chain.assembled
+            raise
+        return last[0]
+    return LivePose(chain.independent_names, chain.dependent_names,
+                    chain.assembled[chain.independent], closed)
+
+
 def _run_ros(model: Model, args: argparse.Namespace, camera) -> int:
     try:
         from ..ros.view_feed import run_view_feed
@@ -287,21 +323,21 @@ def _run_ros(model: Model, args: argparse.Namespace, camera) -> int:
                          "Run scripts/setup.sh or source a ROS 2 install.") from None
     server, scene = _scene(model, args, camera)
     arrows = [np.zeros((0, 2, 3))]              # the newest wrench_markers, drawn with the pose
+    live = live_pose(model)
 
     def show(x: np.ndarray) -> None:
-        zero = np.zeros_like(x)
         try:
-            placements = forward_kinematics(model, resolve_state(model, x, zero, zero).q)
+            placements = forward_kinematics(model, live.coordinates(x))
             scene.show(poses(model, placements, arrows[0]), 0)
-        except MechanismRangeError as exc:    # e.g. a balancer lever that cannot reach
+        except (MechanismRangeError, LoopSingularityError) as exc:
+            # e.g. a balancer lever that cannot reach, loops that do not close
             print(f"charmie-dynamics view: pose not drawn: {exc}", file=sys.stderr)
 
-    x0, _, _ = inputs_from_dict(model)
-    show(x0)                                    # the default pose until joint_states arrive
+    show(live.start)                            # until joint_states arrive
     print(f"charmie-dynamics view: serving http://{args.host}:{server.get_port()} (live from "
           "joint_states, actuator_states and wrench_markers; Ctrl-C to stop)", flush=True)
     try:
         return run_view_feed(model, show, lambda points: arrows.__setitem__(0, points),
-                             args.rate, args.duration)
+                             args.rate, args.duration, live.inputs, live.ignored)
     finally:
         server.stop()
