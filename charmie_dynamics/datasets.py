@@ -47,6 +47,8 @@ MAX_SAMPLES = 10**9
 #: Accelerations: at most this many times the velocity limit per second.
 MAX_ACCELERATION_SCALE = 1000.0
 MANIFEST = "dataset.json"
+#: Chunk k's file (``str.format`` with ``index=k``), as the manifest says it
+CHUNK_NAME = "chunk-{index:05d}.npz"
 FORMAT_VERSION = 1
 #: Every zip entry's timestamp (the zip format's earliest): the archives are byte-identical.
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
@@ -131,7 +133,7 @@ class Bounds:
                                              self.acceleration)}
 
 
-def check_model(model: Model, recipe: Recipe) -> None:
+def check_recipe(model: Model, recipe: Recipe) -> None:
     """Refuse a model whose states the inputs alone do not give (loops, free-flyers), and a
     grid whose size is no power of the number of inputs."""
     if model.loops is not None:
@@ -223,7 +225,8 @@ def array_columns(model: Model, recipe: Recipe) -> dict[str, dict[str, Any]]:
         "efforts": {"shape": [n], "axes": [coordinates], "units": [_UNITS[k][3] for k in ckinds]},
         "actuator_forces": {"shape": [len(model.actuators)], "axes": [list(model.actuator_names)],
                             "units": "N (axial, positive pushes)"},
-        "spring_tensions": {"shape": [len(springs)], "axes": [springs], "units": "N"},
+        "spring_tensions": {"shape": [len(springs)], "axes": [springs],
+                            "units": "N (positive pulls)"},
         "mass_matrix": {"shape": [n, n], "axes": [coordinates, coordinates],
                         "units": "kg m^2 (angular, angular), kg m (mixed), kg (linear, linear); "
                                  "the model's bodies, without payloads"},
@@ -249,7 +252,7 @@ def package_version() -> str:
 def manifest(model: Model, model_hash: str, recipe: Recipe, complete: bool
              ) -> dict[str, Any]:
     """The dataset's ``dataset.json``: what a resume must match (``package_version``,
-    ``model.hash``, ``recipe``), the bounds, the chunk files and the arrays' names and units.
+    ``model.hash``, ``recipe``, the bounds), the chunk files and the arrays' names and units.
     No time or path in it: two runs of one recipe write the same file."""
     return {
         "format": "charmie_dynamics dataset", "format_version": FORMAT_VERSION,
@@ -260,14 +263,14 @@ def manifest(model: Model, model_hash: str, recipe: Recipe, complete: bool
                               "sample assembles, none dropped)",
                      "rng": "numpy.random.default_rng([seed, chunk index]), PCG64",
                      "bounds": Bounds.of(model, recipe).document(model.input_names)},
-        "chunks": [chunk_name(k) for k in range(recipe.chunks)],
+        "chunks": {"count": recipe.chunks, "name": CHUNK_NAME},
         "arrays": array_columns(model, recipe),
         "complete": complete,
     }
 
 
 def chunk_name(k: int) -> str:
-    return f"chunk-{k:05d}.npz"
+    return CHUNK_NAME.format(index=k)
 
 
 def check_resume(path: Path, expected: dict[str, Any]) -> None:

@@ -38,7 +38,8 @@ def _files(out: Path) -> dict[str, bytes]:
 
 def _rows(out: Path) -> dict[str, np.ndarray]:
     manifest = json.loads((out / "dataset.json").read_text())
-    chunks = [np.load(out / name) for name in manifest["chunks"]]
+    chunks = [np.load(out / manifest["chunks"]["name"].format(index=k))
+              for k in range(manifest["chunks"]["count"])]
     return {name: np.concatenate([c[name] for c in chunks]) for name in manifest["arrays"]}
 
 
@@ -79,8 +80,8 @@ def test_the_manifest_names_the_model_recipe_and_arrays(reference, charmie_model
     recipe = manifest["recipe"]
     assert (recipe["samples"], recipe["chunk_size"], recipe["seed"]) == (300, 128, 7)
     assert recipe["payloads"] == [{"point": "body_12a.D12a", "mass": 1.5}]
-    assert manifest["chunks"] == [f"chunk-0000{k}.npz" for k in range(3)]
-    assert sorted(manifest["chunks"]) + ["dataset.json"] == sorted(_files(reference))
+    assert manifest["chunks"] == {"count": 3, "name": "chunk-{index:05d}.npz"}
+    assert [f"chunk-0000{k}.npz" for k in range(3)] + ["dataset.json"] == list(_files(reference))
     arrays = manifest["arrays"]
     assert list(arrays) == list(np.load(reference / "chunk-00000.npz").files)
     assert arrays["efforts"]["axes"] == [list(charmie_model.coordinate_names)]
@@ -147,8 +148,9 @@ def test_a_resumed_run_writes_the_same_files(tmp_path, reference, monkeypatch):
     assert _run(out, *RECIPE) == 1                   # not without --resume
     assert _run(out, *RECIPE, "--resume") == 0
     assert _files(out) == _files(reference)
-    # a lost chunk is written again, the others kept
+    # a lost chunk is written again, the others kept; a killed run's unfinished file removed
     (out / "chunk-00001.npz").unlink()
+    (out / ".chunk-00001.npz.0123abcd.partial").write_bytes(b"PK")
     kept = (out / "chunk-00000.npz").stat().st_mtime_ns
     assert _run(out, *RECIPE, "--resume") == 0
     assert _files(out) == _files(reference)
@@ -210,6 +212,7 @@ def _error(capsys, out: Path, *args: str) -> str:
 @pytest.mark.parametrize("args, says", [
     (["--samples", "10", "--outputs", "efforts,torques"], "outputs: got 'efforts,torques'"),
     (["--samples", "0"], "samples: got 0, expected 1 to"),
+    (["--samples", "10", "--seed", "-1"], "seed: got -1, expected 0 to 2^63 - 1"),
     (["--samples", "-5"], "samples: got -5"),
     (["--samples", "10", "--chunk-size", "0"], "chunk_size: got 0, expected 1 to 50000"),
     (["--samples", "10", "--chunk-size", "50001"], "chunk_size: got 50001"),
@@ -230,6 +233,13 @@ def test_an_out_that_is_a_file_is_refused(tmp_path, capsys):
     out = tmp_path / "file"
     out.write_text("x")
     assert "exists and is not a directory" in _error(capsys, out, "--samples", "10")
+
+
+def test_chunks_without_a_manifest_are_not_resumed(reference, tmp_path, capsys):
+    out = tmp_path / "data"
+    shutil.copytree(reference, out)
+    (out / "dataset.json").unlink()
+    assert "holds a dataset already" in _error(capsys, out, *RECIPE, "--resume")
 
 
 def test_a_model_with_loops_is_refused(tmp_path, capsys):

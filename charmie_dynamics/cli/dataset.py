@@ -18,7 +18,7 @@ except ImportError:          # optional (the `plots` extra): no progress bar the
     tqdm = None
 
 from ..datasets import (MANIFEST, OUTPUTS, SAMPLINGS, Bounds, DatasetError, Recipe,
-                        check_model, check_resume, chunk_inputs, chunk_name, evaluate, manifest,
+                        check_recipe, check_resume, chunk_inputs, chunk_name, evaluate, manifest,
                         write_atomically, write_json, write_npz)
 from ..errors import InputError
 from ..model import read_model_file
@@ -58,15 +58,19 @@ def run_dataset(args: argparse.Namespace) -> int:
                     tuple(o.strip() for o in args.outputs.split(",")), args.sampling,
                     args.velocity_scale, args.acceleration_scale, payloads)
     model, text = read_model_file(args.model)
-    check_model(model, recipe)
+    check_recipe(model, recipe)
     check_points(model, payloads)
     done = manifest(model, model_hash(text), recipe, complete=True)
     path = args.out / MANIFEST
     if args.resume and path.exists():
         check_resume(path, done)
+        for stale in args.out.glob(".chunk-*.partial"):       # a killed run's unfinished file
+            stale.unlink()
     elif path.exists() or (args.out.is_dir() and any(args.out.glob("chunk-*.npz"))):
-        raise DatasetError(f"--out {args.out}: holds a dataset already, expected --resume "
-                           "(same recipe and model) or another directory")
+        # chunks without a manifest cannot be checked against this recipe
+        raise DatasetError(f"--out {args.out}: holds a dataset already (chunk files or "
+                           f"{MANIFEST}), expected --resume with its {MANIFEST} (same recipe "
+                           "and model) or another directory")
     bounds = Bounds.of(model, recipe)
     start = time.perf_counter()
     try:
