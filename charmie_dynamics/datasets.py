@@ -7,7 +7,8 @@ mechanism assembles), so no sample is infeasible and none is dropped; velocities
 accelerations within the velocity limits times the recipe's scales. Chunk ``k`` draws from
 ``numpy.random.default_rng([seed, k])``, so a resumed run writes the same chunks as an
 uninterrupted one. Each chunk is an NPZ archive written with fixed zip timestamps (byte for
-byte the same for the same recipe and model) and moved into place whole. Pure numpy.
+byte the same for the same recipe and model) and moved into place whole. No ROS; numpy
+(identification's input ranges bring scipy, a dependency of the package).
 """
 from __future__ import annotations
 
