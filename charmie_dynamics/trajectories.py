@@ -42,15 +42,19 @@ class Trajectory:
     xdd: np.ndarray
 
 
-def input_kinds(model: Model) -> list[str]:
-    """``"actuator"``, ``"linear"`` or ``"angular"`` for each of ``model.input_names``."""
-    actuators = set(model.actuator_names)
-    joint = {}                                  # coordinate -> type of its first joint
+def coordinate_kinds(model: Model) -> dict[str, str]:
+    """``"linear"`` or ``"angular"`` for each coordinate of a joint (by its first joint's
+    type)."""
+    joint = {}
     for b in model.bodies:
         joint.setdefault(b.coordinate, b.joint_type)
-    return ["actuator" if name in actuators else
-            "angular" if joint[name] == JointType.REVOLUTE else "linear"
-            for name in model.input_names]
+    return {c: "angular" if t == JointType.REVOLUTE else "linear" for c, t in joint.items()}
+
+
+def input_kinds(model: Model) -> list[str]:
+    """``"actuator"``, ``"linear"`` or ``"angular"`` for each of ``model.input_names``."""
+    actuators, kinds = set(model.actuator_names), coordinate_kinds(model)
+    return ["actuator" if name in actuators else kinds[name] for name in model.input_names]
 
 
 def _start(model: Model, actuator_start: dict[str, float]) -> np.ndarray:

@@ -22,7 +22,7 @@ LAYERS = (
     {"mechanisms"},
     {"dynamics"},
     {"export", "trajectories", PACKAGE},
-    {"identification"},
+    {"identification", "datasets"},
     {"ros"},
     {"view"},
     {"cli"},

@@ -41,6 +41,7 @@ from ..model import load_model
 from ..resources import bundled_model
 from ..view import add_view_parser
 from .analyze import add_analyze_parser
+from .dataset import add_dataset_parser
 from .arguments import add_position_limits_argument, check_points, parse_payload
 from .export import add_export_parser
 from .identify import add_identify_parsers
@@ -330,6 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_position_limits_argument(p)
     p.set_defaults(func=_cmd_id)
     add_analyze_parser(sub)
+    add_dataset_parser(sub)
     add_view_parser(sub)
     add_export_parser(sub)
     add_identify_parsers(sub)

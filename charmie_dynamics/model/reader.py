@@ -6,6 +6,7 @@ Both go through the package's one guard (:mod:`charmie_dynamics.documents`) and 
 """
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Optional
 
@@ -45,6 +46,12 @@ def read_model_file(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     text = read_text(path, "model file", max_bytes, error=ModelError)
     return model_from_text(text, str(path), max_bytes, overlay=overlay,
                            floating_base=floating_base), text
+
+
+def model_hash(text: str) -> str:
+    """A model text's SHA-256, 16 hex digits: what the dynamics node's ``accept_model_hash``
+    names and what a dataset's manifest records."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def load_model(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES, *,

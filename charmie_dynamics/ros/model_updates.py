@@ -10,7 +10,6 @@ the node collects the results on its executor thread and installs them there.
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 import threading
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from ..kinematics.indirect import MechanismRangeError
 from ..model import ModelError
 from ..model.isolated import CHILD_CHECK_BYTES
 from ..model.model import Model
+from ..model.reader import model_hash
 from .joint_map import JointMap, JointMapError
 from .outputs import frame_name_clash, wrench_bodies, wrench_topic
 
@@ -146,7 +146,7 @@ class PreparedModel:
     def hash(self) -> str:
         """The text's SHA-256, 16 hex digits: what ``accept_model_hash`` names (computed
         once: diagnostics show it every period)."""
-        return hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return model_hash(self.text)
 
 
 def check_node_model(model: Model, source: str, node: str, solves_loops: bool = False) -> None:
