@@ -1,5 +1,5 @@
 """What the launch tests share: a listener node in this (the test) process, the efforts the
-core computes for a state, and the README's launch commands.
+core computes for a state, and the launch commands of the README and docs/ros.md.
 
 The listener owns one rclpy context, a node and an executor advanced with ``spin_once`` until
 a condition holds or a timeout passes (never a blind sleep for discovery). DDS stays on
@@ -39,14 +39,17 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 # launch sends SIGTERM to a process still running this long after its SIGINT (default 5 s):
 # a clean exit is what is tested, not how fast it comes on a loaded machine
 SIGTERM_TIMEOUT = "60"
+#: Where launch commands are written for users.
+DOCUMENTS = ("README.md", "docs/ros.md")
 LAUNCH_COMMAND = re.compile(r"ros2 launch charmie_dynamics (\S+\.launch\.py)((?:\s+[\w.]+:=\S+)*)")
 
 
 def readme_launch_arguments() -> dict[str, set[str]]:
-    """Launch file -> the argument names the README passes to it (``ros2 launch
-    charmie_dynamics FILE name:=value ...``)."""
+    """Launch file -> the argument names the README and docs/ros.md pass to it (``ros2
+    launch charmie_dynamics FILE name:=value ...``)."""
     found: dict[str, set[str]] = {}
-    for match in LAUNCH_COMMAND.finditer((ROOT / "README.md").read_text(encoding="utf-8")):
+    text = "".join((ROOT / name).read_text(encoding="utf-8") for name in DOCUMENTS)
+    for match in LAUNCH_COMMAND.finditer(text):
         names = {token.split(":=")[0] for token in match.group(2).split()}
         found.setdefault(match.group(1), set()).update(names)
     return found

@@ -53,9 +53,10 @@ def ctrl_c(process: subprocess.Popen) -> str:
 
 
 def readme_dynamics_parameters() -> list[str]:
-    """The names in the first column of the README's table of the dynamics node's parameters."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("### Parameters of the dynamics node", 1)[1].split("\n#", 1)[0]
+    """The names in the first column of docs/ros.md's table of the dynamics node's
+    parameters."""
+    text = (ROOT / "docs" / "ros.md").read_text(encoding="utf-8")
+    section = text.split("## Parameters of the dynamics node", 1)[1].split("\n#", 1)[0]
     names = []
     for row in section.splitlines():
         if row.startswith("| `"):

@@ -1,4 +1,4 @@
-"""``charmie-dynamics analyze`` on a model with loops (issue 13): the motions of seed 002
+"""``charmie-dynamics analyze`` on a model with loops: the motions of seed 002
 section 3.5 on the loops' two independent (actuated) coordinates, evaluated by constraint
 embedding (dynamics/closed_chain.py).
 

@@ -1,4 +1,4 @@
-"""``fk``, ``id`` and ``validate-model`` on a model with loops (issue 13): the state gives
+"""``fk``, ``id`` and ``validate-model`` on a model with loops: the state gives
 the independent coordinates (``ClosedChain.independent_names``); the dependent ones are
 solved by constraint embedding (mechanisms/closed_chains) from the assembled configuration;
 ``id`` evaluates as the dynamics node does (dynamics/loop_evaluator.py), with payloads,

@@ -1,4 +1,4 @@
-"""The evaluator of a model with closed loops (issue 13): the independent coordinates in,
+"""The evaluator of a model with closed loops: the independent coordinates in,
 every load and TF pose the dynamics node publishes out, as :class:`~.evaluator.Evaluator`
 does for an open tree (same :class:`~.evaluator.Evaluation`, same buffers reused).
 

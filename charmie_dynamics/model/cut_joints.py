@@ -1,4 +1,4 @@
-"""Closed loops of a model (issue 13): cut joints between frames of two bodies of the tree,
+"""Closed loops of a model: cut joints between frames of two bodies of the tree,
 the fundamental loops they close, and the loops' constraint rows (seed 003 appendix A).
 
 A cut joint joins a frame on body A (``predecessor``: a point and a constant rotation of the

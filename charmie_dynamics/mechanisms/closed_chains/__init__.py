@@ -1,4 +1,4 @@
-"""Closed loops of any model, solved numerically (issue 13; seed 003): the cut joints'
+"""Closed loops of any model, solved numerically (seed 003): the cut joints'
 constraints (constraints.py) and their embedding (embedding.py). CHARMIE's two actuator
 loops keep their closed forms (kinematics/indirect.py, mechanisms/loops.py) by default."""
 from .constraints import ConstraintRows, ConstraintValues, evaluate, frame_jacobian
