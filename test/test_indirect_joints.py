@@ -6,7 +6,7 @@ import pytest
 
 from charmie_dynamics import (ActuatorRangeError, forward_kinematics, indirect_joints,
                               inputs_from_dict, point_positions, resolve_state)
-from charmie_dynamics.mechanisms.indirect import joint_from_length, length_from_joint
+from charmie_dynamics.kinematics.indirect import joint_from_length, length_from_joint
 
 # Seed 001 Tables 3-4 in metres (seed 001 point names)
 D3 = np.array([0, 0, 0.290]); E3 = np.array([0, 0.2575, 0.0995]); F4 = np.array([0, 0.1625, 0.383])

@@ -913,7 +913,8 @@ def test_charmie_limits_are_complete_and_consistent():
     """Every coordinate and actuator of CHARMIE has a velocity limit; each stroke maps into
     its joint's position limits; an actuator at its velocity limit moves its joint within
     the joint's velocity limit over the whole stroke (the file's comments state these)."""
-    from charmie_dynamics.mechanisms.indirect import indirect_joints, joint_from_length
+    from charmie_dynamics.kinematics.indirect import joint_from_length
+    from charmie_dynamics.model.actuator_geometry import indirect_joints
 
     model = load_model(CHARMIE)
     first = {}
