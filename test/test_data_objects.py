@@ -14,8 +14,8 @@ import pytest
 from charmie_dynamics import load_model, resolve_state
 from charmie_dynamics.dynamics import inverse_dynamics
 from charmie_dynamics.dynamics.actuation import actuator_space
-from charmie_dynamics.dynamics.forward import (ArticulatedBodyData, ForwardDynamicsData,
-                                               articulated_body_solve, forward_dynamics)
+from charmie_dynamics.dynamics.aba import ArticulatedBodyData, articulated_body_solve
+from charmie_dynamics.dynamics.forward import ForwardDynamicsData, forward_dynamics
 from charmie_dynamics.dynamics.integrate import (SimulationData, StepData, simulate, step,
                                                  stop_at_limits)
 from charmie_dynamics.dynamics.inverse import InverseDynamicsData

@@ -13,7 +13,7 @@ from charmie_dynamics.dynamics import (bias_forces, coordinate_limits, forward_d
                                        inverse_dynamics, mass_matrix,
                                        mass_matrix_from_inverse_dynamics, mechanical_energy,
                                        simulate, stop_at_limits)
-from charmie_dynamics.dynamics.forward import articulated_body_solve
+from charmie_dynamics.dynamics.aba import articulated_body_solve
 from charmie_dynamics.mechanisms.forces import passive_forces
 from charmie_dynamics.model import JointType, model_from_dict
 

@@ -25,7 +25,7 @@ import yaml
 from charmie_dynamics import forward_kinematics
 from charmie_dynamics.dynamics import (coordinate_limits, forward_dynamics, inverse_dynamics,
                                        mass_matrix)
-from charmie_dynamics.dynamics.forward import coordinate_groups
+from charmie_dynamics.dynamics.aba import coordinate_groups
 from charmie_dynamics.kinematics.limits import InputLimits
 from charmie_dynamics.model import ModelError, model_from_dict
 from charmie_dynamics.model.joint import REVOLUTE_KIND, REVOLUTE_X_KIND

@@ -37,8 +37,8 @@ from ..model.data import AlgorithmData
 from ..model.model import Model
 from ..model.packed import PackedModel
 from .actuation import actuator_space, joint_efforts_from_inputs, joint_efforts_from_inputs_sample
-from .forward import (ArticulatedBodyData, ArticulatedBodyWork, articulated_body_sample,
-                      bias_articulated_sample)
+from .aba import (ArticulatedBodyData, ArticulatedBodyWork, articulated_body_sample,
+                  bias_articulated_sample)
 from .integrate import INTEGRATORS, EffortFunction, coordinate_limits
 from .inverse import InverseDynamicsBuffers, inverse_dynamics_buffers
 

@@ -50,6 +50,15 @@ from .rnea import joint_efforts, tree_backward_pass
 from .spatial import add_force_to_parent, add_inertia_to_parent, parent_transform_into
 
 
+class MassMatrixError(np.linalg.LinAlgError):
+    """H(q) is singular (a coordinate moves no mass) or not positive definite: no qdd."""
+
+
+def no_mass(model: Model, c: int) -> MassMatrixError:
+    return MassMatrixError(f"coordinate {model.coordinate_names[c]!r} moves no mass: the mass "
+                           "matrix is singular, expected it to move a body with mass")
+
+
 class MassMatrixWork(NamedTuple):
     """The work arrays of :func:`mass_matrix_sample`, for one sample at a time."""
 

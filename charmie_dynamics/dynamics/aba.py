@@ -1,0 +1,335 @@
+"""The articulated-body algorithm (ABA) on the tree: joint accelerations qdd solving
+H(q) qdd = phi in O(n), seed 002 eqs. 18-21, for :func:`~.forward.forward_dynamics`
+(``method="aba"``) and the simulator's compiled step (actuated_step.py).
+
+Seed 002's recursive solution of U D U^T qdd = phi (eqs. 18-21),
+i.e. the articulated-body algorithm of a system at rest without gravity with phi as joint
+input, written for a tree in body frames (spatial.py: A_i, p_i, M_i): after the bias pass
+(u' = ID(q, qd, 0): forward.py's module docstring), one inward recursion of the articulated inertias and one outward recursion of the
+accelerations. Inward, for i = n..1,
+
+    M^_i   = M_i + sum_{children j} A_j^T (M^_j - psi^_j psi^_j^T / m^_j) A_j     (19d)
+    psi^_i = M^_i p_i,   m^_i = p_i^T psi^_i                                        (19c)
+    eta_i  = sum_{children j} A_j^T (eta_j + psi^_j phi^_j / m^_j)                  (19b)
+    phi^_i = phi_i - p_i^T eta_i                                                    (19a)
+
+then phi~_i = phi^_i / m^_i (eq. 20) and outward, for i = 1..n, with mu~_0 = 0 (gravity is
+in phi)
+
+    qdd_i = phi~_i - psi^_i^T A_i mu~_p / m^_i,   mu~_i = A_i mu~_p + p_i qdd_i      (21a-b)
+
+(eqs. 19c and 21a as extracted place the 1/m^_i and A_i in psi_i; it is the same product).
+Seed 002 writes the chain; on a tree each sum runs over the children. A fixed joint has no
+degree of freedom: M^ and eta pass to the parent unchanged, mu~_i = A_i mu~_p. A massless
+(virtual) body has M_i = 0; its m^_i is that of the bodies it carries, positive whenever
+they have mass along its joint (CHARMIE's d1 and d2 carry the whole robot).
+
+**Coupled coordinates in the ABA.** A coordinate that moves several joints (the claw halves:
+theta13a turns body_13a1 by +theta13a and body_13a2 by -theta13a) is one degree of freedom
+of the group of bodies it moves. When these joints share one parent, the group is handled
+exactly as one joint whose motion subspace is p_k multiplier_k on each member k: the sums
+above run over the group (m^_c = sum_k mult_k^2 p_k^T M^_k p_k, phi^_c = phi_c -
+sum_k mult_k p_k^T eta_k, W = sum_k A_k^T mult_k M^_k p_k replacing A^T psi^), and outward
+qdd_c = (phi^_c - W^T mu~_p) / m^_c, mu~_k = A_k mu~_p + p_k mult_k qdd_c. This is
+exact and stays O(n). A coordinate whose joints do not share a parent (one above the other,
+or on different branches: the grippers of Talos and Tiago) would couple the recursion across
+levels: :func:`~.forward.forward_dynamics` with ``method="aba"`` then solves by Cholesky, which handles
+any coupling, and logs the reason once per model (logger ``charmie_dynamics.dynamics.forward``,
+WARNING); :func:`articulated_body_solve` itself refuses such a model with a ValueError.
+
+**The free-flyer** (a root joint, model/joint.py) is the 6-degree-of-freedom joint of the
+same recursion (Featherstone's floating base): at its body, eq. 19c's m^ is the (6, 6)
+D = S^T M^ S, phi^ = phi - S^T eta, and having no parent it is solved there, D qdd = phi^
+(a 6 x 6 Cholesky factorisation, :func:`free_flyer_solve`), mu~ = S qdd starting the
+outward pass.
+
+**Held coordinates** (``held``, the joint stops of integrate.py): qdd = 0 for them; a held
+coordinate's joints act as fixed joints (its psi^ terms drop out of eqs. 19b, d).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from ..flat import view1, view2, view3
+from ..jit import kernel
+from ..kinematics.forward import Placements
+from ..kinematics.state import samples
+from ..model.data import AlgorithmData
+from ..model.joint import FREE_COLUMNS, FREE_KIND
+from ..model.model import Model
+from ..model.moving_tree import Tree
+from ..model.packed import COORD, KIND, PARENT, SCALARS, PackedModel
+from .inverse import tree_efforts_sample
+from .mass_matrix import no_mass
+from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_to_child_into,
+                      parent_transform_into)
+
+
+def coordinate_groups(model: Model) -> list[tuple[int, ...]]:
+    """Bodies moved by each coordinate, in ``model.coordinate_names`` order.
+
+    Raises ValueError for a coordinate whose joints do not share one parent (see the module
+    docstring: the ABA handles coupled joints that are siblings).
+    """
+    reason = model.compiled.aba_coupling               # built once per model
+    if reason is not None:
+        raise ValueError(f"{reason}, use method='cholesky'")
+    return list(model.compiled.coordinate_bodies)
+
+
+class ArticulatedBodyWork(NamedTuple):
+    """The work arrays of :func:`articulated_body_sample`, for one sample at a time: per
+    body A (the parent transforms), M_hat, eta, mu; per coordinate W, m_hat, phi_hat, gain;
+    psi per member of a coupled group, scratch (6, 6)."""
+
+    A: np.ndarray           # (nb, 6, 6)
+    M_hat: np.ndarray       # (nb, 6, 6)
+    eta: np.ndarray         # (nb, 6)
+    W: np.ndarray           # (n, 6)
+    mu: np.ndarray          # (nb, 6)
+    psi: np.ndarray         # (members per coordinate, 6)
+    m_hat: np.ndarray       # (n,)
+    phi_hat: np.ndarray     # (n,)
+    gain: np.ndarray        # (n,)
+    scratch: np.ndarray     # (6, 6)
+
+
+@kernel
+def articulated_body_sample(pm, inertias, members, rotations, origins, phi, free, qdd,
+                            work) -> int:
+    """Seed 002 eqs. 19-21 on the tree for one sample (kernel, module docstring).
+
+    ``pm``: a :class:`~..model.packed.PackedModel`, ``work``: an
+    :class:`ArticulatedBodyWork`; ``members[c]``: the bodies coordinate c moves (-1
+    padded; the first is where the group is reduced); ``free[c]``: 0 for a held
+    coordinate, else 1. Returns a coordinate that moves no mass (m^ <= 0), or -1.
+    """
+    body_int, body_vec, subspaces = pm.body_int, pm.body_vec, pm.subspace
+    A, M_hat, eta, W, mu = work.A, work.M_hat, work.eta, work.W, work.mu
+    psi, m_hat, phi_hat, gain, scratch = (work.psi, work.m_hat, work.phi_hat, work.gain,
+                                          work.scratch)
+    nb = body_int.shape[0]
+    for i in range(nb):
+        parent_transform_into(rotations, origins, i, A[i])
+        M_hat[i] = inertias[i]
+        eta[i] = 0.0
+        mu[i] = 0.0
+    for i in range(nb - 1, -1, -1):                                     # eqs. 19a-d
+        parent, c = body_int[i, PARENT], body_int[i, COORD]
+        if c < 0:
+            if parent >= 0:
+                add_inertia_to_parent(A[i], M_hat[i], scratch, M_hat[parent])
+                add_force_to_parent(A[i], eta[i], eta[parent])
+            continue
+        if body_int[i, KIND] == FREE_KIND:      # a root: solved now, mu_i = S qdd
+            bad = free_flyer_solve(M_hat[i], eta[i], phi, free, c, scratch, qdd, mu[i])
+            if bad >= 0:
+                return bad
+            continue
+        if i != members[c, 0]:
+            continue                    # a coupled group is reduced at its first member
+        mass, effort = 0.0, phi[c]
+        for j in range(members.shape[1]):
+            k = members[c, j]
+            if k < 0:
+                break
+            m_k = body_vec[k, SCALARS, 0]
+            for a in range(6):                                          # psi_k = m_k M^_k p_k
+                acc = 0.0
+                for b in range(6):
+                    acc += M_hat[k, a, b] * subspaces[k, b]
+                psi[j, a] = m_k * acc
+            mass += m_k * np.dot(psi[j], subspaces[k])
+            effort -= m_k * np.dot(eta[k], subspaces[k])
+        if not mass > 0.0:
+            return c
+        m_hat[c], phi_hat[c], gain[c] = mass, effort, free[c] / mass
+        if parent < 0:
+            continue
+        W[c] = 0.0
+        for j in range(members.shape[1]):
+            k = members[c, j]
+            if k < 0:
+                break
+            add_force_to_parent(A[k], psi[j], W[c])
+            add_inertia_to_parent(A[k], M_hat[k], scratch, M_hat[parent])
+            add_force_to_parent(A[k], eta[k], eta[parent])
+        for a in range(6):
+            eta[parent, a] += W[c, a] * phi_hat[c] * gain[c]
+            for b in range(6):
+                M_hat[parent, a, b] -= W[c, a] * W[c, b] * gain[c]
+    for i in range(nb):                                                 # eqs. 20-21
+        parent, c = body_int[i, PARENT], body_int[i, COORD]
+        if c < 0:
+            if parent >= 0:
+                motion_to_child_into(A[i], mu[parent], mu[i])
+            continue
+        if i != members[c, 0] or body_int[i, KIND] == FREE_KIND:
+            continue
+        acc = phi_hat[c] * gain[c]
+        if parent >= 0:
+            acc -= np.dot(W[c], mu[parent]) * gain[c]
+        qdd[c] = acc
+        for j in range(members.shape[1]):
+            k = members[c, j]
+            if k < 0:
+                break
+            if parent >= 0:
+                motion_to_child_into(A[k], mu[parent], mu[k])
+            for a in range(6):
+                mu[k, a] += subspaces[k, a] * body_vec[k, SCALARS, 0] * acc
+    return -1
+
+
+@kernel
+def free_flyer_solve(M_hat, eta, phi, free, c, L, qdd, mu) -> int:
+    """The free-flyer root's step of eqs. 19-21 (kernel): with S its subspace (model/joint.py,
+    FREE_COLUMNS), D = S^T M^ S (6, 6), phi^ = phi[c:c + 6] - S^T eta, qdd[c:c + 6] solving
+    D qdd = phi^ by Cholesky (D = L L^T, in the (6, 6) work array ``L``), mu = S qdd. Held
+    coordinates (free = 0) get the identity's rows and columns and qdd = 0, as held_solve.
+    Returns the first coordinate whose pivot is not positive (no mass moves), or -1."""
+    for a in range(6):
+        for b in range(a + 1):
+            if free[c + a] > 0.0 and free[c + b] > 0.0:
+                acc = M_hat[FREE_COLUMNS[a], FREE_COLUMNS[b]]
+            else:
+                acc = 1.0 if a == b else 0.0
+            for k in range(b):
+                acc -= L[a, k] * L[b, k]
+            if a == b:
+                if not acc > 0.0:
+                    return c + a
+                L[a, a] = np.sqrt(acc)
+            else:
+                L[a, b] = acc / L[b, b]
+    for a in range(6):                                  # L y = phi^, y in qdd
+        acc = (phi[c + a] - eta[FREE_COLUMNS[a]]) * free[c + a]
+        for k in range(a):
+            acc -= L[a, k] * qdd[c + k]
+        qdd[c + a] = acc / L[a, a]
+    for a in range(5, -1, -1):                          # L^T qdd = y
+        acc = qdd[c + a]
+        for k in range(a + 1, 6):
+            acc -= L[k, a] * qdd[c + k]
+        qdd[c + a] = acc / L[a, a]
+    for a in range(6):
+        mu[FREE_COLUMNS[a]] = qdd[c + a]
+    return -1
+
+
+@kernel
+def _articulated_body_batch(model, inertias, members, rotations, origins, phi, free, qdd,
+                            work) -> int:
+    """:func:`articulated_body_sample` sample by sample. ``model``: the arrays of a
+    :class:`~..model.packed.PackedModel`, ``work``: those of :class:`ArticulatedBodyWork`,
+    each as a plain tuple (the dispatch cost: see inverse.py's kernel); named here."""
+    pm, w = PackedModel(*model), ArticulatedBodyWork(*work)
+    for s in range(phi.shape[0]):
+        c = articulated_body_sample(pm, inertias, members, rotations[s], origins[s], phi[s],
+                                    free[s], qdd[s], w)
+        if c >= 0:
+            return c
+    return -1
+
+
+@kernel
+def bias_articulated_sample(pm, inertias, members, load_body, load_vec, q, qd, zeros, b, s, t,
+                            tau, phi, free, qdd, work) -> tuple[int, int]:
+    """One sample's forward dynamics by the ABA (kernel, module docstring): the bias forces
+    u' = ID(q, qd, 0) by :func:`~.inverse.tree_efforts_sample` (``zeros``: qdd = 0, with the
+    applied loads ``load_body``, ``load_vec``) into the
+    :class:`~.inverse.InverseDynamicsBuffers` ``b`` (row ``s`` of the per-sample buffers,
+    ``t`` of the per-body ones), phi = tau - u', then :func:`articulated_body_sample` with the
+    placements of q. Returns (a balancer whose spring cannot reach its anchor, the ABA not
+    run; a coordinate that moves no mass), -1 for none."""
+    R, O = b.rotations[t], b.origins[t]
+    k = tree_efforts_sample(pm, load_body, load_vec, q, qd, zeros, b.values[t], R, O,
+                            b.motion[t], b.applied[t], b.tree[t], b.tension[s], b.hanger[s],
+                            b.tau[s])
+    if k >= 0:
+        return k, -1
+    for i in range(phi.shape[0]):
+        phi[i] = tau[i] - b.tau[s, i]
+    return -1, articulated_body_sample(pm, inertias, members, R, O, phi, free, qdd, work)
+
+
+@kernel(inline=True)
+def work_view(header, floats, k):
+    """The :class:`ArticulatedBodyWork` flattened (flat.py) at the header's rows k to k + 9,
+    as views (kernel)."""
+    return ArticulatedBodyWork(
+        view3(floats, header, k), view3(floats, header, k + 1), view2(floats, header, k + 2),
+        view2(floats, header, k + 3), view2(floats, header, k + 4), view2(floats, header, k + 5),
+        view1(floats, header, k + 6), view1(floats, header, k + 7), view1(floats, header, k + 8),
+        view2(floats, header, k + 9))
+
+
+class ArticulatedBodyData(AlgorithmData):
+    """Buffers of :func:`articulated_body_solve` for one model and sample shape ``lead``:
+    the coupled groups (``members``), qdd and the recursion's work arrays, on the model's
+    tree (``model.compiled.tree``) or, for :func:`forward_dynamics`' route, its ``tree`` of
+    moving bodies. ValueError for a model whose coupled joints do not share a parent (see
+    :func:`coordinate_groups`)."""
+
+    def __init__(self, model: Model, lead: tuple[int, ...] = (),
+                 tree: Optional[Tree] = None) -> None:
+        super().__init__(model, lead)
+        coordinate_groups(model)                # the check
+        self.tree = model.compiled.tree if tree is None else tree
+        groups = self.tree.coordinate_bodies
+        n, nb = model.n_coordinates, self.tree.n_bodies
+        self.members = np.full((n, max((len(g) for g in groups), default=1)), -1,
+                               dtype=np.int64)
+        for c, group in enumerate(groups):
+            self.members[c, :len(group)] = group
+        self.free = np.ones((self.samples, n))
+        self.all_free = True                     # free holds ones: no coordinate held
+        self.qdd = np.empty(self.lead + (n,))
+        self.qdd_samples = self.qdd.reshape(self.samples, n)
+        # the kernel's model arguments, built once
+        self.constants = (tuple(self.tree.packed), self.tree.spatial_inertias, self.members)
+        self.work = tuple(ArticulatedBodyWork(   # a plain tuple: the kernel's dispatch is faster
+            A=np.empty((nb, 6, 6)), M_hat=np.empty((nb, 6, 6)), eta=np.empty((nb, 6)),
+            W=np.empty((n, 6)), mu=np.empty((nb, 6)), psi=np.empty((self.members.shape[1], 6)),
+            m_hat=np.empty(n), phi_hat=np.empty(n), gain=np.empty(n), scratch=np.empty((6, 6))))
+
+    def hold(self, held: Optional[np.ndarray]) -> None:
+        """``free`` for the coordinates ``held`` (boolean, broadcast to (..., n)), or for none
+        (refilled only after a call with some held)."""
+        if held is None:
+            if not self.all_free:
+                self.free[...] = 1.0
+                self.all_free = True
+        else:
+            shape = self.lead + (self.model.n_coordinates,)
+            self.free.reshape(shape)[...] = np.logical_not(
+                np.broadcast_to(np.asarray(held, dtype=bool), shape))
+            self.all_free = False
+
+
+def articulated_body_solve(model: Model, placements: Placements, phi: np.ndarray,
+                           held: Optional[np.ndarray] = None, *,
+                           data: Optional[ArticulatedBodyData] = None) -> np.ndarray:
+    """qdd solving H qdd = phi by seed 002 eqs. 19-21 on the tree (module docstring), (..., n).
+
+    ``held`` (boolean (..., n)): those coordinates get qdd = 0 and act as fixed joints in the
+    recursion (M^ and eta pass to the parent without the psi^ terms). Raises
+    :class:`MassMatrixError` when a coordinate has no inertia (m^ <= 0). ``data``: buffers
+    for the placements' sample shape, reused (see :class:`ArticulatedBodyData`); new ones
+    when omitted.
+    """
+    lead, n = placements.lead, model.n_coordinates
+    data = ArticulatedBodyData.reuse(data, model, lead)
+    if data.tree is not model.compiled.tree:
+        raise ValueError("data: ArticulatedBodyData of the moving tree (forward_dynamics' "
+                         f"own), expected one of the whole tree of {model.name}")
+    rotations, origins = placements.per_sample(model)
+    phi = samples(phi, lead, n)
+    data.hold(held)
+    c = _articulated_body_batch(*data.constants, rotations, origins, phi, data.free,
+                                data.qdd_samples, data.work)
+    if c >= 0:
+        raise no_mass(model, c)
+    return data.qdd
