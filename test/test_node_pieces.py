@@ -517,6 +517,31 @@ def test_a_small_model_is_not_queued_behind_a_large_one():
         parser.close()
 
 
+def test_model_update_policy_installs_holds_and_accepts_by_hash():
+    """once: the first model installed, a different one held until its hash is given, a
+    known text unchanged, a bad text rejected; always: every valid model installed."""
+    from charmie_dynamics.ros.model_updates import (Decision, ModelUpdates, Parsed,
+                                                    UpdateRefused)
+    first, second = (SimpleNamespace(text=t, hash=f"hash-{t}") for t in ("a", "b"))
+    parsed = lambda p: Parsed(p.text, p, None)                      # noqa: E731
+    once = ModelUpdates("once")
+    assert once.decide(Parsed("x", None, ModelError("bad"))) is Decision.REJECT
+    assert once.decide(parsed(first)) is Decision.INSTALL
+    once.installed(first, "a as a document")
+    assert once.decide(parsed(first)) is Decision.UNCHANGED
+    assert once.decide(Parsed("a as a document", first, None)) is Decision.UNCHANGED
+    with pytest.raises(UpdateRefused, match="no model update is pending"):
+        once.accept_pending("hash-b")
+    assert once.decide(parsed(second)) is Decision.HOLD and once.pending is second
+    with pytest.raises(UpdateRefused, match="does not name the pending model"):
+        once.accept_pending("")
+    assert once.pending is second
+    assert once.accept_pending("hash-b") is second and once.pending is None
+    always = ModelUpdates("always")
+    always.installed(first)
+    assert always.decide(parsed(second)) is Decision.INSTALL and always.pending is None
+
+
 def test_reference_times_increase_on_integer_nanoseconds():
     """1 ns apart in 2026 (about 1.8e9 s since 1970): the same float of seconds, yet
     increasing; the same nanosecond twice is refused."""
@@ -556,7 +581,7 @@ def test_urdf_model_file_then_its_published_document_is_not_held(charmie_urdf, m
             assert time.monotonic() < deadline
             time.sleep(0.01)
         assert node.events["models_unchanged"] == 1 and node.events["models_held"] == 0
-        assert node.pending is None
+        assert node.updates.pending is None
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)

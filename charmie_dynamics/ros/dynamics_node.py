@@ -78,7 +78,8 @@ from .stamps import StampGuard, to_nanoseconds
 from .messages import (diagnostics, float_array, joint_state, set_transform, set_vector3,
                        stamp_from_nanoseconds, transform)
 from .model_source import model_from_description, urdf_as_document
-from .model_updates import ModelParser, PreparedModel, model_change, prepare_model
+from .model_updates import (Decision, ModelParser, ModelUpdates, PreparedModel, UpdateRefused,
+                            model_change, prepare_model)
 from .node_status import dynamics_status
 from .odometry import BASE_COORDINATES, base_from_odometry
 from .outputs import FeedforwardMap, StampGrid, frame_plan, wrench_topic
@@ -103,8 +104,7 @@ class DynamicsNode(Node):
                                         self.p["max_model_bytes"])
         self.ignored_names: set[str] = set()                  # warned once each
         self.model: Optional[Model] = None
-        self.model_texts: set[str] = set()
-        self.pending: Optional[PreparedModel] = None          # a model update held (once)
+        self.updates = ModelUpdates(self.p["accept_model_updates"])
         self.rejected: Counter = Counter()
         self.received: Counter = Counter()                    # messages taken, by topic
         self.events: Counter = Counter()                      # model and clock events
@@ -136,12 +136,13 @@ class DynamicsNode(Node):
         if self.p["model_file"]:
             model, text = read_model_file(self.p["model_file"], self.p["max_model_bytes"],
                                           overlay=self.overlay)
-            self._install(self._prepare(model, text, self.p["model_file"]))
+            prepared = self._prepare(model, text, self.p["model_file"])
+            self._install(prepared)
             if is_urdf(text) and self.p["model_source"] == "topic":
                 # the model loader publishes a URDF model file as its model document: the
                 # same model, not an update to hold
-                self.model_texts.add(urdf_as_document(text, self.p["model_file"], self.overlay,
-                                                      self.p["max_model_bytes"]))
+                self.updates.installed(prepared, urdf_as_document(
+                    text, self.p["model_file"], self.overlay, self.p["max_model_bytes"]))
         elif self.overlay:
             read_overlay(self.overlay, self.p["max_model_bytes"])
         # parsed models are installed by a timer that runs only while a parse is under way or
@@ -225,7 +226,7 @@ class DynamicsNode(Node):
         """Use a prepared model from now on (executor thread); a change is logged at WARN."""
         model, old = prepared.model, self.model
         self.model = model
-        self.model_texts = {prepared.text}       # texts known to give the installed model
+        self.updates.installed(prepared)
         self.evaluator = prepared.evaluator
         inputs = self.evaluator.input_names      # a model with loops: the independent ones
         self.feedforward = FeedforwardMap(model, inputs, prepared.joints)
@@ -281,19 +282,16 @@ class DynamicsNode(Node):
 
     def _collect_models(self) -> None:
         """Install (or hold, or reject) what the worker finished; stop polling when idle."""
-        events = self.events
         for outcome in self.parser.results():
-            if outcome.error is not None:
-                self.rejected["bad_model"] += 1
+            decision = self.updates.decide(outcome)
+            if decision is Decision.REJECT:
+                self.rejected[decision.value] += 1
                 self.get_logger().error(f"model rejected, keeping the previous one: {outcome.error}")
-            elif self.model is not None and outcome.text in self.model_texts:
-                self.events["models_unchanged"] += 1
-            elif self.model is None or self.p["accept_model_updates"] == "always":
-                self.events["models_taken"] += 1
+                continue
+            self.events[decision.value] += 1
+            if decision is Decision.INSTALL:
                 self._install(outcome.value)
-            else:
-                self.events["models_held"] += 1
-                self.pending = outcome.value
+            elif decision is Decision.HOLD:
                 self.get_logger().warning(
                     f"model update on {self.model_topic} held, not installed "
                     f"(accept_model_updates: once; call ~/accept_model_update to install it): "
@@ -303,17 +301,11 @@ class DynamicsNode(Node):
 
     def _on_accept_model_update(self, request: Trigger.Request,
                                 response: Trigger.Response) -> Trigger.Response:
-        if self.pending is None:
-            response.success = False
-            response.message = "no model update is pending"
+        try:
+            prepared = self.updates.accept_pending(self.p["accept_model_hash"])
+        except UpdateRefused as exc:
+            response.success, response.message = False, str(exc)
             return response
-        if self.p["accept_model_hash"] != self.pending.hash:
-            response.success = False
-            response.message = ("accept_model_hash does not name the pending model: set it "
-                                "to model_pending_hash of /diagnostics after checking the model "
-                                "(with safety_parameters_read_only, at start-up) and call again")
-            return response
-        prepared, self.pending = self.pending, None
         change = model_change(self.model, prepared.model)
         self._install(prepared)
         response.success = True
@@ -593,8 +585,8 @@ class DynamicsNode(Node):
         status = dynamics_status(
             rejected=self.rejected, received=self.received, events=self.events,
             reported=self.reported, stats=self.stats, model=self.model.name if self.model else None,
-            pending=self.pending.model.name if self.pending else None,
-            pending_hash=self.pending.hash if self.pending else None,
+            pending=self.updates.pending.model.name if self.updates.pending else None,
+            pending_hash=self.updates.pending.hash if self.updates.pending else None,
             parsing=not self.parser.idle(), superseded=self.parser.superseded,
             arrivals=self.arrivals, last_valid_age=None if last is None else (self._now() - last) * 1e-9,
             stale=self.safety.stale, acceleration_source=self.p["acceleration_source"],

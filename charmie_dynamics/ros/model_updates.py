@@ -1,5 +1,5 @@
-"""Model texts from a topic, parsed off the executor thread, and the check that the dynamics
-node can use a model (pure Python: no rclpy here).
+"""Model texts from a topic, parsed off the executor thread, the check that the dynamics
+node can use a model, and its install/hold/accept policy (pure Python: no rclpy here).
 
 Parsing and validating a model of a few MiB takes seconds of Python; done in a subscription
 callback it would stop every timer and subscription of the node for that long (feedforward,
@@ -9,6 +9,8 @@ the node collects the results on its executor thread and installs them there.
 """
 from __future__ import annotations
 
+import dataclasses
+import enum
 import functools
 import math
 import threading
@@ -147,6 +149,64 @@ class PreparedModel:
         """The text's SHA-256, 16 hex digits: what ``accept_model_hash`` names (computed
         once: diagnostics show it every period)."""
         return model_hash(self.text)
+
+
+class Decision(enum.Enum):
+    """What to do with a parsed model text (:meth:`ModelUpdates.decide`)."""
+
+    # the values: the diagnostics counters (REJECT: a rejection reason)
+    REJECT = "bad_model"              # the text is not a valid model: keep the current one
+    UNCHANGED = "models_unchanged"    # a text known to give the installed model
+    INSTALL = "models_taken"
+    HOLD = "models_held"              # a different model under ``once``: pending
+
+
+class UpdateRefused(Exception):
+    """``~/accept_model_update`` installs nothing; the message says why."""
+
+
+@dataclass
+class ModelUpdates:
+    """The dynamics node's install/hold/accept policy of models (pure Python).
+
+    The first valid model is installed. Later ones: ``accept: always`` installs each valid
+    model; ``once`` holds a different one as ``pending`` until :meth:`accept` is called
+    with its hash (``accept_model_hash``: a caller who has not looked at it installs
+    nothing). A text known to give the installed model changes nothing."""
+
+    accept: str                                   # "once" or "always"
+    pending: Optional[PreparedModel] = None
+    _installed: bool = False
+    _texts: set[str] = dataclasses.field(default_factory=set)
+
+    def decide(self, outcome: Parsed[PreparedModel]) -> Decision:
+        """The decision for one parser outcome; a held model becomes ``pending``."""
+        if outcome.error is not None:
+            return Decision.REJECT
+        if self._installed and outcome.text in self._texts:
+            return Decision.UNCHANGED
+        if not self._installed or self.accept == "always":
+            return Decision.INSTALL
+        self.pending = outcome.value
+        return Decision.HOLD
+
+    def installed(self, prepared: PreparedModel, *same_texts: str) -> None:
+        """``prepared`` is in use; ``same_texts`` give the same model (a URDF model file's
+        document, as the model loader publishes it)."""
+        self._installed = True
+        self._texts = {prepared.text, *same_texts}
+
+    def accept_pending(self, hash_: str) -> PreparedModel:
+        """The pending model, taken, if ``hash_`` names it; :class:`UpdateRefused`
+        otherwise."""
+        if self.pending is None:
+            raise UpdateRefused("no model update is pending")
+        if hash_ != self.pending.hash:
+            raise UpdateRefused("accept_model_hash does not name the pending model: set it to "
+                                "model_pending_hash of /diagnostics after checking the model "
+                                "(with safety_parameters_read_only, at start-up) and call again")
+        prepared, self.pending = self.pending, None
+        return prepared
 
 
 def check_node_model(model: Model, source: str, node: str, solves_loops: bool = False) -> None:
