@@ -26,11 +26,16 @@ console_scripts = [
 # mcap, mcap-ros2-support: the logs of record/identify (rosbag2's MCAP); install_requires, not
 # the test extra, because those commands need them at run time; not on Humble (no apt
 # package: there MCAP logs say how to install them, CSV logs work without them).
+# joblib: `study --jobs` (1.3: results as a generator, for the progress bar); not on Humble
+# (apt's 0.17 is too old: there --jobs says how to install it). dask[distributed]: `study
+# --scheduler`, the `cluster` extra (and the test extra, for the LocalCluster test).
 floors = {"numpy": "1.23.2", "numba": "0.57.0", "scipy": "1.9.2", "PyYAML": "6.0",
-          "matplotlib": "3.6.0", "tqdm": "4.57.0", "mcap": "1.1.0", "mcap-ros2-support": "0.5.0"}
-NOT_ON_HUMBLE = ("numba", "mcap", "mcap-ros2-support")
+          "matplotlib": "3.6.0", "tqdm": "4.57.0", "mcap": "1.1.0", "mcap-ros2-support": "0.5.0",
+          "joblib": "1.3.0"}
+NOT_ON_HUMBLE = ("numba", "mcap", "mcap-ros2-support", "joblib")
 OPTIONAL = ("matplotlib", "tqdm")
 plots = [f"{name}>={floors[name]}" for name in OPTIONAL]
+cluster = ["dask[distributed]>=2023.1.0"]
 
 setup(
     name=package_name,
@@ -42,6 +47,7 @@ setup(
         ("share/" + package_name + "/launch", glob("launch/*.py")),
         ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz")),
         ("share/" + package_name + "/config/examples", glob("config/examples/*.yaml")),
+        ("share/" + package_name + "/config/studies", glob("config/studies/*.yaml")),
         ("bin", ["bin/charmie-dynamics"]),
     ],
     python_requires=">=3.10",
@@ -53,9 +59,10 @@ setup(
     # install one pinned version (scripts/constraints-tested.txt); the plots' packages: the
     # suite runs the plot tests
     extras_require={"test": ["pytest>=7,<9", "pin>=2.6.20", "urdf-parser-py>=0.0.4",
-                             "viser>=1.1", "example-robot-data"] + plots,
+                             "viser>=1.1", "example-robot-data"] + plots + cluster,
                     "view": ["viser>=1.1"],
-                    "plots": plots},
+                    "plots": plots,
+                    "cluster": cluster},
     zip_safe=True,
     maintainer="charmie_dynamics developers",
     maintainer_email="charmie-dynamics@example.org",

@@ -23,6 +23,7 @@ LAYERS = (
     {"dynamics"},
     {"export", "trajectories", PACKAGE},
     {"identification", "datasets"},
+    {"studies"},
     {"ros"},
     {"view"},
     {"cli"},

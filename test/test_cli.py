@@ -345,10 +345,10 @@ def test_plots_optional(tmp_path):
 
 
 def test_no_progress_bar_without_tqdm(tmp_path, monkeypatch):
-    from charmie_dynamics.cli import analyze
+    from charmie_dynamics.cli import output_files
 
-    monkeypatch.setattr(analyze, "tqdm", None)
-    analyze._write_all(tmp_path / "out", [("a.txt", lambda path: path.write_text("a"))])
+    monkeypatch.setattr(output_files, "tqdm", None)
+    output_files.write_all(tmp_path / "out", [("a.txt", lambda path: path.write_text("a"))])
     assert (tmp_path / "out" / "a.txt").read_text() == "a"
 
 

@@ -207,7 +207,7 @@ def test_floors_apply_on_python_311_and_newer():
     floors.update(plots)
     assert floors == {name: f">={pins[name]}" for name in floors}
     assert set(floors) == {"numpy", "numba", "scipy", "PyYAML", "matplotlib", "tqdm", "mcap",
-                           "mcap-ros2-support"}
+                           "mcap-ros2-support", "joblib"}
     assert floors["numba"] == ">={}.{}.0".format(*jit.MIN_NUMBA)
 
 

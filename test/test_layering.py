@@ -4,7 +4,7 @@
     base (jit, linalg, slots, documents, resources, errors)
       <- model <- kinematics <- mechanisms <- dynamics
       <- export, trajectories, the package's own __init__ (the core's public face)
-      <- identification, datasets <- ros <- view <- cli
+      <- identification, datasets <- studies <- ros <- view <- cli
 
 A module may import its own layer and the layers below it (the graph and the layers:
 test/import_graph.py; docs/architecture.md shows them). ros sits below view and cli

@@ -3,27 +3,16 @@
 Inputs beyond the model's limits are refused before any work (a trajectory file: naming the
 row and column; :func:`charmie_dynamics.trajectories.violation`), and nothing is written
 unless every cell of both tables is finite. The files are written into a temporary folder
-beside ``--out`` and moved into it only when all of them are written: a failed or
-interrupted run leaves no partial files in ``--out``.
+beside ``--out`` and moved into it only when all of them are written (output_files.py): a
+failed or interrupted run leaves no partial files in ``--out``.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
-import csv
-import os
-import secrets
-import shutil
 import time
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
-
-try:
-    from tqdm import tqdm
-except ImportError:          # optional (the `plots` extra): no progress bar then
-    tqdm = None
 
 from ..dynamics import inverse_dynamics
 from ..kinematics import point_positions, resolve_state
@@ -31,6 +20,7 @@ from ..mechanisms.auxiliary import auxiliary_segments
 from ..model import Model, load_model
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, Trajectory, check_dt, from_csv, motion
 from ..errors import InputError
+from .output_files import check_output, write_all, write_csv
 from .arguments import add_position_limits_argument, check_point, check_points, parse_payload
 from .loop_analysis import LOOP_MOTIONS, loop_analysis, trajectory_analysis
 from .plots import plot_efforts, plot_series, require_matplotlib
@@ -70,49 +60,8 @@ def _table(name: str, t: np.ndarray, header: list[str], columns: list[np.ndarray
     return name, header, rows
 
 
-def _write_csv(path: Path, table: tuple[str, list[str], np.ndarray]) -> None:
-    _, header, rows = table
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        writer.writerows(rows.tolist())
-
-
-def _check_output(out: Path) -> None:
-    """Refuse an ``--out`` that names something other than a directory, before any work."""
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out}: exists and is not a directory, expected a directory "
-                         "(created when missing)")
-
-
-def _write_all(out: Path, steps: list[tuple[str, Callable[[Path], None]]]) -> None:
-    """Write every file (``step(path)``) into a new folder beside ``out``, then move them into
-    ``out`` (renamed into place when ``out`` does not exist yet); the folder is removed
-    whatever happens, so a failure (or Ctrl-C) leaves nothing partial in ``out``."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # beside out: the same file system, so that the moves are renames
-    tmp = out.parent / f".{out.name}.{secrets.token_hex(4)}.partial"
-    tmp.mkdir()
-    try:
-        # a bar on stderr while the files are written (plots take seconds); none when piped
-        with (tqdm(steps, desc="writing", unit="file", disable=None, leave=False) if tqdm
-              else contextlib.nullcontext(steps)) as bar:
-            for name, write in bar:
-                if tqdm:
-                    bar.set_postfix_str(name)
-                write(tmp / name)
-        _check_output(out)
-        if out.is_dir():
-            for name, _ in steps:
-                os.replace(tmp / name, out / name)
-        else:
-            os.rename(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 def run_analyze(args: argparse.Namespace) -> int:
-    _check_output(args.out)
+    check_output(args.out)
     require_matplotlib("analyze")
     model = load_model(args.model)
     if model.loops is not None:
@@ -155,7 +104,7 @@ def run_analyze(args: argparse.Namespace) -> int:
                [t, loads.base_force_world, loads.base_torque_world, loads.actuator_force,
                 loads.spring_tension, loads.coordinate_effort])]
     base = model.body_names[loads.base_body]
-    steps = [(table[0], lambda path, table=table: _write_csv(path, table)) for table in tables]
+    steps = [(table[0], lambda path, table=table: write_csv(path, table)) for table in tables]
     steps += [
         ("claw_position.png", lambda path: plot_series(
             path, t, {f"{a} [m]": point[:, k] for k, a in enumerate("xyz")},
@@ -174,7 +123,7 @@ def run_analyze(args: argparse.Namespace) -> int:
             path, t, model, loads.coordinate_effort,
             loads.actuator_force, f"efforts by subsystem ({source})")))
     try:
-        _write_all(args.out, steps)
+        write_all(args.out, steps)
     except OSError as exc:
         raise InputError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
     print(f"{model.name}: {source}, {n} samples over {t[-1] - t[0]:.2f} s; kinematics and "
@@ -207,9 +156,9 @@ def _run_loop_analysis(args: argparse.Namespace, model: Model) -> int:
         check_dt(args.dt)
         tables, plots, summary = loop_analysis(model, args.motion, args.dt, payloads)
     tables = [_table(name, cols[0], header, cols) for name, header, cols in tables]
-    steps = [(table[0], lambda path, table=table: _write_csv(path, table)) for table in tables]
+    steps = [(table[0], lambda path, table=table: write_csv(path, table)) for table in tables]
     try:
-        _write_all(args.out, steps + plots)
+        write_all(args.out, steps + plots)
     except OSError as exc:
         raise InputError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
     print("\n".join(summary))

@@ -23,7 +23,7 @@ from ..datasets import (MANIFEST, OUTPUTS, SAMPLINGS, Bounds, DatasetError, Reci
 from ..errors import InputError
 from ..model import read_model_file
 from ..model.reader import model_hash
-from .analyze import _check_output
+from .output_files import check_output
 from .arguments import check_points, parse_payload
 
 
@@ -52,7 +52,7 @@ def add_dataset_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_dataset(args: argparse.Namespace) -> int:
-    _check_output(args.out)
+    check_output(args.out)
     payloads = tuple(parse_payload(text) for text in args.payload)
     recipe = Recipe(args.samples, args.chunk_size, args.seed,
                     tuple(o.strip() for o in args.outputs.split(",")), args.sampling,

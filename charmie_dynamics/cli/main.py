@@ -45,6 +45,7 @@ from .dataset import add_dataset_parser
 from .arguments import add_position_limits_argument, check_points, parse_payload
 from .export import add_export_parser
 from .identify import add_identify_parsers
+from .study import add_study_parser
 from .loop_reports import independent_state, loop_id_report, loops_summary, solve_report
 
 PROG = "charmie-dynamics"
@@ -335,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_view_parser(sub)
     add_export_parser(sub)
     add_identify_parsers(sub)
+    add_study_parser(sub)
     p = sub.add_parser("compile", help="compile the numerical kernels now (numba) and cache them "
                                        "on disk, so that the first node start is fast")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")

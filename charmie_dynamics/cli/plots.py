@@ -141,6 +141,73 @@ def plot_paths(path: Path, paths: dict[str, np.ndarray], title: str) -> None:
     _save(plt, fig, path)
 
 
+def plot_response(path: Path, names: list[str], designs: np.ndarray, value: np.ndarray,
+                  label: str) -> None:
+    """A sweep's response: a curve over one parameter, a filled contour over two (a grid) or
+    scattered points (a Latin hypercube), parallel coordinates coloured by the value over
+    more; NaN (infeasible) designs drawn grey."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    ok = np.isfinite(value)
+    if len(names) == 1:
+        order = np.argsort(designs[:, 0])
+        ax.plot(designs[order, 0], value[order], "o-", ms=3)
+        ax.plot(designs[~ok, 0], np.full((~ok).sum(), np.nanmin(value, initial=0.0)), "x",
+                color="grey", label="infeasible")
+        ax.set_xlabel(names[0])
+        ax.set_ylabel(label)
+    elif len(names) == 2:
+        x, y = designs[:, 0], designs[:, 1]
+        nx, ny = len(np.unique(x)), len(np.unique(y))
+        if nx * ny == len(x) and nx > 1 and ny > 1:     # a grid: meshgrid order, x slowest
+            shown = ax.contourf(x.reshape(nx, ny), y.reshape(nx, ny), value.reshape(nx, ny), 20)
+        else:
+            shown = ax.scatter(x[ok], y[ok], c=value[ok], s=18)
+        ax.plot(x[~ok], y[~ok], "x", color="grey", label="infeasible")
+        fig.colorbar(shown, ax=ax, label=label)
+        ax.set_xlabel(names[0])
+        ax.set_ylabel(names[1])
+    else:
+        lo, hi = designs.min(0), designs.max(0)
+        unit = (designs - lo) / np.where(hi > lo, hi - lo, 1.0)
+        colors = plt.get_cmap("viridis")((value - np.nanmin(value, initial=0.0))
+                                         / max(np.nanmax(value, initial=1.0)
+                                               - np.nanmin(value, initial=0.0), 1e-12))
+        for row, color, good in zip(unit, colors, ok):
+            ax.plot(range(len(names)), row, color=color if good else "lightgrey", lw=0.7)
+        ax.set_xticks(range(len(names)), names, rotation=20, fontsize=7)
+        ax.set_ylabel("parameter, fraction of its bounds")
+    ax.set_title(f"sweep: {label}")
+    ax.grid(True, alpha=0.3)
+    if (~ok).any() and len(names) <= 2:
+        ax.legend()
+    _save(plt, fig, path)
+
+
+def plot_torque_speed(path: Path, inputs: tuple[str, ...] | list[str],
+                      cases: dict[str, tuple[np.ndarray, np.ndarray]], title: str) -> None:
+    """One panel per input: its effort over its speed at every sample of every case
+    (``cases``: label -> (speeds, efforts), each (samples, inputs))."""
+    plt = _pyplot()
+    cols = min(5, len(inputs))
+    rows = -(-len(inputs) // cols)
+    fig, axes = plt.subplots(rows, cols, squeeze=False, figsize=(3.0 * cols, 2.4 * rows + 0.6))
+    for k, name in enumerate(inputs):
+        ax = axes[k // cols, k % cols]
+        for label, (speeds, efforts) in cases.items():
+            ax.plot(speeds[:, k], efforts[:, k], ".", ms=2, label=label)
+        ax.set_title(name, fontsize=8)
+        ax.tick_params(labelsize=6)
+        ax.grid(True, alpha=0.3)
+    for k in range(len(inputs), rows * cols):
+        axes[k // cols, k % cols].axis("off")
+    axes[0, 0].legend(fontsize=6)
+    fig.supxlabel("speed [rad/s or m/s]")
+    fig.supylabel("effort [N m or N]")
+    fig.suptitle(title)
+    _save(plt, fig, path)
+
+
 def require_matplotlib(command: str) -> None:
     """Refuse ``command`` before any work when matplotlib, an optional dependency (off the
     robot's image), is missing: one line saying what to install."""

@@ -7,7 +7,8 @@ centre of mass, kg times the file's length unit squared), each spring's and bala
 friction of each input (its actuator's, or the first joint of its coordinate); every line
 that holds a changed value ends with the comment ``# identified`` (appended to a comment
 already there). Values are in the file's units (``units.length``), with 12 significant
-digits. A key the file leaves out (a default) is inserted.
+digits. A key the file leaves out (a default) is inserted. :func:`edited_model_text` sets
+any value at a path of the document the same way (the design studies' best model file).
 """
 from __future__ import annotations
 
@@ -71,8 +72,10 @@ def _content_end(node: Any) -> Any:
     return node.end_mark
 
 
-def _set(node: yaml.MappingNode, key: str, text: str, edits: list[_Edit]) -> None:
-    """Set ``key`` of a mapping node to the YAML text ``text`` (replaced or inserted)."""
+def _set(node: yaml.MappingNode, key: str, text: str, edits: list[_Edit], mark: str = MARK
+         ) -> None:
+    """Set ``key`` of a mapping node to the YAML text ``text`` (replaced or inserted; an
+    inserted line carries the comment ``mark``)."""
     found = _get(node, key)
     if found is not None:
         k, v = found
@@ -93,7 +96,7 @@ def _set(node: yaml.MappingNode, key: str, text: str, edits: list[_Edit]) -> Non
         first_key = node.value[0][0]
         line = _content_end(node.value[-1][1]).line
         edits.append(_Edit(line + 1, 0, line + 1, 0,
-                           " " * first_key.start_mark.column + f"{key}: {text}  # {MARK}\n"))
+                           " " * first_key.start_mark.column + f"{key}: {text}  # {mark}\n"))
 
 
 def _named(sequence: Any, name: str, where: str) -> yaml.MappingNode:
@@ -102,6 +105,52 @@ def _named(sequence: Any, name: str, where: str) -> yaml.MappingNode:
         if found is not None and found[1].value == name:
             return item
     raise ModelFileError(f"{where}: no entry named {name!r}")
+
+
+#: A key of a model document's path: a mapping's key, a named entry of a list (bodies,
+#: actuators, springs, balancers: by ``name``) or a list index.
+PathKey = str | int
+
+
+def edited_model_text(text: str, source: str, values: list[tuple[tuple[PathKey, ...], float]],
+                      mark: str) -> str:
+    """``text`` (a YAML model file) with each value set at its path (the last key a mapping's
+    key or a list index), in the file's units, every changed line marked ``# mark``; raises
+    :class:`ModelFileError` for a URDF or a path the file lacks (a missing last key of a
+    mapping is inserted)."""
+    if text.lstrip().startswith("<"):
+        raise ModelFileError(f"{source}: a URDF; only YAML model files are edited")
+    node = root = compose_yaml(text, source, error=ModelFileError)
+    edits: list[_Edit] = []
+    for path, value in values:
+        node, where = root, source
+        for key in path[:-1]:
+            node = _child(node, key, where)
+            where = f"{where}: {key}" if where == source else f"{where}.{key}"
+        last = path[-1]
+        if isinstance(last, int):
+            item = _child(node, last, where)
+            edits.append(_Edit(item.start_mark.line, item.start_mark.column,
+                               item.end_mark.line, item.end_mark.column, _number(value)))
+        elif isinstance(node, yaml.MappingNode):
+            _set(node, last, _number(value), edits, mark)
+        else:
+            raise ModelFileError(f"{where}: expected a mapping holding {last!r}")
+    return _apply(text, edits, mark)
+
+
+def _child(node: Any, key: PathKey, where: str) -> Any:
+    """A mapping's value, a list's named entry (a string key) or a list's item (an index)."""
+    if isinstance(key, int):
+        if isinstance(node, yaml.SequenceNode) and 0 <= key < len(node.value):
+            return node.value[key]
+        raise ModelFileError(f"{where}: no item [{key}]")
+    if isinstance(node, yaml.SequenceNode):
+        return _named(node, key, where)
+    found = _get(node, key) if isinstance(node, yaml.MappingNode) else None
+    if found is None:
+        raise ModelFileError(f"{where}: no key {key!r}")
+    return found[1]
 
 
 def updated_model_text(text: str, source: str, model: Model, layout: ParameterLayout,
@@ -171,9 +220,9 @@ def updated_model_text(text: str, source: str, model: Model, layout: ParameterLa
     return _apply(text, edits)
 
 
-def _apply(text: str, edits: list[_Edit]) -> str:
+def _apply(text: str, edits: list[_Edit], mark: str = MARK) -> str:
     """The edits applied from the end backwards (earlier positions stay valid), each line
-    that received one marked once."""
+    that received one marked once with the comment ``mark``."""
     lines = text.splitlines(keepends=True)
     starts = np.concatenate([[0], np.cumsum([len(x) for x in lines])]).astype(int)
     out = text
@@ -188,6 +237,6 @@ def _apply(text: str, edits: list[_Edit]) -> str:
         end = out.find("\n", a + len(e.text))
         end = len(out) if end < 0 else end
         line = out[out.rfind("\n", 0, a) + 1:end]
-        mark = f"; {MARK}" if " #" in line or line.lstrip().startswith("#") else f"  # {MARK}"
-        out = out[:end] + mark + out[end:]
+        note = f"; {mark}" if " #" in line or line.lstrip().startswith("#") else f"  # {mark}"
+        out = out[:end] + note + out[end:]
     return out

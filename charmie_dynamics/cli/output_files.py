@@ -1,0 +1,62 @@
+"""The commands' output folders: every file written into a temporary folder beside ``--out``,
+then moved into it, so that a failed or interrupted run leaves nothing partial there."""
+from __future__ import annotations
+
+import contextlib
+import csv
+import os
+import secrets
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+try:
+    from tqdm import tqdm
+except ImportError:          # optional (the `plots` extra): no progress bar then
+    tqdm = None
+
+from ..errors import InputError
+
+
+def write_csv(path: Path, table: tuple[str, list[str], np.ndarray]) -> None:
+    """A table (name, header, rows) as CSV, the rows at full precision."""
+    _, header, rows = table
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows.tolist())
+
+
+def check_output(out: Path) -> None:
+    """Refuse an ``--out`` that names something other than a directory, before any work."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: exists and is not a directory, expected a directory "
+                         "(created when missing)")
+
+
+def write_all(out: Path, steps: list[tuple[str, Callable[[Path], None]]]) -> None:
+    """Write every file (``step(path)``) into a new folder beside ``out``, then move them into
+    ``out`` (renamed into place when ``out`` does not exist yet); the folder is removed
+    whatever happens, so a failure (or Ctrl-C) leaves nothing partial in ``out``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # beside out: the same file system, so that the moves are renames
+    tmp = out.parent / f".{out.name}.{secrets.token_hex(4)}.partial"
+    tmp.mkdir()
+    try:
+        # a bar on stderr while the files are written (plots take seconds); none when piped
+        with (tqdm(steps, desc="writing", unit="file", disable=None, leave=False) if tqdm
+              else contextlib.nullcontext(steps)) as bar:
+            for name, write in bar:
+                if tqdm:
+                    bar.set_postfix_str(name)
+                write(tmp / name)
+        check_output(out)
+        if out.is_dir():
+            for name, _ in steps:
+                os.replace(tmp / name, out / name)
+        else:
+            os.rename(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,243 @@
+"""``charmie-dynamics study``: the optimiser against a brute-force grid of separate
+``analyze`` runs on model files edited by plain text substitution, the envelope against
+``analyze``'s loads.csv, the sensitivities against central differences of those runs, an
+infeasible region, joblib and Dask against one process, and the one-line errors."""
+import csv
+
+import numpy as np
+import pytest
+import yaml
+
+import charmie_dynamics.cli.analyze as analyze_cli
+import charmie_dynamics.cli.study as study_cli
+from charmie_dynamics.cli.main import main
+from conftest import CHARMIE
+
+#: spring_5s's two lines in config/charmie.yaml, as written there
+STIFFNESS_LINE = "    stiffness: 2.0                  # N/mm\n"
+PRELOAD_LINE = "    preload: 50                     # N\n"
+TEXT = CHARMIE.read_text()
+
+
+def _no_plot(path, *args, **kwargs):
+    path.write_bytes(b"")
+
+
+@pytest.fixture
+def no_plots(monkeypatch):
+    """analyze's and study's plots stubbed (the tests read the numbers; a plot takes a
+    second)."""
+    for name in ("plot_series", "plot_efforts"):
+        monkeypatch.setattr(analyze_cli, name, _no_plot)
+    for name in ("plot_input_efforts", "plot_response", "plot_torque_speed"):
+        monkeypatch.setattr(study_cli, name, _no_plot)
+
+
+def _columns(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return {name: np.array([float(r[k]) for r in rows[1:]]) for k, name in enumerate(rows[0])}
+
+
+def _edited(tmp_path, stiffness=None, preload=None):
+    """CHARMIE's file with spring_5s's values replaced by text substitution."""
+    text = TEXT
+    for line, value in ((STIFFNESS_LINE, stiffness), (PRELOAD_LINE, preload)):
+        assert text.count(line) == 1
+        if value is not None:
+            text = text.replace(line, line.split(":")[0] + f": {value!r}\n")
+    path = tmp_path / f"charmie_{stiffness!r}_{preload!r}.yaml"
+    path.write_text(text)
+    return path
+
+
+def _analyze(tmp_path, model, *extra):
+    out = tmp_path / f"an_{model.stem}"
+    assert main(["analyze", "--model", str(model), "--out", str(out), *extra]) == 0
+    return _columns(out / "loads.csv")
+
+
+def _peak_act5(tmp_path, **values):
+    return float(np.max(np.abs(_analyze(tmp_path, _edited(tmp_path, **values))["act5.force"])))
+
+
+def _study(tmp_path, name, text, *args):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(f"model: {CHARMIE}\n" + text)
+    out = tmp_path / name
+    assert main(["study", str(path), "--out", str(out), *args]) == 0
+    return out
+
+
+def _best(out):
+    spring = yaml.safe_load((out / "best_model.yaml").read_text())["springs"][0]
+    return spring["stiffness"], spring["preload"]
+
+
+def test_one_parameter_optimum_equals_the_analyze_grid(tmp_path, no_plots, capsys):
+    out = _study(tmp_path, "one", """kind: optimize
+parameters: [{path: springs.spring_5s.stiffness, bounds: [5, 35]}]
+objective: act5.peak_force
+optimize: {seed: 3, population: 8, iterations: 20}
+""")
+    grid = np.linspace(5, 35, 61)
+    peaks = [_peak_act5(tmp_path, stiffness=float(k)) for k in grid]
+    k_grid = grid[int(np.argmin(peaks))]
+    k_best, _ = _best(out)
+    assert abs(k_best - k_grid) <= grid[1] - grid[0]
+    with open(out / "outputs.csv", newline="") as f:
+        after = {r["output"]: float(r["after"]) for r in csv.DictReader(f)}
+    found = _peak_act5(tmp_path, stiffness=k_best)
+    assert found <= min(peaks) + 1e-9
+    report = (out / "report.txt").read_text()
+    assert f"act5.peak_force: {_peak_act5(tmp_path):.1f} -> {found:.1f} N" in report
+    assert "best_model.yaml" in capsys.readouterr().out
+    # the file holds 12 significant digits (model_file.py), the study its own float
+    assert after["act5.peak_force"] == pytest.approx(found, rel=1e-9)
+    marked = [line for line in (out / "best_model.yaml").read_text().splitlines()
+              if line.endswith("# N/mm; study")]
+    assert len(marked) == 1 and "stiffness:" in marked[0]
+
+
+def test_two_parameter_optimum_and_sensitivities(tmp_path, monkeypatch):
+    for name in ("plot_series", "plot_efforts"):
+        monkeypatch.setattr(analyze_cli, name, _no_plot)
+    out = _study(tmp_path, "two", """kind: optimize
+parameters:
+  - {path: springs.spring_5s.stiffness, bounds: [10, 30]}
+  - {path: springs.spring_5s.preload, bounds: [-100, 300]}
+objective: act5.peak_force
+optimize: {seed: 1, population: 8, iterations: 25}
+""")
+    ks, ps = np.linspace(10, 30, 11), np.linspace(-100, 300, 9)
+    peaks = np.array([[_peak_act5(tmp_path, stiffness=float(k), preload=float(p)) for p in ps]
+                      for k in ks])
+    i, j = np.unravel_index(np.argmin(peaks), peaks.shape)
+    k_best, p_best = _best(out)
+    assert abs(k_best - ks[i]) <= ks[1] - ks[0] and abs(p_best - ps[j]) <= ps[1] - ps[0]
+    assert _peak_act5(tmp_path, stiffness=k_best, preload=p_best) <= peaks.min() + 1e-9
+    # the sensitivities: central differences of separate analyze runs
+    with open(out / "sensitivity.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["parameter"] for r in rows] == ["springs.spring_5s.stiffness",
+                                              "springs.spring_5s.preload"]
+    for r in rows:
+        x, h = float(r["value"]), float(r["step"])
+        values = {"stiffness": k_best, "preload": p_best}
+        key = r["parameter"].split(".")[-1]
+        lo, hi = ({**values, key: x - h}, {**values, key: x + h}) if r["kind"] == "central" \
+            else (({**values, key: x}, {**values, key: x + h}) if r["kind"] == "forward"
+                  else ({**values, key: x - h}, {**values, key: x}))
+        expected = (_peak_act5(tmp_path, **hi) - _peak_act5(tmp_path, **lo)) / \
+            (hi[key] - lo[key])
+        assert float(r["derivative"]) == pytest.approx(expected, rel=1e-6, abs=1e-9)
+    assert (out / "efforts_validation.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_envelope_peaks_equal_analyze(tmp_path, no_plots):
+    out = _study(tmp_path, "env", """kind: envelope
+payloads: [{body_12a.D12a: 2.0}]
+""")
+    loads = _analyze(tmp_path, CHARMIE, "--payload", "body_12a.D12a:2.0")
+    with open(out / "envelope.csv", newline="") as f:
+        rows = {r["input"]: r for r in csv.DictReader(f)}
+    assert len(rows) == 21
+    for name, r in rows.items():
+        column = loads[f"{name}.force"] if name.startswith("act") else loads[f"{name}.effort"]
+        assert float(r["peak_effort"]) == pytest.approx(np.max(np.abs(column)), rel=1e-12,
+                                                        abs=1e-12)
+        assert float(r["rms_effort"]) == pytest.approx(np.sqrt(np.mean(column ** 2)),
+                                                       rel=1e-12, abs=1e-12)
+    with open(out / "torque_speed.csv", newline="") as f:
+        points = list(csv.DictReader(f))
+    assert len(points) == len(loads["time"])
+    assert [float(r["act5.effort"]) for r in points] == loads["act5.force"].tolist()
+
+
+def test_infeasible_region_counted_and_feasible_optimum_found(tmp_path, no_plots):
+    """The smallest peak tension of spring_5s that never pushes: below preload = -(its
+    lowest tension at preload 0) the spring pushes (infeasible); the tension is linear in the
+    preload with slope 1 (mechanisms/forces.py), so the optimum is that preload."""
+    out = _study(tmp_path, "infeasible", """kind: optimize
+parameters: [{path: springs.spring_5s.preload, bounds: [-400, 300]}]
+objective: spring_5s.peak_tension
+constraints: [spring_tension]
+optimize: {seed: 2, population: 8, iterations: 20}
+""")
+    tension = _analyze(tmp_path, _edited(tmp_path, preload=0.0))["spring_5s.tension"]
+    _, preload = _best(out)
+    assert preload == pytest.approx(-tension.min(), abs=0.05)
+    report = (out / "report.txt").read_text()
+    counted = [line for line in report.splitlines() if line.strip().startswith("spring_tension:")]
+    assert counted and int(counted[0].split(":")[1].split()[0]) > 0
+    assert "active constraints: spring_tension.spring_5s" in report
+
+
+SWEEP = """kind: sweep
+parameters:
+  - {path: springs.spring_5s.stiffness, bounds: [0, 20]}
+  - {path: springs.spring_5s.preload, bounds: [-1500, 300]}
+sweep: {method: grid, points: [3, 3]}
+"""
+
+
+def test_joblib_and_dask_give_the_single_process_table(tmp_path, no_plots):
+    distributed = pytest.importorskip("dask.distributed")
+    one = _study(tmp_path, "one", SWEEP)
+    two = _study(tmp_path, "two", SWEEP, "--jobs", "2")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        dask = _study(tmp_path, "dask", SWEEP, "--scheduler", cluster.scheduler_address)
+    table = (one / "sweep.csv").read_text()
+    assert "spring_tension" in table            # an infeasible design is in the table
+    assert (two / "sweep.csv").read_text() == table
+    assert (dask / "sweep.csv").read_text() == table
+
+
+@pytest.mark.parametrize("entry, fragments", [
+    ("parameters: [{path: springs.spring_9s.stiffness, bounds: [1, 2]}]\n"
+     "objective: act5.peak_force\n", ["parameters[0].path", "spring_9s"]),
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [-1, 2]}]\n"
+     "objective: act5.peak_force\n", ["parameters[0].bounds", "-1", "stiffness", ">= 0"]),
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\n"
+     "objective: act9.peak_force\n", ["objective", "act9.peak_force"]),
+])
+def test_errors_are_one_line_naming_file_and_field(tmp_path, capsys, entry, fragments):
+    path = tmp_path / "bad.yaml"
+    path.write_text(f"kind: optimize\nmodel: {CHARMIE}\n" + entry)
+    assert main(["study", str(path), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("charmie-dynamics: error: ")
+    for fragment in [str(path)] + fragments:
+        assert fragment in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_linked_parameter_and_indexed_path_in_the_model_and_its_file(tmp_path):
+    """One parameter writes both balancers; a point's coordinate is addressed by index; the
+    model built and the best model file written agree with a plain YAML reading."""
+    from charmie_dynamics.identification.model_file import edited_model_text
+    from charmie_dynamics.studies import DesignProblem, read_study
+    path = tmp_path / "linked.yaml"
+    path.write_text(f"""kind: sweep
+model: {CHARMIE}
+parameters:
+  - name: balancer_preload
+    paths: [balancers.balancer_left.spring.preload, balancers.balancer_right.spring.preload]
+    bounds: [0, 200]
+  - {{path: "bodies.body_4.points.S4[1]", bounds: [-100, 0]}}
+""")
+    study = read_study(path, CHARMIE)
+    problem = DesignProblem.of(study)
+    model = problem.model((123.5, -75.25))
+    assert [b.spring.preload for b in model.balancers] == [123.5, 123.5]
+    assert model.point("body_4.S4").local[1] == pytest.approx(-0.07525, abs=1e-15)
+    text = edited_model_text(TEXT, str(CHARMIE), [
+        (p, v) for parameter, v in zip(study.parameters, (123.5, -75.25))
+        for p in parameter.paths], "study")
+    doc = yaml.safe_load(text)
+    assert [b["spring"]["preload"] for b in doc["balancers"]] == [123.5, 123.5]
+    body_4 = next(b for b in doc["bodies"] if b["name"] == "body_4")
+    assert body_4["points"]["S4"] == [0, -75.25, 300]
+    changed = [new for old, new in zip(TEXT.splitlines(), text.splitlines()) if old != new]
+    assert len(changed) == 3 and all(line.endswith("study") for line in changed)
