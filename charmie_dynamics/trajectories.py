@@ -24,7 +24,7 @@ import numpy as np
 from .documents import DEFAULT_MAX_BYTES, DocumentError, bounded, read_text
 from .errors import InputError
 from .kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE, InputLimits, Violation
-from .model.model import JointType, Model
+from .model.model import Model
 
 #: Most samples of a trajectory file: 10x the longest reference motion at its finest period
 #: (20,001), 200 s at 1 kHz. ``analyze`` takes about 25 s and writes about 170 MB of CSV for
@@ -48,7 +48,7 @@ def coordinate_kinds(model: Model) -> dict[str, str]:
     joint = {}
     for b in model.bodies:
         joint.setdefault(b.coordinate, b.joint_type)
-    return {c: "angular" if t == JointType.REVOLUTE else "linear" for c, t in joint.items()}
+    return {c: "angular" if t.angular else "linear" for c, t in joint.items()}
 
 
 def input_kinds(model: Model) -> list[str]:

@@ -53,7 +53,7 @@ from typing import Sequence
 import numpy as np
 
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError, SolveReport
-from ..model.model import JointType, Model
+from ..model.model import Model
 from .closed_chain import multipliers
 from .evaluator import Evaluation, Evaluator, NonFiniteLoads
 from .inverse import LOAD_FORCE, LOAD_POINT, LOAD_TORQUE, ExternalWrench, Payload, applied_loads
@@ -82,7 +82,7 @@ class LoopEvaluator:
         self.max_jump = max_jump
         self._far: np.ndarray | None = None          # the last input refused as a jump
         body_of = {b.coordinate: b for b in model.bodies if b.coordinate is not None}
-        self._wraps = np.array([model.joint_type[model.body_index(body_of[n].name)] == JointType.REVOLUTE
+        self._wraps = np.array([body_of[n].joint_type.angular
                                 and body_of[n].limits.lower is None and body_of[n].limits.upper is None
                                 for n in self.input_names], dtype=bool)
         rows = self.chain.rows

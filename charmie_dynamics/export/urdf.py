@@ -171,7 +171,7 @@ def _leader_origin(model: Model, i: int) -> tuple[np.ndarray, np.ndarray]:
     origin, R_c, o = model.origin[i], model.rotation[i], float(model.offset[i])
     if o == 0.0:
         return origin, R_c
-    if model.bodies[i].joint_type == JointType.PRISMATIC:
+    if model.bodies[i].joint_type.linear:
         return origin + R_c @ model.axis[i] * o, R_c
     return origin, R_c @ axis_rotation(model.axis[i], o)
 
@@ -215,7 +215,7 @@ def _joint_plan(model: Model) -> list[dict]:
                                        _scale_limits(coord_limits[c], b.multiplier, b.offset)),
                          mimic=(c, b.multiplier))
         lower, upper = entry["limits"][:2]
-        if b.joint_type == JointType.PRISMATIC:
+        if b.joint_type.linear:
             entry["type"] = "prismatic"
         elif lower is None and upper is None:
             entry["type"] = "continuous"

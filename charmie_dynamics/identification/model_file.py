@@ -20,7 +20,7 @@ import yaml
 
 from ..documents import DocumentError, compose_yaml
 from ..model.loader import LENGTH_UNITS
-from ..model.model import JointType, Model
+from ..model.model import Model
 from .regressor import ParameterLayout, with_parameters
 
 MARK = "identified"
@@ -195,7 +195,7 @@ def updated_model_text(text: str, source: str, model: Model, layout: ParameterLa
                        [b.friction.viscous, b.friction.coulomb]):
             continue
         joint = _get(_named(bodies, b.name, f"{source}: bodies"), "joint")[1]
-        per = L if b.joint_type == JointType.PRISMATIC else 1.0
+        per = L if b.joint_type.linear else 1.0
         _set(joint, "friction", _flow({"viscous": b.friction.viscous * per,
                                        "coulomb": b.friction.coulomb}), edits)
     if actuators:

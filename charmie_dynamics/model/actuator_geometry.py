@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .parameters import Actuator, JointType, ModelParameters
+from .parameters import Actuator, ModelParameters
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def indirect_joint(model: ModelParameters, act: Actuator) -> IndirectJoint:
     a = model.axis[i]
     p = model.rotation[i].T @ (act.base.local - model.origin[i])
     q = np.array(act.end.local)
-    revolute = model.joint_type[i] == JointType.REVOLUTE
+    revolute = model.bodies[i].joint_type.angular
     if revolute:
         ap, aq = a @ p, a @ q
         alpha = p @ q - ap * aq

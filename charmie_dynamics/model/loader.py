@@ -438,8 +438,7 @@ def _limits(r: _Reader, value: Any, jtype: JointType, where: str) -> JointLimits
         return _NO_LIMITS
     value = r.mapping(value, where)
     r.check_keys(value, {"lower", "upper", "velocity", "effort"}, where)
-    revolute = jtype == JointType.REVOLUTE
-    if revolute:
+    if jtype.angular:
         pos, units = r.angle, {"position": (MAX_ANGLE_RAD, "rad"), "effort": (MAX_EFFORT, "N m"),
                                "velocity": (MAX_ANGULAR_VELOCITY, "rad/s")}
     else:
@@ -451,7 +450,7 @@ def _limits(r: _Reader, value: Any, jtype: JointType, where: str) -> JointLimits
         if key in value:
             limit, unit = units[what]
             out[key] = r.magnitude(value[key], f"{where}.{key}", limit, what, unit, scale,
-                                   "" if revolute or key == "effort" else UNITS_HINT,
+                                   "" if jtype.angular or key == "effort" else UNITS_HINT,
                                    positive=key in ("velocity", "effort"))
     if "lower" in out and "upper" in out and out["lower"] >= out["upper"]:
         raise r.fail(where, f"lower {_show(value['lower'])} >= upper {_show(value['upper'])}, expected lower < upper")
@@ -519,7 +518,7 @@ def _body(r: _Reader, data: Any, k: int, max_points: int) -> Body:
                                                       f"{low:g} <= |multiplier| <= {high:g}")
         if "offset" in joint:       # in the joint value's unit, like its limits
             offset = (r.magnitude(joint["offset"], f"{where}.joint.offset", MAX_ANGLE_RAD,
-                                  "angle", "rad", r.angle) if jtype == JointType.REVOLUTE else
+                                  "angle", "rad", r.angle) if jtype.angular else
                       r.length_value(joint["offset"], f"{where}.joint.offset"))
     else:
         extra = sorted(set(joint) & {"axis", "coordinate", "multiplier", "offset", "limits",
@@ -528,7 +527,7 @@ def _body(r: _Reader, data: Any, k: int, max_points: int) -> Body:
             raise r.fail(f"{where}.joint", f"got {', '.join(extra)} for a fixed joint (F), "
                                            "expected none")
     limits = _limits(r, joint.get("limits"), jtype, f"{where}.joint.limits")
-    friction = _friction(r, joint.get("friction"), jtype == JointType.PRISMATIC,
+    friction = _friction(r, joint.get("friction"), jtype.linear,
                          f"{where}.joint.friction")
     virtual = r.get(data, "virtual", where, False)
     if not isinstance(virtual, bool):
@@ -872,7 +871,7 @@ def _loops(r: _Reader, tree: Model, data: Any, driven: Counter) -> Loops:
             raise r.fail(where, "a free-flyer's velocity, expected a coordinate of a loop's "
                                 "revolute or prismatic joints")
         guess[index[c]] = (r.magnitude(value, where, MAX_ANGLE_RAD, "angle", "rad", r.angle)
-                           if first.joint_type == JointType.REVOLUTE
+                           if first.joint_type.angular
                            else r.length_value(value, where))
     groups = loop_groups(tree.coordinate_index, tree.parent, cuts, chosen)
     in_loops = set().union(*(g.coordinates for g in groups))

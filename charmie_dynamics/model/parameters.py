@@ -27,6 +27,21 @@ class JointType(IntEnum):
     PRISMATIC = 2
     FLOATING = 3
 
+    @property
+    def angular(self) -> bool:
+        """Its one coordinate is an angle (rad; its effort a torque, N m)."""
+        return self is JointType.REVOLUTE
+
+    @property
+    def linear(self) -> bool:
+        """Its one coordinate is a length (m; its effort a force, N)."""
+        return self is JointType.PRISMATIC
+
+    @property
+    def unit(self) -> str:
+        """The SI unit of its one coordinate ("" for none or a free-flyer's six)."""
+        return "rad" if self.angular else "m" if self.linear else ""
+
 
 #: a free-flyer's velocity coordinates (Pinocchio's v: linear velocity of the body origin,
 #: then angular velocity, both in the body frame) and configuration entries (Pinocchio's q:
