@@ -166,7 +166,7 @@ def test_longest_name_loads_and_a_longer_one_is_refused():
     """A body name becomes the topic joint_wrenches/<body>: 231 characters made creating its
     publisher fail and the node exit, although the model validated."""
     from charmie_dynamics.model import ModelError, model_from_dict
-    from charmie_dynamics.model.loader import MAX_NAME
+    from charmie_dynamics.model.validation import MAX_NAME
     assert MAX_NAME == 128
     assert model_from_dict(five_bar_with_body_name("b" * 128), "five.yaml").body_names[0] \
         == "b" * 128

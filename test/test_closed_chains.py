@@ -18,7 +18,7 @@ from charmie_dynamics.mechanisms.closed_chains import (ClosedChain, LoopAssembly
                                                       LoopSingularityError, SolveReport,
                                                       evaluate)
 from charmie_dynamics.mechanisms.closed_chains.constraints import ConstraintRows
-from charmie_dynamics.model.loader import ModelError, model_from_dict
+from charmie_dynamics.model import ModelError, model_from_dict
 
 FIVE_BAR = Path(__file__).resolve().parent.parent / "config" / "examples" / "five_bar.yaml"
 

@@ -11,7 +11,7 @@ from charmie_dynamics.dynamics import (MassMatrixError, Payload, bias_forces, fo
                                        inverse_dynamics, mass_matrix, simulate)
 from charmie_dynamics.mechanisms.auxiliary import auxiliary_segments
 from charmie_dynamics.model import ModelError, model_from_dict
-from charmie_dynamics.model.loader import MAX_BODIES
+from charmie_dynamics.model.validation import MAX_BODIES
 
 G = 9.81
 INERTIA = {"ixx": 0.01, "iyy": 0.01, "izz": 0.01}

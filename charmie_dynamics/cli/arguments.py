@@ -9,7 +9,7 @@ from ..documents import bounded
 from ..dynamics import ExternalWrench, Payload
 from ..errors import InputError
 from ..kinematics.limits import PLAUSIBLE, POSITION_TOLERANCE
-from ..model.loader import MAX_MASS_KG
+from ..model.validation import MAX_MASS_KG
 from ..model.model import Model
 
 

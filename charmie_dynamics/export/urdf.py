@@ -58,7 +58,7 @@ from typing import Optional
 import numpy as np
 
 from ..documents import bounded
-from ..model.loader import MAX_ERROR, ModelError
+from ..model.validation import MAX_ERROR, ModelError
 from ..model.model import Body, JointType, Model, SpringParams
 from ..model.rotations import axis_rotation
 from ..model.rotations import rpy_to_matrix  # noqa: F401  (view/drawing.py imports it from here)

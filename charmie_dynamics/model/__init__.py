@@ -1,5 +1,6 @@
 """The model: parameters of a tree of rigid bodies and its mechanisms, and its loader."""
-from .loader import ModelError, model_from_dict
+from .loader import model_from_dict
+from .validation import ModelError
 from .reader import load_model, model_from_text, read_model_file
 from .model import (Actuator, Balancer, Body, JointLimits, JointType, Model, PointRef, Spring,
                     SpringParams)

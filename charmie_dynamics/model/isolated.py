@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..documents import bounded
-from .loader import ModelError
+from .validation import ModelError
 
 #: Texts above this size are checked in a child process first (CHARMIE's model: 15 kB).
 CHILD_CHECK_BYTES = 128 * 1024

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..documents import DEFAULT_MAX_BYTES, check_size, parse_yaml, read_text
-from .loader import ModelError, model_from_dict
+from .loader import model_from_dict
+from .validation import ModelError
 from .model import Model
 from .urdf import is_urdf, model_from_urdf
 

@@ -44,9 +44,9 @@ import numpy as np
 
 from ..documents import DEFAULT_MAX_BYTES, bounded, check_size, parse_yaml, read_text
 from ..linalg import direction_and_length
-from .loader import (FORMAT, LENGTH_UNITS, MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_BODIES,
-                     MAX_EFFORT, MAX_LENGTH_M, MAX_LINEAR_VELOCITY, ModelError, _show,
-                     model_from_dict)
+from .loader import FORMAT, LENGTH_UNITS, model_from_dict
+from .validation import (MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_BODIES, MAX_EFFORT,
+                         MAX_LENGTH_M, MAX_LINEAR_VELOCITY, ModelError, show)
 from .model import Model
 from .rotations import rpy_to_matrix
 
@@ -129,7 +129,7 @@ class _Urdf:
         values = [float(v) for v in tokens if _XS_DOUBLE.fullmatch(v)]
         if len(values) != n or len(tokens) != n or not all(math.isfinite(v) for v in values):
             raise self.fail(f"{where} <{element.tag} {attribute}>",
-                            f"got {_show(text)}, expected {n} finite number(s) written as "
+                            f"got {show(text)}, expected {n} finite number(s) written as "
                             "xs:double (ASCII digits, '.', an exponent; no '_')")
         return np.array(values)
 
@@ -141,7 +141,7 @@ class _Urdf:
         element = joint.find(tag)
         link = None if element is None else element.get("link")
         if link not in links:
-            raise self.fail(f"{where} <{tag}>", f"got {_show(link)}, expected the name of a "
+            raise self.fail(f"{where} <{tag}>", f"got {show(link)}, expected the name of a "
                                                 "<link> of the robot")
         return link
 
@@ -163,7 +163,7 @@ def _inertial(u: _Urdf, link: ET.Element, scale: float) -> dict:
     inertial = link.find("inertial")
     if inertial is None:
         return {"virtual": True}
-    where = f"link {_show(link.get('name'))} <inertial>"
+    where = f"link {show(link.get('name'))} <inertial>"
     origin = inertial.find("origin")
     com = u.numbers(origin, "xyz", where, 3, (0.0, 0.0, 0.0))
     rotation = rpy_to_matrix(*u.numbers(origin, "rpy", where, 3, (0.0, 0.0, 0.0)))
@@ -237,7 +237,7 @@ def _couplings(u: _Urdf, joints: Mapping[str, ET.Element]) -> dict[str, tuple[st
             path.append((current, km, ko))
             if leader in on_path:
                 chain = [joint for joint, _, _ in path] + [leader]
-                raise u.fail(f"joint {_show(current)} <mimic> joint",
+                raise u.fail(f"joint {show(current)} <mimic> joint",
                              f"mimic cycle {' -> '.join(chain)}, expected a chain that ends at "
                              "a joint")
             current = leader
@@ -254,10 +254,10 @@ def _mimic_step(u: _Urdf, joints: Mapping[str, ET.Element],
     mimic = joints[name].find("mimic")
     if mimic is None:
         return None
-    where = f"joint {_show(name)} <mimic>"
+    where = f"joint {show(name)} <mimic>"
     leader = mimic.get("joint")
     if leader not in joints or joints[leader].get("type") == "fixed":
-        raise u.fail(f"{where} joint", f"got {_show(leader)}, expected a moving joint "
+        raise u.fail(f"{where} joint", f"got {show(leader)}, expected a moving joint "
                                        "of the robot")
     return leader, u.number(mimic, "multiplier", where, 1.0), u.number(mimic, "offset", where,
                                                                       0.0)
@@ -267,14 +267,14 @@ def _joint(u: _Urdf, joint: ET.Element, coupling: tuple[str, float, float],
            scale: float) -> dict:
     """The body fields given by the joint preceding it: origin, rotation, joint."""
     name = joint.get("name")
-    where = f"joint {_show(name)}"
+    where = f"joint {show(name)}"
     kind = joint.get("type")
     if kind == "planar":
         raise u.fail(f"{where} type", f"got {kind!r}: planar joints are not supported, "
                                       "expected revolute, continuous, prismatic, fixed or "
                                       "floating")
     if kind not in JOINT_TYPES:
-        raise u.fail(f"{where} type", f"got {_show(kind)}, expected revolute, continuous, "
+        raise u.fail(f"{where} type", f"got {show(kind)}, expected revolute, continuous, "
                                       "prismatic, fixed or floating")
     origin = joint.find("origin")
     body: dict = {"origin": (u.numbers(origin, "xyz", where, 3, (0.0, 0.0, 0.0)) / scale).tolist()}
@@ -328,16 +328,16 @@ def urdf_document(text: str, source: str, overlay: Optional[Mapping] = None,
         raise u.fail("<robot>", "no <link>, expected at least one")
     preceding: dict[str, tuple[str, ET.Element]] = {}      # child link -> (parent link, joint)
     for name, joint in joints.items():
-        where = f"joint {_show(name)}"
+        where = f"joint {show(name)}"
         parent = u.link_ref(joint, "parent", where, links)
         child = u.link_ref(joint, "child", where, links)
         if child in preceding or child == "world":
-            raise u.fail(f"{where} <child>", f"link {_show(child)} is already the child of "
+            raise u.fail(f"{where} <child>", f"link {show(child)} is already the child of "
                                              "another joint or is the world, expected a tree")
         preceding[child] = (parent, joint)
     roots = [name for name in links if name not in preceding]
     if len(roots) != 1:
-        raise u.fail("<robot>", f"root links {_show(roots)}, expected exactly one link that is "
+        raise u.fail("<robot>", f"root links {show(roots)}, expected exactly one link that is "
                                 "no joint's child")
     if floating_base and roots[0] == "world":
         raise u.fail("<robot>", "floating_base: the root link is 'world', the ground, expected "
@@ -353,8 +353,8 @@ def urdf_document(text: str, source: str, overlay: Optional[Mapping] = None,
         if name in preceding:
             parent, joint = preceding[name]
             if joint.get("type") == "floating" and parent != "world":
-                raise u.fail(f"joint {_show(joint.get('name'))} type",
-                             f"got 'floating' under link {_show(parent)}, expected a floating "
+                raise u.fail(f"joint {show(joint.get('name'))} type",
+                             f"got 'floating' under link {show(parent)}, expected a floating "
                              "joint (free-flyer) only under the world link (the root joint)")
             body = {"name": name, "parent": parent,
                     **_joint(u, joint, couplings[joint.get("name")], scale)}
@@ -380,28 +380,28 @@ def _overlay_scale(overlay: Mapping, source: str) -> float:
     """Check the overlay's top level; its length unit in m (the URDF's lengths are converted
     to it, so the merged document has one unit and the loader converts it once)."""
     if not isinstance(overlay, Mapping):
-        raise _overlay_fail(source, "top level", f"got {_show(overlay)}, expected a mapping")
+        raise _overlay_fail(source, "top level", f"got {show(overlay)}, expected a mapping")
     unknown = sorted(set(map(str, overlay)) - OVERLAY_KEYS)
     if unknown:
         raise _overlay_fail(source, "top level", f"unknown field(s) {', '.join(unknown)}; "
                                                  f"expected some of {', '.join(sorted(OVERLAY_KEYS))}")
     if overlay.get("format") != OVERLAY_FORMAT:
-        raise _overlay_fail(source, "format", f"got {_show(overlay.get('format'))}, expected "
+        raise _overlay_fail(source, "format", f"got {show(overlay.get('format'))}, expected "
                                               f"{OVERLAY_FORMAT!r}")
     units = overlay.get("units") or {}
     if not isinstance(units, Mapping) or set(units) - {"length"}:
-        raise _overlay_fail(source, "units", f"got {_show(units)}, expected {{length: m}} or "
+        raise _overlay_fail(source, "units", f"got {show(units)}, expected {{length: m}} or "
                                              "{length: mm} (URDF angles are radians)")
     unit = units.get("length", "m")
     if unit not in LENGTH_UNITS:
-        raise _overlay_fail(source, "units.length", f"got {_show(unit)}, expected m or mm")
+        raise _overlay_fail(source, "units.length", f"got {show(unit)}, expected m or mm")
     return LENGTH_UNITS[unit]
 
 
 def _section(overlay: Mapping, key: str, source: str, kind: type) -> Any:
     value = overlay.get(key) or kind()
     if not isinstance(value, kind):
-        raise _overlay_fail(source, key, f"got {_show(value)}, expected a "
+        raise _overlay_fail(source, key, f"got {show(value)}, expected a "
                                          f"{'mapping' if kind is dict else 'list'}")
     return value
 
@@ -422,7 +422,7 @@ def _merge_overlay(doc: dict, overlay: Mapping, source: str, joints: Mapping[str
             raise _overlay_fail(source, where, "expected the name of a link of the URDF (not "
                                                "world)")
         if not isinstance(entry, Mapping) or set(entry) - {"points"}:
-            raise _overlay_fail(source, where, f"got {_show(entry)}, expected {{points: {{NAME: "
+            raise _overlay_fail(source, where, f"got {show(entry)}, expected {{points: {{NAME: "
                                                "[x, y, z]}}")
         bodies[link]["points"] = entry.get("points") or {}
     for name, entry in _section(overlay, "joints", source, dict).items():
@@ -430,17 +430,17 @@ def _merge_overlay(doc: dict, overlay: Mapping, source: str, joints: Mapping[str
         if name not in child_of or joints[name].get("type") == "fixed":
             raise _overlay_fail(source, where, "expected the name of a moving joint of the URDF")
         if not isinstance(entry, Mapping) or set(entry) - {"friction"}:
-            raise _overlay_fail(source, where, f"got {_show(entry)}, expected {{friction: "
+            raise _overlay_fail(source, where, f"got {show(entry)}, expected {{friction: "
                                                "{viscous: .., coulomb: ..}}")
         bodies[child_of[name]]["joint"]["friction"] = entry.get("friction")
     actuators = []
     for k, entry in enumerate(_section(overlay, "actuators", source, list)):
         if not isinstance(entry, Mapping):
-            raise _overlay_fail(source, f"actuators[{k}]", f"got {_show(entry)}, expected a "
+            raise _overlay_fail(source, f"actuators[{k}]", f"got {show(entry)}, expected a "
                                                            "mapping")
         drives = entry.get("drives")
         if drives not in child_of or joints[drives].get("type") == "fixed":
-            raise _overlay_fail(source, f"actuators[{k}].drives", f"got {_show(drives)}, "
+            raise _overlay_fail(source, f"actuators[{k}].drives", f"got {show(drives)}, "
                                 "expected the name of a moving joint of the URDF")
         actuators.append({**entry, "drives": child_of[drives]})
     doc["actuators"] = actuators

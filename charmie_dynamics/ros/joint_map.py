@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from ..documents import DocumentError, parse_yaml, read_text
-from ..model.loader import DECIMAL_EXPONENT_TEXT
+from ..model.validation import DECIMAL_EXPONENT_TEXT
 
 FILE_SECTIONS = ("names", "scale", "offset")
 

@@ -28,7 +28,7 @@ from typing import Any, Optional
 from ..documents import DocumentError, bounded, parse_yaml, read_text
 from ..dynamics import Payload
 from ..model import ModelError, model_from_dict
-from ..model.loader import MAX_MASS_KG
+from ..model.validation import MAX_MASS_KG
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS
 from .parameters import Parameter, ParameterPathError, document_value, parse_path
 

@@ -40,7 +40,7 @@ from typing import Callable
 import numpy as np
 
 from ...model.cut_joints import LoopGroup, loop_bodies, path_to_root
-from ...model.loader import ModelError
+from ...model.validation import ModelError
 from ...model.model import Model
 from .constraints import (ConstraintRows, ConstraintValues, check_joint_types, evaluate,
                           frame_jacobian, with_gamma)

@@ -47,7 +47,7 @@ import numpy as np
 from ...kinematics.forward import Placements, forward_kinematics
 from ...kinematics.motion import body_motion
 from ...model.cut_joints import loop_bodies, loop_groups, path_to_root
-from ...model.loader import ModelError
+from ...model.validation import ModelError
 from .constraints import ConstraintValues, _point_motion, evaluate, frame_jacobian
 from .embedding import RANK_TOLERANCE, ClosedChain, GroupInfo, LoopSingularityError, SolveReport
 
