@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
+from charmie_dynamics.cli.main import COMMANDS, main
 from conftest import CHARMIE, ROOT
 from test_edge_models import FIXED, MASSLESS, body, document
 
@@ -320,6 +321,41 @@ def test_core_imports_without_rclpy_and_matplotlib(tmp_path):
                           env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok 27"
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_its_help(name, capsys):
+    """The listing says each command's help line; each command's own --help is its module's."""
+    if name == "bringup":
+        pytest.importorskip("rclpy")
+    with pytest.raises(SystemExit) as listing:
+        main(["--help"])
+    assert listing.value.code == 0
+    assert " ".join(COMMANDS[name].help.split()) in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(SystemExit) as own:
+        main([name, "--help"])
+    assert own.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: charmie-dynamics {name} [-h]")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["fk"]])
+def test_light_commands_import_no_scipy_or_matplotlib(argv):
+    """The listing and ``fk`` leave the other commands' modules unimported (cli/main.py
+    COMMANDS), so neither scipy nor matplotlib. Without the JIT: numba itself imports scipy
+    (its version check, and compiled np.linalg binds to scipy's BLAS)."""
+    code = ("import contextlib, io, sys\n"
+            "from charmie_dynamics.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n"
+            f"        main({argv!r})\n"
+            "    except SystemExit as exc:\n"
+            "        assert exc.code == 0, exc.code\n"
+            "print(sorted(m for m in sys.modules if m.partition('.')[0] in "
+            "('scipy', 'matplotlib')))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env=dict(os.environ, CHARMIE_DYNAMICS_JIT="0"), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
 
 
 def test_plots_optional(tmp_path):
