@@ -1,6 +1,9 @@
-"""The ``charmie-dynamics`` command line, run as a separate process: exit status, output,
-one-line errors without tracebacks; and the core package's import footprint."""
+"""The ``charmie-dynamics`` command line: exit status, output, one-line errors without
+tracebacks (``main`` in this process; in a process of its own where the process is tested:
+the console script, hostile inputs under a memory cap, the import footprint)."""
+import contextlib
 import csv
+import io
 import json
 import math
 import os
@@ -21,20 +24,34 @@ from test_edge_models import FIXED, MASSLESS, body, document
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def run_cli(*args, cwd=ROOT, timeout=300, memory_cap=None):
-    """The CLI in its own process; ``memory_cap`` (bytes of address space) for inputs that
-    would fill the memory if the guard failed (/dev/zero), so that a regression fails the
-    test with a MemoryError instead of starving the machine."""
-    env = dict(os.environ, MPLBACKEND="Agg")
-    limit = None
+def run_cli(*args, cwd=ROOT, memory_cap=None) -> subprocess.CompletedProcess:
+    """The CLI's exit status and output: ``main`` run in this process (the command's logic; a
+    process start costs seconds), or with ``memory_cap`` (bytes of address space) in a
+    process of its own, for inputs that would fill the memory if the guard failed
+    (/dev/zero): a regression then fails the test with a MemoryError (or a hang with
+    TimeoutExpired) instead of starving the machine."""
+    argv = [str(a) for a in args]
     if memory_cap is not None:
-        env["OPENBLAS_NUM_THREADS"] = "1"       # each BLAS thread reserves address space
+        env = dict(os.environ, MPLBACKEND="Agg",
+                   OPENBLAS_NUM_THREADS="1")          # each BLAS thread reserves address space
 
         def limit():
             resource.setrlimit(resource.RLIMIT_AS, (memory_cap, memory_cap))
-    return subprocess.run([sys.executable, "-m", "charmie_dynamics.cli.main", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
-                          preexec_fn=limit)
+        return subprocess.run([sys.executable, "-m", "charmie_dynamics.cli.main", *argv],
+                              capture_output=True, text=True, cwd=cwd, env=env, timeout=120,
+                              preexec_fn=limit)
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main(argv)
+            except SystemExit as exc:             # argparse: usage errors, --help
+                status = exc.code
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(argv, status, out.getvalue(), err.getvalue())
 
 
 def assert_one_error_line(proc, *fragments):
@@ -463,7 +480,7 @@ HOSTILE = ["model_dev_zero", "state_dev_zero", "analyze_model_dev_zero",
 @pytest.mark.parametrize("case", HOSTILE)
 def test_hostile_input_gives_one_error_line(tmp_path, case):
     args, fragment = _hostile(tmp_path, case)
-    proc = run_cli(*args, timeout=120, memory_cap=4 << 30)   # a hang fails (TimeoutExpired)
+    proc = run_cli(*args, memory_cap=4 << 30)
     assert_one_error_line(proc, fragment)
     assert proc.stdout == ""                    # no NaN (nor anything else) printed
     assert not (tmp_path / "out").exists()      # nothing written
