@@ -317,7 +317,7 @@ COMMANDS: dict[str, Command] = {
                        "charmie_dynamics.cli.dataset", "add_dataset_parser"),
     "view": Command("serve a local web page showing the robot (needs the 'view' extra: viser); "
                     "a motion replayed, or live with --ros",
-                    "charmie_dynamics.view.cli", "add_view_parser"),
+                    "charmie_dynamics.view", "add_view_parser"),
     "export-urdf": Command("write the model as a URDF and a mechanism overlay (overlay.yaml) "
                            "that load back as the same model",
                            "charmie_dynamics.cli.export", "add_export_parser"),
