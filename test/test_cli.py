@@ -83,6 +83,7 @@ def test_validate_bundled_model():
         assert fragment in out
 
 
+@pytest.mark.slow
 def test_console_script_validate():
     script = console_script()
     assert script is not None, "the charmie-dynamics console script is not installed"
