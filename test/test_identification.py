@@ -122,6 +122,7 @@ def test_charmie_identified_from_a_noisy_mcap_log(charmie, tmp_path):
     check_identification(charmie, truth, fit, holdout)
 
 
+@pytest.mark.slow
 def test_puma_identified_from_pinocchio_efforts(tmp_path):
     """The log's efforts from Pinocchio's regressor times the truth's parameters (the tree
     part: PUMA has no loops or springs), plus friction."""
