@@ -356,6 +356,13 @@ def test_every_command_has_its_help(name, capsys):
     assert capsys.readouterr().out.startswith(f"usage: charmie-dynamics {name} [-h]")
 
 
+def test_bringup_without_ros_is_one_line(monkeypatch):
+    # None in sys.modules: importing the ROS layer fails as it does without rclpy
+    monkeypatch.setitem(sys.modules, "charmie_dynamics.ros.bringup", None)
+    assert_one_error_line(run_cli("bringup", "--mode", "sim"), "bringup needs ROS 2",
+                          "scripts/setup.sh")
+
+
 @pytest.mark.parametrize("argv", [["--help"], ["fk"]])
 def test_light_commands_import_no_scipy_or_matplotlib(argv):
     """The listing and ``fk`` leave the other commands' modules unimported (cli/main.py
