@@ -393,6 +393,7 @@ def command_parser(name: str) -> argparse.ArgumentParser:
 
 
 def parse_arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+    """The command line parsed: a command of :data:`COMMANDS` is read again by its own parser."""
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
     if args.command in COMMANDS:
