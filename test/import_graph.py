@@ -45,8 +45,9 @@ MODULES = _modules()
 
 
 def imports_of(name: str, path: Path) -> list[tuple[str, int]]:
-    """(imported module, line) for every import statement of the module, anywhere in it:
-    ``from a import b`` counts as a.b when that is a module, else as a."""
+    """(imported module, line) for every import statement of the module, anywhere in it, and
+    every module it names in a string: ``from a import b`` counts as a.b when that is a
+    module, else as a."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -62,6 +63,10 @@ def imports_of(name: str, path: Path) -> list[tuple[str, int]]:
             for alias in node.names:
                 sub = f"{base}.{alias.name}"
                 found.append((sub if sub in MODULES else base, node.lineno))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and "." in node.value and node.value in MODULES:
+            # a module named in full is imported by that name (cli/main.py's lazy COMMANDS)
+            found.append((node.value, node.lineno))
     return found
 
 

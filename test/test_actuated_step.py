@@ -166,6 +166,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_equal_with_numba_off(charmie):
     """The kernels as plain Python (CHARMIE_DYNAMICS_JIT=0): the compiled step's code equals
     the Python step there, and both equal the compiled run (30 steps, the claw meeting its

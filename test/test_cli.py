@@ -1,6 +1,9 @@
-"""The ``charmie-dynamics`` command line, run as a separate process: exit status, output,
-one-line errors without tracebacks; and the core package's import footprint."""
+"""The ``charmie-dynamics`` command line: exit status, output, one-line errors without
+tracebacks (``main`` in this process; in a process of its own where the process is tested:
+the console script, hostile inputs under a memory cap, the import footprint)."""
+import contextlib
 import csv
+import io
 import json
 import math
 import os
@@ -14,26 +17,41 @@ import numpy as np
 import pytest
 import yaml
 
+from charmie_dynamics.cli.main import COMMANDS, main
 from conftest import CHARMIE, ROOT
 from test_edge_models import FIXED, MASSLESS, body, document
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def run_cli(*args, cwd=ROOT, timeout=300, memory_cap=None):
-    """The CLI in its own process; ``memory_cap`` (bytes of address space) for inputs that
-    would fill the memory if the guard failed (/dev/zero), so that a regression fails the
-    test with a MemoryError instead of starving the machine."""
-    env = dict(os.environ, MPLBACKEND="Agg")
-    limit = None
+def run_cli(*args, cwd=ROOT, memory_cap=None) -> subprocess.CompletedProcess:
+    """The CLI's exit status and output: ``main`` run in this process (the command's logic; a
+    process start costs seconds), or with ``memory_cap`` (bytes of address space) in a
+    process of its own, for inputs that would fill the memory if the guard failed
+    (/dev/zero): a regression then fails the test with a MemoryError (or a hang with
+    TimeoutExpired) instead of starving the machine."""
+    argv = [str(a) for a in args]
     if memory_cap is not None:
-        env["OPENBLAS_NUM_THREADS"] = "1"       # each BLAS thread reserves address space
+        env = dict(os.environ, MPLBACKEND="Agg",
+                   OPENBLAS_NUM_THREADS="1")          # each BLAS thread reserves address space
 
         def limit():
             resource.setrlimit(resource.RLIMIT_AS, (memory_cap, memory_cap))
-    return subprocess.run([sys.executable, "-m", "charmie_dynamics.cli.main", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
-                          preexec_fn=limit)
+        return subprocess.run([sys.executable, "-m", "charmie_dynamics.cli.main", *argv],
+                              capture_output=True, text=True, cwd=cwd, env=env, timeout=120,
+                              preexec_fn=limit)
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main(argv)
+            except SystemExit as exc:             # argparse: usage errors, --help
+                status = exc.code
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(argv, status, out.getvalue(), err.getvalue())
 
 
 def assert_one_error_line(proc, *fragments):
@@ -65,6 +83,7 @@ def test_validate_bundled_model():
         assert fragment in out
 
 
+@pytest.mark.slow
 def test_console_script_validate():
     script = console_script()
     assert script is not None, "the charmie-dynamics console script is not installed"
@@ -322,6 +341,48 @@ def test_core_imports_without_rclpy_and_matplotlib(tmp_path):
     assert proc.stdout.strip() == "ok 27"
 
 
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_its_help(name, capsys):
+    """The listing says each command's help line; each command's own --help is its module's."""
+    if name == "bringup":
+        pytest.importorskip("rclpy")
+    with pytest.raises(SystemExit) as listing:
+        main(["--help"])
+    assert listing.value.code == 0
+    assert " ".join(COMMANDS[name].help.split()) in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(SystemExit) as own:
+        main([name, "--help"])
+    assert own.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: charmie-dynamics {name} [-h]")
+
+
+def test_bringup_without_ros_is_one_line(monkeypatch):
+    # None in sys.modules: importing the ROS layer fails as it does without rclpy
+    monkeypatch.setitem(sys.modules, "charmie_dynamics.ros.bringup", None)
+    assert_one_error_line(run_cli("bringup", "--mode", "sim"), "bringup needs ROS 2",
+                          "scripts/setup.sh")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["fk"]])
+def test_light_commands_import_no_scipy_or_matplotlib(argv):
+    """The listing and ``fk`` leave the other commands' modules unimported (cli/main.py
+    COMMANDS), so neither scipy nor matplotlib. Without the JIT: numba itself imports scipy
+    (its version check, and compiled np.linalg binds to scipy's BLAS)."""
+    code = ("import contextlib, io, sys\n"
+            "from charmie_dynamics.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n"
+            f"        main({argv!r})\n"
+            "    except SystemExit as exc:\n"
+            "        assert exc.code == 0, exc.code\n"
+            "print(sorted(m for m in sys.modules if m.partition('.')[0] in "
+            "('scipy', 'matplotlib')))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env=dict(os.environ, CHARMIE_DYNAMICS_JIT="0"), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
 def test_plots_optional(tmp_path):
     """matplotlib and tqdm are optional (the `plots` extra): without them the CLI runs, and
     a command writing plots says in one line what to install, before any work."""
@@ -427,7 +488,7 @@ HOSTILE = ["model_dev_zero", "state_dev_zero", "analyze_model_dev_zero",
 @pytest.mark.parametrize("case", HOSTILE)
 def test_hostile_input_gives_one_error_line(tmp_path, case):
     args, fragment = _hostile(tmp_path, case)
-    proc = run_cli(*args, timeout=120, memory_cap=4 << 30)   # a hang fails (TimeoutExpired)
+    proc = run_cli(*args, memory_cap=4 << 30)
     assert_one_error_line(proc, fragment)
     assert proc.stdout == ""                    # no NaN (nor anything else) printed
     assert not (tmp_path / "out").exists()      # nothing written

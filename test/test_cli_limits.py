@@ -82,7 +82,7 @@ TRAJECTORIES = {
 def test_trajectory_beyond_limits_refused(tmp_path, case):
     text, fragments = TRAJECTORIES[case]
     traj = _file(tmp_path, "traj.csv", text)
-    proc = run_cli("analyze", "--trajectory", traj, "--out", tmp_path / "out", timeout=120)
+    proc = run_cli("analyze", "--trajectory", traj, "--out", tmp_path / "out")
     assert_one_error_line(proc, str(traj), *fragments)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["traj.csv"]     # nothing written
 

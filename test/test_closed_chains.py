@@ -328,6 +328,7 @@ def test_inverse_dynamics_power_balance_round_trip_and_multipliers(which, five_b
     np.testing.assert_allclose(qdd_i, a, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_five_bar_free_fall_conserves_energy_and_stops_at_the_singularity(five_bar):
     """Seed 002 eq. 36: from rest at (80, 70) deg, unactuated. RK4 with the dependent
     coordinates solved at every stage: energy constant to the integrator's error until the

@@ -23,6 +23,7 @@ import time
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.ros
 rclpy = pytest.importorskip("rclpy")
 
 from builtin_interfaces.msg import Time  # noqa: E402

@@ -114,6 +114,7 @@ def check_identification(model, truth, fit, holdout):
     return result
 
 
+@pytest.mark.slow
 def test_charmie_identified_from_a_noisy_mcap_log(charmie, tmp_path):
     truth = perturbed(charmie, 1)
     fit = logged(charmie, truth, 2, tmp_path, "fit", **FIT_MOTION)
@@ -121,6 +122,7 @@ def test_charmie_identified_from_a_noisy_mcap_log(charmie, tmp_path):
     check_identification(charmie, truth, fit, holdout)
 
 
+@pytest.mark.slow
 def test_puma_identified_from_pinocchio_efforts(tmp_path):
     """The log's efforts from Pinocchio's regressor times the truth's parameters (the tree
     part: PUMA has no loops or springs), plus friction."""
@@ -164,6 +166,7 @@ def test_logs_round_trip_and_bad_logs(charmie, tmp_path):
         read_log(tmp_path / "bad.mcap", charmie)
 
 
+@pytest.mark.slow
 def test_commands_record_identify_excite(tmp_path, capsys):
     """The README's commands on the bundled model, small: record two logs, identify, load
     the written model back; excite writes a trajectory that record plays."""

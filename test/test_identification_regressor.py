@@ -55,7 +55,8 @@ def test_tree_part_equals_pinocchio_joint_torque_regressor():
         assert error < 1e-10, (s, error)
 
 
-@pytest.mark.parametrize("path", [CHARMIE, EXAMPLES["puma"]], ids=["charmie", "puma"])
+@pytest.mark.parametrize("path", [pytest.param(CHARMIE, id="charmie", marks=pytest.mark.slow),
+                                  pytest.param(EXAMPLES["puma"], id="puma")])
 def test_base_parameters_reproduce_every_regressor(path):
     model = load_model(path)
     layout = parameter_layout(model)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 
+import pytest
+
 from charmie_dynamics.cli.main import main
 
 
@@ -20,6 +22,7 @@ def _edit_efforts(src, dst, change) -> None:
         csv.writer(f).writerows(rows)
 
 
+@pytest.mark.slow
 def test_identify_refuses_worse_models_in_one_line(tmp_path, capsys):
     log = tmp_path / "fit.csv"
     assert main(["record", "--dt", "0.05", "--out", str(log)]) == 0

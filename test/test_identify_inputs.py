@@ -153,6 +153,7 @@ def test_block_matrix_inertia_stays_loadable_after_identify_edits_it():
                                rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_identify_writes_a_urdf_model_as_yaml(tmp_path, capsys):
     assert main(["export-urdf", "--out", str(tmp_path)]) == 0
     urdf = tmp_path / "charmie.urdf"

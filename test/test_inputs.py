@@ -119,6 +119,7 @@ def test_durations_carry_the_rounding():
     assert (t.sec, t.nanosec) == (5, 250_000_000)
 
 
+@pytest.mark.ros
 def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
     """The node's odometry callback, called in-process: a scaled or zero quaternion is
     rejected (invalid_value), a unit one gives theta3 = its yaw."""
@@ -161,6 +162,7 @@ def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
         rclpy.try_shutdown(context=context)
 
 
+@pytest.mark.ros
 def test_reference_acceleration_source(monkeypatch):
     """acceleration_source=reference: the loads use the reference's accelerations sampled at
     the state's stamp (linear interpolation); stamp 0 starts the reference at the newest
@@ -237,6 +239,7 @@ def test_reference_sampling_equals_numpy_interp():
         np.testing.assert_allclose(reference.sample(t), expected, rtol=0, atol=1e-15)
 
 
+@pytest.mark.ros
 def test_start_up_error_leaves_no_parser_thread_and_cutoff_changes_at_run_time(monkeypatch):
     """A start-up error (a bad parameter) leaves no model_parser thread running; a run-time
     change of acceleration_filter_cutoff rebuilds the estimator at once."""
@@ -272,6 +275,7 @@ def test_start_up_error_leaves_no_parser_thread_and_cutoff_changes_at_run_time(m
         rclpy.try_shutdown(context=context)
 
 
+@pytest.mark.ros
 def test_view_feed_checks_inputs_as_the_dynamics_node(monkeypatch):
     """The view's feed refuses an effort array of the wrong length (length_mismatch) and a
     velocity beyond the model's limits (beyond_limits), as the dynamics node does."""
@@ -306,6 +310,7 @@ def test_view_feed_checks_inputs_as_the_dynamics_node(monkeypatch):
         rclpy.try_shutdown()
 
 
+@pytest.mark.ros
 def test_view_ros_draws_a_loop_model_closed(monkeypatch):
     """``view --ros`` with the five-bar: the feed reads the independent coordinates only (a
     driver's dependent ones accepted and ignored), and the pose drawn closes the loop: the

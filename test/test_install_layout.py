@@ -139,6 +139,7 @@ def test_only_the_cli_on_path(prefix, colcon):
     assert cli.returncode == 0 and f"usage: {CLI}" in cli.stdout, cli.stderr
 
 
+@pytest.mark.ros
 def test_node_executable_starts(prefix):
     pytest.importorskip("rclpy")
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")

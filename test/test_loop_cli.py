@@ -8,6 +8,7 @@ import json
 import re
 
 import numpy as np
+import pytest
 
 from test_cli import PNG_SIGNATURE, _read_csv, assert_one_error_line, run_cli
 from test_closed_chains import FIVE_BAR
@@ -34,6 +35,7 @@ def test_analyze_five_bar_torques(tmp_path):
     assert "theta1_1 torque" in proc.stdout
 
 
+@pytest.mark.slow
 def test_analyze_five_bar_free_fall_stops_at_the_singularity(tmp_path):
     out = tmp_path / "out"
     proc = run_cli("analyze", "--model", FIVE_BAR, "--motion", "seed002-free-fall",

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.ros
 rclpy = pytest.importorskip("rclpy")
 
 from geometry_msgs.msg import WrenchStamped  # noqa: E402

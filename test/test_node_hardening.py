@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.ros
 rclpy = pytest.importorskip("rclpy")
 
 from builtin_interfaces.msg import Duration, Time  # noqa: E402

@@ -553,6 +553,7 @@ def test_reference_times_increase_on_integer_nanoseconds():
     assert err.value.reason == "invalid_value"
 
 
+@pytest.mark.ros
 def test_urdf_model_file_then_its_published_document_is_not_held(charmie_urdf, monkeypatch):
     """A URDF model_file (model_source topic) and the loader's document of the same file on
     the model topic: the same model (models_unchanged), not a held update."""

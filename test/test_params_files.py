@@ -47,6 +47,7 @@ def test_every_section_is_a_wildcard(path):
     assert all(key.startswith("/**/") for key in sections), f"{path.name}: {sorted(sections)}"
 
 
+@pytest.mark.ros
 @pytest.mark.parametrize("namespace", ["", "robot", "robot/left"])
 def test_sections_reach_namespaced_nodes(context_with, namespace):
     """Each node of config/hardware.yaml, in a namespace or none, gets its own section's values
@@ -71,6 +72,7 @@ def _description_publishers(node: Node) -> list[str]:
     return [pub.topic_name for pub in node.publishers if pub.topic_name.endswith("/robot_description")]
 
 
+@pytest.mark.ros
 def test_hardware_loader_has_no_robot_description_publisher(context_with):
     context = context_with("--params-file", str(FILES[1]))
     node = ModelLoaderNode(context=context, namespace="robot")
@@ -82,6 +84,7 @@ def test_hardware_loader_has_no_robot_description_publisher(context_with):
         node.destroy_node()
 
 
+@pytest.mark.ros
 def test_sim_loader_publishes_robot_description(context_with):
     context = context_with("--params-file", str(FILES[0]))
     node = ModelLoaderNode(context=context, namespace="robot")

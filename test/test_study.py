@@ -17,6 +17,8 @@ from conftest import CHARMIE
 STIFFNESS_LINE = "    stiffness: 2.0                  # N/mm\n"
 PRELOAD_LINE = "    preload: 50                     # N\n"
 TEXT = CHARMIE.read_text()
+# about a minute: the optimisers against grids of analyze runs
+pytestmark = pytest.mark.slow
 
 
 def _no_plot(path, *args, **kwargs):

@@ -233,6 +233,7 @@ def erd_results(request) -> dict[str, object]:
     return out
 
 
+@pytest.mark.slow
 def test_example_robot_data_against_pinocchio(erd_results):
     floating = erd_results.pop("floating")
     loaded = {k: v for k, v in erd_results.items() if isinstance(v, dict)}

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 import yaml
 
+pytestmark = pytest.mark.ros
 rclpy = pytest.importorskip("rclpy")
 
 from geometry_msgs.msg import WrenchStamped  # noqa: E402

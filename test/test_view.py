@@ -169,12 +169,14 @@ def pose(charmie):
     return inverse_dynamics(charmie, state)
 
 
+@pytest.mark.slow
 def test_screenshot_is_not_blank(screenshot):
     assert screenshot.shape == (HEIGHT, WIDTH, 3)
     drawn = np.abs(screenshot - np.median(screenshot.reshape(-1, 3), axis=0)).max(axis=-1) > 0.2
     assert drawn[OVERLAY_BAND:].mean() > 0.01, "almost nothing differs from the background"
 
 
+@pytest.mark.slow
 def test_a_picture_taken_too_early_is_not_complete(screenshot, tmp_path):
     """robot_drawn refuses the picture half faded in (as 0.6 of it over white), and with a
     blue control hanging below the overlay band in the panel's columns (the unfolding panel)."""
@@ -189,6 +191,7 @@ def test_a_picture_taken_too_early_is_not_complete(screenshot, tmp_path):
     assert robot_drawn(tmp_path / "complete.png")
 
 
+@pytest.mark.slow
 def test_right_arm_is_where_forward_kinematics_puts_it(screenshot, charmie, pose):
     fk = pose.placements
     chains = _chains(charmie)
@@ -220,6 +223,7 @@ def test_right_arm_is_where_forward_kinematics_puts_it(screenshot, charmie, pose
     assert np.mean(hits) > 0.8, list(zip(np.array(charmie.body_names)[arm], hits))
 
 
+@pytest.mark.slow
 def test_force_arrow_and_actuator_are_drawn_where_computed(screenshot, charmie, pose):
     hsv = rgb_to_hsv(screenshot)
     base = charmie.body_index("body_3")

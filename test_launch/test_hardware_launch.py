@@ -51,6 +51,7 @@ from charmie_dynamics.ros.joint_map import read_joint_map
 sys.path.insert(0, str(ROOT / "test"))
 from robot_graph_config import BASE, broadcasters, state_publisher_joints  # noqa: E402
 
+pytestmark = [pytest.mark.launch, pytest.mark.ros]
 START_TIMEOUT = 90.0          # s: several nodes importing numpy, numba and rclpy on 2 cores
 EVALUATIONS = 100
 SHARE = Path(get_package_share_directory("charmie_dynamics"))

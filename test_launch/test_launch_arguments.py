@@ -12,6 +12,7 @@ from launch.launch_context import LaunchContext
 
 from charmie_dynamics.ros.launch_arguments import given_overrides, node_options
 
+pytestmark = pytest.mark.launch
 ROOT = Path(__file__).resolve().parent.parent
 COMMON = {"namespace", "use_sim_time", "model_file", "model_source", "overlay_file",
           "frame_prefix", "publish_tf", "publish_robot_description", "log_level", "params",

@@ -25,6 +25,7 @@ from sensor_msgs.msg import JointState
 from charmie_dynamics.kinematics import inputs_from_dict
 from charmie_dynamics.model import load_model
 
+pytestmark = [pytest.mark.launch, pytest.mark.ros]
 SHARE = get_package_share_directory("charmie_dynamics")
 NODES = ("model_loader", "dynamics", "trajectory_player", "simulator")   # the launch files'
 CLI_TIMEOUT = 120.0

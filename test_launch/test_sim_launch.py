@@ -31,6 +31,7 @@ from tf2_msgs.msg import TFMessage
 from charmie_dynamics.model import model_from_text
 from charmie_dynamics.model.model import JointType
 
+pytestmark = [pytest.mark.launch, pytest.mark.ros]
 START_TIMEOUT = 90.0          # s: several nodes importing numpy, numba and rclpy on 2 cores
 EVALUATIONS = 20              # evaluations compared with the core
 

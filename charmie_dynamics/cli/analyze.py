@@ -28,7 +28,7 @@ from .plots import plot_efforts, plot_series, require_matplotlib
 
 
 def add_analyze_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("analyze", help="evaluate a motion; write CSV time series and PNG plots")
+    p = sub.add_parser("analyze")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--motion", choices=sorted(MOTIONS) + list(LOOP_MOTIONS),
                      default="validation",

@@ -28,8 +28,7 @@ from .arguments import check_points, parse_payload
 
 
 def add_dataset_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("dataset", help="sample states within the model's limits; write their "
-                                       "efforts, mass matrices, poses... as NPZ chunks")
+    p = sub.add_parser("dataset")
     p.add_argument("--out", type=Path, required=True, help="output directory")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
     p.add_argument("--samples", type=int, required=True, help="number of states")

@@ -37,8 +37,7 @@ def _cmd_export_urdf(args: argparse.Namespace) -> int:
 
 
 def add_export_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("export-urdf", help="write the model as a URDF and a mechanism overlay "
-                                           "(overlay.yaml) that load back as the same model")
+    p = sub.add_parser("export-urdf")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
     p.add_argument("--out", type=Path, required=True, help="output directory")
     p.set_defaults(func=_cmd_export_urdf)

@@ -260,8 +260,7 @@ def _positive(option: str, low: float, high: float):
 
 
 def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("record", help="log a model's efforts along a motion (MCAP or CSV), "
-                                      "with optional sensor noise")
+    p = sub.add_parser("record")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--motion", choices=sorted(MOTIONS), default="validation",
                      help="a reference motion of the papers (default: validation)")
@@ -277,8 +276,7 @@ def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, required=True,
                    help="log file: MCAP if it ends in .mcap, else CSV")
     p.set_defaults(func=_cmd_record)
-    p = sub.add_parser("identify", help="identify the model's masses, inertias, springs and "
-                                        "friction from a log; write the updated model")
+    p = sub.add_parser("identify")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
     p.add_argument("--log", type=Path, required=True, help="MCAP or CSV log (see README)")
     p.add_argument("--holdout", type=Path, default=None,
@@ -295,13 +293,12 @@ def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
                         "model or changes its total mass by more than a "
                         f"factor {MAX_MASS_FACTOR:g} (said in the report)")
     p.set_defaults(func=_cmd_identify)
-    p = sub.add_parser("base-parameters", help="print the model's base parameters")
+    p = sub.add_parser("base-parameters")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
     p.add_argument("--samples", type=_positive_int("--samples", 10, 100_000),
                    default=BASE_SAMPLES, help=f"random states of the QR (default {BASE_SAMPLES})")
     p.set_defaults(func=_cmd_base_parameters)
-    p = sub.add_parser("excite", help="optimise an excitation trajectory (Fourier series) for "
-                                      "identification; write it as a trajectory CSV")
+    p = sub.add_parser("excite")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
     p.add_argument("--period", type=_positive("--period", 1.0, 600.0), default=10.0,
                    help="period of the series, s (default 10)")

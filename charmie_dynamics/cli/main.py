@@ -12,6 +12,7 @@ that holds NaN or infinity is refused (exit 1) instead of printed or written.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -19,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 from contextlib import contextmanager
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -39,13 +40,7 @@ from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from ..model.actuator_geometry import indirect_joints
 from ..model import load_model
 from ..resources import bundled_model
-from ..view import add_view_parser
-from .analyze import add_analyze_parser
-from .dataset import add_dataset_parser
 from .arguments import add_position_limits_argument, check_points, parse_payload
-from .export import add_export_parser
-from .identify import add_identify_parsers
-from .study import add_study_parser
 from .loop_reports import independent_state, loop_id_report, loops_summary, solve_report
 
 PROG = "charmie-dynamics"
@@ -303,7 +298,51 @@ def _indent(text: str) -> int:
     return value
 
 
+class Command(NamedTuple):
+    """A subcommand whose parser and code live in a module of their own."""
+    help: str
+    module: str
+    add_parser: str     #: the module's function adding the command's parser to a subparsers
+    needs: str = ""     #: what a failed import of the module means (empty: a broken install)
+
+
+#: The listing of ``--help`` needs only these lines: a command's module (scipy for identify
+#: and dataset, the viewer, the ROS layer) is imported only when that command runs or its own
+#: ``--help`` is asked, so that ``--help`` and ``fk`` start in a fraction of the time.
+COMMANDS: dict[str, Command] = {
+    "analyze": Command("evaluate a motion; write CSV time series and PNG plots",
+                       "charmie_dynamics.cli.analyze", "add_analyze_parser"),
+    "dataset": Command("sample states within the model's limits; write their efforts, mass "
+                       "matrices, poses... as NPZ chunks",
+                       "charmie_dynamics.cli.dataset", "add_dataset_parser"),
+    "view": Command("serve a local web page showing the robot (needs the 'view' extra: viser); "
+                    "a motion replayed, or live with --ros",
+                    "charmie_dynamics.view", "add_view_parser"),
+    "export-urdf": Command("write the model as a URDF and a mechanism overlay (overlay.yaml) "
+                           "that load back as the same model",
+                           "charmie_dynamics.cli.export", "add_export_parser"),
+    "record": Command("log a model's efforts along a motion (MCAP or CSV), with optional "
+                      "sensor noise", "charmie_dynamics.cli.identify", "add_identify_parsers"),
+    "identify": Command("identify the model's masses, inertias, springs and friction from a "
+                        "log; write the updated model",
+                        "charmie_dynamics.cli.identify", "add_identify_parsers"),
+    "base-parameters": Command("print the model's base parameters",
+                               "charmie_dynamics.cli.identify", "add_identify_parsers"),
+    "excite": Command("optimise an excitation trajectory (Fourier series) for identification; "
+                      "write it as a trajectory CSV",
+                      "charmie_dynamics.cli.identify", "add_identify_parsers"),
+    "study": Command("a design study (sweep, optimize, envelope) of a model file's values",
+                     "charmie_dynamics.cli.study", "add_study_parser"),
+    "bringup": Command("start the ROS 2 nodes in one process (needs rclpy)",
+                       "charmie_dynamics.ros.bringup", "add_bringup_parser",
+                       needs="bringup needs ROS 2 (rclpy and the message packages): {exc}. "
+                             "Run scripts/setup.sh or source a ROS 2 install."),
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser: this module's commands in full, the others (:data:`COMMANDS`) as
+    stubs that take every argument for :func:`command_parser`."""
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("validate-model", help="check a model file and print a summary")
@@ -331,44 +370,47 @@ def build_parser() -> argparse.ArgumentParser:
                    help="indent the JSON output by 0 to 16 spaces")
     add_position_limits_argument(p)
     p.set_defaults(func=_cmd_id)
-    add_analyze_parser(sub)
-    add_dataset_parser(sub)
-    add_view_parser(sub)
-    add_export_parser(sub)
-    add_identify_parsers(sub)
-    add_study_parser(sub)
     p = sub.add_parser("compile", help="compile the numerical kernels now (numba) and cache them "
                                        "on disk, so that the first node start is fast")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
     p.set_defaults(func=_cmd_compile)
-    p = sub.add_parser("bringup", help="start the ROS 2 nodes in one process (needs rclpy)",
-                       add_help=False)
-    p.set_defaults(func=_cmd_bringup)
+    for name, command in COMMANDS.items():
+        # no -h of its own: `COMMAND --help` reaches the command's own parser
+        sub.add_parser(name, help=command.help, add_help=False)
     return parser
 
 
-def _cmd_bringup(args: argparse.Namespace) -> int:
-    """Hand over to the ROS layer (imported only here: the core runs without rclpy)."""
+def command_parser(name: str) -> argparse.ArgumentParser:
+    """A parser holding command ``name`` in full, its module imported now."""
+    command = COMMANDS[name]
     try:
-        from ..ros.bringup import add_bringup_parser
+        module = importlib.import_module(command.module)
     except ImportError as exc:
-        raise InputError(f"bringup needs ROS 2 (rclpy and the message packages): {exc}. "
-                         "Run scripts/setup.sh or source a ROS 2 install.") from None
+        if not command.needs:
+            raise
+        raise InputError(command.needs.format(exc=exc)) from None
     parser = argparse.ArgumentParser(prog=PROG)
-    add_bringup_parser(parser.add_subparsers(dest="command", required=True))
-    bringup_args = parser.parse_args(["bringup"] + args.rest)
-    return bringup_args.func(bringup_args)
+    getattr(module, command.add_parser)(parser.add_subparsers(dest="command", required=True))
+    return parser
+
+
+def parse_arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+    """The command line parsed: a command of :data:`COMMANDS` is read again by its own parser."""
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command in COMMANDS:
+        parser = command_parser(args.command)
+        args, rest = parser.parse_known_args([args.command, *rest])
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if getattr(args, "model", "absent") is None:
+        args.model = bundled_model()
+    return args
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = build_parser()
-    args, rest = parser.parse_known_args(argv)
-    if args.command != "bringup" and rest:
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    args.rest = rest
-    if getattr(args, "model", "absent") is None:
-        args.model = bundled_model()
     try:
+        args = parse_arguments(argv)    # within: a command's module may be refused (bringup)
         return args.func(args)
     # DocumentError: ModelError, InputError, TrajectoryFileError (files and arguments)
     except (DocumentError, StateError, MechanismRangeError, MassMatrixError,

@@ -49,8 +49,8 @@ def _jobs(text: str) -> int:
 
 
 def add_study_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("study", help="a design study (sweep, optimize, envelope) of a model")
-    p.add_argument("study", type=Path, help="the study file (YAML; README, Design studies)")
+    p = sub.add_parser("study")
+    p.add_argument("study", type=Path, help="the study file (YAML; docs/studies.md)")
     p.add_argument("--out", type=Path, default=Path("study_results"), help="output directory")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--jobs", type=_jobs, default=1,

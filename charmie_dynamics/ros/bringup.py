@@ -83,7 +83,7 @@ class StatusPrinter(Node):
 
 
 def add_bringup_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bringup", help="start the ROS 2 nodes in one process (no launch_ros needed)")
+    p = sub.add_parser("bringup")
     p.add_argument("--mode", choices=("sim", "hardware"), default="sim",
                    help="sim: with the trajectory player; hardware: on the robot's topics")
     p.add_argument("--params", type=Path, default=None,

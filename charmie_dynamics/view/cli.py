@@ -37,8 +37,7 @@ DEFAULT_LOOK_AT = "0,0,0.75"
 
 
 def add_view_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("view", help="serve a local web page showing the robot (needs the 'view' "
-                                    "extra: viser); a motion replayed, or live with --ros")
+    p = sub.add_parser("view")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--motion", choices=sorted(MOTIONS), default="validation",
                      help="replay a reference motion in a loop (default: validation)")
