@@ -1,4 +1,4 @@
-"""Issue 22 item 4: identify writes no model worse than the one it started from without
+"""identify writes no model worse than the one it started from without
 --accept-worse, and says why in one line."""
 from __future__ import annotations
 
@@ -42,3 +42,22 @@ def test_identify_refuses_worse_models_in_one_line(tmp_path, capsys):
     assert "written with --accept-worse although" in capsys.readouterr().out
     report = (tmp_path / "x1000_report" / "report.txt").read_text()
     assert report.startswith("written with --accept-worse although ")
+
+
+@pytest.mark.slow
+def test_identify_refuses_a_model_the_holdout_says_is_worse(tmp_path, capsys):
+    """The attack: negated efforts on the fitting log are fitted better than the model fits
+    them (28.1 vs 114.9 N m RMS), so the fit gate passes; the clean holdout log, predicted
+    222x worse, refuses the model."""
+    log, holdout = tmp_path / "fit.csv", tmp_path / "holdout.csv"
+    assert main(["record", "--dt", "0.05", "--out", str(log)]) == 0
+    assert main(["record", "--dt", "0.05", "--seed", "1", "--effort-noise", "0.5",
+                 "--out", str(holdout)]) == 0
+    negated, out = tmp_path / "negated.csv", tmp_path / "negated.yaml"
+    _edit_efforts(log, negated, lambda v: -v)
+    capsys.readouterr()
+    assert main(["identify", "--log", str(negated), "--holdout", str(holdout),
+                 "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "it predicts the holdout log worse than the model" in err[0], err
+    assert not out.exists()

@@ -294,7 +294,8 @@ def test_feedforward_map_order_clamp_and_flags():
 def _status(**changes):
     args = dict(rejected=Counter(), received=Counter(), events=Counter(), reported=Counter(),
                 stats={"evaluated": 0, "latency_sum": 0.0, "latency_max": 0.0}, model="m",
-                pending=None, parsing=False, superseded=0, arrivals=[], last_valid_age=0.01,
+                pending=None, parsing=False, superseded=0, repeated=0, arrivals=[],
+                last_valid_age=0.01,
                 stale=False, acceleration_source="zero", effort_flags=())
     return dynamics_status(**(args | changes))
 
@@ -514,6 +515,45 @@ def test_a_small_model_is_not_queued_behind_a_large_one():
         assert got[0].value.name == "charmie" and parser.superseded == 1
         assert checked == [len(large)]                   # the small text went straight on
     finally:
+        parser.close()
+
+
+def test_a_flood_of_one_bad_text_does_not_displace_the_loader_model():
+    """The attack: a 125 kB invalid text (the in-node lane) re-published at 100 Hz kept the
+    loader's model, published once, from ever being parsed (each new copy replaced it while it
+    waited). A text seen before is answered from its remembered outcome: one parse for the
+    whole flood, the loader's text parsed and delivered, and a rejected text supersedes
+    nothing (the valid outcome is not dropped for being older)."""
+    import threading
+    import time
+    from charmie_dynamics.ros.model_updates import ModelParser
+    calls, gate = [], threading.Event()
+
+    def parse(text):
+        calls.append(text[:4])
+        gate.wait(5.0)                                   # the first parse holds the lane
+        if text.startswith("bad"):
+            raise ModelError("not a model")
+        return text
+
+    parser = ModelParser(parse)
+    try:
+        hostile = "bad " + "x" * 125_000
+        parser.submit(hostile)                           # being parsed (held by the gate)
+        time.sleep(0.1)
+        parser.submit("good model")                      # the loader's text waits
+        for _ in range(200):
+            parser.submit(hostile)                       # before: each one replaced it
+        gate.set()
+        got, deadline = [], time.monotonic() + 10.0
+        while time.monotonic() < deadline and not any(o.error is None for o in got):
+            got += parser.results()
+            time.sleep(0.01)
+        assert [o.value for o in got if o.error is None] == ["good model"]
+        assert calls == ["bad ", "good"]                 # the flood cost one parse
+        assert parser.repeated >= 199 and parser.superseded == 0
+    finally:
+        gate.set()
         parser.close()
 
 

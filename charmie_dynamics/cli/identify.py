@@ -122,8 +122,11 @@ def _total_rms(rms: np.ndarray) -> float:
 
 
 def acceptance_problems(model: Model, identified: Model, result: Identification,
-                        fit: dict[str, np.ndarray]) -> list[str]:
-    """Why the identified model must not replace ``model`` silently; empty when it may."""
+                        fit: dict[str, np.ndarray],
+                        holdout: Optional[dict[str, np.ndarray]] = None) -> list[str]:
+    """Why the identified model must not replace ``model`` silently; empty when it may. The
+    holdout log, when given, must be predicted no worse either: a log whose efforts are wrong
+    (negated, another unit) can be fitted better than the model fits it, never a clean one."""
     # ADMM's convergence is reported, not gated: its estimate is consistent by construction,
     # and the README's own short excitation stops at the iteration cap with a good fit
     problems = []
@@ -131,6 +134,11 @@ def acceptance_problems(model: Model, identified: Model, result: Identification,
     if not new_rms <= prior_rms * (1.0 + FIT_TOLERANCE):
         problems.append(f"it fits the log worse than the model (residual RMS {new_rms:.4g} "
                         f"vs {prior_rms:.4g})")
+    if holdout is not None:
+        new_rms, prior_rms = _total_rms(holdout["consistent"]), _total_rms(holdout["prior"])
+        if not new_rms <= prior_rms * (1.0 + FIT_TOLERANCE):
+            problems.append(f"it predicts the holdout log worse than the model (residual RMS "
+                            f"{new_rms:.4g} vs {prior_rms:.4g})")
     old_mass, new_mass = float(np.sum(model.mass)), float(np.sum(identified.mass))
     if old_mass > 0 and not 1.0 / MAX_MASS_FACTOR <= new_mass / old_mass <= MAX_MASS_FACTOR:
         problems.append(f"it changes the total mass from {old_mass:.4g} kg to {new_mass:.4g} "
@@ -168,7 +176,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:
         series["holdout"] = (h_t, h_effort, predicted)
     new_text = updated_model_text(text, str(args.model), model, result.layout, pi)
     identified = model_from_text(new_text, str(args.out))          # it must load back
-    problems = acceptance_problems(model, identified, result, fit)
+    problems = acceptance_problems(model, identified, result, fit, holdout)
     if problems and not args.accept_worse:
         raise InputError(f"{args.log}: {args.out} not written: {'; '.join(problems)} "
                          "(--accept-worse writes it anyway)")

@@ -105,6 +105,7 @@ class DynamicsNode(Node):
         self.ignored_names: set[str] = set()                  # warned once each
         self.model: Optional[Model] = None
         self.updates = ModelUpdates(self.p["accept_model_updates"])
+        self.last_rejected: Optional[str] = None              # the text last logged as rejected
         self.rejected: Counter = Counter()
         self.received: Counter = Counter()                    # messages taken, by topic
         self.events: Counter = Counter()                      # model and clock events
@@ -193,6 +194,8 @@ class DynamicsNode(Node):
         if problem:
             return SetParametersResult(successful=False, reason=problem)
         cutoff_changed = new["acceleration_filter_cutoff"] != self.p["acceleration_filter_cutoff"]
+        if new["max_model_bytes"] != self.p["max_model_bytes"] and self.parser is not None:
+            self.parser.forget()            # a remembered outcome may differ under the new cap
         self.p = new
         if cutoff_changed and self.model is not None:   # takes effect now, with a fresh filter
             self.estimator = AccelerationEstimator(new["acceleration_filter_cutoff"])
@@ -286,7 +289,10 @@ class DynamicsNode(Node):
             decision = self.updates.decide(outcome)
             if decision is Decision.REJECT:
                 self.rejected[decision.value] += 1
-                self.get_logger().error(f"model rejected, keeping the previous one: {outcome.error}")
+                if outcome.text != self.last_rejected:      # a flood of one text: one line
+                    self.last_rejected = outcome.text
+                    self.get_logger().error(f"model rejected, keeping the previous one: "
+                                            f"{outcome.error}")
                 continue
             self.events[decision.value] += 1
             if decision is Decision.INSTALL:
@@ -588,6 +594,7 @@ class DynamicsNode(Node):
             pending=self.updates.pending.model.name if self.updates.pending else None,
             pending_hash=self.updates.pending.hash if self.updates.pending else None,
             parsing=not self.parser.idle(), superseded=self.parser.superseded,
+            repeated=self.parser.repeated,
             arrivals=self.arrivals, last_valid_age=None if last is None else (self._now() - last) * 1e-9,
             stale=self.safety.stale, acceleration_source=self.p["acceleration_source"],
             effort_flags=self.effort_flags, ignored_names=sorted(self.ignored_names))

@@ -12,8 +12,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import hashlib
 import math
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Generic, Optional, Sequence, TypeVar
 
@@ -49,24 +51,34 @@ class ModelParser(Generic[T]):
     ``large`` characters, and larger ones, which ``check(text)`` (raising
     :class:`ModelError`; e.g. :func:`~charmie_dynamics.model.isolated.check_in_child`) screens
     before ``parse`` sees them. A small text (the model loader's) is thus never queued behind
-    a large hostile one. A text replaced before its lane took it, and an outcome finished after
-    that of a newer text, are counted in ``superseded`` and dropped: the newest text wins, and
-    a flood of large texts cannot pile up in memory. ``parse`` raises :class:`ModelError` for
-    a bad text; any other exception (a MemoryError, a failure in the evaluator or numba) is
-    reported as a :class:`ModelError` too, and the lane goes on with the next text.
+    a large hostile one. A text replaced before its lane took it, and a valid outcome finished
+    after that of a newer valid text, are counted in ``superseded`` and dropped: the newest
+    valid text wins (a rejected text supersedes nothing), and a flood of large texts cannot
+    pile up in memory. The outcomes of the last ``REMEMBERED`` texts are kept by digest: a
+    text seen again is answered at once (``repeated``), so a flood of one text neither costs
+    a parse per message nor displaces the text waiting in its lane (nor does a copy of a text
+being parsed or waiting). ``parse`` raises
+    :class:`ModelError` for a bad text; any other exception (a MemoryError, a failure in the
+    evaluator or numba) is reported as a :class:`ModelError` too, and the lane goes on with the
+    next text.
     """
+
+    REMEMBERED = 4
 
     def __init__(self, parse: Callable[[str], T], check: Optional[Callable[[str], None]] = None,
                  large: int = CHILD_CHECK_BYTES) -> None:
         self._parse, self._check, self._large = parse, check, large
         self._cond = threading.Condition()
-        self._waiting: list[Optional[tuple[int, str]]] = [None, None]    # per lane
+        self._waiting: list[Optional[tuple[int, str, bytes]]] = [None, None]   # per lane
         self._busy = [False, False]
+        self._parsing: list[Optional[bytes]] = [None, None]       # digest of each lane's text
         self._done: list[tuple[int, Parsed[T]]] = []
         self._closed = False
         self._submitted = 0               # sequence number of the newest text
         self._delivered = 0               # of the newest outcome handed out
         self.superseded = 0
+        self.repeated = 0
+        self._known: OrderedDict[bytes, Parsed[T]] = OrderedDict()      # digest -> outcome
         self._threads = [threading.Thread(target=self._run, args=(lane,), daemon=True,
                                           name=f"model_parser_{lane}") for lane in (0, 1)]
         for thread in self._threads:
@@ -74,25 +86,42 @@ class ModelParser(Generic[T]):
 
     def submit(self, text: str) -> None:
         lane = int(self._check is not None and len(text) > self._large)
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
         with self._cond:
+            self._submitted += 1
+            known = self._known.get(digest)
+            if known is not None:
+                self._known.move_to_end(digest)
+                self.repeated += 1
+                self._done.append((self._submitted, known))
+                return
+            if digest in self._parsing or any(w is not None and w[2] == digest
+                                               for w in self._waiting):
+                self.repeated += 1           # its outcome is on the way
+                return
             if self._waiting[lane] is not None:
                 self.superseded += 1
-            self._submitted += 1
-            self._waiting[lane] = (self._submitted, text)
+            self._waiting[lane] = (self._submitted, text, digest)
             self._cond.notify_all()
 
+    def forget(self) -> None:
+        """Drop the remembered outcomes (a parameter the parse depends on changed)."""
+        with self._cond:
+            self._known.clear()
+
     def results(self) -> list[Parsed[T]]:
-        """The outcomes finished since the last call, oldest text first; an outcome older
-        than one already handed out is dropped (counted in ``superseded``)."""
+        """The outcomes finished since the last call, oldest text first; a valid outcome
+        older than a valid one already handed out is dropped (counted in ``superseded``)."""
         with self._cond:
             done, self._done = sorted(self._done, key=lambda d: d[0]), []
             fresh = []
             for seq, outcome in done:
-                if seq < self._delivered:
+                if outcome.error is None and seq < self._delivered:
                     self.superseded += 1
-                else:
+                    continue
+                if outcome.error is None:
                     self._delivered = seq
-                    fresh.append(outcome)
+                fresh.append(outcome)
         return fresh
 
     def idle(self) -> bool:
@@ -114,8 +143,8 @@ class ModelParser(Generic[T]):
                     self._cond.wait()
                 if self._closed:
                     return
-                (seq, text), self._waiting[lane] = self._waiting[lane], None
-                self._busy[lane] = True
+                (seq, text, digest), self._waiting[lane] = self._waiting[lane], None
+                self._busy[lane], self._parsing[lane] = True, digest
             outcome = Parsed(text, None, ModelError("model parser: no outcome"))
             try:
                 if lane:
@@ -129,7 +158,10 @@ class ModelParser(Generic[T]):
             finally:
                 with self._cond:
                     self._done.append((seq, outcome))
-                    self._busy[lane] = False
+                    self._known[digest] = outcome
+                    while len(self._known) > self.REMEMBERED:
+                        self._known.popitem(last=False)
+                    self._busy[lane], self._parsing[lane] = False, None
 
 
 @dataclass(frozen=True)

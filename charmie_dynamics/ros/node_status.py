@@ -38,7 +38,7 @@ def input_rate(arrivals: Sequence[float]) -> float:
 
 def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
                     reported: Counter, stats: Mapping[str, float], model: Optional[str],
-                    pending: Optional[str], parsing: bool, superseded: int,
+                    pending: Optional[str], parsing: bool, superseded: int, repeated: int,
                     arrivals: Sequence[float], last_valid_age: Optional[float], stale: bool,
                     acceleration_source: str, effort_flags: Sequence[str],
                     ignored_names: Sequence[str] = (), pending_hash: Optional[str] = None
@@ -69,6 +69,7 @@ def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
         values[f"rejected_{reason}"] = str(rejected[reason])
     values["actuator_lengths_out_of_range"] = str(rejected["out_of_range"])
     values["models_superseded"] = str(superseded)
+    values["models_repeated"] = str(repeated)       # answered from a remembered outcome
     for event in EVENTS:
         values[event] = str(events[event])
     new = {key: events[key] > reported[key] for key in events}
