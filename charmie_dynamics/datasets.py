@@ -303,6 +303,27 @@ def _differences(found: Any, expected: Any, keys: Sequence[str], where: str = ""
     return out
 
 
+def chunk_intact(path: Path, model: Model, recipe: Recipe, bounds: Bounds, k: int,
+                 columns: dict[str, dict[str, Any]]) -> bool:
+    """Whether ``path`` holds the chunk ``k`` this recipe writes: a regular file (a link, to
+    /dev/zero say, is not read), every array of ``columns`` (named as :func:`array_columns`)
+    with its shape, the positions the recipe draws for ``k``. A resume rewrites any other."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    x = chunk_inputs(model, recipe, bounds, k)[0]
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            # reading each array whole checks its zip CRC: a flipped bit fails here
+            arrays = {name: archive[name] for name in archive.files}
+    except Exception:       # whatever a damaged archive raises: rewritten, never trusted
+        return False
+    return (sorted(arrays) == sorted(columns)
+            and all(arrays[name].dtype == float
+                    and arrays[name].shape == (len(x), *columns[name]["shape"])
+                    for name in columns)
+            and np.array_equal(arrays["positions"], x))
+
+
 def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
     """``write(temporary path)`` beside ``path``, then renamed onto it: a reader (or a
     resume) sees the whole file or none."""

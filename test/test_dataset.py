@@ -250,3 +250,46 @@ def test_a_model_with_loops_is_refused(tmp_path, capsys):
     five_bar = ROOT / "config" / "examples" / "five_bar.yaml"
     assert "closed loops" in _error(capsys, tmp_path / "d", "--model", str(five_bar),
                                     "--samples", "10")
+
+
+def test_a_resume_rewrites_damaged_chunks(tmp_path, reference, capsys):
+    """Truncated, a flipped bit, another chunk's file, a link to /dev/zero: each rewritten,
+    the files those of an uninterrupted run."""
+    out = tmp_path / "data"
+    shutil.copytree(reference, out)
+    chunk = [out / f"chunk-0000{k}.npz" for k in range(3)]
+    shutil.copyfile(chunk[0], chunk[1])
+    data = bytearray(chunk[0].read_bytes())
+    data[len(data) // 2] ^= 0x10
+    chunk[0].write_bytes(bytes(data))
+    chunk[2].write_bytes(chunk[2].read_bytes()[:-100])
+    assert _run(out, *RECIPE, "--resume") == 0
+    assert "(3 damaged chunk(s) rewritten" in capsys.readouterr().out
+    assert _files(out) == _files(reference)
+    chunk[1].unlink()
+    chunk[1].symlink_to("/dev/zero")
+    assert _run(out, *RECIPE, "--resume") == 0
+    assert "(1 damaged chunk(s) rewritten" in capsys.readouterr().out
+    assert not chunk[1].is_symlink() and _files(out) == _files(reference)
+
+
+def test_chunks_that_do_not_fit_on_the_disk_are_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(dataset_cli.shutil, "disk_usage",
+                        lambda path: shutil._ntuple_diskusage(10**9, 10**9 - 10**6, 10**6))
+    out = tmp_path / "data"
+    err = _error(capsys, out, *RECIPE)
+    assert "the chunks need about 0.0021 GB" in err and "has 0.001 GB free" in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("make", ["dangling", "under_a_file"])
+def test_an_out_that_cannot_be_a_directory_is_refused(tmp_path, capsys, make):
+    out = tmp_path / "data"
+    if make == "dangling":
+        out.symlink_to(tmp_path / "missing")
+        says = f"{out} is a dangling symbolic link"
+    else:
+        (tmp_path / "file").write_text("x")
+        out = tmp_path / "file" / "data"
+        says = f"{tmp_path / 'file'} exists and is not a directory"
+    assert says in _error(capsys, out, "--samples", "10")

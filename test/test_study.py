@@ -203,6 +203,24 @@ def test_joblib_and_dask_give_the_single_process_table(tmp_path, no_plots):
      "objective: act5.peak_force\n", ["parameters[0].bounds", "-1", "stiffness", ">= 0"]),
     ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\n"
      "objective: act9.peak_force\n", ["objective", "act9.peak_force"]),
+    # the cost caps: refused when read, before any design
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\nmotions: [{samples: 20001}]\n",
+     ["motions[0].samples", "20001", "[1, 20000]"]),
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\nmotions: [" + ", ".join(["validation"] * 17) + "]\n",
+     ["motions", "1 to 16 motions"]),
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\npayloads: [" + ", ".join(["{}"] * 17) + "]\n",
+     ["payloads", "1 to 16 load cases"]),
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\nmotions: [" + ", ".join(["{samples: 20000}"] * 6)
+     + "]\n", ["motions[5]", "120000 states per design", "at most 100000"]),
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\npayloads: [{}, {}, {}, {}]\n"
+     "motions: [kinematic-validation, validation]\ndt: 0.001\n",
+     ["motions[1]", "100008 states per design", "at most 100000"]),
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]},\n             {path: springs.spring_5s.preload, bounds: [0, 50]}]\nobjective: act5.peak_force\nsweep: {points: 1000}\n",
+     ["sweep.points", "at most 100000 designs"]),
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\nsweep: {method: lhs, samples: 1000000}\n",
+     ["sweep.samples", "1000000", "[1, 100000]"]),
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\noptimize: {population: 200, iterations: 10000}\n",
+     ["optimize", "2000200 designs", "at most 100000"]),
 ])
 def test_errors_are_one_line_naming_file_and_field(tmp_path, capsys, entry, fragments):
     path = tmp_path / "bad.yaml"
@@ -243,3 +261,39 @@ parameters:
     assert body_4["points"]["S4"] == [0, -75.25, 300]
     changed = [new for old, new in zip(TEXT.splitlines(), text.splitlines()) if old != new]
     assert len(changed) == 3 and all(line.endswith("study") for line in changed)
+
+
+def test_the_cost_is_printed_first(tmp_path, no_plots, capsys):
+    """The designs and the states per design (motions' samples x payload cases) before the
+    work."""
+    out = _study(tmp_path, "cost", "kind: envelope\nmotions: [{samples: 5, seed: 1}]\n"
+                                   "payloads: [{}, {body_12a.D12a: 1.0}]\n")
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == f"{tmp_path / 'cost.yaml'}: envelope: 1 design(s), 10 states per design"
+    assert (out / "envelope.csv").exists()
+
+
+@pytest.mark.parametrize("scheduler", ["http://127.0.0.1:1", "tcp://"])
+def test_a_bad_scheduler_is_one_line(tmp_path, capsys, scheduler):
+    pytest.importorskip("dask.distributed")
+    path = tmp_path / "s.yaml"
+    path.write_text(f"kind: sweep\nmodel: {CHARMIE}\nmotions: [{{samples: 2}}]\n"
+                    "parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\n"
+                    "sweep: {points: 2}\n")
+    assert main(["study", str(path), "--out", str(tmp_path / "out"),
+                 "--scheduler", scheduler]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--scheduler {scheduler}: cannot connect" in err
+
+
+@pytest.mark.parametrize("make", [lambda out: out.symlink_to(out.parent / "missing"),
+                                  lambda out: out.parent.joinpath("file").write_text("x")])
+def test_an_unusable_out_is_refused_before_reading_the_study(tmp_path, capsys, make):
+    """A dangling link, or a path under a file: refused first (the study file is missing)."""
+    out = tmp_path / "out"
+    make(out)
+    target = out if out.is_symlink() else tmp_path / "file" / "x"
+    assert main(["study", str(tmp_path / "none.yaml"), "--out", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--out {target}: " in err
+    assert "dangling symbolic link" in err or "exists and is not a directory" in err

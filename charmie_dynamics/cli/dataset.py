@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
+import os
+import shutil
 import time
 from pathlib import Path
 
@@ -18,7 +21,8 @@ except ImportError:          # optional (the `plots` extra): no progress bar the
     tqdm = None
 
 from ..datasets import (MANIFEST, OUTPUTS, SAMPLINGS, Bounds, DatasetError, Recipe,
-                        check_recipe, check_resume, chunk_inputs, chunk_name, evaluate, manifest,
+                        check_recipe, check_resume, chunk_inputs, chunk_intact, chunk_name,
+                        evaluate, manifest,
                         write_atomically, write_json, write_npz)
 from ..errors import InputError
 from ..model import read_model_file
@@ -71,11 +75,17 @@ def run_dataset(args: argparse.Namespace) -> int:
                            f"{MANIFEST}), expected --resume with its {MANIFEST} (same recipe "
                            "and model) or another directory")
     bounds = Bounds.of(model, recipe)
+    todo = [k for k in range(recipe.chunks)
+            if not chunk_intact(args.out / chunk_name(k), model, recipe, bounds, k,
+                                done["arrays"])]
+    damaged = sum(os.path.lexists(args.out / chunk_name(k)) for k in todo)
+    written = sum(min(recipe.chunk_size, recipe.samples - k * recipe.chunk_size) for k in todo)
+    _check_space(args.out, written * sum(8 * math.prod(a["shape"])     # float64 arrays
+                                         for a in done["arrays"].values()))
     start = time.perf_counter()
     try:
         args.out.mkdir(parents=True, exist_ok=True)
         write_atomically(path, lambda p: write_json(p, {**done, "complete": False}))
-        todo = [k for k in range(recipe.chunks) if not (args.out / chunk_name(k)).exists()]
         with (tqdm(todo, desc="chunks", unit="chunk", disable=None, leave=False) if tqdm
               else contextlib.nullcontext(todo)) as bar:
             for k in bar:
@@ -85,9 +95,18 @@ def run_dataset(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise InputError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
     elapsed = time.perf_counter() - start
-    written = sum(min(recipe.chunk_size, recipe.samples - k * recipe.chunk_size) for k in todo)
     rate = f", {written / elapsed:,.0f} samples/s" if written else ""
     print(f"{model.name}: {written} of {recipe.samples} samples written in {len(todo)} of "
-          f"{recipe.chunks} chunks ({elapsed:.1f} s{rate}); outputs "
-          f"{', '.join(recipe.outputs)}; manifest {path}")
+          f"{recipe.chunks} chunks ({damaged} damaged chunk(s) rewritten; {elapsed:.1f} s"
+          f"{rate}); outputs {', '.join(recipe.outputs)}; manifest {path}")
     return 0
+
+
+def _check_space(out: Path, needed: int) -> None:
+    """Refuse chunks that would not fit on ``--out``'s file system, before writing any."""
+    where = next(p for p in (out, *out.parents) if p.exists())
+    free = shutil.disk_usage(where).free
+    if needed > free:
+        raise DatasetError(f"--out {out}: the chunks need about {needed / 1e9:.3g} GB, its file "
+                           f"system has {free / 1e9:.3g} GB free; expected fewer --samples or "
+                           "--outputs, or another --out")

@@ -30,10 +30,18 @@ def write_csv(path: Path, table: tuple[str, list[str], np.ndarray]) -> None:
 
 
 def check_output(out: Path) -> None:
-    """Refuse an ``--out`` that names something other than a directory, before any work."""
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out}: exists and is not a directory, expected a directory "
-                         "(created when missing)")
+    """Refuse, before any work, an ``--out`` that cannot be a directory: something other than
+    a directory, a dangling symbolic link, or a path under a file."""
+    for path in (out, *out.parents):
+        if path.is_symlink() and not path.exists():
+            raise InputError(f"--out {out}: {path} is a dangling symbolic link, expected a "
+                             "directory (created when missing)")
+        if path.exists():
+            if not path.is_dir():
+                where = "" if path == out else f"{path} "
+                raise InputError(f"--out {out}: {where}exists and is not a directory, expected "
+                                 "a directory (created when missing)")
+            return
 
 
 def write_all(out: Path, steps: list[tuple[str, Callable[[Path], None]]]) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
@@ -28,6 +27,7 @@ from ..studies import (DesignProblem, Outcome, Runner, Study, envelope, optimize
 from ..studies.evaluation import Infeasible
 from ..studies.outputs import CaseLoads, active_constraints, output_names
 from ..studies.runner import RunnerError
+from ..studies.study_file import designs_of
 from .output_files import check_output, write_all, write_csv
 from .plots import plot_input_efforts, plot_response, plot_torque_speed, require_matplotlib
 
@@ -75,10 +75,10 @@ def run_study(args: argparse.Namespace) -> int:
     require_matplotlib("study")
     study = read_study(args.study, bundled_model())
     problem = DesignProblem.of(study)
-    total = None                # an optimisation's count is known at its end only
-    if study.kind == "sweep":
-        total = math.prod(study.sweep.points) if study.sweep.method == "grid" \
-            else study.sweep.samples
+    states = sum(len(case.trajectory.t) for case in problem.cases)
+    print(f"{study.source}: {study.kind}: {'at most ' * (study.kind == 'optimize')}"
+          f"{designs_of(study)} design(s), {states} states per design")
+    total = designs_of(study) if study.kind == "sweep" else None   # an optimisation stops early
     try:
         with _progress(total, study.kind) as progress, \
                 Runner(args.jobs, args.scheduler, progress) as runner:

@@ -24,7 +24,7 @@ from ..model import Model, ModelError, model_from_dict
 from ..trajectories import Trajectory, from_csv, motion, violation
 from .outputs import Case, CaseLoads, constraint_margins, summarise
 from .parameters import Parameter, document_value
-from .study_file import MotionSpec, Study
+from .study_file import MAX_STATES, MotionSpec, Study, StudyError
 
 #: An infeasible design's objective: worse than any feasible one, finite for the optimisers.
 PENALTY = 1e30
@@ -55,14 +55,23 @@ def _samples(model: Model, spec: MotionSpec) -> Trajectory:
 
 
 def cases_of(study: Study, model: Model) -> list[Case]:
-    """The study's load cases on the unchanged model (the motions are sampled once)."""
+    """The study's load cases on the unchanged model (the motions are sampled once);
+    StudyError once the states per design pass :data:`MAX_STATES`, before any design."""
     cases = []
-    for spec in study.motions:
+    states = 0
+    for n, spec in enumerate(study.motions):
+        traj = None
         if spec.name is not None:
             traj = motion(model, spec.name, study.dt)
         elif spec.trajectory is not None:
             traj = from_csv(model, str(spec.trajectory))
-        else:
+        # counted before a sampled motion is drawn
+        states += (spec.samples if traj is None else len(traj.t)) * len(study.payload_cases)
+        if states > MAX_STATES:
+            raise StudyError(f"{study.source}: motions[{n}]: the motions so far make {states} "
+                             f"states per design (samples x {len(study.payload_cases)} payload "
+                             f"case(s)), expected at most {MAX_STATES}")
+        if traj is None:
             traj = _samples(model, spec)
         for k, payloads in enumerate(study.payload_cases):
             label = spec.label if len(study.payload_cases) == 1 else f"{spec.label}+payloads{k}"

@@ -44,8 +44,11 @@ class Runner:
                                      ) from None
             try:
                 self.client = Client(scheduler, timeout="10s")
-            except (OSError, TimeoutError) as exc:
-                raise RunnerError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
+            # any failure (a bad scheme, a missing port, no answer) is the address's
+            except Exception as exc:
+                why = " ".join(str(exc).split()) or type(exc).__name__
+                raise RunnerError(f"--scheduler {scheduler}: cannot connect: {why}, expected "
+                                  "a reachable Dask scheduler (tcp://HOST:8786)") from None
 
     @property
     def workers(self) -> int:

@@ -35,8 +35,16 @@ from .parameters import Parameter, ParameterPathError, document_value, parse_pat
 KINDS = ("sweep", "optimize", "envelope")
 CONSTRAINTS = ("stroke", "effort_limits", "spring_tension")
 MAX_PARAMETERS = 16
-MAX_DESIGNS = 1_000_000
-MAX_SAMPLES = 1_000_000
+#: Motions and payload cases: each multiplies the states every design evaluates.
+MAX_MOTIONS = MAX_PAYLOAD_CASES = 16
+#: A sampled motion's states: a workspace's gravity loads need thousands, not millions.
+MAX_SAMPLES = 20_000
+#: States per design (motions' samples x payload cases): about 17.6 kB each while a design is
+#: evaluated, so at most about 2 GB.
+MAX_STATES = 100_000
+#: Designs of a sweep or an optimisation: about 40 designs/s on the bundled model, so under an
+#: hour on a core.
+MAX_DESIGNS = 100_000
 
 
 class StudyError(DocumentError):
@@ -170,12 +178,12 @@ def read_study(path: str | Path, default_model: Path) -> Study:
     return Study(source, kind, model_path, model_text, document, motions, dt, cases,
                  parameters, objective, frozenset(constraints),
                  _sweep(f, data.get("sweep", {}), len(parameters)),
-                 _optimize(f, data.get("optimize", {})))
+                 _optimize(f, data.get("optimize", {}), len(parameters)))
 
 
 def _motions(f: _Fields, value: Any, base: Path) -> tuple[MotionSpec, ...]:
-    if not isinstance(value, list) or not value:
-        raise f.got("motions", value, "a non-empty list")
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_MOTIONS:
+        raise f.got("motions", value, f"a list of 1 to {MAX_MOTIONS} motions")
     out = []
     for k, item in enumerate(value):
         where = f"motions[{k}]"
@@ -197,8 +205,9 @@ def _motions(f: _Fields, value: Any, base: Path) -> tuple[MotionSpec, ...]:
 
 
 def _payloads(f: _Fields, value: Any, model) -> tuple[tuple[Payload, ...], ...]:
-    if not isinstance(value, list) or not value:
-        raise f.got("payloads", value, "a non-empty list of load cases {BODY.POINT: KG}")
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_PAYLOAD_CASES:
+        raise f.got("payloads", value, f"a list of 1 to {MAX_PAYLOAD_CASES} load cases "
+                                       "{BODY.POINT: KG}")
     cases = []
     for k, case in enumerate(value):
         case = f.mapping(case or {}, f"payloads[{k}]", set(map(str, case or {})))
@@ -288,12 +297,33 @@ def _sweep(f: _Fields, value: Any, n_parameters: int) -> SweepSpec:
                      f.integer(value.get("seed", 0), "sweep.seed", 0, 2**32 - 1))
 
 
-def _optimize(f: _Fields, value: Any) -> OptimizeSpec:
+def _optimize(f: _Fields, value: Any, n_parameters: int) -> OptimizeSpec:
     value = f.mapping(value or {}, "optimize", {"seed", "population", "iterations", "polish"})
     polish = value.get("polish", True)
     if not isinstance(polish, bool):
         raise f.got("optimize.polish", polish, "true or false")
-    return OptimizeSpec(f.integer(value.get("seed", 0), "optimize.seed", 0, 2**32 - 1),
+    spec = OptimizeSpec(f.integer(value.get("seed", 0), "optimize.seed", 0, 2**32 - 1),
                         f.integer(value.get("population", 10), "optimize.population", 4, 200),
                         f.integer(value.get("iterations", 30), "optimize.iterations", 1, 10_000),
                         polish)
+    if optimize_designs(spec, n_parameters) > MAX_DESIGNS:
+        raise f.fail("optimize", f"population {spec.population} x (iterations "
+                                 f"{spec.iterations} + 1) x {n_parameters} parameter(s) make "
+                                 f"{optimize_designs(spec, n_parameters)} designs, expected at "
+                                 f"most {MAX_DESIGNS}")
+    return spec
+
+
+def optimize_designs(spec: OptimizeSpec, n_parameters: int) -> int:
+    """The designs differential evolution evaluates at most (scipy's count: population x
+    parameters per generation, the first one included), before the polish."""
+    return spec.population * (spec.iterations + 1) * n_parameters
+
+
+def designs_of(study: Study) -> int:
+    """The designs the study evaluates (an optimisation's: at most, before the polish)."""
+    if study.kind == "envelope":
+        return 1
+    if study.kind == "optimize":
+        return optimize_designs(study.optimize, len(study.parameters))
+    return math.prod(study.sweep.points) if study.sweep.method == "grid" else study.sweep.samples
