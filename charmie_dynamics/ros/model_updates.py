@@ -55,12 +55,11 @@ class ModelParser(Generic[T]):
     after that of a newer valid text, are counted in ``superseded`` and dropped: the newest
     valid text wins (a rejected text supersedes nothing), and a flood of large texts cannot
     pile up in memory. The outcomes of the last ``REMEMBERED`` texts are kept by digest: a
-    text seen again is answered at once (``repeated``), so a flood of one text neither costs
-    a parse per message nor displaces the text waiting in its lane (nor does a copy of a text
-being parsed or waiting). ``parse`` raises
-    :class:`ModelError` for a bad text; any other exception (a MemoryError, a failure in the
-    evaluator or numba) is reported as a :class:`ModelError` too, and the lane goes on with the
-    next text.
+    text seen again is answered at once (``repeated``), and a copy of a text being parsed or
+    waiting is dropped, so a flood of one text neither costs a parse per message nor
+    displaces the text waiting in its lane. ``parse`` raises :class:`ModelError` for a bad
+    text; any other exception (a MemoryError, a failure in the evaluator or numba) is
+    reported as a :class:`ModelError` too, and the lane goes on with the next text.
     """
 
     REMEMBERED = 4
