@@ -78,10 +78,8 @@ def plot_efforts(path: Path, t: np.ndarray, model: Model, coordinate_effort: np.
     """One panel per subsystem of the efforts over time: ``coordinate_effort`` is
     (samples, coordinates) and ``actuator_force`` (samples, actuators), as ``Loads`` holds
     them; an actuator's panel shows its axial force (positive pushes)."""
-    efforts = np.array(coordinate_effort, dtype=float)
-    for k, name in enumerate(model.actuator_names):
-        efforts[:, model.input_names.index(name)] = actuator_force[:, k]
-    plot_input_efforts(path, t, model, {"": efforts}, title)
+    plot_input_efforts(path, t, model, {"": model.in_input_order(coordinate_effort,
+                                                                 actuator_force)}, title)
 
 
 def plot_input_efforts(path: Path, t: np.ndarray, model: Model, series: dict[str, np.ndarray],

@@ -273,9 +273,7 @@ def input_efforts(model: Model, state: JointSpaceState) -> np.ndarray:
     q, qd, qdd = state_samples(state)[:3]
     loads = run_inverse_dynamics(model, q, qd, qdd,
                                  InverseDynamicsData(model, (q.shape[0],), keep="efforts"))
-    u = loads.coordinate_effort.copy()
-    for k, name in enumerate(model.actuator_names):
-        u[:, model.input_names.index(name)] = loads.actuator_force[:, k]
+    u = model.in_input_order(loads.coordinate_effort, loads.actuator_force)
     _, J, _ = input_jacobians(model, q)
     u += friction(model.compiled.actuator_space, qd / J)
     return u.reshape(np.shape(state.q))

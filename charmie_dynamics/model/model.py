@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from functools import cached_property
 
+import numpy as np
+
 from .compiled import CompiledModel
 from .parameters import (Actuator, Balancer, Body, Friction, JointLimits, JointType,  # noqa: F401
                          ModelParameters, PointRef, Spring, SpringParams)
@@ -24,3 +26,12 @@ class Model(ModelParameters):
         actuator space, built on first use and held for the model's life: constructing a
         model (the loader's validation) stays cheap."""
         return CompiledModel.build(self)
+
+    def in_input_order(self, per_coordinate: np.ndarray, per_actuator: np.ndarray) -> np.ndarray:
+        """(..., n_inputs) in ``input_names`` order from per-coordinate values (..., n) and
+        per-actuator values (..., n_actuators): each actuator's value in the slot of the
+        coordinate it drives (efforts: its axial force; rates: its length's rate). A copy."""
+        out = np.array(per_coordinate, dtype=float)
+        for k, name in enumerate(self.actuator_names):
+            out[..., self.input_names.index(name)] = per_actuator[..., k]
+        return out

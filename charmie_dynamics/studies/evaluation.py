@@ -134,12 +134,8 @@ class DesignProblem:
             except MechanismRangeError as exc:
                 raise Infeasible("loop_does_not_assemble", f"{case.label}: {exc}") from None
             loads: Loads = inverse_dynamics(model, state, payloads=case.payloads)
-            # in input order: an actuator in place of the coordinate it drives (plots.py too)
-            efforts = loads.coordinate_effort.copy()
-            speeds = state.qd.copy()
-            for k, name in enumerate(model.actuator_names):
-                efforts[:, model.input_names.index(name)] = loads.actuator_force[:, k]
-                speeds[:, model.input_names.index(name)] = state.actuator_velocity[:, k]
+            efforts = model.in_input_order(loads.coordinate_effort, loads.actuator_force)
+            speeds = model.in_input_order(state.qd, state.actuator_velocity)
             result = CaseLoads(case, speeds, efforts,
                                state.actuator_length.copy(), loads.spring_tension.copy(),
                                loads.coordinate_effort.copy(), state.qd.copy(),
