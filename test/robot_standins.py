@@ -31,12 +31,13 @@ import sys
 import rclpy
 from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import Odometry
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
+
+from charmie_dynamics.ros.run import run_node
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 TF = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
@@ -140,15 +141,17 @@ def main() -> None:
     role, path = sys.argv[1], sys.argv[2]
     with open(path, encoding="utf-8") as f:
         config = json.load(f)
-    rclpy.init()
-    node = ROLES[role](config)
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    role_class = ROLES[role]
+
+    class Configured(role_class):
+        def __init__(self) -> None:
+            super().__init__(config)
+
+    Configured.__name__ = role_class.__name__
+    # the package's node runner: SIGINT/SIGTERM at any moment end it with status 0, and a
+    # second SIGINT during teardown is ignored (rclpy.spin here once ignored launch's SIGINT
+    # and SIGTERM for 125 s in CI, a broadcaster whose only timer was cancelled)
+    sys.exit(run_node(Configured))
 
 
 if __name__ == "__main__":

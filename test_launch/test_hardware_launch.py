@@ -175,9 +175,15 @@ class TestRobotGraph(unittest.TestCase):
         self.assertEqual(kinds, ["core"] * n_core + ["fallback"] * (len(kinds) - n_core))
         self.ros.spin_until(lambda: len(self.feedforward_states.messages)
                             >= len(self.feedforward.messages), 5.0)
-        copies = [list(m.effort) for m in self.feedforward_states.messages]
         self.assertEqual(list(self.feedforward_states.messages[0].name), hardware)
-        self.assertEqual(copies, [list(m.data) for m in self.feedforward.messages])
+        # each copy is a feedforward message's, in order; the node's writers keep the last 10
+        # samples (reliable, as robot_state_publisher's), so at 500 Hz a loaded reader can miss
+        # one (CI: one of 1054): the copies are a subsequence, of at least 90 %
+        remaining = iter([list(m.data) for m in self.feedforward.messages])
+        copies = [list(m.effort) for m in self.feedforward_states.messages]
+        self.assertTrue(all(copy in remaining for copy in copies),
+                        "a feedforward_states copy is not a feedforward message, in order")
+        self.assertGreaterEqual(len(copies), 0.9 * len(self.feedforward.messages))
 
         # every message accounted for: from the first evaluation on (the loader's model in,
         # every publisher heard), each joint_states message is one evaluation, or joint_too_old
