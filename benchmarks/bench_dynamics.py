@@ -31,7 +31,7 @@ import pinocchio as pin
 from common import timings_us, write_result
 from charmie_dynamics import bundled_model, forward_kinematics, jit, load_model, resolve_state
 from charmie_dynamics.dynamics import forward_dynamics, inverse_dynamics
-from charmie_dynamics.dynamics.evaluator import Evaluator
+from charmie_dynamics.evaluators.evaluator import Evaluator
 from charmie_dynamics.dynamics.inverse import (InverseDynamicsData, _inverse_dynamics_batch,
                                                kernel_arguments)
 from charmie_dynamics.export.urdf import urdf_from_model

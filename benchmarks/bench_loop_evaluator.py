@@ -19,8 +19,8 @@ import numpy as np
 from common import timings_us
 from charmie_dynamics import load_model
 from charmie_dynamics.dynamics import closed_chain as cc
-from charmie_dynamics.dynamics.evaluator import Evaluator
-from charmie_dynamics.dynamics.loop_evaluator import LoopEvaluator
+from charmie_dynamics.evaluators.evaluator import Evaluator
+from charmie_dynamics.evaluators.loop_evaluator import LoopEvaluator
 from charmie_dynamics.resources import share_directory
 
 MODELS = ("five_bar", "irsbot2")

@@ -38,7 +38,7 @@ Measured, over the publishing window (after a 1 s warm-up at 20 Hz that is not c
   ``joint_loads`` with the same ``header.stamp``; and the ``feedforward_efforts`` of that
   evaluation: Float64MultiArray has no stamp, so each feedforward is paired with the
   earliest input not yet paired whose feedforward it is, computed here after the run by the
-  same evaluator (``dynamics.evaluator``) on the same inputs (equal to the last bit: the
+  same evaluator (``evaluators.evaluator``) on the same inputs (equal to the last bit: the
   same kernels); feedforwards that are no input's (the safe policy's hold or watchdog
   values, e.g. after the warm-up) are counted apart;
 * inputs published, inputs evaluated (echoes received; for the dynamics node its own
@@ -219,7 +219,7 @@ def percentiles_ms(values: list[float]) -> dict:
 def expected_feedforwards(model, sent: list) -> list[tuple]:
     """The dynamics node's feedforward for each input (positions, velocities), by the node's
     own pieces (its evaluator, acceleration zero; feedforward_joints: every input)."""
-    from charmie_dynamics.dynamics.evaluator import Evaluator
+    from charmie_dynamics.evaluators.evaluator import Evaluator
     from charmie_dynamics.ros.outputs import FeedforwardMap
     evaluator = Evaluator(model)
     ff = FeedforwardMap(model, model.input_names, model.input_names)

@@ -1,7 +1,7 @@
 """The simulator's speed at 1 ms steps on CHARMIE (or another model with actuators): the
-Python step (dynamics.integrate.step with the simulator node's actuator-space efforts
+Python step (simulation.integrate.step with the simulator node's actuator-space efforts
 evaluated at every stage, joint stops on, ABA) against the compiled step
-(dynamics.actuated_step.held_input_steps) in the same run, for RK4 and semi-implicit Euler,
+(simulation.actuated_step.held_input_steps) in the same run, for RK4 and semi-implicit Euler,
 with one forward-dynamics call (ABA, reused buffers, given joint efforts) as the reference.
 
     .venv/bin/python benchmarks/bench_simulator.py [--model FILE] [--repeats 9]
@@ -28,11 +28,11 @@ import numpy as np
 from common import write_result
 from charmie_dynamics import bundled_model, load_model, resolve_state
 from charmie_dynamics.dynamics import bias_forces, forward_dynamics
-from charmie_dynamics.dynamics.actuated_step import (HeldStepData, held_efforts,
+from charmie_dynamics.simulation.actuated_step import (HeldStepData, held_efforts,
                                                      held_input_steps)
 from charmie_dynamics.dynamics.actuation import input_jacobians, input_space_dynamics
 from charmie_dynamics.dynamics.forward import ForwardDynamicsData
-from charmie_dynamics.dynamics.integrate import INTEGRATORS, StepData, step
+from charmie_dynamics.simulation.integrate import INTEGRATORS, StepData, step
 from charmie_dynamics.kinematics import inputs_from_dict
 
 DT = 1e-3

@@ -21,6 +21,7 @@ LAYERS = (
     {"kinematics"},
     {"mechanisms"},
     {"dynamics"},
+    {"simulation", "evaluators"},
     {"export", "trajectories", PACKAGE},
     {"identification", "datasets"},
     {"studies"},

@@ -1,4 +1,4 @@
-"""The compiled simulator step (dynamics/actuated_step.py) against the Python step it
+"""The compiled simulator step (simulation/actuated_step.py) against the Python step it
 compiles, integrate.step with the held actuator efforts' tau(t, q, qd): CHARMIE following the
 validation motion for 1,000 steps of 1 ms by efforts a controller holds over 10 ms periods
 (the simulator node's zero-order hold), Euler and RK4, with and without a claw meeting its stop; the same with numba off (in
@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from charmie_dynamics import load_model, resolve_state
-from charmie_dynamics.dynamics import coordinate_limits
-from charmie_dynamics.dynamics.actuated_step import (HeldStepData, compiled_step_reason,
+from charmie_dynamics.simulation import coordinate_limits
+from charmie_dynamics.simulation.actuated_step import (HeldStepData, compiled_step_reason,
                                                      held_efforts, held_input_steps)
 from charmie_dynamics.dynamics.actuation import friction, input_jacobians, input_space_dynamics
-from charmie_dynamics.dynamics.integrate import step
+from charmie_dynamics.simulation.integrate import step
 from charmie_dynamics.kinematics import inputs_from_dict
 from charmie_dynamics.model import Model
 from charmie_dynamics.trajectories import Trajectory, validation

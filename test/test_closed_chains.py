@@ -359,7 +359,7 @@ def test_only_the_dynamics_node_takes_a_model_with_loops(five_bar):
     """The dynamics node solves the loops (its inputs: the independent coordinates; a
     feedforward joint must be one of them); the simulator and the trajectory player move
     open trees and refuse a model with loops rather than move its tree."""
-    from charmie_dynamics.dynamics.loop_evaluator import LoopEvaluator
+    from charmie_dynamics.evaluators.loop_evaluator import LoopEvaluator
     from charmie_dynamics.ros.model_updates import check_node_model, prepare_model
     prepared = prepare_model(five_bar.model, "", "five_bar.yaml", [], [])
     assert type(prepared.evaluator) is LoopEvaluator

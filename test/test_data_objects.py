@@ -16,7 +16,7 @@ from charmie_dynamics.dynamics import inverse_dynamics
 from charmie_dynamics.dynamics.actuation import actuator_space
 from charmie_dynamics.dynamics.aba import ArticulatedBodyData, articulated_body_solve
 from charmie_dynamics.dynamics.forward import ForwardDynamicsData, forward_dynamics
-from charmie_dynamics.dynamics.integrate import (SimulationData, StepData, simulate, step,
+from charmie_dynamics.simulation.integrate import (SimulationData, StepData, simulate, step,
                                                  stop_at_limits)
 from charmie_dynamics.dynamics.inverse import InverseDynamicsData
 from charmie_dynamics.dynamics.mass_matrix import (BiasForcesData, MassMatrixData, bias_forces,

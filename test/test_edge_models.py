@@ -8,7 +8,8 @@ import pytest
 from charmie_dynamics import (forward_kinematics, inputs_from_dict, point_positions,
                               resolve_state)
 from charmie_dynamics.dynamics import (MassMatrixError, Payload, bias_forces, forward_dynamics,
-                                       inverse_dynamics, mass_matrix, simulate)
+                                       inverse_dynamics, mass_matrix)
+from charmie_dynamics.simulation import simulate
 from charmie_dynamics.mechanisms.auxiliary import auxiliary_segments
 from charmie_dynamics.model import ModelError, model_from_dict
 from charmie_dynamics.model.validation import MAX_BODIES

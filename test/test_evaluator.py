@@ -1,4 +1,4 @@
-"""The evaluator (dynamics/evaluator.py): one call equals the separate core calls
+"""The evaluator (evaluators/evaluator.py): one call equals the separate core calls
 (resolve_state, inverse_dynamics, forward kinematics, auxiliary_segments) to 1e-12, writes
 into the same buffers every call, and refuses what the core refuses, with the core's errors."""
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 from charmie_dynamics import (ActuatorRangeError, auxiliary_segments, forward_kinematics,
                               indirect_joints, inputs_from_dict, load_model, resolve_state)
 from charmie_dynamics.dynamics import inverse_dynamics
-from charmie_dynamics.dynamics.evaluator import Evaluator, NonFiniteLoads
+from charmie_dynamics.evaluators.evaluator import Evaluator, NonFiniteLoads
 from charmie_dynamics.model.model import JointType
 from charmie_dynamics.model.rotations import quaternion_matrix
 from conftest import EXAMPLES

@@ -9,10 +9,10 @@ import yaml
 from scipy.integrate import solve_ivp
 
 from charmie_dynamics import JointSpaceState, forward_kinematics, load_model
-from charmie_dynamics.dynamics import (bias_forces, coordinate_limits, forward_dynamics,
-                                       inverse_dynamics, mass_matrix,
-                                       mass_matrix_from_inverse_dynamics, mechanical_energy,
-                                       simulate, stop_at_limits)
+from charmie_dynamics.dynamics import (bias_forces, forward_dynamics, inverse_dynamics,
+                                       mass_matrix, mass_matrix_from_inverse_dynamics)
+from charmie_dynamics.simulation import (coordinate_limits, mechanical_energy, simulate,
+                                         stop_at_limits)
 from charmie_dynamics.dynamics.aba import articulated_body_solve
 from charmie_dynamics.mechanisms.forces import passive_forces
 from charmie_dynamics.model import JointType, model_from_dict

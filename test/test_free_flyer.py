@@ -14,10 +14,9 @@ import pytest
 import yaml
 
 from charmie_dynamics import JointSpaceState, StateError, forward_kinematics, load_model
-from charmie_dynamics.dynamics import (MassMatrixError, coordinate_limits, forward_dynamics,
-                                       inverse_dynamics,
-                                       mass_matrix, mass_matrix_from_inverse_dynamics,
-                                       mechanical_energy, simulate)
+from charmie_dynamics.dynamics import (MassMatrixError, forward_dynamics, inverse_dynamics,
+                                       mass_matrix, mass_matrix_from_inverse_dynamics)
+from charmie_dynamics.simulation import coordinate_limits, mechanical_energy, simulate
 from charmie_dynamics.dynamics.forward import ForwardDynamicsData
 from charmie_dynamics.kinematics import (body_motion, integrate_configuration,
                                          neutral_configuration)

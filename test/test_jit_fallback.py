@@ -135,7 +135,7 @@ LOOP_SCRIPT = """
 import json
 import numpy as np
 from charmie_dynamics import jit, load_model
-from charmie_dynamics.dynamics.loop_evaluator import LoopEvaluator
+from charmie_dynamics.evaluators.loop_evaluator import LoopEvaluator
 evaluator = LoopEvaluator(load_model("config/examples/irsbot2.yaml"))
 x = evaluator.chain.assembled[evaluator.chain.independent] + 0.02
 out = evaluator(x, np.array([0.3, -0.2]), np.array([1.0, 0.5]))

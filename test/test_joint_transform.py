@@ -23,8 +23,8 @@ import pytest
 import yaml
 
 from charmie_dynamics import forward_kinematics
-from charmie_dynamics.dynamics import (coordinate_limits, forward_dynamics, inverse_dynamics,
-                                       mass_matrix)
+from charmie_dynamics.dynamics import forward_dynamics, inverse_dynamics, mass_matrix
+from charmie_dynamics.simulation import coordinate_limits
 from charmie_dynamics.dynamics.aba import coordinate_groups
 from charmie_dynamics.kinematics.limits import InputLimits
 from charmie_dynamics.model import ModelError, model_from_dict
@@ -241,8 +241,8 @@ PLAIN_PYTHON = """
 import json, sys
 import numpy as np
 from charmie_dynamics import JointSpaceState, forward_kinematics, jit
-from charmie_dynamics.dynamics import (coordinate_limits, forward_dynamics, inverse_dynamics,
-                                       mass_matrix)
+from charmie_dynamics.dynamics import forward_dynamics, inverse_dynamics, mass_matrix
+from charmie_dynamics.simulation import coordinate_limits
 from charmie_dynamics.model import model_from_dict
 document, q, qd, qdd = json.loads(sys.stdin.read())
 model = model_from_dict(document)

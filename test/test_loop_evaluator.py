@@ -1,4 +1,4 @@
-"""The loop evaluator (dynamics/loop_evaluator.py), the dynamics node's pipeline for models
+"""The loop evaluator (evaluators/loop_evaluator.py), the dynamics node's pipeline for models
 with loops, against independent means: the closed chain's inverse dynamics by mass matrix and
 bias forces (dynamics/closed_chain.py: tau = G^T (H qdd + b)), the tree's inverse dynamics
 with the cut wrenches applied giving S^T tau (zero at every passive joint: the cut wrenches'
@@ -10,8 +10,8 @@ import pytest
 
 from charmie_dynamics import forward_kinematics, load_model
 from charmie_dynamics.dynamics import closed_chain as cc
-from charmie_dynamics.dynamics.evaluator import Evaluator
-from charmie_dynamics.dynamics.loop_evaluator import (LoopEvaluator, LoopSingularityError,
+from charmie_dynamics.evaluators.evaluator import Evaluator
+from charmie_dynamics.evaluators.loop_evaluator import (LoopEvaluator, LoopSingularityError,
                                                       evaluator_for)
 from charmie_dynamics.model.model import JointType
 from charmie_dynamics.model.rotations import quaternion_matrix
@@ -246,7 +246,7 @@ def test_a_far_input_costs_a_bounded_continuation_and_is_reached_over_inputs(mon
     really is there), each call moves the solution 0.3 rad toward it with at most
     0.3 / MAX_STEP + 1 Newton solves (the unbounded evaluator's one call took 1.2 / MAX_STEP),
     and the fifth is evaluated: equal to the unbounded evaluator's result on the same branch."""
-    from charmie_dynamics.dynamics.loop_evaluator import LoopJumpError
+    from charmie_dynamics.evaluators.loop_evaluator import LoopJumpError
     from charmie_dynamics.mechanisms.closed_chains import embedding
     bounded = LoopEvaluator(load_model(FIVE_BAR), max_jump=0.3)
     x0 = bounded.chain.assembled[bounded.chain.independent]
@@ -285,7 +285,7 @@ def test_a_lone_far_glitch_moves_nothing():
     valid input after it is evaluated as if the glitch had not come (the attack: four far
     samples dragged the solution 2 rad away, and the valid inputs after them were refused;
     a solution moved max_jump away was refused by rounding, 0.50000000000000044 > 0.5)."""
-    from charmie_dynamics.dynamics.loop_evaluator import LoopJumpError
+    from charmie_dynamics.evaluators.loop_evaluator import LoopJumpError
     bounded = LoopEvaluator(load_model(FIVE_BAR), max_jump=0.5)
     x0 = bounded.chain.assembled[bounded.chain.independent] + 0.05
     zero = np.zeros(2)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from charmie_dynamics.dynamics.evaluator import Evaluator
+from charmie_dynamics.evaluators.evaluator import Evaluator
 from charmie_dynamics.model.model import JointType
 from charmie_dynamics.ros.inputs import InputRejected, StateAssembler, read_joint_state
 from charmie_dynamics.ros.joint_map import JointMap, JointMapError, read_joint_map

@@ -12,7 +12,7 @@ from scipy.spatial.transform import Rotation
 from charmie_dynamics import auxiliary_segments, forward_kinematics, load_model
 from charmie_dynamics.export import matrix_to_rpy, rpy_to_matrix, urdf_from_model
 from charmie_dynamics.export.urdf import AUX_RADIUS, UNBOUNDED
-from charmie_dynamics.dynamics import coordinate_limits
+from charmie_dynamics.simulation import coordinate_limits
 from charmie_dynamics.model import ModelError, model_from_dict
 from charmie_dynamics.model.urdf import model_from_urdf
 from charmie_dynamics.kinematics import inputs_from_dict, resolve_state

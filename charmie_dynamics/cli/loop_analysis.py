@@ -35,7 +35,7 @@ import numpy as np
 
 from ..dynamics import closed_chain as cc
 from ..dynamics.inverse import Payload
-from ..dynamics.loop_evaluator import LoopEvaluator
+from ..evaluators.loop_evaluator import LoopEvaluator
 from ..errors import InputError
 from ..kinematics.forward import forward_kinematics, point_positions
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
@@ -115,7 +115,7 @@ def _torques(evaluator: LoopEvaluator, t: np.ndarray, x: np.ndarray, xd: np.ndar
              xdd: np.ndarray, title: str) -> tuple[list[Table], list[Step], list[str]]:
     """The efforts, coordinates, multipliers and Newton-Raphson iterations of every sample
     of the independent coordinates (x, xd, xdd: (samples, independent)), warm-started from
-    the last sample's solution (the dynamics node's evaluation, dynamics/loop_evaluator.py)."""
+    the last sample's solution (the dynamics node's evaluation, evaluators/loop_evaluator.py)."""
     chain = evaluator.chain
     names, rows = chain.model.coordinate_names, chain.rows.names
     ind = evaluator.input_names

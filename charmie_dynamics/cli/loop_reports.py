@@ -1,7 +1,7 @@
 """``fk``, ``id`` and ``validate-model`` on a model with loops: the state gives
 the independent coordinates (``ClosedChain.independent_names``); the dependent ones are
 solved by constraint embedding (mechanisms/closed_chains) from the assembled configuration;
-``id`` evaluates as the dynamics node does (dynamics/loop_evaluator.py), with payloads,
+``id`` evaluates as the dynamics node does (evaluators/loop_evaluator.py), with payloads,
 external wrenches and ``--gravity-only``."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..dynamics.loop_evaluator import LoopEvaluator
+from ..evaluators.loop_evaluator import LoopEvaluator
 from ..errors import InputError
 from ..mechanisms.closed_chains import ClosedChain
 from ..model.model import Model
@@ -48,7 +48,7 @@ def solve_report(evaluator: LoopEvaluator) -> dict[str, Any]:
 def loop_id_report(evaluator: LoopEvaluator, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
                    gravity_only: bool = False) -> dict[str, Any]:
     """The JSON document printed by ``id`` for a model with loops (SI units), from the
-    dynamics node's evaluation (dynamics/loop_evaluator.py, with the evaluator's payloads and
+    dynamics node's evaluation (evaluators/loop_evaluator.py, with the evaluator's payloads and
     external wrenches); the joint wrenches are added by ``id`` from ``evaluator.result``."""
     out = evaluator(x, xd, xdd, gravity_only)
     model: Model = evaluator.model

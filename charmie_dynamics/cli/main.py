@@ -33,9 +33,9 @@ from ..kinematics import StateError, forward_kinematics, inputs_from_dict, point
 from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE, InputLimits
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..kinematics.indirect import MechanismRangeError, joint_from_length
-from ..dynamics.evaluator import NonFiniteLoads
+from ..evaluators.evaluator import NonFiniteLoads
 from ..dynamics.inverse import Loads
-from ..dynamics.loop_evaluator import LoopEvaluator
+from ..evaluators.loop_evaluator import LoopEvaluator
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from ..model.actuator_geometry import indirect_joints
 from ..model import load_model
@@ -254,9 +254,10 @@ def compile_kernels(model) -> None:
     """Run every compiled algorithm once on ``model``: one state and a batch of two, the
     nodes' evaluator and the simulator's compiled step (so a node's first start does not
     compile them)."""
-    from ..dynamics import forward_dynamics, mass_matrix, simulate
-    from ..dynamics.actuated_step import compiled_step_reason, held_input_steps
-    from ..dynamics.evaluator import Evaluator
+    from ..dynamics import forward_dynamics, mass_matrix
+    from ..simulation import simulate
+    from ..simulation.actuated_step import compiled_step_reason, held_input_steps
+    from ..evaluators.evaluator import Evaluator
     x, xd, xdd = inputs_from_dict(model)
     for shape in ((), (2,)):
         state = resolve_state(model, *(np.broadcast_to(v, shape + v.shape) for v in (x, xd, xdd)))

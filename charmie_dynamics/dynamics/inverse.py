@@ -335,7 +335,7 @@ def kernel_arguments(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
     """The arguments of the inverse-dynamics kernel, in its order: the packed model (held by
     ``data``, built for its model), the applied loads, the (samples, n) states and
     ``data``'s buffers (plain tuples, see the kernel). The one place that spells them out: :func:`run_inverse_dynamics` and
-    ``dynamics.evaluator`` (which builds them once and calls the kernel inside its own)
+    ``evaluators.evaluator`` (which builds them once and calls the kernel inside its own)
     take them from here."""
     return data.packed, applied, q, qd, qdd, data.buffers
 

@@ -1,6 +1,6 @@
 """The tree of the moving bodies: every body on a fixed joint merged into its parent, built
 once per model (``model.compiled.moving_tree``) for the articulated-body algorithm's route
-(dynamics/forward.py, dynamics/actuated_step.py), as Pinocchio merges fixed joints into
+(dynamics/forward.py, simulation/actuated_step.py), as Pinocchio merges fixed joints into
 their parents' frames.
 
 A body f on a fixed joint (no coordinate) moves with its parent: its placement T_f =

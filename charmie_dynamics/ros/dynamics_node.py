@@ -17,7 +17,7 @@ model's inputs. ``joint_name_map``/``joint_map_file`` give the robot's names (in
 outputs) and units (inputs). ``publish_tf``, ``publish_base_transform`` and ``base_frame``
 leave robot_state_publisher and the base's odometry their frames (``outputs.frame_plan``).
 
-A model with loops (``loops:``) is evaluated by ``dynamics.loop_evaluator``: its inputs are
+A model with loops (``loops:``) is evaluated by ``evaluators.loop_evaluator``: its inputs are
 the loops' independent coordinates (names of dependent ones are accepted and ignored: the
 evaluator solves them, warm-started from its last solution); an input where the loops do
 not close or are singular is rejected as ``loop_singular``, one farther than
@@ -62,8 +62,8 @@ from tf2_msgs.msg import TFMessage
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ..dynamics.evaluator import Evaluation, NonFiniteLoads
-from ..dynamics.loop_evaluator import LoopJumpError, LoopSingularityError
+from ..evaluators.evaluator import Evaluation, NonFiniteLoads
+from ..evaluators.loop_evaluator import LoopJumpError, LoopSingularityError
 from ..kinematics.indirect import MechanismRangeError
 from ..model import model_from_text, read_model_file
 from ..model.model import JointType, Model

@@ -22,8 +22,8 @@ from typing import Callable, Generic, Optional, Sequence, TypeVar
 import numpy as np
 
 from ..documents import bounded
-from ..dynamics.evaluator import Evaluator, NonFiniteLoads
-from ..dynamics.loop_evaluator import LoopEvaluator, LoopSingularityError, evaluator_for
+from ..evaluators.evaluator import Evaluator, NonFiniteLoads
+from ..evaluators.loop_evaluator import LoopEvaluator, LoopSingularityError, evaluator_for
 from ..kinematics.indirect import MechanismRangeError
 from ..model import ModelError
 from ..model.isolated import CHILD_CHECK_BYTES

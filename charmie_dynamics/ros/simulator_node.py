@@ -4,7 +4,7 @@ forward dynamics, in actuator space.
 Every period (1 / ``rate``) the node integrates ``round(1 / (rate dt))`` steps of ``dt``
 (``integrator`` rk4 or euler, ``fd_method`` aba or cholesky; joint stops of integrate.py).
 With ``fd_method: aba`` the steps of a period run in one call of the compiled step
-(dynamics/actuated_step.py, equal to integrate.step); the rare step it hands back (an impact
+(simulation/actuated_step.py, equal to integrate.step); the rare step it hands back (an impact
 at a joint stop, an actuator leaving its stroke, a non-finite state) and every step of
 ``fd_method: cholesky`` run in Python through integrate.step. Control:
 
@@ -53,10 +53,10 @@ from ..dynamics.actuation import (
     input_jacobians,
     input_space_dynamics,
 )
-from ..dynamics.actuated_step import (HeldStepData, compiled_step_reason, held_efforts,
+from ..simulation.actuated_step import (HeldStepData, compiled_step_reason, held_efforts,
                                       held_input_steps)
 from ..dynamics.forward import METHODS
-from ..dynamics.integrate import INTEGRATORS, check_within_limits, step
+from ..simulation.integrate import INTEGRATORS, check_within_limits, step
 from ..kinematics import resolve_state
 from ..kinematics.indirect import MechanismRangeError
 from ..model import load_model
@@ -223,7 +223,7 @@ class SimulatorNode(Node):
         self._publish_state()
 
     def _compiled_steps(self, effort: np.ndarray, smoothing: np.ndarray, steps: int) -> int:
-        """Up to ``steps`` steps by the compiled step (dynamics/actuated_step.py) from the
+        """Up to ``steps`` steps by the compiled step (simulation/actuated_step.py) from the
         current state, which they advance; how many were taken (0 where it cannot run)."""
         if self.held_step is None:
             return 0

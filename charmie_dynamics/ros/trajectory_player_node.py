@@ -15,7 +15,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..dynamics.evaluator import Evaluator
+from ..evaluators.evaluator import Evaluator
 from ..model import load_model
 from ..resources import bundled_model
 from ..trajectories import MOTIONS, from_csv

@@ -36,11 +36,11 @@ from ..kinematics.indirect import input_jacobians_sample
 from ..model.data import AlgorithmData
 from ..model.model import Model
 from ..model.packed import PackedModel
-from .actuation import actuator_space, joint_efforts_from_inputs, joint_efforts_from_inputs_sample
-from .aba import (ArticulatedBodyData, ArticulatedBodyWork, articulated_body_sample,
+from ..dynamics.actuation import actuator_space, joint_efforts_from_inputs, joint_efforts_from_inputs_sample
+from ..dynamics.aba import (ArticulatedBodyData, ArticulatedBodyWork, articulated_body_sample,
                   bias_articulated_sample)
 from .integrate import INTEGRATORS, EffortFunction, coordinate_limits
-from .inverse import InverseDynamicsBuffers, inverse_dynamics_buffers
+from ..dynamics.inverse import InverseDynamicsBuffers, inverse_dynamics_buffers
 
 EULER, RK4 = 0, 1       # the kernel's integrators, in INTEGRATORS order
 

@@ -31,7 +31,7 @@ from ..mechanisms.auxiliary import auxiliary_segments_sample, balancer_range_err
 from ..model.model import JointType, Model
 from ..model.rotations import quaternion_of
 from ..model.packed import PackedModel
-from .inverse import (NO_LOADS, InverseDynamicsBuffers, InverseDynamicsData, Loads,
+from ..dynamics.inverse import (NO_LOADS, InverseDynamicsBuffers, InverseDynamicsData, Loads,
                       _inverse_dynamics_batch, kernel_arguments)
 
 

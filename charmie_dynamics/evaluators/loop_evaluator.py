@@ -54,9 +54,9 @@ import numpy as np
 
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError, SolveReport
 from ..model.model import Model
-from .closed_chain import multipliers
+from ..dynamics.closed_chain import multipliers
 from .evaluator import Evaluation, Evaluator, NonFiniteLoads
-from .inverse import LOAD_FORCE, LOAD_POINT, LOAD_TORQUE, ExternalWrench, Payload, applied_loads
+from ..dynamics.inverse import LOAD_FORCE, LOAD_POINT, LOAD_TORQUE, ExternalWrench, Payload, applied_loads
 
 __all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "evaluator_for"]
 

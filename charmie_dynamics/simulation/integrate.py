@@ -57,8 +57,8 @@ from ..mechanisms.auxiliary import auxiliary_segments
 from ..mechanisms.forces import spring_energy
 from ..model.data import AlgorithmData
 from ..model.model import Model
-from .forward import ForwardDynamicsData, forward_dynamics, held_solve
-from .mass_matrix import MassMatrixData, mass_matrix
+from ..dynamics.forward import ForwardDynamicsData, forward_dynamics, held_solve
+from ..dynamics.mass_matrix import MassMatrixData, mass_matrix
 
 #: tau(t, q, qd) -> generalized efforts (..., n): N m (revolute) or N (prismatic)
 EffortFunction = Callable[[float, np.ndarray, np.ndarray], np.ndarray]
