@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from charmie_dynamics import forward_kinematics
-from charmie_dynamics.dynamics.aba import coordinate_groups
 from charmie_dynamics.export.urdf import urdf_from_model
 from charmie_dynamics.mechanisms.closed_chains import ClosedChain, LoopAssemblyError
 from charmie_dynamics.model import JointType, ModelError, model_from_dict
@@ -18,7 +17,7 @@ from charmie_dynamics.model.packed import KIND
 import test_inverse_dynamics
 import test_motion_pass
 from test_closed_chains import five_bar_doc
-from test_joint_transform import SEEDS, random_tree
+from test_joint_transform import SEEDS, aba_paths, random_tree
 
 BOX = {"mass": 1.0, "com": [0, 0, 0], "inertia": {"solid_box": [1, 1, 1]}}
 
@@ -52,21 +51,16 @@ def test_random_helical_trees_cover_the_cases():
     """The helical trees that test_joint_transform.py checks against Pinocchio hold helical
     joints beside prismatic and revolute ones, helical mimic joints with a multiplier and an
     offset, and coupled coordinates of both ABA paths (reduced in the recursion, Cholesky)."""
-    mimics = reduced = across = 0
+    mimics, models = 0, []
     for seed in SEEDS:
         document, params = random_tree(seed, helical=True)
-        model = model_from_dict(document)
-        kinds = set(model.compiled.packed.body_int[:, KIND].tolist())
+        models.append(model_from_dict(document))
+        kinds = set(models[-1].compiled.packed.body_int[:, KIND].tolist())
         assert {HELICAL_KIND, PRISMATIC_KIND} <= kinds and np.any(
-            model.joint_type == JointType.REVOLUTE), seed
+            models[-1].joint_type == JointType.REVOLUTE), seed
         mimics += any(p["type"] == "H" and p["coordinate"] and not p["leader"]
                       and p["offset"] != 0.0 and p["multiplier"] != 1.0 for p in params)
-        try:
-            groups = coordinate_groups(model)
-        except ValueError:
-            across += 1
-            continue
-        reduced += any(len(g) > 1 for g in groups)
+    reduced, across = aba_paths(models)
     assert mimics >= 3 and reduced >= 2 and across >= 2, (mimics, reduced, across)
 
 

@@ -208,20 +208,28 @@ def test_random_trees_against_pinocchio(seed, helical):
     assert max(worst.values()) < TOLERANCE, worst
 
 
-def test_random_trees_cover_both_aba_paths():
-    """Among SEEDS, trees whose coupled joints are siblings (the ABA reduces them) and trees
-    coupled across parents (Cholesky instead), each with axes +-e_k and general ones."""
+def aba_paths(models):
+    """(reduced, across): how many of the models have coupled joints that are siblings (the
+    ABA reduces them), how many coupled across parents (Cholesky instead)."""
     reduced = across = 0
-    for seed in SEEDS:
-        model = model_from_dict(random_tree(seed)[0])
-        kinds = model.compiled.packed.body_int[:, KIND]
-        assert REVOLUTE_KIND in kinds and np.any(kinds >= REVOLUTE_X_KIND), seed
+    for model in models:
         try:
             groups = coordinate_groups(model)
         except ValueError:
             across += 1
             continue
         reduced += any(len(g) > 1 for g in groups)
+    return reduced, across
+
+
+def test_random_trees_cover_both_aba_paths():
+    """Among SEEDS, trees of both ABA paths (aba_paths), each with axes +-e_k and general
+    ones."""
+    models = [model_from_dict(random_tree(seed)[0]) for seed in SEEDS]
+    for seed, model in zip(SEEDS, models):
+        kinds = model.compiled.packed.body_int[:, KIND]
+        assert REVOLUTE_KIND in kinds and np.any(kinds >= REVOLUTE_X_KIND), seed
+    reduced, across = aba_paths(models)
     assert reduced >= 2 and across >= 2, (reduced, across)
 
 
