@@ -1,9 +1,10 @@
 """Pinocchio as an oracle for the open tree of a charmie_dynamics model.
 
 The oracle takes the model's parameters (placements, axes, inertias) but none of its
-algorithms: one Pinocchio joint per body, in the same order; a fixed joint becomes a
-revolute joint held at 0, a coupled joint gets q_pin = multiplier * coordinate. Body frame i
-of the model is Pinocchio's joint frame i+1 (0 is Pinocchio's universe).
+algorithms: one Pinocchio joint per body, in the same order (a helical joint is
+JointModelHelicalUnaligned); a fixed joint becomes a revolute joint held at 0, a coupled
+joint gets q_pin = multiplier * coordinate. Body frame i of the model is Pinocchio's joint
+frame i+1 (0 is Pinocchio's universe).
 """
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ def pinocchio_model(model: Model) -> pin.Model:
         axis = np.asarray(model.axis[i]) if body.joint_type != JointType.FIXED else np.array([1.0, 0, 0])
         if body.joint_type == JointType.PRISMATIC:
             joint = pin.JointModelPrismaticUnaligned(axis)
+        elif body.joint_type == JointType.HELICAL:
+            joint = pin.JointModelHelicalUnaligned(axis, float(body.pitch))
         else:
             joint = pin.JointModelRevoluteUnaligned(axis)
         jid = pm.addJoint(parent, joint, placement, body.name)

@@ -2,11 +2,13 @@
 Pinocchio on random trees.
 
 Each tree is drawn (seeded) as plain parameters: random axes written unnormalised (and
-coordinate axes +-e_k, as words or vectors), revolute, prismatic and fixed joints, constant rotations as ZXZ angles, roll-pitch-yaw near
-the singular pitch +-pi/2, quaternions written unnormalised and matrices, coupled (mimic)
-joints with multipliers and offsets, siblings and on other branches. The same parameters
-build our model (through the YAML loader) and a Pinocchio model made with its own API
-(JointModelRevoluteUnaligned / PrismaticUnaligned, SE3 placements from pin.rpy and
+coordinate axes +-e_k, as words or vectors), revolute, prismatic and fixed joints (and
+helical ones in the trees drawn with them), constant rotations as ZXZ angles, roll-pitch-yaw
+near the singular pitch +-pi/2, quaternions written unnormalised and matrices, coupled
+(mimic) joints with multipliers and offsets, siblings and on other branches. The same
+parameters build our model (through the YAML loader) and a Pinocchio model made with its own
+API (JointModelRevoluteUnaligned / PrismaticUnaligned / HelicalUnaligned, SE3 placements
+from pin.rpy and
 pin.Quaternion, Inertia), so the loader's conversions are checked too. Coupled coordinates
 map to Pinocchio's joints by q_pin = S q + offset, v_pin = S qd (S: the multipliers), so
 tau = S^T rnea_pin, H = S^T M_pin S and qdd solves S^T M_pin S qdd = tau - S^T nle_pin.
@@ -22,7 +24,7 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from charmie_dynamics import forward_kinematics
+from charmie_dynamics import body_motion, forward_kinematics
 from charmie_dynamics.dynamics import forward_dynamics, inverse_dynamics, mass_matrix
 from charmie_dynamics.simulation import coordinate_limits
 from charmie_dynamics.dynamics.aba import coordinate_groups
@@ -63,13 +65,16 @@ def random_inertia(rng):
     return R @ np.diag([m[1] + m[2], m[0] + m[2], m[0] + m[1]]) @ R.T
 
 
-def random_tree(seed, n_bodies=10, coupled=True):
-    """(document, parameters) of a random tree; parameters hold what Pinocchio needs."""
+def random_tree(seed, n_bodies=10, coupled=True, helical=False):
+    """(document, parameters) of a random tree; parameters hold what Pinocchio needs.
+    ``helical``: half the moving joints helical (type H, pitch up to 0.2 m/rad either way),
+    the others revolute and prismatic; the same draws as before otherwise."""
     rng = np.random.default_rng(seed)
     bodies, params = [], []
+    moving = ["R", "P", "H", "H"] if helical else ["R", "R", "P"]
     for i in range(n_bodies):
         parent = int(rng.integers(-1, i))
-        jtype = "F" if i > 0 and rng.uniform() < 0.15 else rng.choice(["R", "R", "P"])
+        jtype = "F" if i > 0 and rng.uniform() < 0.15 else rng.choice(moving)
         rotation, R = random_rotation(rng, ROTATION_FORMS[i % 4])
         origin = rng.uniform(-0.5, 0.5, 3)
         mass, com, inertia = rng.uniform(0.5, 3.0), rng.uniform(-0.2, 0.2, 3), random_inertia(rng)
@@ -102,6 +107,8 @@ def random_tree(seed, n_bodies=10, coupled=True):
             body["joint"].update(axis=written, coordinate=coordinate)
             p.update(axis=axis / np.linalg.norm(axis), coordinate=coordinate,
                      multiplier=multiplier, offset=offset, leader=not mimic)
+            if jtype == "H":
+                p["pitch"] = body["joint"]["pitch"] = float(rng.uniform(-0.2, 0.2))
         bodies.append(body)
         params.append(p)
     document = {"format": "charmie_dynamics/model/1", "name": f"random_{seed}",
@@ -129,8 +136,9 @@ def pinocchio_model(params, gravity, coordinates):
             pm.appendBodyToJoint(jid, inertia, placement)
             frames[i] = jid, placement
             continue
-        joint = (pin.JointModelRevoluteUnaligned(p["axis"]) if p["type"] == "R"
-                 else pin.JointModelPrismaticUnaligned(p["axis"]))
+        joint = {"R": lambda: pin.JointModelRevoluteUnaligned(p["axis"]),
+                 "P": lambda: pin.JointModelPrismaticUnaligned(p["axis"]),
+                 "H": lambda: pin.JointModelHelicalUnaligned(p["axis"], p["pitch"])}[p["type"]]()
         jid = pm.addJoint(jid, joint, placement, f"j{i}")
         pm.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
         frames[i] = jid, pin.SE3.Identity()
@@ -146,10 +154,11 @@ def pinocchio_model(params, gravity, coordinates):
 SEEDS = range(6)
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_random_trees_against_pinocchio(seed):
-    """FK of every body, RNEA, CRBA and ABA (both methods) at 5 random states each."""
-    document, params = random_tree(seed)
+def check_against_pinocchio(seed, helical=False):
+    """FK, velocities and accelerations of every body, RNEA, CRBA and ABA (both methods) of
+    ``random_tree(seed, helical=helical)`` at 5 random states; the largest differences
+    (absolute for FK, relative_error for the others), by quantity."""
+    document, params = random_tree(seed, helical=helical)
     model = model_from_dict(document, f"random_{seed}")
     pm, frames, S, offset = pinocchio_model(params, document["gravity"], model.coordinate_names)
     pd = pm.createData()
@@ -160,47 +169,75 @@ def test_random_trees_against_pinocchio(seed):
     efforts = inverse_dynamics(model, joint_state(model, q, qd, qdd)).coordinate_effort
     H = mass_matrix(model, q)
     fd = {method: forward_dynamics(model, q, qd, tau, method) for method in ("aba", "cholesky")}
+    worst = dict.fromkeys(("fk", "motion", "rnea", "crba", "aba", "cholesky"), 0.0)
     for s in range(len(q)):
         qp, vp, ap = S @ q[s] + offset, S @ qd[s], S @ qdd[s]
-        pin.forwardKinematics(pm, pd, qp)
+        pin.forwardKinematics(pm, pd, qp, vp, ap)
+        motion = body_motion(model, forward_kinematics(model, q[s]), qd[s], qdd[s])
         for i, (jid, placement) in frames.items():
             oMi = pd.oMi[jid] * placement
             k = model.body_index(f"b{i}")           # the loader orders bodies depth first
-            np.testing.assert_allclose(fk.rotation_world[s, k], oMi.rotation, rtol=0,
-                                       atol=TOLERANCE, err_msg=f"b{i}")
-            np.testing.assert_allclose(fk.origin_world[s, k], oMi.translation, rtol=0,
-                                       atol=TOLERANCE, err_msg=f"b{i}")
-        assert relative_error(efforts[s], S.T @ pin.rnea(pm, pd, qp, vp, ap)) < TOLERANCE
+            v, a = placement.actInv(pd.v[jid]), placement.actInv(pd.a[jid])
+            for ours, theirs, key in (
+                    (fk.rotation_world[s, k], oMi.rotation, "fk"),
+                    (fk.origin_world[s, k], oMi.translation, "fk"),
+                    (motion.angular_velocity[k], v.angular, "motion"),
+                    (motion.linear_velocity[k], v.linear, "motion"),
+                    (motion.angular_acceleration[k], a.angular, "motion"),
+                    (motion.linear_acceleration[k], a.linear + np.cross(v.angular, v.linear),
+                     "motion")):
+                error = (np.max(np.abs(ours - theirs)) if key == "fk" else
+                         relative_error(ours, theirs))
+                worst[key] = max(worst[key], float(error))
         M = pin.crba(pm, pd, qp)
         M = np.triu(M) + np.triu(M, 1).T
-        assert relative_error(H[s], S.T @ M @ S) < TOLERANCE
         nle = pin.rnea(pm, pd, qp, vp, np.zeros(pm.nv))
         reference = np.linalg.solve(S.T @ M @ S, tau[s] - S.T @ nle)
-        for method, qdd_ours in fd.items():
-            assert relative_error(qdd_ours[s], reference) < TOLERANCE, method
+        for key, ours, theirs in (("rnea", efforts[s], S.T @ pin.rnea(pm, pd, qp, vp, ap)),
+                                  ("crba", H[s], S.T @ M @ S),
+                                  *((method, qdd_ours[s], reference)
+                                    for method, qdd_ours in fd.items())):
+            worst[key] = max(worst[key], relative_error(ours, theirs))
+    return worst
 
 
-def test_random_trees_cover_both_aba_paths():
-    """Among SEEDS, trees whose coupled joints are siblings (the ABA reduces them) and trees
-    coupled across parents (Cholesky instead), each with axes +-e_k and general ones."""
+@pytest.mark.parametrize("helical", [False, True])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_trees_against_pinocchio(seed, helical):
+    worst = check_against_pinocchio(seed, helical)
+    assert max(worst.values()) < TOLERANCE, worst
+
+
+def aba_paths(models):
+    """(reduced, across): how many of the models have coupled joints that are siblings (the
+    ABA reduces them), how many coupled across parents (Cholesky instead)."""
     reduced = across = 0
-    for seed in SEEDS:
-        model = model_from_dict(random_tree(seed)[0])
-        kinds = model.compiled.packed.body_int[:, KIND]
-        assert REVOLUTE_KIND in kinds and np.any(kinds >= REVOLUTE_X_KIND), seed
+    for model in models:
         try:
             groups = coordinate_groups(model)
         except ValueError:
             across += 1
             continue
         reduced += any(len(g) > 1 for g in groups)
+    return reduced, across
+
+
+def test_random_trees_cover_both_aba_paths():
+    """Among SEEDS, trees of both ABA paths (aba_paths), each with axes +-e_k and general
+    ones."""
+    models = [model_from_dict(random_tree(seed)[0]) for seed in SEEDS]
+    for seed, model in zip(SEEDS, models):
+        kinds = model.compiled.packed.body_int[:, KIND]
+        assert REVOLUTE_KIND in kinds and np.any(kinds >= REVOLUTE_X_KIND), seed
+    reduced, across = aba_paths(models)
     assert reduced >= 2 and across >= 2, (reduced, across)
 
 
+@pytest.mark.parametrize("helical", [False, True])
 @pytest.mark.parametrize("seed", range(3))
-def test_uncoupled_trees_against_pinocchio_aba(seed):
+def test_uncoupled_trees_against_pinocchio_aba(seed, helical):
     """Without coupling, S is a permutation: Pinocchio's own ABA is the reference."""
-    document, params = random_tree(50 + seed, coupled=False)
+    document, params = random_tree(50 + seed, coupled=False, helical=helical)
     model = model_from_dict(document)
     pm, _, S, _ = pinocchio_model(params, document["gravity"], model.coordinate_names)
     pd = pm.createData()
@@ -258,8 +295,9 @@ print(json.dumps({"jit": jit.ENABLED,
 """
 
 
-def test_plain_python_equals_compiled_on_a_random_tree():
-    document, _ = random_tree(3)
+@pytest.mark.parametrize("helical", [False, True])
+def test_plain_python_equals_compiled_on_a_random_tree(helical):
+    document, _ = random_tree(3, helical=helical)
     model = model_from_dict(document)
     rng = np.random.default_rng(7)
     q, qd, qdd = (rng.uniform(-2.0, 2.0, (3, model.n_coordinates)) for _ in range(3))

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ..model.model import JointType, Model
+from ..model.model import Model
 
-UNITS = {JointType.REVOLUTE: "N m", JointType.PRISMATIC: "N"}
+#: effort unit by the unit of a joint's coordinate (JointType.unit; a free-flyer's "" has none)
+UNITS = {"rad": "N m", "m": "N"}
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,11 @@ def subsystems(model: Model) -> list[Subsystem]:
                 groups.append(Subsystem(f"actuators of {span}",
                                         tuple(driven[c] for c in names), unit))
                 continue
-            for jtype, jtype_unit in UNITS.items():
-                inputs = tuple(c for c in names if model.bodies[bodies_of[c][0]].joint_type == jtype)
+            for unit, effort_unit in UNITS.items():
+                inputs = tuple(c for c in names
+                               if model.bodies[bodies_of[c][0]].joint_type.unit == unit)
                 if inputs:
-                    groups.append(Subsystem(span, inputs, jtype_unit))
+                    groups.append(Subsystem(span, inputs, effort_unit))
     return sorted(groups, key=lambda g: model.input_names.index(g.inputs[0]))
 
 

@@ -20,7 +20,8 @@
   joints all have ``|multiplier| != 1`` cannot be given its value in URDF, and names that
   collide (a fixed joint ``a_joint`` beside a coordinate ``a_joint``): ModelError naming the
   model's source.
-  Fixed joints are ``<body>_joint``.
+  Fixed joints are ``<body>_joint``. URDF has no helical joint: a model with one (type H)
+  is refused (ModelError naming the body).
 * ``<origin>``: ``xyz`` = the joint point on the parent, ``rpy`` = URDF fixed-axis
   roll-pitch-yaw of the constant rotation R_c (R_c = Rz(yaw) Ry(pitch) Rx(roll)); ``<axis>``
   is the model axis, which is already in the joint frame (a prismatic joint slides along it).
@@ -258,11 +259,17 @@ def _reference_segments(model: Model):
 def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
                     frame_prefix: str = "") -> str:
     """The model as a URDF document (see the module docstring for the conventions); a model
-    with a free-flyer is refused (ModelError): not written yet."""
+    with a free-flyer is refused (ModelError): not written yet; so is one with a helical
+    joint, which URDF cannot describe."""
     if model.free_flyers:
         raise ModelError(f"{model.source}: URDF export of {model.name!r}: body "
                          f"{model.body_names[model.free_flyers[0]]!r} has a floating joint "
                          "(free-flyer), expected a model without one (not written yet)")
+    helical = [b.name for b in model.bodies if b.joint_type == JointType.HELICAL]
+    if helical:
+        raise ModelError(bounded(f"{model.source}: URDF export of {model.name!r}: body "
+                                 f"{helical[0]!r} has a helical joint (H), expected none: URDF "
+                                 "has no helical joint", MAX_ERROR))
     robot = ET.Element("robot", name=model.name)
     if model.loops is not None:
         robot.append(ET.Comment(_loops_comment(model)))

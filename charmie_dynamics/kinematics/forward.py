@@ -29,7 +29,8 @@ from ..linalg import add, mat, mat_mul, mat_vec, rotate, store, store_mat, vec
 from ..model.joint import FREE_KIND, joint_transform
 from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import AXIS, CONFIG, COORD, KIND, ORIGIN, PARENT, ROTATION, SCALARS
+from ..model.packed import (CONFIG, COORD, KIND, ORIGIN, PARENT, ROTATION, SCALARS,
+                            joint_parameters)
 from .configuration import check_configuration
 from .state import FLOAT
 
@@ -105,7 +106,7 @@ def forward_kinematics_sample(body_int, body_vec, body_mat, q, values, rotations
         value = 0.0 if iq < 0 or kind == FREE_KIND else \
             body_vec[i, SCALARS, 0] * q[iq] + body_vec[i, SCALARS, 2]
         values[i] = value
-        R_par, r, _, _ = joint_transform(kind, vec(body_vec, i, AXIS), value, q, iq,
+        R_par, r, _, _ = joint_transform(kind, joint_parameters(body_vec, i), value, q, iq,
                                          mat(body_mat, i, ROTATION), vec(body_vec, i, ORIGIN))
         store_mat(rotations, i, 0, R_par)
         store(origins, i, 0, r)

@@ -34,7 +34,7 @@ from ..linalg import vec3, add, cross3, mat, mat_t_vec, store, vec
 from ..model.data import AlgorithmData
 from ..model.joint import joint_motion
 from ..model.model import Model
-from ..model.packed import AXIS, COM, COORD, KIND, PARENT, SCALARS
+from ..model.packed import COM, COORD, KIND, PARENT, SCALARS, joint_parameters
 from ..slots import A, AC, DW, V, VC, W
 from .forward import Placements
 from .state import samples
@@ -93,8 +93,8 @@ def body_motion_sample(body_int, body_vec, rotations, origins, qd, qdd, base_acc
         rate = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * qd[c]
         acc = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * qdd[c]
         w_in = mat_t_vec(R, w_p)
-        w_J, dw_J, v_J, a_J = joint_motion(body_int[i, KIND], vec(body_vec, i, AXIS), rate, acc,
-                                           w_in, qd, qdd, c)
+        w_J, dw_J, v_J, a_J = joint_motion(body_int[i, KIND], joint_parameters(body_vec, i),
+                                           rate, acc, w_in, qd, qdd, c)
         w = add(w_in, w_J)
         dw = add(mat_t_vec(R, dw_p), dw_J)
         v = add(mat_t_vec(R, add(v_p, cross3(w_p, r))), v_J)

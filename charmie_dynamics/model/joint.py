@@ -1,11 +1,14 @@
 """The joint transform (Featherstone's jcalc): the one place that tells joint types apart.
 
-For a joint with unit axis ``a`` (in the joint frame, which the joint's own motion leaves
-fixed) and joint value ``value`` (rad or m: multiplier * coordinate + offset), the joint
-moves by R_J = Rot(a, value) (revolute), t_J = value a (prismatic), nothing (fixed); its
-motion subspace in the body frame is [s_w; s_v] = [a; 0], [0; a] or 0 (seed 002 eqs. 11d,
-12b). :func:`joint_transform` gives them composed with the body's constant placement in its
-parent (rotation R_c, origin B), as forward kinematics needs them:
+A joint is given by its kind and its parameter row ``joint`` = (a_x, a_y, a_z, h): the unit
+axis ``a`` (in the joint frame, which the joint's own motion leaves fixed) and the pitch
+``h`` (m/rad, a helical joint's; 0 for the others). With the joint value ``value`` (rad or
+m: multiplier * coordinate + offset) the joint moves by R_J = Rot(a, value) (revolute),
+t_J = value a (prismatic), R_J = Rot(a, value) and t_J = h value a (helical: Featherstone's
+RBDA Table 4.1, Pinocchio's JointModelHelicalUnaligned), nothing (fixed); its motion
+subspace in the body frame is [s_w; s_v] = [a; 0], [0; a], [a; h a] or 0 (seed 002 eqs.
+11d, 12b; RBDA Table 4.1). :func:`joint_transform` gives them composed with the body's
+constant placement in its parent (rotation R_c, origin B), as forward kinematics needs them:
 
     R^{p}_{i} = R_c R_J,   r^{p}_{i} = B + R_c t_J,   s_w, s_v
 
@@ -17,6 +20,8 @@ parent's angular velocity in the body frame:
     omega += qd s_w,   omegad += qdd s_w + qd w_in x s_w,
     v += qd s_v,       a += qdd s_v + 2 qd w_in x s_v      (a: classical, of the body origin)
 
+(a helical joint has both terms: its slide R_c h value a runs along a line fixed in the
+parent, so its Coriolis term is the prismatic joint's, and its turn adds the revolute's).
 A continuous joint is a revolute joint without limits.
 
 **The free-flyer** (JointType.FLOATING, Pinocchio's JointModelFreeFlyer; only on a root
@@ -58,8 +63,8 @@ from .rotations import quaternion_rows, rotation_about, turn_about_coordinate_ax
 
 REVOLUTE, PRISMATIC = int(JointType.REVOLUTE), int(JointType.PRISMATIC)
 FIXED_KIND, REVOLUTE_KIND, PRISMATIC_KIND = int(JointType.FIXED), REVOLUTE, PRISMATIC
-FREE_KIND = int(JointType.FLOATING)
-REVOLUTE_X_KIND = 4                 # then Y and Z: REVOLUTE_X_KIND + k about +-e_k
+FREE_KIND, HELICAL_KIND = int(JointType.FLOATING), int(JointType.HELICAL)
+REVOLUTE_X_KIND = len(JointType)    # then Y and Z: REVOLUTE_X_KIND + k about +-e_k
 #: the free-flyer's motion subspace: its velocity coordinate d (Pinocchio's v = [v; w]) is
 #: the component FREE_COLUMNS[d] of our [omega; v] twist (module docstring)
 FREE_COLUMNS = (3, 4, 5, 0, 1, 2)
@@ -74,11 +79,13 @@ def joint_kind(joint_type: int, axis: np.ndarray) -> int:
 
 
 @kernel(inline=True)
-def joint_transform(kind, axis, value, q, iq, R_c, B):
+def joint_transform(kind, joint, value, q, iq, R_c, B):
     """(R^{p}_{i}, r^{p}_{i}, s_w, s_v) of a joint (kernel; module docstring): rows and
-    3-tuples; ``R_c``, ``B`` the constant placement; a free-flyer reads its configuration
-    q[iq:iq + 7] (s_w = s_v = 0: its subspace is FREE_COLUMNS)."""
+    3-tuples; ``joint`` its parameter row (a_x, a_y, a_z, h); ``R_c``, ``B`` the constant
+    placement; a free-flyer reads its configuration q[iq:iq + 7] (s_w = s_v = 0: its
+    subspace is FREE_COLUMNS)."""
     zero = (0.0, 0.0, 0.0)
+    axis = (joint[0], joint[1], joint[2])
     if kind == FREE_KIND:
         t = (q[iq], q[iq + 1], q[iq + 2])
         R_J = quaternion_rows(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6])
@@ -90,15 +97,21 @@ def joint_transform(kind, axis, value, q, iq, R_c, B):
         return mat_mul(R_c, rotation_about(axis, value)), B, axis, zero
     if kind == PRISMATIC_KIND:
         return R_c, add(B, scale(value, mat_vec(R_c, axis))), zero, axis
+    if kind == HELICAL_KIND:
+        s_v = scale(joint[3], axis)
+        return (mat_mul(R_c, rotation_about(axis, value)),
+                add(B, scale(value, mat_vec(R_c, s_v))), axis, s_v)
     return R_c, B, zero, zero
 
 
 @kernel(inline=True)
-def joint_motion(kind, axis, rate, acc, w_in, qd, qdd, c):
+def joint_motion(kind, joint, rate, acc, w_in, qd, qdd, c):
     """The joint's terms of the motion pass (kernel; module docstring): what it adds to the
     angular velocity, angular acceleration, velocity and acceleration of the body origin;
-    a free-flyer reads its rates qd[c:c + 6] and accelerations qdd[c:c + 6]."""
+    ``joint`` its parameter row (a_x, a_y, a_z, h); a free-flyer reads its rates
+    qd[c:c + 6] and accelerations qdd[c:c + 6]."""
     zero = (0.0, 0.0, 0.0)
+    axis = (joint[0], joint[1], joint[2])
     if kind == FREE_KIND:
         v_J, w_J = (qd[c], qd[c + 1], qd[c + 2]), (qd[c + 3], qd[c + 4], qd[c + 5])
         a_v, a_w = (qdd[c], qdd[c + 1], qdd[c + 2]), (qdd[c + 3], qdd[c + 4], qdd[c + 5])
@@ -109,4 +122,8 @@ def joint_motion(kind, axis, rate, acc, w_in, qd, qdd, c):
                                                   scale(2.0 * rate, cross3(w_in, axis)))
     if kind == FIXED_KIND:
         return zero, zero, zero, zero
+    if kind == HELICAL_KIND:
+        s_v = scale(joint[3], axis)
+        return scale(rate, axis), add(scale(acc, axis), scale(rate, cross3(w_in, axis))), \
+            scale(rate, s_v), add(scale(acc, s_v), scale(2.0 * rate, cross3(w_in, s_v)))
     return scale(rate, axis), add(scale(acc, axis), scale(rate, cross3(w_in, axis))), zero, zero

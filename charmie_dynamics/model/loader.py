@@ -25,15 +25,15 @@ from .rotations import AXES, quaternion_matrix, rpy_to_matrix
 from .validation import (FieldReader, INERTIA_ABSOLUTE_TOLERANCE, INERTIA_RELATIVE_TOLERANCE,
                          MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_BODIES, MAX_EFFORT,
                          MAX_GRAVITY, MAX_INERTIA, MAX_LENGTH_M, MAX_LINEAR_VELOCITY,
-                         MAX_MASS_KG, MAX_POINTS, MAX_STIFFNESS, MAX_VISCOUS, MIN_DIRECTION,
-                         MULTIPLIER_RANGE, ModelError, ROTATION_TOLERANCE, UNITS_HINT,
+                         MAX_MASS_KG, MAX_PITCH, MAX_POINTS, MAX_STIFFNESS, MAX_VISCOUS,
+                         MIN_DIRECTION, MULTIPLIER_RANGE, ModelError, ROTATION_TOLERANCE, UNITS_HINT,
                          finite_floats, show)
 
 FORMAT = "charmie_dynamics/model/1"
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 ANGLE_UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
-JOINT_TYPES = {"R": JointType.REVOLUTE, "P": JointType.PRISMATIC, "F": JointType.FIXED,
-               "floating": JointType.FLOATING}
+JOINT_TYPES = {"R": JointType.REVOLUTE, "P": JointType.PRISMATIC, "H": JointType.HELICAL,
+               "F": JointType.FIXED, "floating": JointType.FLOATING}
 JOINT_AXES = ("x", "y", "z", "-x", "-y", "-z")
 
 _log = logging.getLogger(__name__)
@@ -243,7 +243,7 @@ def _friction(r: FieldReader, value: Any, linear: bool, where: str) -> Friction:
 _BODY_KEYS = frozenset({"name", "parent", "origin", "rotation", "joint", "mass", "com", "inertia",
                         "points", "virtual"})
 _JOINT_KEYS = frozenset({"type", "axis", "coordinate", "multiplier", "offset", "limits",
-                         "friction"})
+                         "friction", "pitch"})
 _JOINT_TYPE_NAMES = tuple(JOINT_TYPES)
 
 
@@ -261,7 +261,10 @@ def _body(r: FieldReader, data: Any, k: int, max_points: int) -> Body:
                                  f"{where}.joint.type")]
     axis = np.zeros(3)
     coordinate: Optional[str] = None
-    multiplier, offset = 1.0, 0.0
+    multiplier, offset, pitch = 1.0, 0.0, 0.0
+    if "pitch" in joint and jtype != JointType.HELICAL:
+        raise r.fail(f"{where}.joint", f"got pitch for a {jtype.name.lower()} joint, expected "
+                                       "it only for a helical joint (H)")
     if jtype == JointType.FLOATING:
         extra = sorted(set(joint) & {"axis", "multiplier", "offset", "limits", "friction"})
         if extra:
@@ -289,6 +292,9 @@ def _body(r: FieldReader, data: Any, k: int, max_points: int) -> Body:
             offset = (r.magnitude(joint["offset"], f"{where}.joint.offset", MAX_ANGLE_RAD,
                                   "angle", "rad", r.angle) if jtype.angular else
                       r.length_value(joint["offset"], f"{where}.joint.offset"))
+        if jtype == JointType.HELICAL:     # length per radian: the file's length unit per rad
+            pitch = r.magnitude(r.get(joint, "pitch", f"{where}.joint"), f"{where}.joint.pitch",
+                                MAX_PITCH, "pitch", "m/rad", r.length, UNITS_HINT)
     else:
         extra = sorted(set(joint) & {"axis", "coordinate", "multiplier", "offset", "limits",
                                      "friction"})
@@ -325,7 +331,7 @@ def _body(r: FieldReader, data: Any, k: int, max_points: int) -> Body:
     return Body(name=name, parent=parent, joint_type=jtype, axis=axis, coordinate=coordinate,
                 multiplier=multiplier, rotation=rotation, origin=origin, mass=mass,
                 com=com, inertia=inertia, points=points, virtual=virtual, limits=limits,
-                friction=friction, offset=offset)
+                friction=friction, offset=offset, pitch=pitch)
 
 
 def _order_parents_first(r: FieldReader, bodies: list[Body]) -> list[Body]:
@@ -385,7 +391,7 @@ def _actuator(r: FieldReader, tree: Model, data: Any, k: int) -> Actuator:
     except KeyError:
         raise r.fail(f"{where}.drives", f"got {show(drives_name)}, expected a body name") from None
     body = tree.bodies[drives]
-    if body.joint_type in (JointType.FIXED, JointType.FLOATING):
+    if body.joint_type not in (JointType.REVOLUTE, JointType.PRISMATIC):
         raise r.fail(f"{where}.drives", f"{drives_name} has a {body.joint_type.name.lower()} "
                                         "joint, expected R or P")
     base = _point(r, tree, r.get(data, "base", where), f"{where}.base")

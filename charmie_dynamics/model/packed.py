@@ -36,8 +36,10 @@ class BodyInt(IntEnum):
 
 class BodyVec(IntEnum):
     """body_vec slots (3-vectors): the unit joint axis, the placement's origin B, the centre
-    of mass, the motion subspace [S_W; S_V] (joint.py; adjacent: read as one 6-vector), and
-    SCALARS = (multiplier, mass, offset): joint value = multiplier * coordinate + offset."""
+    of mass, the motion subspace [S_W; S_V] (joint.py; adjacent: read as one 6-vector),
+    SCALARS = (multiplier, mass, offset): joint value = multiplier * coordinate + offset,
+    and PITCH = (pitch, 0, 0): a helical joint's slide per radian (m/rad), 0 otherwise.
+    AXIS and PITCH are the joint's parameter row (:func:`joint_parameters`)."""
 
     AXIS = 0
     ORIGIN = 1
@@ -45,6 +47,7 @@ class BodyVec(IntEnum):
     S_W = 3
     S_V = 4
     SCALARS = 5
+    PITCH = 6
 
 
 class BodyMat(IntEnum):
@@ -117,7 +120,7 @@ class BalVec(IntEnum):
 # every numba version folds as compile-time constants (numba 0.57, the floor, refuses an
 # IntEnum member as an array index; 0.68 accepts it: bench_named_arguments.py measures both)
 PARENT, JOINT, COORD, DRIVEN_BY, KIND, CONFIG = map(int, BodyInt)
-AXIS, ORIGIN, COM, S_W, S_V, SCALARS = map(int, BodyVec)
+AXIS, ORIGIN, COM, S_W, S_V, SCALARS, PITCH = map(int, BodyVec)
 ROTATION, INERTIA = map(int, BodyMat)
 A_DRIVES, A_BASE_BODY, A_END_BODY, A_BRANCH, A_SHARING = map(int, ActInt)
 A_BASE, A_END, A_SOLVE, A_PERP2, A_STROKE, A_JOINT_BASE = map(int, ActVec)
@@ -131,7 +134,7 @@ class PackedModel(NamedTuple):
     """Constant arrays of a model, in the layout of the column and slot names above."""
 
     body_int: np.ndarray      # (nb, 6) int64
-    body_vec: np.ndarray      # (nb, 6, 3)
+    body_vec: np.ndarray      # (nb, 7, 3)
     body_mat: np.ndarray      # (nb, 2, 3, 3)
     subspace: np.ndarray      # (nb, 6): [S_W; S_V] of body_vec, for the 6-vector kernels
     base_acceleration: np.ndarray   # (3,): -gravity, folds gravity into the accelerations
@@ -141,6 +144,14 @@ class PackedModel(NamedTuple):
     spring_vec: np.ndarray    # (ns, 3, 3)
     bal_int: np.ndarray       # (nbal, 4) int64
     bal_vec: np.ndarray       # (nbal, 5, 3)
+
+
+@kernel(inline=True)
+def joint_parameters(body_vec, i):
+    """Body i's joint parameter row (a_x, a_y, a_z, pitch), as the joint transform
+    (joint.py) takes it (kernel)."""
+    return (body_vec[i, AXIS, 0], body_vec[i, AXIS, 1], body_vec[i, AXIS, 2],
+            body_vec[i, PITCH, 0])
 
 
 def _law(params) -> list[float]:
@@ -158,15 +169,16 @@ def pack_model(model: ModelParameters, joints: tuple[IndirectJoint, ...]) -> Pac
     kinds = [joint_kind(t, a) for t, a in zip(model.joint_type.tolist(), model.axis)]
     body_int = np.column_stack([model.parent, model.joint_type, model.coordinate_index,
                                 driven_by, kinds, model.configuration_index]).reshape(nb, 6)
-    body_vec = np.zeros((nb, 6, 3))
+    body_vec = np.zeros((nb, len(BodyVec), 3))
     body_vec[:, AXIS] = model.axis
     body_vec[:, ORIGIN] = model.origin
     body_vec[:, COM] = model.com
+    body_vec[:, PITCH, 0] = model.pitch
     identity, zero = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)), (0.0, 0.0, 0.0)
     neutral = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])     # a free-flyer's, at rest
     for i in range(nb):
         _, _, body_vec[i, S_W], body_vec[i, S_V] = joint_transform(
-            kinds[i], tuple(map(float, model.axis[i])), 0.0, neutral, 0, identity, zero)
+            kinds[i], joint_parameters(body_vec, i), 0.0, neutral, 0, identity, zero)
     body_vec[:, SCALARS, 0] = model.multiplier
     body_vec[:, SCALARS, 1] = model.mass
     body_vec[:, SCALARS, 2] = model.offset

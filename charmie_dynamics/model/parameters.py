@@ -20,17 +20,21 @@ from .cut_joints import Loops
 
 class JointType(IntEnum):
     """Joint preceding a body: seed 000 section 3.2, JT_i; FLOATING is the free-flyer
-    (6 degrees of freedom, Pinocchio's JointModelFreeFlyer), allowed only on a root body."""
+    (6 degrees of freedom, Pinocchio's JointModelFreeFlyer), allowed only on a root body;
+    HELICAL turns about its axis and slides along it by ``pitch`` per radian (Pinocchio's
+    JointModelHelicalUnaligned, model/joint.py)."""
 
     FIXED = 0
     REVOLUTE = 1
     PRISMATIC = 2
     FLOATING = 3
+    HELICAL = 4
 
     @property
     def angular(self) -> bool:
-        """Its one coordinate is an angle (rad; its effort a torque, N m)."""
-        return self is JointType.REVOLUTE
+        """Its one coordinate is an angle (rad; its effort a torque, N m): a helical joint's
+        too, its slide following from the angle."""
+        return self is JointType.REVOLUTE or self is JointType.HELICAL
 
     @property
     def linear(self) -> bool:
@@ -93,6 +97,7 @@ class Body:
     limits: JointLimits = field(default_factory=JointLimits)
     friction: Friction = field(default_factory=Friction)
     offset: float = 0.0            # rad or m: a mimic joint's offset (see multiplier)
+    pitch: float = 0.0             # m/rad: a helical joint's slide per radian, 0 otherwise
 
 
 @dataclass(frozen=True)
@@ -176,7 +181,7 @@ class ModelParameters:
     The flat arrays (index = body index) are what the recursions loop over:
     ``parent`` (-1 for the world), ``joint_type``, ``axis``, ``rotation``, ``origin``,
     ``coordinate_index`` (-1 for fixed joints), ``multiplier``, ``offset`` (joint value =
-    multiplier * coordinate + offset), ``mass``, ``com``, ``inertia``. Models compare and
+    multiplier * coordinate + offset), ``pitch`` (helical joints, m/rad), ``mass``, ``com``, ``inertia``. Models compare and
     hash by identity.
 
     Coordinates are velocity coordinates: qd, qdd and the efforts have ``nv`` =
@@ -206,6 +211,7 @@ class ModelParameters:
     coordinate_index: np.ndarray = field(init=False)
     multiplier: np.ndarray = field(init=False)
     offset: np.ndarray = field(init=False)
+    pitch: np.ndarray = field(init=False)
     configuration_names: tuple[str, ...] = field(init=False)
     configuration_index: np.ndarray = field(init=False)
     coordinate_configuration: np.ndarray = field(init=False)
@@ -252,6 +258,7 @@ class ModelParameters:
             "coordinate_configuration": np.array(to_q, dtype=int),
             "multiplier": _frozen([b.multiplier for b in self.bodies]),
             "offset": _frozen([b.offset for b in self.bodies]),
+            "pitch": _frozen([b.pitch for b in self.bodies]),
             "mass": _frozen([b.mass for b in self.bodies]),
             "com": _frozen([b.com for b in self.bodies]),
             "inertia": _frozen([b.inertia for b in self.bodies]),

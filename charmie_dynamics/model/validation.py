@@ -29,6 +29,7 @@ MAX_VISCOUS = 1e7                                   # N s/m or N m s/rad
 MAX_STIFFNESS = 1e9                                 # N/m
 MAX_GRAVITY = 100.0                                 # m/s^2, each component
 MULTIPLIER_RANGE = (1e-3, 1e3)                      # |multiplier| of a coupled joint
+MAX_PITCH = 1.0                                     # m/rad: a helical joint's slide per radian
 # Inertias within this tolerance of positive semi-definite load with a warning (Pinocchio
 # accepts them): max(relative * largest eigenvalue, absolute kg m^2).
 INERTIA_RELATIVE_TOLERANCE = 1e-6
