@@ -281,7 +281,7 @@ class InverseDynamicsData(AlgorithmData):
         S = self.samples
         named = inverse_dynamics_buffers(model, model.n_bodies, S, keep)
         self.buffers = tuple(named)          # a plain tuple: the kernel's dispatch is faster
-        self.packed = tuple(model.compiled.packed)    # the kernel's model argument, built once
+        self.packed = model.compiled.packed_args      # the kernel's model argument
         b = {k: (v.reshape(self.lead + v.shape[1:]) if keep == "all" or k not in PER_BODY
                  else None) for k, v in named._asdict().items()}
         self.zeros = np.zeros((S, model.n_coordinates))

@@ -77,10 +77,7 @@ def _evaluate(x, xd, xdd, state, inverse, segments, moving, hanging, actuator_sl
     pm, b = PackedModel(*inverse[0]), InverseDynamicsBuffers(*inverse[5])
     rotations, origins, tau, axial, joints = b.rotations[0], b.origins[0], b.tau[0], \
         b.axial[0], b.joints[0]
-    q, qd, qdd, length, velocity, acceleration, jacobian = state
-    bad = resolve_state_sample(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, x, xd, xdd,
-                               q[0], qd[0], qdd[0], length[0], velocity[0], acceleration[0],
-                               jacobian[0])
+    bad = resolve_state_sample(pm, x, xd, xdd, state, 0)
     if bad >= 0:
         return bad, -1, False
     failed = _inverse_dynamics_batch(*inverse)

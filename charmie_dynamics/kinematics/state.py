@@ -17,7 +17,7 @@ from ..linalg import vec
 from ..model.model import Model
 from ..model.joint import REVOLUTE
 from ..model.packed import (A_BRANCH, A_DRIVES, A_PERP2, A_SOLVE, A_STROKE, CONFIG, COORD,
-                            JOINT, SCALARS)
+                            JOINT, SCALARS, PackedModel)
 from .indirect import check_length, solve_joint
 
 
@@ -80,10 +80,14 @@ def inputs_from_dict(model: Model, positions: Optional[Mapping[str, float]] = No
 
 
 @kernel
-def resolve_state_sample(body_int, body_vec, act_int, act_vec, x, xd, xdd, q, qd, qdd, length,
-                         velocity, acceleration, jacobian) -> int:
-    """Joint-space state of one sample (kernel). Returns the index of the first actuator
-    whose length is outside its stroke (or not a number), or -1."""
+def resolve_state_sample(pm, x, xd, xdd, state, s) -> int:
+    """Joint-space state of one sample (kernel): the inputs x, xd, xdd (one sample each) into
+    sample ``s`` of ``state``, the seven (samples, k) arrays of :func:`state_samples`; ``pm``
+    a :class:`~..model.packed.PackedModel`. Returns the index of the first actuator whose
+    length is outside its stroke (or not a number), or -1."""
+    body_int, body_vec, act_int, act_vec = pm.body_int, pm.body_vec, pm.act_int, pm.act_vec
+    q, qd, qdd, length, velocity, acceleration, jacobian = state[0][s], state[1][s], \
+        state[2][s], state[3][s], state[4][s], state[5][s], state[6][s]
     q[:] = x
     qd[:] = xd
     qdd[:] = xdd
@@ -108,13 +112,13 @@ def resolve_state_sample(body_int, body_vec, act_int, act_vec, x, xd, xdd, q, qd
 
 
 @kernel
-def _resolve_state_batch(body_int, body_vec, act_int, act_vec, x, xd, xdd, q, qd, qdd, length,
-                         velocity, acceleration, jacobian) -> int:
+def _resolve_state_batch(packed, x, xd, xdd, state) -> int:
+    """Every sample of :func:`resolve_state_sample`; ``packed``: the packed model as a plain
+    tuple (``model.compiled.packed_args``)."""
+    pm = PackedModel(*packed)
     bad = -1
     for s in range(x.shape[0]):
-        k = resolve_state_sample(body_int, body_vec, act_int, act_vec, x[s], xd[s], xdd[s],
-                                 q[s], qd[s], qdd[s], length[s], velocity[s], acceleration[s],
-                                 jacobian[s])
+        k = resolve_state_sample(pm, x[s], xd[s], xdd[s], state, s)
         if k >= 0 and (bad < 0 or k < bad):
             bad = k
     return bad
@@ -200,9 +204,7 @@ def resolve_state(model: Model, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
                 raise StateError(f"out.{name}: expected a writable C-contiguous float64 array "
                                  f"of shape {shapes[k]} (a state from resolve_state)")
         views = state_samples(out)
-    pm = model.compiled.packed
-    bad = _resolve_state_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, *inputs,
-                               *views)
+    bad = _resolve_state_batch(model.compiled.packed_args, *inputs, views)
     if bad >= 0:
         check_length(model.compiled.indirect_joints[bad], inputs[0][:, model.configuration_index[
             model.actuators[bad].drives]])
