@@ -61,7 +61,7 @@ class Loads:
     coordinate_effort: np.ndarray   # (..., n_coordinates): N m (revolute) or N (prismatic)
     actuator_force: np.ndarray      # (..., n_actuators): axial, N, positive pushes
     spring_names: tuple[str, ...]
-    spring_tension: np.ndarray      # (..., n_springs): N, positive pulls
+    spring_tension: np.ndarray      # (..., n_springs): N (torsion springs N m), positive pulls
     joint_wrenches: np.ndarray      # (..., nb, 4, 3): torque and force ([n; f], slots N,
                                     # F) in the child frame, then in the world frame (slots
                                     # N_WORLD, F_WORLD): charmie_dynamics.slots' convention

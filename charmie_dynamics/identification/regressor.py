@@ -6,9 +6,10 @@ Parameters (:class:`ParameterLayout`, SI):
 * 10 per massive body, Pinocchio's order: m, m c (3), and the inertia about the body frame
   origin I_O = I_C + m (c.c 1 - c c^T) (seed 002 eq. 6, model/compiled.py), as
   (xx, xy, yy, xz, yz, zz);
-* 2 per spring (springs, then balancer springs): the stiffness k (N/m) and the tension at zero
-  length t0 = F0 - k L0 (N), since the tension k (L - L0) + F0 (mechanisms/forces.py) is
-  k L + t0;
+* 2 per spring (springs, balancer springs, torsion springs): the stiffness k (N/m) and the
+  tension at zero length t0 = F0 - k L0 (N), since the tension k (L - L0) + F0
+  (mechanisms/forces.py) is k L + t0; a torsion spring's the same in its angle (N m/rad,
+  N m);
 * 2 per input of ``model.input_names``: viscous and Coulomb friction (seed 004 eq. 43).
 
 Why it is linear. The wrench of body i about its origin, body frame (seed 000 eqs. 33-34,
@@ -308,5 +309,8 @@ def with_parameters(model: Model, pi: np.ndarray) -> Model:
     springs = tuple(replace(s, params=law(s.name, s.params)) for s in model.springs)
     balancers = tuple(replace(b, spring=law(f"{b.name}_spring", b.spring))
                       for b in model.balancers)
+    torsion_springs = tuple(replace(t, params=law(t.name, t.params))
+                            for t in model.torsion_springs)
     return Model(name=model.name, source=model.source, gravity=model.gravity,
-                 bodies=tuple(bodies), actuators=actuators, springs=springs, balancers=balancers)
+                 bodies=tuple(bodies), actuators=actuators, springs=springs, balancers=balancers,
+                 torsion_springs=torsion_springs)

@@ -1,5 +1,6 @@
 """Forces of the passive auxiliary bodies, as external wrenches on the tree's bodies:
-springs (seed 000 eq. 35) and the static balancing mechanism (eqs. 39-41).
+springs (seed 000 eq. 35), the static balancing mechanism (eqs. 39-41) and torsion springs,
+one kernel over the mechanism table (model/packed.py) dispatching on each row's kind.
 
 Sign convention: a spring's force is its tension, ``T = k (L - L0) + F0`` (positive pulls the
 two ends together). Seed 000 eq. 35 is written ``k (L0 - L) + F0``; with the pretension F0
@@ -17,19 +18,35 @@ and the first two rows give the pivot reaction. The sliding body receives -h (pi
 at the hanger's top; the pivot body receives the lever's pivot load and the spring's anchor
 load. All of these are internal to the pair of bodies, so they change how loads flow inside
 the loop, not the robot's reaction on the ground.
+
+Torsion spring (a start body A, an end body B, a unit axis u fixed in A that B carries as the
+same axis: across a revolute joint or a chain of revolute joints with parallel axes): its
+angle is that of B's reference direction r_B from A's r_A about u, both in A's frame,
+
+    theta = atan2(u . (r_A x r_B), r_A . r_B)      in (-pi, pi],
+
+positive when B turns about +u from A, and its torque the law of eq. 35 in the angle,
+``tau = k (theta - theta0) + tau0`` (N m/rad, rad, N m), signed as the tension: positive
+turns B back towards smaller theta, the couple -tau u on B and +tau u on A (equal and
+opposite, internal to the pair). Its energy is ``spring_energy`` of the angle,
+1/2 k (theta - theta0)^2 + tau0 (theta - theta0), whose derivative is tau: the couples' power
+-tau u.(w_B - w_A) = -tau dtheta/dt. The angle wraps at +-pi: the references are chosen so
+that the motion stays short of half a turn from them. A component of r_B along u does not
+count (atan2 of its projection on the plane of r_A).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..jit import kernel
 from ..kinematics.forward import Placements, to_world
-from ..linalg import accumulate, add, cross3, mat, mat_t_vec, mat_vec, norm, scale, sub, vec
+from ..linalg import accumulate, add, cross3, dot, mat, mat_t_vec, mat_vec, norm, scale, sub, vec
 from ..model.model import Model, SpringParams
 from ..model.packed import (BALANCER, M_BODY_A, M_BODY_B, M_ITEM, M_KIND, M_LAW, S_END, S_START,
-                            SPRING)
+                            SPRING, T_AXIS, T_END_REFERENCE, T_START_REFERENCE, TORSION_SPRING)
 from ..slots import F, N
 from .auxiliary import balancer_local_points, balancer_range_error
 
@@ -39,7 +56,8 @@ class PassiveForces:
     """Spring tensions and the external wrenches they put on the tree's bodies."""
 
     spring_names: tuple[str, ...]
-    spring_tension: np.ndarray      # (..., n_springs) N, springs then balancer springs
+    spring_tension: np.ndarray      # (..., n_springs) N, springs then balancer springs, then
+                                    # torsion springs' torques (N m)
     external: np.ndarray            # (..., nb, 2, 3): wrench [n; f] on each body, body
                                     # frame, about the body origin (slots N, F)
     hanger_force: np.ndarray        # (..., n_balancers) N: force on the sliding body along
@@ -123,6 +141,27 @@ def _balancer_forces(mech_int, mech_vec, j, rotations, origins, external):
 
 
 @kernel
+def _torsion_angle(mech_int, mech_vec, j, rotations) -> float:
+    """The angle (rad) of the torsion spring of mech row ``j`` (module docstring)."""
+    R_a, R_b = mat(rotations, mech_int[j, M_BODY_A], 1), mat(rotations, mech_int[j, M_BODY_B], 1)
+    u, r_a = vec(mech_vec, j, T_AXIS), vec(mech_vec, j, T_START_REFERENCE)
+    r_b = mat_t_vec(R_a, mat_vec(R_b, vec(mech_vec, j, T_END_REFERENCE)))
+    return math.atan2(dot(u, cross3(r_a, r_b)), dot(r_a, r_b))
+
+
+@kernel
+def _torsion_forces(mech_int, mech_vec, j, rotations, external) -> float:
+    """The couples of the torsion spring of mech row ``j`` added to ``external``; its torque."""
+    T = spring_tension(vec(mech_vec, j, M_LAW), _torsion_angle(mech_int, mech_vec, j, rotations))
+    a, b = mech_int[j, M_BODY_A], mech_int[j, M_BODY_B]
+    u = vec(mech_vec, j, T_AXIS)
+    accumulate(external, a, N, scale(T, u))
+    u_b = mat_t_vec(mat(rotations, b, 1), mat_vec(mat(rotations, a, 1), u))
+    accumulate(external, b, N, scale(-T, u_b))
+    return T
+
+
+@kernel
 def passive_forces_sample(mech_int, mech_vec, rotations, origins, tension, hanger_force,
                           external) -> int:
     """The forces of every mechanism of the table (model/packed.py) of one sample (kernel),
@@ -142,6 +181,8 @@ def passive_forces_sample(mech_int, mech_vec, rotations, origins, tension, hange
             if not reachable:
                 failed = item
             hanger_force[item] = h
+        elif kind == TORSION_SPRING:
+            tension[j] = _torsion_forces(mech_int, mech_vec, j, rotations, external)
     return failed
 
 
@@ -162,7 +203,7 @@ def _passive_forces_batch(mech_int, mech_vec, rotations, origins, tension, hange
 def _law_arguments_batch(mech_int, mech_vec, rotations, origins, out) -> int:
     """The argument of every row's law, sample by sample (kernel): a spring's length, a
     balancer spring's length (from its world points, as its auxiliary segment measures
-    it). Returns a balancer whose lever cannot reach, or -1."""
+    it), a torsion spring's angle. Returns a balancer whose lever cannot reach, or -1."""
     failed = -1
     for s in range(rotations.shape[0]):
         R, O = rotations[s], origins[s]
@@ -177,24 +218,28 @@ def _law_arguments_batch(mech_int, mech_vec, rotations, origins, out) -> int:
                     failed = mech_int[j, M_ITEM]
                 pb = mech_int[j, M_BODY_A]
                 out[s, j] = norm(sub(to_world(R, O, pb, A), to_world(R, O, pb, S)))
+            elif kind == TORSION_SPRING:
+                out[s, j] = _torsion_angle(mech_int, mech_vec, j, R)
     return failed
 
 
 def spring_names(model: Model) -> tuple[str, ...]:
-    """Names of the tensions of :class:`PassiveForces`: springs, then balancer springs (the
-    rows of the mechanism table, model/packed.py)."""
+    """Names of the tensions of :class:`PassiveForces`: springs, balancer springs, torsion
+    springs (the rows of the mechanism table, model/packed.py)."""
     return tuple(s.name for s in model.springs) + tuple(f"{b.name}_spring"
-                                                        for b in model.balancers)
+                                                        for b in model.balancers) \
+        + tuple(t.name for t in model.torsion_springs)
 
 
 def spring_laws(model: Model) -> tuple[SpringParams, ...]:
     """The law of each tension of :class:`PassiveForces`, in :func:`spring_names` order."""
-    return tuple(s.params for s in model.springs) + tuple(b.spring for b in model.balancers)
+    return tuple(s.params for s in model.springs) + tuple(b.spring for b in model.balancers) \
+        + tuple(t.params for t in model.torsion_springs)
 
 
 def law_arguments(model: Model, placements: Placements) -> np.ndarray:
     """(..., n_springs): the argument of each law of :func:`spring_laws` at the placements
-    (a length, m), whose :func:`spring_energy` is the springs' potential energy."""
+    (a length, m, or a torsion spring's angle, rad), whose :func:`spring_energy` is the springs' potential energy."""
     pm = model.compiled.packed
     rotations, origins = placements.per_sample(model)
     out = np.empty((rotations.shape[0], pm.mech_int.shape[0]))

@@ -2,7 +2,7 @@
 
 A kernel call pays for every array argument (numba checks its type), so the parameters the
 recursions read are grouped by what they belong to: bodies, actuators, and the mechanisms
-(springs, balancers) as one table with a kind column, which one kernel dispatches on
+(springs, balancers, torsion springs) as one table with a kind column, which one kernel dispatches on
 (mechanisms/forces.py) as the joint transform does on the joint kind (joint.py).
 Columns and slots are named by the constants below; the arrays are built once per model and
 held by it (``model.compiled.packed``, compiled.py).
@@ -81,15 +81,16 @@ class ActVec(IntEnum):
 
 class MechKind(IntEnum):
     """The kinds of mechanism of the mech table, in the order of its rows (each kind's rows
-    follow the previous kind's): linear springs, balancer halves."""
+    follow the previous kind's): linear springs, balancer halves, torsion springs."""
 
     SPRING = 0
     BALANCER = 1
+    TORSION_SPRING = 2
 
 
 class MechInt(IntEnum):
     """mech_int columns: the kind (MechKind), the two bodies it joins (a spring's start and
-    end, a balancer's pivot and hanger body), ITEM its index among its kind's (a balancer's
+    end, a balancer's pivot and hanger body, a torsion spring's start and end), ITEM its index among its kind's (a balancer's
     in ``model.balancers``: hanger_force, balancer_couple), and a balancer's SIDE and SHARES
     (the actuator whose joint's couple it shares, -1: none; -1 for the other kinds)."""
 
@@ -103,7 +104,8 @@ class MechInt(IntEnum):
 
 class MechVec(IntEnum):
     """mech_vec slot shared by every kind: LAW = (stiffness, free value, preload) of its
-    linear law (mechanisms/forces.py); the kinds' own slots follow (SpringVec, BalVec)."""
+    linear law (mechanisms/forces.py); the kinds' own slots follow (SpringVec, BalVec,
+    TorsionVec)."""
 
     M_LAW = 0
 
@@ -125,6 +127,15 @@ class BalVec(IntEnum):
     B_SIZES = 4
 
 
+class TorsionVec(IntEnum):
+    """A torsion spring's mech_vec slots: its axis and reference direction in the start
+    body's frame, the end body's reference direction in its frame."""
+
+    T_AXIS = 1
+    T_START_REFERENCE = 2
+    T_END_REFERENCE = 3
+
+
 # the members' values under their own names, as the kernels read them: plain ints, which
 # every numba version folds as compile-time constants (numba 0.57, the floor, refuses an
 # IntEnum member as an array index; 0.68 accepts it: bench_named_arguments.py measures both)
@@ -133,12 +144,13 @@ AXIS, ORIGIN, COM, S_W, S_V, SCALARS = map(int, BodyVec)
 ROTATION, INERTIA = map(int, BodyMat)
 A_DRIVES, A_BASE_BODY, A_END_BODY, A_BRANCH, A_SHARING = map(int, ActInt)
 A_BASE, A_END, A_SOLVE, A_PERP2, A_STROKE, A_JOINT_BASE = map(int, ActVec)
-SPRING, BALANCER = map(int, MechKind)
+SPRING, BALANCER, TORSION_SPRING = map(int, MechKind)
 M_KIND, M_BODY_A, M_BODY_B, M_ITEM, M_SIDE, M_SHARES = map(int, MechInt)
 M_LAW, = map(int, MechVec)
 S_START, S_END = map(int, SpringVec)
 B_PIVOT, B_HANGER, B_ANCHOR, B_SIZES = map(int, BalVec)
-MECH_SLOTS = 1 + max(len(SpringVec), len(BalVec))
+T_AXIS, T_START_REFERENCE, T_END_REFERENCE = map(int, TorsionVec)
+MECH_SLOTS = 1 + max(len(SpringVec), len(BalVec), len(TorsionVec))
 
 
 class PackedModel(NamedTuple):
@@ -151,7 +163,7 @@ class PackedModel(NamedTuple):
     base_acceleration: np.ndarray   # (3,): -gravity, folds gravity into the accelerations
     act_int: np.ndarray       # (na, 5) int64
     act_vec: np.ndarray       # (na, 6, 3)
-    mech_int: np.ndarray      # (nm, 6) int64: springs, then balancers
+    mech_int: np.ndarray      # (nm, 6) int64: springs, balancers, torsion springs
     mech_vec: np.ndarray      # (nm, MECH_SLOTS, 3)
 
 
@@ -166,6 +178,9 @@ def mechanism_table(model: ModelParameters, shares: dict[int, int]
               [b.pivot.local, b.hanger.local, b.spring_anchor.local,
                [b.lever_length, b.hanger_length, b.spring_attach]])
              for k, b in enumerate(model.balancers)]
+    rows += [([TORSION_SPRING, t.start, t.end, k, 0, -1], t.params,
+              [t.axis, t.start_reference, t.end_reference])
+             for k, t in enumerate(model.torsion_springs)]
     mech_int = np.array([ints for ints, _, _ in rows], dtype=np.int64).reshape(-1, len(MechInt))
     mech_vec = np.zeros((len(rows), MECH_SLOTS, 3))
     for j, (_, law, slots) in enumerate(rows):
