@@ -81,7 +81,8 @@ STATES = np.array([[0.3, -0.7, 1.1], [-1.2, 0.4, -0.5], [2.0, 1.3, 1.4], [0.0, 0
 
 
 def test_torsion_across_one_joint_is_the_joint_space_spring():
-    """Across q2 alone, theta = q2: the efforts gain k (q2 - q0) + tau0 on q2 only."""
+    """Across q2 alone, theta = q2: the efforts gain k (q2 - q0) + tau0 on q2 only (the
+    joint holds the spring's torque)."""
     bare, sprung = arm(), arm([spring()])
     diff = efforts(sprung, STATES) - efforts(bare, STATES)
     expected = np.zeros_like(diff)
@@ -95,8 +96,9 @@ def test_torsion_across_one_joint_is_the_joint_space_spring():
 
 
 def test_virtual_work_matches_the_energy_gradient():
-    """Across q2 and q3 (a chain of parallel joints), with a rotated reference: the efforts
-    the spring causes are -dV/dq, V its energy, by central differences."""
+    """Across q2 and q3 (a chain of parallel joints), with a rotated reference: the
+    spring's generalized force is -dV/dq (V its energy, by central differences), so the
+    efforts that hold the arm (inverse dynamics with it minus without) gain dV/dq."""
     c, s = math.cos(0.4), math.sin(0.4)
     section = [spring(between=["l1", "l3"], start_reference=[c, 0, s], end_reference=[1, 0, 0]),
                spring(between=["l2", "l3"], name="elbow_torsion", preload=-0.3)]
@@ -104,10 +106,9 @@ def test_virtual_work_matches_the_energy_gradient():
     diff = efforts(sprung, STATES) - efforts(bare, STATES)
     h = 1e-6
     gradient = np.empty_like(STATES)
-    for c_ in range(3):
-        step = np.zeros(3)
-        step[c_] = h
-        gradient[:, c_] = (potential(sprung, STATES + step) - potential(sprung, STATES - step)) / (2 * h)
+    for k, step in enumerate(h * np.eye(3)):
+        gradient[:, k] = (potential(sprung, STATES + step)
+                          - potential(sprung, STATES - step)) / (2 * h)
     error = np.abs(diff - gradient).max()
     assert error < 1e-8, error
     assert np.abs(gradient).max() > 1.0          # the springs do load the joints

@@ -239,7 +239,8 @@ def spring_laws(model: Model) -> tuple[SpringParams, ...]:
 
 def law_arguments(model: Model, placements: Placements) -> np.ndarray:
     """(..., n_springs): the argument of each law of :func:`spring_laws` at the placements
-    (a length, m, or a torsion spring's angle, rad), whose :func:`spring_energy` is the springs' potential energy."""
+    (a length, m, or a torsion spring's angle, rad), whose :func:`spring_energy` is the
+    springs' potential energy."""
     pm = model.compiled.packed
     rotations, origins = placements.per_sample(model)
     out = np.empty((rotations.shape[0], pm.mech_int.shape[0]))

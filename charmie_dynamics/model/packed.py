@@ -2,8 +2,8 @@
 
 A kernel call pays for every array argument (numba checks its type), so the parameters the
 recursions read are grouped by what they belong to: bodies, actuators, and the mechanisms
-(springs, balancers, torsion springs) as one table with a kind column, which one kernel dispatches on
-(mechanisms/forces.py) as the joint transform does on the joint kind (joint.py).
+(springs, balancers, torsion springs) as one table with a kind column, which one kernel
+dispatches on (mechanisms/forces.py) as the joint transform does on the joint kind (joint.py).
 Columns and slots are named by the constants below; the arrays are built once per model and
 held by it (``model.compiled.packed``, compiled.py).
 """
@@ -89,10 +89,11 @@ class MechKind(IntEnum):
 
 
 class MechInt(IntEnum):
-    """mech_int columns: the kind (MechKind), the two bodies it joins (a spring's start and
-    end, a balancer's pivot and hanger body, a torsion spring's start and end), ITEM its index among its kind's (a balancer's
-    in ``model.balancers``: hanger_force, balancer_couple), and a balancer's SIDE and SHARES
-    (the actuator whose joint's couple it shares, -1: none; -1 for the other kinds)."""
+    """mech_int columns: the kind (MechKind), the two bodies it joins (a spring's or a torsion
+    spring's start and end, a balancer's pivot and hanger body), ITEM its index among its
+    kind's (a balancer's in ``model.balancers``: hanger_force, balancer_couple), and a
+    balancer's SIDE and SHARES (the actuator whose joint's couple it shares, -1: none; -1 for
+    the other kinds)."""
 
     M_KIND = 0
     M_BODY_A = 1
