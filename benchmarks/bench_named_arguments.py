@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/bench_named_arguments.py [--calls 20000] [--repeats 9]
 
 Calls three kernels that do no work (each returns one element of its last array) with the
-bundled CHARMIE's packed model (model/packed.py, 11 arrays): as one ``PackedModel``
-argument, as 11 positional arrays, and as one array, and prints the microseconds per call
+bundled CHARMIE's packed model (model/packed.py, 9 arrays): as one ``PackedModel``
+argument, as 9 positional arrays, and as one array, and prints the microseconds per call
 (median, min of the rounds; the cases take turns within each round, so a change of machine
 load hits them alike). Also the same with the column constants read as an IntEnum member
 and as a module-level int inside a kernel that reads one column: both compile to the same
@@ -35,20 +35,20 @@ class Column(IntEnum):
 @jit.kernel
 def _named(pm: PackedModel) -> float:
     """No work: one NamedTuple argument."""
-    return pm.bal_vec.shape[0]
+    return pm.mech_vec.shape[0]
 
 
 @jit.kernel
 def _plain(arrays: tuple) -> float:
-    """No work: the 11 arrays as one plain tuple."""
-    return arrays[10].shape[0]
+    """No work: the 9 arrays as one plain tuple."""
+    return arrays[8].shape[0]
 
 
 @jit.kernel
 def _positional(body_int, body_vec, body_mat, subspace, base_acceleration, act_int, act_vec,
-                spring_int, spring_vec, bal_int, bal_vec) -> float:
-    """No work: the same 11 arrays, one argument each."""
-    return bal_vec.shape[0]
+                mech_int, mech_vec) -> float:
+    """No work: the same 9 arrays, one argument each."""
+    return mech_vec.shape[0]
 
 
 @jit.kernel
@@ -82,16 +82,16 @@ def main() -> int:
     args = parser.parse_args()
     pm = load_model(bundled_model()).compiled.packed
     plain = tuple(pm)
-    assert _named(pm) == _plain(plain) == _positional(*pm) == _one(pm.bal_vec)
+    assert _named(pm) == _plain(plain) == _positional(*pm) == _one(pm.mech_vec)
     assert _sum_int_column(pm.body_int) == _sum_enum_column(pm.body_int)
     cases = {
-        "one PackedModel argument (11 arrays)": lambda: _named(pm),
-        "one plain tuple argument (11 arrays)": lambda: _plain(plain),
-        "11 positional arrays": lambda: _positional(*pm),
-        "11 positional arrays, spelled out": lambda: _positional(
+        "one PackedModel argument (9 arrays)": lambda: _named(pm),
+        "one plain tuple argument (9 arrays)": lambda: _plain(plain),
+        "9 positional arrays": lambda: _positional(*pm),
+        "9 positional arrays, spelled out": lambda: _positional(
             pm.body_int, pm.body_vec, pm.body_mat, pm.subspace, pm.base_acceleration,
-            pm.act_int, pm.act_vec, pm.spring_int, pm.spring_vec, pm.bal_int, pm.bal_vec),
-        "one array": lambda: _one(pm.bal_vec),
+            pm.act_int, pm.act_vec, pm.mech_int, pm.mech_vec),
+        "one array": lambda: _one(pm.mech_vec),
         "column sum, int constant": lambda: _sum_int_column(pm.body_int),
         "column sum, IntEnum member": lambda: _sum_enum_column(pm.body_int),
     }

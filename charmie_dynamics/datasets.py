@@ -227,7 +227,7 @@ def array_columns(model: Model, recipe: Recipe) -> dict[str, dict[str, Any]]:
         "actuator_forces": {"shape": [len(model.actuators)], "axes": [list(model.actuator_names)],
                             "units": "N (axial, positive pushes)"},
         "spring_tensions": {"shape": [len(springs)], "axes": [springs],
-                            "units": "N (positive pulls)"},
+                            "units": "N (positive pulls; torsion springs N m)"},
         "mass_matrix": {"shape": [n, n], "axes": [coordinates, coordinates],
                         "units": "kg m^2 (angular, angular), kg m (mixed), kg (linear, linear); "
                                  "the model's bodies, without payloads"},

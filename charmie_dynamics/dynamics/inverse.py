@@ -61,7 +61,7 @@ class Loads:
     coordinate_effort: np.ndarray   # (..., n_coordinates): N m (revolute) or N (prismatic)
     actuator_force: np.ndarray      # (..., n_actuators): axial, N, positive pushes
     spring_names: tuple[str, ...]
-    spring_tension: np.ndarray      # (..., n_springs): N, positive pulls
+    spring_tension: np.ndarray      # (..., n_springs): N (torsion springs N m), positive pulls
     joint_wrenches: np.ndarray      # (..., nb, 4, 3): torque and force ([n; f], slots N,
                                     # F) in the child frame, then in the world frame (slots
                                     # N_WORLD, F_WORLD): charmie_dynamics.slots' convention
@@ -138,8 +138,8 @@ def tree_efforts_sample(pm, load_body, load_vec, q, qd, qdd, values, rotations, 
     body_motion_sample(pm.body_int, pm.body_vec, rotations, origins, qd, qdd,
                        pm.base_acceleration, motion)
     applied[:] = 0.0
-    k = passive_forces_sample(pm.spring_int, pm.spring_vec, pm.bal_int, pm.bal_vec, rotations,
-                              origins, tension, hanger, applied)
+    k = passive_forces_sample(pm.mech_int, pm.mech_vec, rotations, origins, tension, hanger,
+                              applied)
     apply_loads_sample(load_body, load_vec, rotations, origins, motion, applied)
     tree_backward_pass_sample(pm.body_int, pm.body_vec, pm.body_mat, rotations, origins,
                               motion, applied, tree)
@@ -198,7 +198,7 @@ def _inverse_dynamics_batch(model, applied, q, qd, qdd, buffers) -> int:
                                 b.tau[s])
         if k >= 0:
             failed = k
-        distribute_sample(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.bal_int, R, O,
+        distribute_sample(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.mech_int, R, O,
                           T, b.axial[s], b.loops[s], b.balancer_couple[s])
         if b.joints.shape[0] == 0:           # keep="efforts": no joint wrenches
             continue
@@ -248,9 +248,10 @@ def inverse_dynamics_buffers(model: Model, nb: int, samples: int, keep: str
     model/moving_tree.py). The per-body ones (``PER_BODY``) have a row per sample, or one
     row for ``keep="efforts"`` (``joints`` none: see :class:`InverseDynamicsData`)."""
     n = model.n_coordinates
-    na, ns, nbal = len(model.actuators), len(model.springs), len(model.balancers)
+    na, nm, nbal = len(model.actuators), model.compiled.packed.mech_int.shape[0], \
+        len(model.balancers)
     shapes = {"values": (nb,), "rotations": (nb, 2, 3, 3), "origins": (nb, 2, 3),
-              "motion": (nb, 6, 3), "tension": (ns + nbal,), "hanger": (nbal,),
+              "motion": (nb, 6, 3), "tension": (nm,), "hanger": (nbal,),
               "applied": (nb, 2, 3), "tree": (nb, 2, 3), "tau": (n,), "axial": (na,),
               "loops": (na, 4, 3), "balancer_couple": (nbal,), "joints": (nb, 4, 3)}
     rows = {k: (samples if keep == "all" or k not in PER_BODY else 1) for k in shapes}

@@ -83,8 +83,8 @@ def _evaluate(x, xd, xdd, state, inverse, segments, moving, hanging, actuator_sl
     failed = _inverse_dynamics_batch(*inverse)
     ends, lengths, frames = segments
     k = auxiliary_segments_sample(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec,
-                                  pm.spring_int, pm.spring_vec, pm.bal_int, pm.bal_vec,
-                                  rotations, origins, ends, lengths, frames)
+                                  pm.mech_int, pm.mech_vec, rotations, origins, ends, lengths,
+                                  frames)
     if k >= 0:
         failed = k
     total = 0.0                       # one sum: non-finite if any term is (or overflows)

@@ -383,8 +383,8 @@ def _spring_fields(params: SpringParams) -> dict:
 def overlay_from_model(model: Model) -> dict:
     """The mechanism overlay (charmie_dynamics/model/urdf.py) that, with the URDF of
     ``urdf_from_model(model, include_auxiliary=False)``, loads back as ``model``: named
-    points, actuators (driving the URDF joint of their body), springs, balancers, gravity;
-    SI units."""
+    points, actuators (driving the URDF joint of their body), springs, balancers, torsion
+    springs, gravity; SI units."""
     plan = _joint_plan(model)
     actuators = []
     for a in model.actuators:
@@ -412,4 +412,10 @@ def overlay_from_model(model: Model) -> dict:
                        "spring_attach": b.spring_attach, "side": b.side,
                        "spring": {"anchor": b.spring_anchor.name, **_spring_fields(b.spring)}}
                       for b in model.balancers],
+        "torsion_springs": [{"name": t.name, "between": [model.body_names[t.start],
+                                                         model.body_names[t.end]],
+                             "axis": t.axis.tolist(), "start_reference": t.start_reference.tolist(),
+                             "end_reference": t.end_reference.tolist(),
+                             "stiffness": t.params.stiffness, "free_angle": t.params.free_length,
+                             "preload": t.params.preload} for t in model.torsion_springs],
     }

@@ -2,13 +2,14 @@
 
 Every other line, comment and value stays as written. The values changed are each body's
 ``mass``, ``com`` and ``inertia`` (written as ``{ixx, iyy, izz, ixy, ixz, iyz}`` about the
-centre of mass, kg times the file's length unit squared), each spring's and balancer spring's
-``stiffness`` and ``preload`` (the free length is kept: preload = t0 + k L0), and the
-friction of each input (its actuator's, or the first joint of its coordinate); every line
-that holds a changed value ends with the comment ``# identified`` (appended to a comment
-already there). Values are in the file's units (``units.length``), with 12 significant
-digits. A key the file leaves out (a default) is inserted. :func:`edited_model_text` sets
-any value at a path of the document the same way (the design studies' best model file).
+centre of mass, kg times the file's length unit squared), each spring's, balancer spring's
+and torsion spring's ``stiffness`` and ``preload`` (the free length or angle is kept:
+preload = t0 + k L0), and the friction of each input (its actuator's, or the first joint of
+its coordinate); every line that holds a changed value ends with the comment
+``# identified`` (appended to a comment already there). Values are in the file's units
+(``units.length``, ``units.angle``), with 12 significant digits. A key the file leaves out
+(a default) is inserted. :func:`edited_model_text` sets any value at a path of the document
+the same way (the design studies' best model file).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import numpy as np
 import yaml
 
 from ..documents import DocumentError, compose_yaml
-from ..model.loader import LENGTH_UNITS
+from ..model.loader import ANGLE_UNITS, LENGTH_UNITS
 from ..model.model import Model
 from .regressor import ParameterLayout, with_parameters
 
@@ -167,6 +168,9 @@ def updated_model_text(text: str, source: str, model: Model, layout: ParameterLa
     if units is not None and _get(units[1], "length") is not None:
         unit = _get(units[1], "length")[1].value
     L = LENGTH_UNITS[unit]
+    angle = "rad"
+    if units is not None and _get(units[1], "angle") is not None:
+        angle = _get(units[1], "angle")[1].value
     new = with_parameters(model, pi)
     edits: list[_Edit] = []
 
@@ -207,14 +211,18 @@ def updated_model_text(text: str, source: str, model: Model, layout: ParameterLa
             _set(_named(section, a.name, f"{source}: actuators"), "friction",
                  _flow({"viscous": a.friction.viscous * L, "coulomb": a.friction.coulomb}),
                  edits)
-    laws = [(s.params, o.params, _named(_get(root, "springs")[1], s.name, f"{source}: springs"))
-            for s, o in zip(new.springs, model.springs)]
+    # each law with the file's unit of its stiffness per SI unit (N/m, N m/rad)
+    laws = [(s.params, o.params, _named(_get(root, "springs")[1], s.name, f"{source}: springs"),
+             L) for s, o in zip(new.springs, model.springs)]
     laws += [(b.spring, o.spring, _get(_named(_get(root, "balancers")[1], b.name,
-                                              f"{source}: balancers"), "spring")[1])
+                                              f"{source}: balancers"), "spring")[1], L)
              for b, o in zip(new.balancers, model.balancers)]
-    for law, old, node in laws:
+    laws += [(t.params, o.params, _named(_get(root, "torsion_springs")[1], t.name,
+                                         f"{source}: torsion_springs"), ANGLE_UNITS[angle])
+             for t, o in zip(new.torsion_springs, model.torsion_springs)]
+    for law, old, node, per in laws:
         if changed(old.stiffness, law.stiffness):
-            _set(node, "stiffness", _number(law.stiffness * L), edits)
+            _set(node, "stiffness", _number(law.stiffness * per), edits)
         if changed(old.preload, law.preload):
             _set(node, "preload", _number(law.preload), edits)
     return _apply(text, edits)

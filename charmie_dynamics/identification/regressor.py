@@ -6,9 +6,10 @@ Parameters (:class:`ParameterLayout`, SI):
 * 10 per massive body, Pinocchio's order: m, m c (3), and the inertia about the body frame
   origin I_O = I_C + m (c.c 1 - c c^T) (seed 002 eq. 6, model/compiled.py), as
   (xx, xy, yy, xz, yz, zz);
-* 2 per spring (springs, then balancer springs): the stiffness k (N/m) and the tension at zero
-  length t0 = F0 - k L0 (N), since the tension k (L - L0) + F0 (mechanisms/forces.py) is
-  k L + t0;
+* 2 per spring (springs, balancer springs, torsion springs): the stiffness k (N/m) and the
+  tension at zero length t0 = F0 - k L0 (N), since the tension k (L - L0) + F0
+  (mechanisms/forces.py) is k L + t0; a torsion spring's the same in its angle (N m/rad,
+  N m);
 * 2 per input of ``model.input_names``: viscous and Coulomb friction (seed 004 eq. 43).
 
 Why it is linear. The wrench of body i about its origin, body frame (seed 000 eqs. 33-34,
@@ -44,10 +45,10 @@ from ..kinematics.motion import body_motion_sample
 from ..kinematics.state import JointSpaceState, state_samples
 from ..linalg import add, cross3, vec
 from ..mechanisms.auxiliary import balancer_range_error
-from ..mechanisms.forces import passive_forces_sample, spring_names
+from ..mechanisms.forces import passive_forces_sample, spring_laws, spring_names
 from ..mechanisms.loops import distribute_sample
 from ..model.model import Friction, Model, SpringParams
-from ..model.packed import COM, INERTIA, S_LAW, B_LAW, SCALARS
+from ..model.packed import COM, INERTIA, M_LAW, SCALARS
 from ..slots import A, DW, F, N, W
 
 #: Names of a body's 10 inertial parameters, Pinocchio's order (I about the body origin).
@@ -113,7 +114,7 @@ def inertia_matrix(entries: np.ndarray) -> np.ndarray:
 def model_parameters(model: Model) -> np.ndarray:
     """pi of ``model`` in :func:`parameter_layout` order."""
     layout = parameter_layout(model)
-    laws = [s.params for s in model.springs] + [b.spring for b in model.balancers]
+    laws = spring_laws(model)
     space = model.compiled.actuator_space
     return np.concatenate(
         [inertial_parameters(model.mass[i], model.com[i], model.inertia[i])
@@ -146,11 +147,11 @@ def _unit_wrench(k, w, dw, a):
 
 
 @kernel
-def _input_efforts(body_int, body_vec, act_int, act_vec, bal_int, rotations, origins,
+def _input_efforts(body_int, body_vec, act_int, act_vec, mech_int, rotations, origins,
                    wrenches, actuator_slots, tau, axial, loops, couple, out, column) -> None:
     """Joint projection and loop split of one wrench distribution into out[:, column]."""
     joint_efforts_sample(body_int, body_vec, wrenches, tau)
-    distribute_sample(body_int, body_vec, act_int, act_vec, bal_int, rotations, origins,
+    distribute_sample(body_int, body_vec, act_int, act_vec, mech_int, rotations, origins,
                       wrenches, axial, loops, couple)
     for c in range(tau.shape[0]):
         out[c, column] = tau[c]
@@ -160,7 +161,7 @@ def _input_efforts(body_int, body_vec, act_int, act_vec, bal_int, rotations, ori
 
 @kernel
 def _regressor_batch(body_int, body_vec, body_mat, massless_vec, massless_mat, act_int,
-                     act_vec, spring_int, spring_laws, bal_int, bal_laws, base_acceleration,
+                     act_vec, mech_int, mech_laws, base_acceleration,
                      massive, actuator_slots, q, qd, qdd, values, rotations, origins, motion,
                      external, wrenches, tension, hanger, tau, axial, loops, couple, out) -> int:
     """Columns of the tree and spring parameters, sample by sample (module docstring);
@@ -184,41 +185,37 @@ def _regressor_batch(body_int, body_vec, body_mat, massless_vec, massless_mat, a
                     external[b, F, d] = -f[d]
                 tree_backward_pass_sample(body_int, massless_vec, massless_mat, rotations,
                                           origins, motion, external, wrenches)
-                _input_efforts(body_int, massless_vec, act_int, act_vec, bal_int, rotations,
+                _input_efforts(body_int, massless_vec, act_int, act_vec, mech_int, rotations,
                                origins, wrenches, actuator_slots, tau, axial, loops, couple,
                                out[s], column)
                 column += 1
-        for j in range(spring_laws.shape[0]):
+        for j in range(mech_laws.shape[0]):
             external[:] = 0.0
-            k = passive_forces_sample(spring_int, spring_laws[j], bal_int, bal_laws[j],
-                                      rotations, origins, tension, hanger, external)
+            k = passive_forces_sample(mech_int, mech_laws[j], rotations, origins, tension, hanger,
+                                      external)
             if k >= 0:
                 failed = k
             tree_backward_pass_sample(body_int, massless_vec, massless_mat, rotations, origins,
                                       motion, external, wrenches)
-            _input_efforts(body_int, massless_vec, act_int, act_vec, bal_int, rotations,
+            _input_efforts(body_int, massless_vec, act_int, act_vec, mech_int, rotations,
                            origins, wrenches, actuator_slots, tau, axial, loops, couple, out[s],
                            column)
             column += 1
     return failed
 
 
-def _unit_spring_laws(model: Model) -> tuple[np.ndarray, np.ndarray]:
-    """Per spring column, the springs' and balancers' packed arrays with every law zero but
-    one: (k, L0, F0) = (1, 0, 0) for a ``k`` column, (0, 0, 1) for a ``t0`` column."""
-    pm = model.compiled.packed
-    ns, nbal = len(model.springs), len(model.balancers)
-    springs = np.repeat(pm.spring_vec[None], 2 * (ns + nbal), axis=0)
-    balancers = np.repeat(pm.bal_vec[None], 2 * (ns + nbal), axis=0)
-    springs[:, :, S_LAW] = 0.0
-    balancers[:, :, B_LAW] = 0.0
-    for j in range(ns + nbal):
+def _unit_spring_laws(model: Model) -> np.ndarray:
+    """Per spring column, the mechanism table's mech_vec (model/packed.py: a row per spring of
+    spring_names, in order) with every law zero but one: (k, L0, F0) = (1, 0, 0) for a ``k``
+    column, (0, 0, 1) for a ``t0`` column."""
+    mech_vec = model.compiled.packed.mech_vec
+    n = mech_vec.shape[0]
+    laws = np.repeat(mech_vec[None], 2 * n, axis=0)
+    laws[:, :, M_LAW] = 0.0
+    for j in range(n):
         for p, law in enumerate(((1.0, 0.0, 0.0), (0.0, 0.0, 1.0))):
-            if j < ns:
-                springs[2 * j + p, j, S_LAW] = law
-            else:
-                balancers[2 * j + p, j - ns, B_LAW] = law
-    return springs, balancers
+            laws[2 * j + p, j, M_LAW] = law
+    return laws
 
 
 def friction_columns(model: Model, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -247,7 +244,7 @@ def regressor(model: Model, state: JointSpaceState) -> np.ndarray:
     massless_vec[:, SCALARS, 1] = 0.0
     massless_mat = pm.body_mat.copy()
     massless_mat[:, INERTIA] = 0.0
-    springs, balancers = _unit_spring_laws(model)
+    laws = _unit_spring_laws(model)
     na, nbal = len(model.actuators), len(model.balancers)
     tree_columns = layout.friction_start
     out = np.zeros((S, n, len(layout)))
@@ -255,10 +252,10 @@ def regressor(model: Model, state: JointSpaceState) -> np.ndarray:
     slots = np.array([model.input_names.index(a) for a in model.actuator_names], dtype=np.int64)
     failed = _regressor_batch(
         pm.body_int, pm.body_vec, pm.body_mat, massless_vec, massless_mat, pm.act_int,
-        pm.act_vec, pm.spring_int, springs, pm.bal_int, balancers, pm.base_acceleration,
+        pm.act_vec, pm.mech_int, laws, pm.base_acceleration,
         np.array(layout.bodies, dtype=np.int64), slots, q, qd, qdd, np.empty(nb),
         np.empty((nb, 2, 3, 3)), np.empty((nb, 2, 3)), np.empty((nb, 6, 3)),
-        np.empty((nb, 2, 3)), np.empty((nb, 2, 3)), np.empty(len(model.springs) + nbal),
+        np.empty((nb, 2, 3)), np.empty((nb, 2, 3)), np.empty(pm.mech_int.shape[0]),
         np.empty(nbal), np.empty(n), np.empty(na), np.empty((na, 4, 3)), np.empty(nbal), block)
     if failed >= 0:
         raise balancer_range_error(model.balancers[failed])
@@ -312,5 +309,8 @@ def with_parameters(model: Model, pi: np.ndarray) -> Model:
     springs = tuple(replace(s, params=law(s.name, s.params)) for s in model.springs)
     balancers = tuple(replace(b, spring=law(f"{b.name}_spring", b.spring))
                       for b in model.balancers)
+    torsion_springs = tuple(replace(t, params=law(t.name, t.params))
+                            for t in model.torsion_springs)
     return Model(name=model.name, source=model.source, gravity=model.gravity,
-                 bodies=tuple(bodies), actuators=actuators, springs=springs, balancers=balancers)
+                 bodies=tuple(bodies), actuators=actuators, springs=springs, balancers=balancers,
+                 torsion_springs=torsion_springs)

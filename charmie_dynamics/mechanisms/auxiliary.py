@@ -26,8 +26,8 @@ from ..linalg import (add, column, cross3, dot, mat, mat_t_vec, mat_vec, norm, s
 from ..model.data import AlgorithmData
 from ..model.model import Balancer, Model
 from ..model.packed import (A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, AXIS, B_ANCHOR,
-                            B_HANGER, B_HANGER_BODY, B_PIVOT, B_PIVOT_BODY, B_SIDE, B_SIZES,
-                            JOINT, S_END, S_END_BODY, S_START, S_START_BODY)
+                            B_HANGER, B_PIVOT, B_SIZES, BALANCER, JOINT, M_BODY_A, M_BODY_B,
+                            M_ITEM, M_KIND, M_SIDE, S_END, S_START, SPRING)
 from ..kinematics.indirect import MechanismRangeError
 from ..model.joint import REVOLUTE
 
@@ -46,15 +46,15 @@ class Segment:
 
 
 @kernel
-def balancer_local_points(bal_int, bal_vec, b, rotations, origins):
-    """Points of balancer half ``b`` in its pivot body's frame (seed 000 eqs. 22-27), for one
+def balancer_local_points(mech_int, mech_vec, b, rotations, origins):
+    """Points of the balancer half of mech row ``b`` (model/packed.py) in its pivot body's frame (seed 000 eqs. 22-27), for one
     sample (kernel): ``(reachable, pivot F3, lever end B4sla, hanger top B4slc, spring attach
     B4slb, spring anchor)``. Where the lever cannot reach, ``reachable`` is False."""
-    pb, hb, side = bal_int[b, B_PIVOT_BODY], bal_int[b, B_HANGER_BODY], bal_int[b, B_SIDE]
-    hanger_world = to_world(rotations, origins, hb, vec(bal_vec, b, B_HANGER))
+    pb, hb, side = mech_int[b, M_BODY_A], mech_int[b, M_BODY_B], mech_int[b, M_SIDE]
+    hanger_world = to_world(rotations, origins, hb, vec(mech_vec, b, B_HANGER))
     hanger = mat_t_vec(mat(rotations, pb, 1), sub(hanger_world, vec(origins, pb, 1)))
-    pivot = vec(bal_vec, b, B_PIVOT)
-    lever, hanger_length, attach = vec(bal_vec, b, B_SIZES)
+    pivot = vec(mech_vec, b, B_PIVOT)
+    lever, hanger_length, attach = vec(mech_vec, b, B_SIZES)
     top_z = hanger[2]                                                 # eq. 22
     end_z = top_z - hanger_length                                     # eq. 23
     dz = end_z - pivot[2]
@@ -64,7 +64,7 @@ def balancer_local_points(bal_int, bal_vec, b, rotations, origins):
     hanger_top = (end_x, pivot[1], top_z)                             # eqs. 22, 25
     attach_point = add(pivot, scale(attach / lever, sub(lever_end, pivot)))   # eqs. 26-27
     return (reach2 >= 0.0, pivot, lever_end, hanger_top, attach_point,
-            vec(bal_vec, b, B_ANCHOR))
+            vec(mech_vec, b, B_ANCHOR))
 
 
 def balancer_range_error(bal: Balancer) -> MechanismRangeError:
@@ -95,8 +95,8 @@ def _store_segment(k, start, end, pin, ends, lengths, frames) -> None:
 
 
 @kernel
-def auxiliary_segments_sample(body_int, body_vec, act_int, act_vec, spring_int, spring_vec, bal_int,
-                              bal_vec, rotations, origins, ends, lengths, frames) -> int:
+def auxiliary_segments_sample(body_int, body_vec, act_int, act_vec, mech_int, mech_vec,
+                              rotations, origins, ends, lengths, frames) -> int:
     """Every auxiliary segment of one sample (kernel), in the order of
     :func:`auxiliary_segments`; ``ends`` (n, 2, 3) start and end, ``lengths`` (n,),
     ``frames`` (n, 1, 3, 3). Returns a balancer whose lever cannot reach, or -1."""
@@ -112,39 +112,40 @@ def auxiliary_segments_sample(body_int, body_vec, act_int, act_vec, spring_int, 
                        to_world(rotations, origins, act_int[a, A_END_BODY], vec(act_vec, a, A_END)),
                        pin, ends, lengths, frames)
         k += 1
-    for sp in range(spring_int.shape[0]):
-        start_body = spring_int[sp, S_START_BODY]
-        _store_segment(k, to_world(rotations, origins, start_body, vec(spring_vec, sp, S_START)),
-                       to_world(rotations, origins, spring_int[sp, S_END_BODY],
-                                vec(spring_vec, sp, S_END)),
-                       column(mat(rotations, start_body, 1), 0), ends, lengths, frames)
-        k += 1
     failed = -1
-    for b in range(bal_int.shape[0]):
-        reachable, P, E, top, S, A = balancer_local_points(bal_int, bal_vec, b, rotations,
-                                                           origins)
-        if not reachable:
-            failed = b
-        pb = bal_int[b, B_PIVOT_BODY]
-        pin = column(mat(rotations, pb, 1), 1)
-        P, E, top = (to_world(rotations, origins, pb, P), to_world(rotations, origins, pb, E),
-                     to_world(rotations, origins, pb, top))
-        S, A = to_world(rotations, origins, pb, S), to_world(rotations, origins, pb, A)
-        _store_segment(k, P, E, pin, ends, lengths, frames)            # lever
-        _store_segment(k + 1, E, top, pin, ends, lengths, frames)      # hanger
-        _store_segment(k + 2, S, A, pin, ends, lengths, frames)        # spring
-        k += 3
+    for j in range(mech_int.shape[0]):
+        kind = mech_int[j, M_KIND]
+        if kind == SPRING:
+            start_body = mech_int[j, M_BODY_A]
+            _store_segment(k, to_world(rotations, origins, start_body, vec(mech_vec, j, S_START)),
+                           to_world(rotations, origins, mech_int[j, M_BODY_B],
+                                    vec(mech_vec, j, S_END)),
+                           column(mat(rotations, start_body, 1), 0), ends, lengths, frames)
+            k += 1
+        elif kind == BALANCER:
+            reachable, P, E, top, S, A = balancer_local_points(mech_int, mech_vec, j, rotations,
+                                                               origins)
+            if not reachable:
+                failed = mech_int[j, M_ITEM]
+            pb = mech_int[j, M_BODY_A]
+            pin = column(mat(rotations, pb, 1), 1)
+            P, E, top = (to_world(rotations, origins, pb, P), to_world(rotations, origins, pb, E),
+                         to_world(rotations, origins, pb, top))
+            S, A = to_world(rotations, origins, pb, S), to_world(rotations, origins, pb, A)
+            _store_segment(k, P, E, pin, ends, lengths, frames)            # lever
+            _store_segment(k + 1, E, top, pin, ends, lengths, frames)      # hanger
+            _store_segment(k + 2, S, A, pin, ends, lengths, frames)        # spring
+            k += 3
     return failed
 
 
 @kernel
-def _auxiliary_segments_batch(body_int, body_vec, act_int, act_vec, spring_int, spring_vec, bal_int,
-                              bal_vec, rotations, origins, ends, lengths, frames) -> int:
+def _auxiliary_segments_batch(body_int, body_vec, act_int, act_vec, mech_int, mech_vec,
+                              rotations, origins, ends, lengths, frames) -> int:
     failed = -1
     for s in range(rotations.shape[0]):
-        b = auxiliary_segments_sample(body_int, body_vec, act_int, act_vec, spring_int, spring_vec,
-                                      bal_int, bal_vec, rotations[s], origins[s], ends[s],
-                                      lengths[s], frames[s])
+        b = auxiliary_segments_sample(body_int, body_vec, act_int, act_vec, mech_int, mech_vec,
+                                      rotations[s], origins[s], ends[s], lengths[s], frames[s])
         if b >= 0:
             failed = b
     return failed
@@ -188,8 +189,8 @@ def auxiliary_segments(model: Model, placements: Placements, *,
     pm = model.compiled.packed
     rotations, origins = placements.per_sample(model)
     failed = _auxiliary_segments_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec,
-                                       pm.spring_int, pm.spring_vec, pm.bal_int, pm.bal_vec,
-                                       rotations, origins, data.ends, data.lengths, data.frames)
+                                       pm.mech_int, pm.mech_vec, rotations, origins, data.ends,
+                                       data.lengths, data.frames)
     if failed >= 0:
         raise balancer_range_error(model.balancers[failed])
     return data.segments

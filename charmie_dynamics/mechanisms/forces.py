@@ -1,5 +1,6 @@
 """Forces of the passive auxiliary bodies, as external wrenches on the tree's bodies:
-springs (seed 000 eq. 35) and the static balancing mechanism (eqs. 39-41).
+springs (seed 000 eq. 35), the static balancing mechanism (eqs. 39-41) and torsion springs,
+one kernel over the mechanism table (model/packed.py) dispatching on each row's kind.
 
 Sign convention: a spring's force is its tension, ``T = k (L - L0) + F0`` (positive pulls the
 two ends together). Seed 000 eq. 35 is written ``k (L0 - L) + F0``; with the pretension F0
@@ -17,19 +18,35 @@ and the first two rows give the pivot reaction. The sliding body receives -h (pi
 at the hanger's top; the pivot body receives the lever's pivot load and the spring's anchor
 load. All of these are internal to the pair of bodies, so they change how loads flow inside
 the loop, not the robot's reaction on the ground.
+
+Torsion spring (a start body A, an end body B, a unit axis u fixed in A that B carries as the
+same axis: across a revolute joint or a chain of revolute joints with parallel axes): its
+angle is that of B's reference direction r_B from A's r_A about u, both in A's frame,
+
+    theta = atan2(u . (r_A x r_B), r_A . r_B)      in (-pi, pi],
+
+positive when B turns about +u from A, and its torque the law of eq. 35 in the angle,
+``tau = k (theta - theta0) + tau0`` (N m/rad, rad, N m), signed as the tension: positive
+turns B back towards smaller theta, the couple -tau u on B and +tau u on A (equal and
+opposite, internal to the pair). Its energy is ``spring_energy`` of the angle,
+1/2 k (theta - theta0)^2 + tau0 (theta - theta0), whose derivative is tau: the couples' power
+-tau u.(w_B - w_A) = -tau dtheta/dt. The angle wraps at +-pi: the references are chosen so
+that the motion stays short of half a turn from them. A component of r_B along u does not
+count (atan2 of its projection on the plane of r_A).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..jit import kernel
 from ..kinematics.forward import Placements, to_world
-from ..linalg import accumulate, add, cross3, mat, mat_t_vec, mat_vec, norm, scale, sub, vec
+from ..linalg import accumulate, add, cross3, dot, mat, mat_t_vec, mat_vec, norm, scale, sub, vec
 from ..model.model import Model, SpringParams
-from ..model.packed import (B_HANGER_BODY, B_LAW, B_PIVOT_BODY, S_END, S_END_BODY, S_LAW, S_START,
-                            S_START_BODY)
+from ..model.packed import (BALANCER, M_BODY_A, M_BODY_B, M_ITEM, M_KIND, M_LAW, S_END, S_START,
+                            SPRING, T_AXIS, T_END_REFERENCE, T_START_REFERENCE, TORSION_SPRING)
 from ..slots import F, N
 from .auxiliary import balancer_local_points, balancer_range_error
 
@@ -39,7 +56,8 @@ class PassiveForces:
     """Spring tensions and the external wrenches they put on the tree's bodies."""
 
     spring_names: tuple[str, ...]
-    spring_tension: np.ndarray      # (..., n_springs) N, springs then balancer springs
+    spring_tension: np.ndarray      # (..., n_springs) N, springs then balancer springs, then
+                                    # torsion springs' torques (N m)
     external: np.ndarray            # (..., nb, 2, 3): wrench [n; f] on each body, body
                                     # frame, about the body origin (slots N, F)
     hanger_force: np.ndarray        # (..., n_balancers) N: force on the sliding body along
@@ -77,67 +95,159 @@ def add_point_force(external, rotations, origins, body, point_world, force_world
 
 
 @kernel
-def passive_forces_sample(spring_int, spring_vec, bal_int, bal_vec, rotations, origins,
-                          tension, hanger_force, external) -> int:
-    """Spring and balancer forces of one sample (kernel), added to ``external``; returns
-    the index of a balancer whose lever cannot reach its hanger, or -1."""
+def _spring_ends(mech_int, mech_vec, j, rotations, origins):
+    """The world points of the spring of mech row ``j``: (start, end)."""
+    return (to_world(rotations, origins, mech_int[j, M_BODY_A], vec(mech_vec, j, S_START)),
+            to_world(rotations, origins, mech_int[j, M_BODY_B], vec(mech_vec, j, S_END)))
+
+
+@kernel
+def _spring_forces(mech_int, mech_vec, j, rotations, origins, external) -> float:
+    """The forces of the spring of mech row ``j`` added to ``external``; its tension."""
+    a, b = _spring_ends(mech_int, mech_vec, j, rotations, origins)
+    d = sub(b, a)
+    length = norm(d)
+    T = spring_tension(vec(mech_vec, j, M_LAW), length)                       # eq. 35
+    pull = scale(T / length, d)                                               # on the start body
+    add_point_force(external, rotations, origins, mech_int[j, M_BODY_A], a, pull)
+    add_point_force(external, rotations, origins, mech_int[j, M_BODY_B], b, scale(-1.0, pull))
+    return T
+
+
+@kernel
+def _balancer_forces(mech_int, mech_vec, j, rotations, origins, external):
+    """The forces of the balancer half of mech row ``j`` added to ``external``:
+    (reachable, its spring's tension, the hanger force on the sliding body)."""
+    reachable, P, E, top, S, A = balancer_local_points(mech_int, mech_vec, j, rotations,
+                                                       origins)
+    pb = mech_int[j, M_BODY_A]
+    R = mat(rotations, pb, 1)
+    d = sub(A, S)
+    length = norm(d)
+    T = spring_tension(vec(mech_vec, j, M_LAW), length)
+    f_s = scale(T / length, d)                                                # spring on the lever
+    SP, EP = sub(S, P), sub(E, P)
+    h = (SP[2] * f_s[0] - SP[0] * f_s[2]) / EP[0]                              # eqs. 40-41
+    z = (R[0][2], R[1][2], R[2][2])
+    f_s_world = mat_vec(R, f_s)
+    # the sliding body gets -h along z at the hanger top; the pivot body the rest
+    add_point_force(external, rotations, origins, mech_int[j, M_BODY_B],
+                    to_world(rotations, origins, pb, top), scale(-h, z))
+    add_point_force(external, rotations, origins, pb, to_world(rotations, origins, pb, P),
+                    add(f_s_world, scale(h, z)))
+    add_point_force(external, rotations, origins, pb, to_world(rotations, origins, pb, A),
+                    scale(-1.0, f_s_world))
+    return reachable, T, -h
+
+
+@kernel
+def _torsion_angle(mech_int, mech_vec, j, rotations) -> float:
+    """The angle (rad) of the torsion spring of mech row ``j`` (module docstring)."""
+    R_a, R_b = mat(rotations, mech_int[j, M_BODY_A], 1), mat(rotations, mech_int[j, M_BODY_B], 1)
+    u, r_a = vec(mech_vec, j, T_AXIS), vec(mech_vec, j, T_START_REFERENCE)
+    r_b = mat_t_vec(R_a, mat_vec(R_b, vec(mech_vec, j, T_END_REFERENCE)))
+    return math.atan2(dot(u, cross3(r_a, r_b)), dot(r_a, r_b))
+
+
+@kernel
+def _torsion_forces(mech_int, mech_vec, j, rotations, external) -> float:
+    """The couples of the torsion spring of mech row ``j`` added to ``external``; its torque."""
+    T = spring_tension(vec(mech_vec, j, M_LAW), _torsion_angle(mech_int, mech_vec, j, rotations))
+    a, b = mech_int[j, M_BODY_A], mech_int[j, M_BODY_B]
+    u = vec(mech_vec, j, T_AXIS)
+    accumulate(external, a, N, scale(T, u))
+    u_b = mat_t_vec(mat(rotations, b, 1), mat_vec(mat(rotations, a, 1), u))
+    accumulate(external, b, N, scale(-T, u_b))
+    return T
+
+
+@kernel
+def passive_forces_sample(mech_int, mech_vec, rotations, origins, tension, hanger_force,
+                          external) -> int:
+    """The forces of every mechanism of the table (model/packed.py) of one sample (kernel),
+    added to ``external``, dispatched on each row's kind; ``tension`` has a slot per row,
+    ``hanger_force`` per balancer. Returns the index of a balancer whose lever cannot reach
+    its hanger, or -1."""
     failed = -1
-    ns = spring_int.shape[0]
-    for k in range(ns):
-        a = to_world(rotations, origins, spring_int[k, S_START_BODY], vec(spring_vec, k, S_START))
-        b = to_world(rotations, origins, spring_int[k, S_END_BODY], vec(spring_vec, k, S_END))
-        d = sub(b, a)
-        length = norm(d)
-        T = spring_tension(vec(spring_vec, k, S_LAW), length)                 # eq. 35
-        pull = scale(T / length, d)                                           # on the start body
-        add_point_force(external, rotations, origins, spring_int[k, S_START_BODY], a, pull)
-        add_point_force(external, rotations, origins, spring_int[k, S_END_BODY], b,
-                        scale(-1.0, pull))
-        tension[k] = T
-    for k in range(bal_int.shape[0]):
-        reachable, P, E, top, S, A = balancer_local_points(bal_int, bal_vec, k, rotations,
-                                                           origins)
-        if not reachable:
-            failed = k
-        pb = bal_int[k, B_PIVOT_BODY]
-        R = mat(rotations, pb, 1)
-        d = sub(A, S)
-        length = norm(d)
-        T = spring_tension(vec(bal_vec, k, B_LAW), length)
-        f_s = scale(T / length, d)                                            # spring on the lever
-        SP, EP = sub(S, P), sub(E, P)
-        h = (SP[2] * f_s[0] - SP[0] * f_s[2]) / EP[0]                          # eqs. 40-41
-        z = (R[0][2], R[1][2], R[2][2])
-        f_s_world = mat_vec(R, f_s)
-        # the sliding body gets -h along z at the hanger top; the pivot body the rest
-        add_point_force(external, rotations, origins, bal_int[k, B_HANGER_BODY],
-                        to_world(rotations, origins, pb, top), scale(-h, z))
-        add_point_force(external, rotations, origins, pb, to_world(rotations, origins, pb, P),
-                        add(f_s_world, scale(h, z)))
-        add_point_force(external, rotations, origins, pb, to_world(rotations, origins, pb, A),
-                        scale(-1.0, f_s_world))
-        tension[ns + k] = T
-        hanger_force[k] = -h
+    for j in range(mech_int.shape[0]):
+        kind = mech_int[j, M_KIND]
+        if kind == SPRING:
+            tension[j] = _spring_forces(mech_int, mech_vec, j, rotations, origins, external)
+        elif kind == BALANCER:
+            reachable, T, h = _balancer_forces(mech_int, mech_vec, j, rotations, origins,
+                                               external)
+            item = mech_int[j, M_ITEM]
+            tension[j] = T
+            if not reachable:
+                failed = item
+            hanger_force[item] = h
+        elif kind == TORSION_SPRING:
+            tension[j] = _torsion_forces(mech_int, mech_vec, j, rotations, external)
     return failed
 
 
 @kernel
-def _passive_forces_batch(spring_int, spring_vec, bal_int, bal_vec, rotations, origins,
-                          tension, hanger_force, external) -> int:
+def _passive_forces_batch(mech_int, mech_vec, rotations, origins, tension, hanger_force,
+                          external) -> int:
     failed = -1
     for s in range(rotations.shape[0]):
         external[s] = 0.0
-        k = passive_forces_sample(spring_int, spring_vec, bal_int, bal_vec, rotations[s],
-                                  origins[s], tension[s], hanger_force[s], external[s])
+        k = passive_forces_sample(mech_int, mech_vec, rotations[s], origins[s], tension[s],
+                                  hanger_force[s], external[s])
         if k >= 0:
             failed = k
     return failed
 
 
+@kernel
+def _law_arguments_batch(mech_int, mech_vec, rotations, origins, out) -> int:
+    """The argument of every row's law, sample by sample (kernel): a spring's length, a
+    balancer spring's length (from its world points, as its auxiliary segment measures
+    it), a torsion spring's angle. Returns a balancer whose lever cannot reach, or -1."""
+    failed = -1
+    for s in range(rotations.shape[0]):
+        R, O = rotations[s], origins[s]
+        for j in range(mech_int.shape[0]):
+            kind = mech_int[j, M_KIND]
+            if kind == SPRING:
+                a, b = _spring_ends(mech_int, mech_vec, j, R, O)
+                out[s, j] = norm(sub(b, a))
+            elif kind == BALANCER:
+                reachable, _, _, _, S, A = balancer_local_points(mech_int, mech_vec, j, R, O)
+                if not reachable:
+                    failed = mech_int[j, M_ITEM]
+                pb = mech_int[j, M_BODY_A]
+                out[s, j] = norm(sub(to_world(R, O, pb, A), to_world(R, O, pb, S)))
+            elif kind == TORSION_SPRING:
+                out[s, j] = _torsion_angle(mech_int, mech_vec, j, R)
+    return failed
+
+
 def spring_names(model: Model) -> tuple[str, ...]:
-    """Names of the tensions of :class:`PassiveForces`: springs, then balancer springs."""
+    """Names of the tensions of :class:`PassiveForces`: springs, balancer springs, torsion
+    springs (the rows of the mechanism table, model/packed.py)."""
     return tuple(s.name for s in model.springs) + tuple(f"{b.name}_spring"
-                                                        for b in model.balancers)
+                                                        for b in model.balancers) \
+        + tuple(t.name for t in model.torsion_springs)
+
+
+def spring_laws(model: Model) -> tuple[SpringParams, ...]:
+    """The law of each tension of :class:`PassiveForces`, in :func:`spring_names` order."""
+    return tuple(s.params for s in model.springs) + tuple(b.spring for b in model.balancers) \
+        + tuple(t.params for t in model.torsion_springs)
+
+
+def law_arguments(model: Model, placements: Placements) -> np.ndarray:
+    """(..., n_springs): the argument of each law of :func:`spring_laws` at the placements
+    (a length, m, or a torsion spring's angle, rad), whose :func:`spring_energy` is the
+    springs' potential energy."""
+    pm = model.compiled.packed
+    rotations, origins = placements.per_sample(model)
+    out = np.empty((rotations.shape[0], pm.mech_int.shape[0]))
+    failed = _law_arguments_batch(pm.mech_int, pm.mech_vec, rotations, origins, out)
+    if failed >= 0:
+        raise balancer_range_error(model.balancers[failed])
+    return out.reshape(placements.lead + out.shape[-1:])
 
 
 def passive_forces(model: Model, placements: Placements) -> PassiveForces:
@@ -145,11 +255,11 @@ def passive_forces(model: Model, placements: Placements) -> PassiveForces:
     pm = model.compiled.packed
     rotations, origins = placements.per_sample(model)
     n = rotations.shape[0]
-    tension = np.empty((n, len(model.springs) + len(model.balancers)))
+    tension = np.empty((n, pm.mech_int.shape[0]))
     hanger = np.empty((n, len(model.balancers)))
     external = np.empty((n, nb, 2, 3))
-    failed = _passive_forces_batch(pm.spring_int, pm.spring_vec, pm.bal_int, pm.bal_vec,
-                                   rotations, origins, tension, hanger, external)
+    failed = _passive_forces_batch(pm.mech_int, pm.mech_vec, rotations, origins, tension, hanger,
+                                   external)
     if failed >= 0:
         raise balancer_range_error(model.balancers[failed])
     return PassiveForces(spring_names(model), tension.reshape(lead + tension.shape[-1:]),

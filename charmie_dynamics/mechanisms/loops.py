@@ -33,7 +33,7 @@ from ..jit import kernel
 from ..kinematics.forward import to_world
 from ..linalg import add, cross3, dot, mat, mat_t_vec, norm, scale, store, sub, vec
 from ..model.packed import (A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, A_SHARING, AXIS,
-                            B_SHARES, JOINT)
+                            JOINT, M_ITEM, M_SHARES)
 from ..model.joint import REVOLUTE
 from ..slots import COUPLE, END_FORCE, F, JOINT_FORCE, JOINT_TORQUE, N
 
@@ -69,9 +69,10 @@ class LoopLoads:
 
 
 @kernel
-def distribute_sample(body_int, body_vec, act_int, act_vec, bal_int, rotations, origins,
+def distribute_sample(body_int, body_vec, act_int, act_vec, mech_int, rotations, origins,
                       wrenches, axial, loads, balancer_couple) -> None:
-    """The split at every actuator-driven joint, one sample (kernel)."""
+    """The split at every actuator-driven joint, one sample (kernel); ``mech_int``: the
+    mechanism table's (model/packed.py), for the balancers that share a joint's couple."""
     balancer_couple[:] = 0.0
     for k in range(act_int.shape[0]):
         i = act_int[k, A_DRIVES]
@@ -101,9 +102,9 @@ def distribute_sample(body_int, body_vec, act_int, act_vec, bal_int, rotations, 
             sharing = act_int[k, A_SHARING]
             if sharing > 0:                                                  # eq. 43
                 along = dot(residual, a)
-                for b in range(bal_int.shape[0]):
-                    if bal_int[b, B_SHARES] == k:
-                        balancer_couple[b] = along / sharing
+                for j in range(mech_int.shape[0]):
+                    if mech_int[j, M_SHARES] == k:
+                        balancer_couple[mech_int[j, M_ITEM]] = along / sharing
                 residual = sub(residual, scale(along, a))
             store(loads, k, COUPLE, (0.0, 0.0, 0.0))
             store(loads, k, JOINT_TORQUE, residual)

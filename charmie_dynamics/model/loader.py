@@ -20,7 +20,7 @@ from ..linalg import direction_and_length
 from .cut_joints import CUT_TYPES, CutJoint, Loops, loop_groups, t_needs_axis
 from .model import (Actuator, Balancer, Body, Friction, JointLimits, JointType, Model,
                     PointRef, Spring, SpringParams)
-from .parameters import FREE_FLYER_CONFIGURATION, FREE_FLYER_VELOCITIES
+from .parameters import FREE_FLYER_CONFIGURATION, FREE_FLYER_VELOCITIES, TorsionSpring
 from .rotations import AXES, quaternion_matrix, rpy_to_matrix
 from .validation import (FieldReader, INERTIA_ABSOLUTE_TOLERANCE, INERTIA_RELATIVE_TOLERANCE,
                          MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_BODIES, MAX_EFFORT,
@@ -470,6 +470,45 @@ def _balancer(r: FieldReader, tree: Model, data: Any, k: int) -> Balancer:
                     spring=_spring_params(r, spring, f"{where}.spring"))
 
 
+def _torsion_spring(r: FieldReader, tree: Model, data: Any, k: int) -> TorsionSpring:
+    """A torsion spring (mechanisms/forces.py): two bodies, the axis and the start body's
+    reference direction in the start body's frame, the end body's in its own."""
+    data, name, where = r.named_entry(data, f"torsion_springs[{k}]", {
+        "name", "between", "axis", "start_reference", "end_reference", "stiffness",
+        "free_angle", "preload"})
+    between = r.get(data, "between", where)
+    if not isinstance(between, (list, tuple)) or len(between) != 2:
+        raise r.fail(f"{where}.between", f"got {show(between)}, expected [START_BODY, END_BODY]")
+    bodies = []
+    for i, body in enumerate(between):
+        try:
+            bodies.append(tree.body_index(body))
+        except KeyError:
+            raise r.fail(f"{where}.between[{i}]", f"got {show(body)}, expected a body name") \
+                from None
+    if bodies[0] == bodies[1]:
+        raise r.fail(f"{where}.between", f"got {show(between)}, expected two different bodies")
+    axis = _direction(r, r.get(data, "axis", where), f"{where}.axis", 3)
+    start_reference = _direction(r, r.get(data, "start_reference", where),
+                                 f"{where}.start_reference", 3)
+    end_reference = _direction(r, r.get(data, "end_reference", where), f"{where}.end_reference", 3)
+    if abs(axis @ start_reference) > ROTATION_TOLERANCE:
+        raise r.fail(f"{where}.start_reference", f"got {show(data['start_reference'])}, at "
+                     f"cos {axis @ start_reference:.3g} to the axis, expected a direction "
+                     f"perpendicular to the axis (|cos| <= {ROTATION_TOLERANCE:g})")
+    law = SpringParams(
+        stiffness=r.magnitude(r.get(data, "stiffness", where), f"{where}.stiffness",
+                              MAX_STIFFNESS, "stiffness", "N m/rad", 1.0 / r.angle,
+                              nonnegative=True),
+        free_length=r.magnitude(r.get(data, "free_angle", where, 0.0), f"{where}.free_angle",
+                                MAX_ANGLE_RAD, "angle", "rad", r.angle),
+        preload=r.magnitude(r.get(data, "preload", where, 0.0), f"{where}.preload", MAX_EFFORT,
+                            "preload", "N m"))
+    return TorsionSpring(name=name, start=bodies[0], end=bodies[1], axis=axis,
+                         start_reference=start_reference, end_reference=end_reference,
+                         params=law)
+
+
 def _check_free_flyer_names(r: FieldReader, bodies: list[Body]) -> None:
     """A floating joint's coordinate is its own (no coupled joint shares it), and the names
     of its velocity and configuration entries (NAME.vx, NAME.qw, ...) are no other
@@ -492,7 +531,7 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     base = FieldReader(source, 1.0, 1.0)
     data = base.mapping(data, "top level")
     base.check_keys(data, {"format", "name", "units", "gravity", "bodies", "actuators", "springs",
-                           "balancers", "loops"}, "top level")
+                           "balancers", "torsion_springs", "loops"}, "top level")
     fmt = base.get(data, "format", "top level")
     if fmt != FORMAT:
         raise base.fail("format", f"got {show(fmt)}, expected {show(FORMAT)}")
@@ -523,14 +562,15 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     _check_free_flyer_names(r, bodies)
     tree = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies))
     sections = {}
-    for key, build in (("actuators", _actuator), ("springs", _spring), ("balancers", _balancer)):
+    for key, build in (("actuators", _actuator), ("springs", _spring), ("balancers", _balancer),
+                       ("torsion_springs", _torsion_spring)):
         items = r.sized_list(r.get(data, key, "top level", []) or [], key, MAX_BODIES)
         sections[key] = tuple(build(r, tree, item, k) for k, item in enumerate(items))
     counts = Counter([b.name for b in bodies] + [x.name for s in sections.values() for x in s])
     dup = sorted(n for n, count in counts.items() if count > 1)
     if dup:
         raise r.fail("top level", f"duplicate name(s) {', '.join(dup)} across bodies, actuators, "
-                                  "springs and balancers, expected unique names")
+                                  "springs, balancers and torsion springs, expected unique names")
     coords = set(tree.coordinate_names)
     for a in sections["actuators"]:
         if a.name in coords:

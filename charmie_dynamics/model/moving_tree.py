@@ -36,9 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .joint import FIXED_KIND
-from .packed import (A_BASE_BODY, A_DRIVES, A_END_BODY, B_HANGER_BODY, B_PIVOT_BODY, COM,
-                     COORD, INERTIA, KIND, ORIGIN, PARENT, ROTATION, S_END_BODY,
-                     S_START_BODY, SCALARS, PackedModel)
+from .packed import (A_BASE_BODY, A_DRIVES, A_END_BODY, COM, COORD, INERTIA, KIND, M_BODY_A,
+                     M_BODY_B, ORIGIN, PARENT, ROTATION, SCALARS, PackedModel)
 
 
 @dataclass(frozen=True)
@@ -59,12 +58,12 @@ class Tree:
 
 def attached_bodies(pm: PackedModel) -> set[int]:
     """The bodies the mechanisms name (module docstring): actuators' driven joints, their
-    parents and both ends, springs' ends, balancers' pivot and hanger bodies."""
+    parents and both ends, the two bodies of every mechanism of the table (a spring's ends, a
+    balancer's pivot and hanger bodies)."""
     parent = pm.body_int[:, PARENT]
     drives = pm.act_int[:, A_DRIVES]
     named = [drives, parent[drives], pm.act_int[:, A_BASE_BODY], pm.act_int[:, A_END_BODY],
-             pm.spring_int[:, S_START_BODY], pm.spring_int[:, S_END_BODY],
-             pm.bal_int[:, B_PIVOT_BODY], pm.bal_int[:, B_HANGER_BODY]]
+             pm.mech_int[:, M_BODY_A], pm.mech_int[:, M_BODY_B]]
     return {int(i) for i in np.concatenate(named) if i >= 0}
 
 
@@ -112,16 +111,15 @@ def moving_tree(pm: PackedModel, coordinate_bodies: tuple[tuple[int, ...], ...],
     body_int = pm.body_int[bodies].copy()
     body_int[:, PARENT] = [number[anchor[p]] if p >= 0 and anchor[p] >= 0 else -1
                            for p in body_int[:, PARENT].tolist()]
-    act_int, spring_int, bal_int = pm.act_int.copy(), pm.spring_int.copy(), pm.bal_int.copy()
+    act_int, mech_int = pm.act_int.copy(), pm.mech_int.copy()
     for array, columns in ((act_int, (A_DRIVES, A_BASE_BODY, A_END_BODY)),
-                           (spring_int, (S_START_BODY, S_END_BODY)),
-                           (bal_int, (B_PIVOT_BODY, B_HANGER_BODY))):
+                           (mech_int, (M_BODY_A, M_BODY_B))):
         for col in columns:
             array[:, col] = [number[b] for b in array[:, col].tolist()]
     packed = pm._replace(body_int=body_int, body_vec=np.ascontiguousarray(body_vec[bodies]),
                          body_mat=np.ascontiguousarray(body_mat[bodies]),
                          subspace=np.ascontiguousarray(pm.subspace[bodies]),
-                         act_int=act_int, spring_int=spring_int, bal_int=bal_int)
+                         act_int=act_int, mech_int=mech_int)
     groups = tuple(tuple(number[b] for b in group) for group in coordinate_bodies)
     v = packed.body_vec
     return Tree(packed, spatial_inertias(v[:, SCALARS, 1], v[:, COM], packed.body_mat[:, INERTIA]),

@@ -1,7 +1,9 @@
 """The model's constants packed into a few arrays for the compiled kernels.
 
 A kernel call pays for every array argument (numba checks its type), so the parameters the
-recursions read are grouped by what they belong to: bodies, actuators, springs, balancers.
+recursions read are grouped by what they belong to: bodies, actuators, and the mechanisms
+(springs, balancers, torsion springs) as one table with a kind column, which one kernel
+dispatches on (mechanisms/forces.py) as the joint transform does on the joint kind (joint.py).
 Columns and slots are named by the constants below; the arrays are built once per model and
 held by it (``model.compiled.packed``, compiled.py).
 """
@@ -80,40 +82,62 @@ class ActVec(IntEnum):
     A_JOINT_BASE = 5
 
 
-class SpringInt(IntEnum):
-    """spring_int columns."""
+class MechKind(IntEnum):
+    """The kinds of mechanism of the mech table, in the order of its rows (each kind's rows
+    follow the previous kind's): linear springs, balancer halves, torsion springs."""
 
-    S_START_BODY = 0
-    S_END_BODY = 1
+    SPRING = 0
+    BALANCER = 1
+    TORSION_SPRING = 2
+
+
+class MechInt(IntEnum):
+    """mech_int columns: the kind (MechKind), the two bodies it joins (a spring's or a torsion
+    spring's start and end, a balancer's pivot and hanger body), ITEM its index among its
+    kind's (a balancer's in ``model.balancers``: hanger_force, balancer_couple), and a
+    balancer's SIDE and SHARES (the actuator whose joint's couple it shares, -1: none; -1 for
+    the other kinds)."""
+
+    M_KIND = 0
+    M_BODY_A = 1
+    M_BODY_B = 2
+    M_ITEM = 3
+    M_SIDE = 4
+    M_SHARES = 5
+
+
+class MechVec(IntEnum):
+    """mech_vec slot shared by every kind: LAW = (stiffness, free value, preload) of its
+    linear law (mechanisms/forces.py); the kinds' own slots follow (SpringVec, BalVec,
+    TorsionVec)."""
+
+    M_LAW = 0
 
 
 class SpringVec(IntEnum):
-    """spring_vec slots; LAW = (stiffness, free length, preload)."""
+    """A spring's mech_vec slots: its end points in their bodies' frames."""
 
-    S_START = 0
-    S_END = 1
-    S_LAW = 2
-
-
-class BalInt(IntEnum):
-    """bal_int columns: the pivot body, the sliding (hanger) body, the side, the actuator
-    whose joint's couple the balancer shares (-1: none)."""
-
-    B_PIVOT_BODY = 0
-    B_HANGER_BODY = 1
-    B_SIDE = 2
-    B_SHARES = 3
+    S_START = 1
+    S_END = 2
 
 
 class BalVec(IntEnum):
-    """bal_vec slots: points in their bodies' frames; SIZES = (lever, hanger, spring
-    attach)."""
+    """A balancer's mech_vec slots: points in their bodies' frames; SIZES = (lever, hanger,
+    spring attach)."""
 
-    B_PIVOT = 0
-    B_HANGER = 1
-    B_ANCHOR = 2
-    B_SIZES = 3
-    B_LAW = 4
+    B_PIVOT = 1
+    B_HANGER = 2
+    B_ANCHOR = 3
+    B_SIZES = 4
+
+
+class TorsionVec(IntEnum):
+    """A torsion spring's mech_vec slots: its axis and reference direction in the start
+    body's frame, the end body's reference direction in its frame."""
+
+    T_AXIS = 1
+    T_START_REFERENCE = 2
+    T_END_REFERENCE = 3
 
 
 # the members' values under their own names, as the kernels read them: plain ints, which
@@ -124,10 +148,13 @@ AXIS, ORIGIN, COM, S_W, S_V, SCALARS, PITCH = map(int, BodyVec)
 ROTATION, INERTIA = map(int, BodyMat)
 A_DRIVES, A_BASE_BODY, A_END_BODY, A_BRANCH, A_SHARING = map(int, ActInt)
 A_BASE, A_END, A_SOLVE, A_PERP2, A_STROKE, A_JOINT_BASE = map(int, ActVec)
-S_START_BODY, S_END_BODY = map(int, SpringInt)
-S_START, S_END, S_LAW = map(int, SpringVec)
-B_PIVOT_BODY, B_HANGER_BODY, B_SIDE, B_SHARES = map(int, BalInt)
-B_PIVOT, B_HANGER, B_ANCHOR, B_SIZES, B_LAW = map(int, BalVec)
+SPRING, BALANCER, TORSION_SPRING = map(int, MechKind)
+M_KIND, M_BODY_A, M_BODY_B, M_ITEM, M_SIDE, M_SHARES = map(int, MechInt)
+M_LAW, = map(int, MechVec)
+S_START, S_END = map(int, SpringVec)
+B_PIVOT, B_HANGER, B_ANCHOR, B_SIZES = map(int, BalVec)
+T_AXIS, T_START_REFERENCE, T_END_REFERENCE = map(int, TorsionVec)
+MECH_SLOTS = 1 + max(len(SpringVec), len(BalVec), len(TorsionVec))
 
 
 class PackedModel(NamedTuple):
@@ -140,10 +167,8 @@ class PackedModel(NamedTuple):
     base_acceleration: np.ndarray   # (3,): -gravity, folds gravity into the accelerations
     act_int: np.ndarray       # (na, 5) int64
     act_vec: np.ndarray       # (na, 6, 3)
-    spring_int: np.ndarray    # (ns, 2) int64
-    spring_vec: np.ndarray    # (ns, 3, 3)
-    bal_int: np.ndarray       # (nbal, 4) int64
-    bal_vec: np.ndarray       # (nbal, 5, 3)
+    mech_int: np.ndarray      # (nm, 6) int64: springs, balancers, torsion springs
+    mech_vec: np.ndarray      # (nm, MECH_SLOTS, 3)
 
 
 @kernel(inline=True)
@@ -154,8 +179,26 @@ def joint_parameters(body_vec, i):
             body_vec[i, PITCH, 0])
 
 
-def _law(params) -> list[float]:
-    return [params.stiffness, params.free_length, params.preload]
+def mechanism_table(model: ModelParameters, shares: dict[int, int]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(mech_int, mech_vec) of the model's mechanisms, a row each in MechKind order (the
+    order of mechanisms/forces.spring_names); ``shares``: balancer -> the actuator whose
+    couple it shares."""
+    rows = [([SPRING, s.start.body, s.end.body, k, 0, -1], s.params,
+             [s.start.local, s.end.local]) for k, s in enumerate(model.springs)]
+    rows += [([BALANCER, b.pivot.body, b.hanger.body, k, b.side, shares.get(k, -1)], b.spring,
+              [b.pivot.local, b.hanger.local, b.spring_anchor.local,
+               [b.lever_length, b.hanger_length, b.spring_attach]])
+             for k, b in enumerate(model.balancers)]
+    rows += [([TORSION_SPRING, t.start, t.end, k, 0, -1], t.params,
+              [t.axis, t.start_reference, t.end_reference])
+             for k, t in enumerate(model.torsion_springs)]
+    mech_int = np.array([ints for ints, _, _ in rows], dtype=np.int64).reshape(-1, len(MechInt))
+    mech_vec = np.zeros((len(rows), MECH_SLOTS, 3))
+    for j, (_, law, slots) in enumerate(rows):
+        mech_vec[j, M_LAW] = law.stiffness, law.free_length, law.preload
+        mech_vec[j, 1:1 + len(slots)] = slots
+    return mech_int, mech_vec
 
 
 def pack_model(model: ModelParameters, joints: tuple[IndirectJoint, ...]) -> PackedModel:
@@ -193,29 +236,20 @@ def pack_model(model: ModelParameters, joints: tuple[IndirectJoint, ...]) -> Pac
         act_int[k] = act.drives, act.base.body, act.end.body, act.branch, len(sharing[k])
         act_vec[k] = act.base.local, act.end.local, (joint.c0, joint.alpha, joint.beta), \
             (joint.perp2, 0.0, 0.0), (*joint.stroke, 0.0), joint.base
-    spring_int = np.array([[s.start.body, s.end.body] for s in model.springs],
-                          dtype=np.int64).reshape(-1, 2)
-    spring_vec = np.array([[s.start.local, s.end.local, _law(s.params)] for s in model.springs],
-                          dtype=float).reshape(-1, 3, 3)
     shares = {b: k for k, bs in sharing.items() for b in bs}
-    bal_int = np.array([[b.pivot.body, b.hanger.body, b.side, shares.get(j, -1)]
-                        for j, b in enumerate(model.balancers)], dtype=np.int64).reshape(-1, 4)
-    bal_vec = np.array([[b.pivot.local, b.hanger.local, b.spring_anchor.local,
-                         [b.lever_length, b.hanger_length, b.spring_attach], _law(b.spring)]
-                        for b in model.balancers], dtype=float).reshape(-1, 5, 3)
+    mech_int, mech_vec = mechanism_table(model, shares)
     subspace = np.ascontiguousarray(body_vec[:, S_W:S_V + 1].reshape(nb, 6))
     return PackedModel(body_int.astype(np.int64), body_vec, body_mat, subspace,
                        -np.array(model.gravity, dtype=float), act_int, act_vec,
-                       spring_int, spring_vec, bal_int, bal_vec)
+                       mech_int, mech_vec)
 
 
 @kernel(inline=True)
 def packed_model_view(header, ints, floats, k):
     """The PackedModel flattened (``flatten(tuple(packed))``, flat.py) at the header's rows
-    k to k + 10, as views (kernel)."""
+    k to k + 8, as views (kernel)."""
     return PackedModel(view2(ints, header, k), view3(floats, header, k + 1),
                        view4(floats, header, k + 2), view2(floats, header, k + 3),
                        view1(floats, header, k + 4), view2(ints, header, k + 5),
                        view3(floats, header, k + 6), view2(ints, header, k + 7),
-                       view3(floats, header, k + 8), view2(ints, header, k + 9),
-                       view3(floats, header, k + 10))
+                       view3(floats, header, k + 8))

@@ -128,7 +128,8 @@ class Actuator:
 
 @dataclass(frozen=True)
 class SpringParams:
-    """Linear extension spring, seed 000 eq. 35: F = k (L - L0) + F0 (tension positive)."""
+    """Linear extension spring, seed 000 eq. 35: F = k (L - L0) + F0 (tension positive).
+    A torsion spring's law has the same form in its angle: N m/rad, rad, N m."""
 
     stiffness: float               # N/m
     free_length: float             # m
@@ -168,6 +169,21 @@ class Balancer:
     spring: SpringParams
 
 
+@dataclass(frozen=True)
+class TorsionSpring:
+    """A torsion spring between a start and an end body about an axis fixed in the start
+    body, carried by the end body as the same axis (mechanisms/forces.py); directions are
+    unit vectors, the references perpendicular to the axis."""
+
+    name: str
+    start: int                     # body index
+    end: int                       # body index
+    axis: np.ndarray               # in the start body's frame, (3,)
+    start_reference: np.ndarray    # the angle's zero direction in the start body's frame, (3,)
+    end_reference: np.ndarray      # the end body's direction measured from it, its frame, (3,)
+    params: SpringParams           # torque = stiffness (angle - free angle) + preload
+
+
 def _frozen(a: np.ndarray) -> np.ndarray:
     a = np.array(a, dtype=float)
     a.flags.writeable = False
@@ -200,6 +216,7 @@ class ModelParameters:
     actuators: tuple[Actuator, ...] = ()
     springs: tuple[Spring, ...] = ()
     balancers: tuple[Balancer, ...] = ()
+    torsion_springs: tuple[TorsionSpring, ...] = ()
     loops: Optional[Loops] = None              # closed loops (cut_joints.py), None for a tree
     coordinate_names: tuple[str, ...] = field(init=False)
     body_names: tuple[str, ...] = field(init=False)

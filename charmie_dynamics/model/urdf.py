@@ -52,7 +52,7 @@ from .rotations import rpy_to_matrix
 
 OVERLAY_FORMAT = "charmie_dynamics/overlay/1"
 OVERLAY_KEYS = {"format", "units", "gravity", "links", "joints", "actuators", "springs",
-                "balancers"}
+                "balancers", "torsion_springs"}
 JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "F",
                "floating": "floating"}
 ROOT_JOINT = "root_joint"           # Pinocchio's name of the free-flyer of floating_base
@@ -409,7 +409,8 @@ def _section(overlay: Mapping, key: str, source: str, kind: type) -> Any:
 def _merge_overlay(doc: dict, overlay: Mapping, source: str, joints: Mapping[str, ET.Element],
                    preceding: Mapping[str, tuple[str, ET.Element]]) -> None:
     """Named points on links, joint friction, actuators (``drives``: a URDF joint), springs,
-    balancers and gravity from the overlay, checked against the URDF's names."""
+    balancers, torsion springs (between links) and gravity from the overlay, checked against
+    the URDF's names."""
     bodies = {body["name"]: body for body in doc["bodies"]}
     child_of = {joint.get("name"): child for child, (_, joint) in preceding.items()}
     if "units" in overlay:
@@ -446,6 +447,7 @@ def _merge_overlay(doc: dict, overlay: Mapping, source: str, joints: Mapping[str
     doc["actuators"] = actuators
     doc["springs"] = _section(overlay, "springs", source, list)
     doc["balancers"] = _section(overlay, "balancers", source, list)
+    doc["torsion_springs"] = _section(overlay, "torsion_springs", source, list)
 
 
 def read_overlay(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:

@@ -53,8 +53,7 @@ import numpy as np
 from ..kinematics.configuration import integrate_configuration, tangent_rate
 from ..kinematics.forward import forward_kinematics
 from ..kinematics.motion import body_motion
-from ..mechanisms.auxiliary import auxiliary_segments
-from ..mechanisms.forces import spring_energy
+from ..mechanisms.forces import law_arguments, spring_energy, spring_laws
 from ..model.data import AlgorithmData
 from ..model.model import Model
 from ..dynamics.forward import ForwardDynamicsData, forward_dynamics, held_solve
@@ -181,8 +180,9 @@ def mechanical_energy(model: Model, q: np.ndarray, qd: np.ndarray) -> Energy:
     """Kinetic, gravitational and spring energy of joint-space states (..., n).
 
     Kinetic: sum over bodies of m v_C^2 / 2 + omega^T I_C omega / 2 from the velocity pass
-    (seed 000 eqs. 29-32); spring: ``spring_energy`` of each spring and balancer spring at its
-    length (seed 000 eqs. 20, 35), whose derivative is the tension the dynamics apply.
+    (seed 000 eqs. 29-32); spring: ``spring_energy`` of each law of the mechanisms
+    (mechanisms/forces.spring_laws: springs, balancer springs) at its argument (a length:
+    seed 000 eqs. 20, 35), whose derivative is the tension the dynamics apply.
     """
     qd = np.asarray(qd, dtype=float)
     fk = forward_kinematics(model, q)
@@ -192,12 +192,10 @@ def mechanical_energy(model: Model, q: np.ndarray, qd: np.ndarray) -> Energy:
                      + np.einsum("...bi,bij,...bj->...", w, model.inertia, w))
     com = fk.origin_world + np.einsum("...bij,bj->...bi", fk.rotation_world, model.com)
     gravitational = -np.einsum("b,...bi,i->...", model.mass, com, model.gravity)
-    lengths = {s.name: s.length for s in auxiliary_segments(model, fk) if s.kind == "spring"}
+    arguments = law_arguments(model, fk)
     spring = np.zeros_like(kinetic)
-    for s in model.springs:
-        spring = spring + spring_energy(s.params, lengths[s.name])
-    for b in model.balancers:
-        spring = spring + spring_energy(b.spring, lengths[f"{b.name}_spring"])
+    for j, law in enumerate(spring_laws(model)):
+        spring = spring + spring_energy(law, arguments[..., j])
     return Energy(kinetic, gravitational, spring)
 
 
