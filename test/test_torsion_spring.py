@@ -17,7 +17,7 @@ import yaml
 
 from charmie_dynamics import forward_kinematics, resolve_state
 from charmie_dynamics.dynamics import inverse_dynamics
-from charmie_dynamics.dynamics.integrate import mechanical_energy, simulate
+from charmie_dynamics.simulation import mechanical_energy, simulate
 from charmie_dynamics.identification.regressor import (input_efforts, model_parameters,
                                                         parameter_layout, regressor,
                                                         with_parameters)
