@@ -8,7 +8,7 @@ argument, as 9 positional arrays, and as one array, and prints the microseconds 
 (median, min of the rounds; the cases take turns within each round, so a change of machine
 load hits them alike). Also the same with the column constants read as an IntEnum member
 and as a module-level int inside a kernel that reads one column: both compile to the same
-constant (model/packed.py names its columns and slots by IntEnum members).
+constant (layout.py names its columns and slots by IntEnum members).
 """
 from __future__ import annotations
 

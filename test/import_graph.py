@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "charmie_dynamics"
 PACKAGE = "charmie_dynamics"
 LAYERS = (
-    {"jit", "linalg", "flat", "slots", "documents", "resources", "errors"},
+    {"jit", "linalg", "flat", "layout", "documents", "resources", "errors"},
     {"model"},
     {"kinematics"},
     {"mechanisms"},

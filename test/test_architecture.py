@@ -50,19 +50,17 @@ def test_the_readme_links_the_page():
 
 def test_the_spatial_vector_table_is_the_slots():
     """Each row of the page's buffer table names its slots in their order (0, 1, ...): the
-    convention written down is the one the kernels index with; every slot of slots.py is
-    in the table."""
-    from charmie_dynamics import slots
-    from charmie_dynamics.dynamics import inverse
+    convention written down is the one the kernels index with; every slot of layout.py's
+    result buffers is in the table."""
+    from charmie_dynamics import layout
     section = _section(DOC.read_text(), "Spatial vectors: one convention")
     rows = re.findall(r"^\|[^|]+\|[^|]+\| `([A-Z_, ]+)` \|$", section, flags=re.M)
-    assert len(rows) == 6, rows
+    assert len(rows) == 7, rows
     named = set()
     for row in rows:
         names = row.split(", ")
-        values = [getattr(slots, n, None) if hasattr(slots, n) else getattr(inverse, n)
-                  for n in names]
+        values = [getattr(layout, n) for n in names]
         assert values == list(range(len(names))), (row, values)
         named |= set(names)
-    constants = {n for n in vars(slots) if n.isupper()}
+    constants = {m.name for slots in layout.RESULT_LAYOUTS for m in slots}
     assert constants <= named, constants - named

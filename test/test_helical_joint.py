@@ -12,7 +12,7 @@ from charmie_dynamics.export.urdf import urdf_from_model
 from charmie_dynamics.mechanisms.closed_chains import ClosedChain, LoopAssemblyError
 from charmie_dynamics.model import JointType, ModelError, model_from_dict
 from charmie_dynamics.model.joint import HELICAL_KIND, PRISMATIC_KIND
-from charmie_dynamics.model.packed import KIND
+from charmie_dynamics.layout import KIND
 
 import test_inverse_dynamics
 import test_motion_pass

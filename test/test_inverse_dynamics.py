@@ -50,7 +50,7 @@ def test_open_tree_against_pinocchio_rnea(any_model):
 
 
 def test_wrench_buffers_are_torque_first_spatial_forces(any_model):
-    """One spatial-vector convention (charmie_dynamics.slots): every wrench buffer is [n; f].
+    """One spatial-vector convention (charmie_dynamics.layout): every wrench buffer is [n; f].
     The tree pass's buffer, read as one 6-vector per body, is Pinocchio's data.f (the joint's
     spatial force on the body, joint frame) as [angular; linear]; it composes with
     dynamics/spatial.py's A_i (CRBA's and ABA's transform) as a spatial force:

@@ -31,7 +31,7 @@ from charmie_dynamics.dynamics.aba import coordinate_groups
 from charmie_dynamics.kinematics.limits import InputLimits
 from charmie_dynamics.model import ModelError, model_from_dict
 from charmie_dynamics.model.joint import REVOLUTE_KIND, REVOLUTE_X_KIND
-from charmie_dynamics.model.packed import KIND
+from charmie_dynamics.layout import KIND
 
 from test_forward_dynamics import joint_state, relative_error
 

@@ -1,8 +1,8 @@
 """Imports point only downward (issue 12 item 3): every module's imports, read with ast
 (function-level imports included), against the layers
 
-    base (jit, linalg, slots, documents, resources, errors)
-      <- model <- kinematics <- mechanisms <- dynamics
+    base (jit, layout, linalg, flat, documents, resources, errors)
+      <- model <- kinematics <- mechanisms <- dynamics <- simulation, evaluators
       <- export, trajectories, the package's own __init__ (the core's public face)
       <- identification, datasets <- studies <- ros <- view <- cli
 

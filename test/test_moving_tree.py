@@ -12,7 +12,7 @@ from charmie_dynamics.flat import flatten
 from charmie_dynamics.kinematics.forward import forward_kinematics_sample
 from charmie_dynamics.model import model_from_dict
 from charmie_dynamics.model.moving_tree import attached_bodies
-from charmie_dynamics.model.packed import SCALARS
+from charmie_dynamics.layout import MASS, SCALARS
 
 from conftest import CHARMIE
 from test_free_flyer import floating_model
@@ -140,7 +140,7 @@ def test_placements_and_mass_moments_in_the_world(model):
             second = sum(full.rotations[i, 1] @ model.inertia[i] @ full.rotations[i, 1].T
                          + model.mass[i] * (c @ c * np.eye(3) - np.outer(c, c))
                          for i, c in zip(group, com_w))
-            m_k = pm.body_vec[k, SCALARS, 1]
+            m_k = pm.body_vec[k, SCALARS, MASS]
             c_k = O[k, 1] + R[k, 1] @ pm.body_vec[k, 2]
             I_k = R[k, 1] @ pm.body_mat[k, 1] @ R[k, 1].T + m_k * (c_k @ c_k * np.eye(3)
                                                                   - np.outer(c_k, c_k))

@@ -60,7 +60,8 @@ from ..model.data import AlgorithmData
 from ..model.joint import FREE_COLUMNS, FREE_KIND
 from ..model.model import Model
 from ..model.moving_tree import Tree
-from ..model.packed import COORD, KIND, PARENT, SCALARS, PackedModel
+from ..layout import COORD, KIND, MULTIPLIER, PARENT, SCALARS
+from ..model.packed import PackedModel
 from .inverse import tree_efforts_sample
 from .mass_matrix import no_mass
 from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_to_child_into,
@@ -135,7 +136,7 @@ def articulated_body_sample(pm, inertias, members, rotations, origins, phi, free
             k = members[c, j]
             if k < 0:
                 break
-            m_k = body_vec[k, SCALARS, 0]
+            m_k = body_vec[k, SCALARS, MULTIPLIER]
             for a in range(6):                                          # psi_k = m_k M^_k p_k
                 acc = 0.0
                 for b in range(6):
@@ -179,7 +180,7 @@ def articulated_body_sample(pm, inertias, members, rotations, origins, phi, free
             if parent >= 0:
                 motion_to_child_into(A[k], mu[parent], mu[k])
             for a in range(6):
-                mu[k, a] += subspaces[k, a] * body_vec[k, SCALARS, 0] * acc
+                mu[k, a] += subspaces[k, a] * body_vec[k, SCALARS, MULTIPLIER] * acc
     return -1
 
 

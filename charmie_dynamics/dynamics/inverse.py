@@ -18,6 +18,8 @@ import numpy as np
 
 from ..flat import view2, view4, view5
 from ..jit import kernel
+from ..layout import (A, DRIVEN_BY, DW, F, F_WORLD, IN_WORLD, JOINT_FORCE, JOINT_TORQUE,
+                      LOAD_FORCE, LOAD_MASS, LOAD_POINT, LOAD_TORQUE, N, N_WORLD, W)
 from ..kinematics.forward import Placements, forward_kinematics_sample, to_world
 from ..kinematics.motion import BodyMotion, body_motion_sample
 from ..kinematics.configuration import check_configuration
@@ -29,8 +31,7 @@ from ..mechanisms.forces import (add_point_force, passive_forces_sample,
 from ..mechanisms.loops import LoopLoads, distribute_sample
 from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import DRIVEN_BY, PackedModel
-from ..slots import A, DW, F, F_WORLD, JOINT_FORCE, JOINT_TORQUE, N, N_WORLD, W
+from ..model.packed import PackedModel
 from .rnea import TreeWrenches, joint_efforts_sample, tree_backward_pass_sample
 
 
@@ -64,7 +65,7 @@ class Loads:
     spring_tension: np.ndarray      # (..., n_springs): N (torsion springs N m), positive pulls
     joint_wrenches: np.ndarray      # (..., nb, 4, 3): torque and force ([n; f], slots N,
                                     # F) in the child frame, then in the world frame (slots
-                                    # N_WORLD, F_WORLD): charmie_dynamics.slots' convention
+                                    # N_WORLD, F_WORLD): layout.py's convention
     base_body: int                  # the first massive body (see base_body())
     placements: Placements = field(repr=False)
     motion: BodyMotion = field(repr=False)
@@ -102,11 +103,6 @@ class Loads:
         return self.joint_torque_world[..., self.base_body, :]
 
 
-# slots of the load_vec rows of the applied loads (one row per payload or external wrench):
-# the point, the world-frame wrench [n; f] (charmie_dynamics.slots' order), the point mass
-LOAD_POINT, LOAD_TORQUE, LOAD_FORCE, LOAD_MASS = 0, 1, 2, 3
-
-
 @kernel
 def apply_loads_sample(load_body, load_vec, rotations, origins, motion, external) -> None:
     """Payload point masses and external wrenches of one sample, added to ``external``."""
@@ -123,7 +119,8 @@ def apply_loads_sample(load_body, load_vec, rotations, origins, motion, external
             accumulate(external, b, N, scale(-m, cross3(p, acc)))
         add_point_force(external, rotations, origins, b, to_world(rotations, origins, b, p),
                         vec(load_vec, k, LOAD_FORCE))
-        accumulate(external, b, N, mat_t_vec(mat(rotations, b, 1), vec(load_vec, k, LOAD_TORQUE)))
+        accumulate(external, b, N,
+                   mat_t_vec(mat(rotations, b, IN_WORLD), vec(load_vec, k, LOAD_TORQUE)))
 
 
 @kernel
@@ -209,7 +206,7 @@ def _inverse_dynamics_batch(model, applied, q, qd, qdd, buffers) -> int:
                 f, n = vec(T, i, F), vec(T, i, N)
             else:                            # the joint's own share of a driven joint
                 f, n = vec(b.loops[s], k, JOINT_FORCE), vec(b.loops[s], k, JOINT_TORQUE)
-            R_i = mat(R, i, 1)
+            R_i = mat(R, i, IN_WORLD)
             store(J, i, F, f)
             store(J, i, N, n)
             store(J, i, F_WORLD, mat_vec(R_i, f))

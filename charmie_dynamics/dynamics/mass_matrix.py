@@ -44,7 +44,8 @@ from ..mechanisms.forces import passive_forces
 from ..model.data import AlgorithmData
 from ..model.model import Model
 from ..model.joint import FREE_COLUMNS, FREE_KIND
-from ..model.packed import COORD, KIND, PARENT, SCALARS, PackedModel
+from ..layout import COORD, KIND, MULTIPLIER, PARENT, SCALARS
+from ..model.packed import PackedModel
 from .inverse import InverseDynamicsData, Loads, run_inverse_dynamics
 from .rnea import joint_efforts, tree_backward_pass
 from .spatial import add_force_to_parent, add_inertia_to_parent, parent_transform_into
@@ -92,7 +93,7 @@ def mass_matrix_sample(pm, inertias, rotations, origins, work, H) -> None:
                 for e in range(6):
                     H[ci + d, ci + e] = composite[i, FREE_COLUMNS[d], FREE_COLUMNS[e]]
             continue
-        m_i = body_vec[i, SCALARS, 0]
+        m_i = body_vec[i, SCALARS, MULTIPLIER]
         for a in range(6):                                   # M^c_i p_i
             acc = 0.0
             for k in range(6):
@@ -112,7 +113,7 @@ def mass_matrix_sample(pm, inertias, rotations, origins, work, H) -> None:
                     H[ci, cj + d] += h
                     H[cj + d, ci] += h
             elif cj >= 0:
-                h = body_vec[j, SCALARS, 0] * np.dot(F, subspaces[j])
+                h = body_vec[j, SCALARS, MULTIPLIER] * np.dot(F, subspaces[j])
                 H[ci, cj] += h
                 H[cj, ci] += h
 

@@ -24,16 +24,16 @@ from ..jit import kernel
 from ..kinematics.motion import BodyMotion
 from ..linalg import accumulate, add, cross3, dot, mat, mat_vec, scale, store, sub, vec
 from ..model.model import Model
-from ..slots import AC, DW, F, N, W
+from ..layout import (AC, COM, COORD, DW, F, INERTIA, IN_PARENT, KIND, MASS, MULTIPLIER, N, PARENT,
+                      SCALARS, S_V, S_W, W)
 from ..model.joint import FREE_KIND
-from ..model.packed import COM, COORD, INERTIA, KIND, PARENT, S_V, S_W, SCALARS
 
 
 @dataclass(frozen=True)
 class TreeWrenches:
     """Wrench of the parent on each body at its joint point, in the body frame; ``buffer``
     (..., nb, 2, 3) holds torque and force (slots N, F): reshaped (..., nb, 6), the spatial
-    force [n; f] of dynamics/spatial.py (charmie_dynamics.slots' convention)."""
+    force [n; f] of dynamics/spatial.py (layout.py's convention)."""
 
     buffer: np.ndarray
 
@@ -53,7 +53,7 @@ def tree_backward_pass_sample(body_int, body_vec, body_mat, rotations, origins, 
     wrench [n; f] on each body (body frame, about its origin; slots N, F)."""
     nb = body_int.shape[0]
     for i in range(nb):
-        m = body_vec[i, SCALARS, 1]
+        m = body_vec[i, SCALARS, MASS]
         I = mat(body_mat, i, INERTIA)
         w = vec(motion, i, W)
         f = scale(m, vec(motion, i, AC))                                   # m_i a_Ci
@@ -65,11 +65,11 @@ def tree_backward_pass_sample(body_int, body_vec, body_mat, rotations, origins, 
         p = body_int[i, PARENT]
         if p < 0:
             continue
-        R = mat(rotations, i, 0)
+        R = mat(rotations, i, IN_PARENT)
         fp = mat_vec(R, vec(wrenches, i, F))
         accumulate(wrenches, p, F, fp)
         accumulate(wrenches, p, N, add(mat_vec(R, vec(wrenches, i, N)),
-                                       cross3(vec(origins, i, 0), fp)))
+                                       cross3(vec(origins, i, IN_PARENT), fp)))
 
 
 @kernel
@@ -86,8 +86,9 @@ def joint_efforts_sample(body_int, body_vec, wrenches, tau) -> None:
                 tau[c + 3 + k] += wrenches[i, N, k]
             continue
         # the wrench projected on the motion subspace: s_w . n + s_v . f
-        tau[c] += body_vec[i, SCALARS, 0] * (dot(vec(wrenches, i, N), vec(body_vec, i, S_W))
-                                             + dot(vec(wrenches, i, F), vec(body_vec, i, S_V)))
+        tau[c] += body_vec[i, SCALARS, MULTIPLIER] * (
+            dot(vec(wrenches, i, N), vec(body_vec, i, S_W))
+            + dot(vec(wrenches, i, F), vec(body_vec, i, S_V)))
 
 
 @kernel

@@ -20,14 +20,15 @@ from __future__ import annotations
 
 from ..jit import kernel
 from ..linalg import mat, vec
+from ..layout import IN_PARENT
 
 
 @kernel
 def parent_transform_into(rotations, origins, i, A) -> None:
     """A_i of body i, one sample (kernel), into the (6, 6) array ``A``:
     [[E, 0], [-E [r]x, E]] with E = (R^{p}_{i})^T and r = r^{p}_{i}."""
-    R = mat(rotations, i, 0)
-    r = vec(origins, i, 0)
+    R = mat(rotations, i, IN_PARENT)
+    r = vec(origins, i, IN_PARENT)
     for a in range(3):
         e0, e1, e2 = R[0][a], R[1][a], R[2][a]                 # row a of E
         for b in range(3):

@@ -33,6 +33,7 @@ from ..model.rotations import quaternion_of
 from ..model.packed import PackedModel
 from ..dynamics.inverse import (NO_LOADS, InverseDynamicsBuffers, InverseDynamicsData, Loads,
                       _inverse_dynamics_batch, kernel_arguments)
+from ..layout import IN_PARENT, IN_WORLD
 
 
 #: Around the kernel: compiled, overflow gives inf silently (numba's numpy error model);
@@ -99,14 +100,14 @@ def _evaluate(x, xd, xdd, state, inverse, segments, moving, hanging, actuator_sl
             total += joints[i, s, 0] + joints[i, s, 1] + joints[i, s, 2]
     for p in range(moving.shape[0]):
         i = moving[p]
-        translations[p, 0], translations[p, 1], translations[p, 2] = vec(origins, i, 0)
-        xyzw[p, 0], xyzw[p, 1], xyzw[p, 2], xyzw[p, 3] = quaternion_of(mat(rotations, i, 0))
+        translations[p, 0], translations[p, 1], translations[p, 2] = vec(origins, i, IN_PARENT)
+        xyzw[p, 0], xyzw[p, 1], xyzw[p, 2], xyzw[p, 3] = quaternion_of(mat(rotations, i, IN_PARENT))
     n = moving.shape[0]
     for s in range(hanging.shape[0]):
         b = hanging[s]
-        R = mat(rotations, b, 1)
+        R = mat(rotations, b, IN_WORLD)
         translations[n + s, 0], translations[n + s, 1], translations[n + s, 2] = mat_t_vec(
-            R, sub(vec(ends, s, 0), vec(origins, b, 1)))
+            R, sub(vec(ends, s, 0), vec(origins, b, IN_WORLD)))
         RF = mat_mul((column(R, 0), column(R, 1), column(R, 2)), mat(frames, s, 0))  # R^T F
         xyzw[n + s, 0], xyzw[n + s, 1], xyzw[n + s, 2], xyzw[n + s, 3] = quaternion_of(RF)
     return -1, failed, math.isfinite(total)

@@ -56,7 +56,8 @@ from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError, SolveR
 from ..model.model import Model
 from ..dynamics.closed_chain import multipliers
 from .evaluator import Evaluation, Evaluator, NonFiniteLoads
-from ..dynamics.inverse import LOAD_FORCE, LOAD_POINT, LOAD_TORQUE, ExternalWrench, Payload, applied_loads
+from ..layout import LOAD_FORCE, LOAD_POINT, LOAD_TORQUE
+from ..dynamics.inverse import ExternalWrench, Payload, applied_loads
 
 __all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "evaluator_for"]
 

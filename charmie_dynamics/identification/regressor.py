@@ -48,8 +48,7 @@ from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.forces import passive_forces_sample, spring_laws, spring_names
 from ..mechanisms.loops import distribute_sample
 from ..model.model import Friction, Model, SpringParams
-from ..model.packed import COM, INERTIA, M_LAW, SCALARS
-from ..slots import A, DW, F, N, W
+from ..layout import A, COM, DW, F, INERTIA, MASS, M_LAW, N, SCALARS, W
 
 #: Names of a body's 10 inertial parameters, Pinocchio's order (I about the body origin).
 INERTIAL = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
@@ -125,7 +124,7 @@ def model_parameters(model: Model) -> np.ndarray:
 
 @kernel
 def _unit_wrench(k, w, dw, a):
-    """The wrench (n, f), torque first (charmie_dynamics.slots), of inertial parameter k
+    """The wrench (n, f), torque first (charmie_dynamics.layout), of inertial parameter k
     (INERTIAL order) with value 1 (module docstring)."""
     zero = (0.0, 0.0, 0.0)
     if k == 0:
@@ -241,7 +240,7 @@ def regressor(model: Model, state: JointSpaceState) -> np.ndarray:
     S, n, nb = q.shape[0], model.n_coordinates, model.n_bodies
     massless_vec = pm.body_vec.copy()
     massless_vec[:, COM] = 0.0
-    massless_vec[:, SCALARS, 1] = 0.0
+    massless_vec[:, SCALARS, MASS] = 0.0
     massless_mat = pm.body_mat.copy()
     massless_mat[:, INERTIA] = 0.0
     laws = _unit_spring_laws(model)

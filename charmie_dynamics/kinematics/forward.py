@@ -29,8 +29,9 @@ from ..linalg import add, mat, mat_mul, mat_vec, rotate, store, store_mat, vec
 from ..model.joint import FREE_KIND, joint_transform
 from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import (CONFIG, COORD, KIND, ORIGIN, PARENT, ROTATION, SCALARS,
-                            joint_parameters)
+from ..layout import (CONFIG, COORD, IN_PARENT, IN_WORLD, KIND, MULTIPLIER, OFFSET, ORIGIN, PARENT,
+                      ROTATION, SCALARS)
+from ..model.packed import joint_parameters
 from .configuration import check_configuration
 from .state import FLOAT
 
@@ -51,22 +52,22 @@ class Placements:
     @property
     def rotation_parent(self) -> np.ndarray:
         """R^{parent}_i, (..., nb, 3, 3)."""
-        return self.rotations[..., 0, :, :]
+        return self.rotations[..., IN_PARENT, :, :]
 
     @property
     def rotation_world(self) -> np.ndarray:
         """R^0_i, (..., nb, 3, 3)."""
-        return self.rotations[..., 1, :, :]
+        return self.rotations[..., IN_WORLD, :, :]
 
     @property
     def origin_parent(self) -> np.ndarray:
         """Origin of i in its parent's frame, (..., nb, 3)."""
-        return self.origins[..., 0, :]
+        return self.origins[..., IN_PARENT, :]
 
     @property
     def origin_world(self) -> np.ndarray:
         """O_i, (..., nb, 3)."""
-        return self.origins[..., 1, :]
+        return self.origins[..., IN_WORLD, :]
 
     @property
     def lead(self) -> tuple[int, ...]:
@@ -92,32 +93,32 @@ class Placements:
 def to_world(rotations, origins, body, local):
     """World coordinates of a point given in ``body``'s frame, one sample (kernel; eqs. 15
     and 19)."""
-    return add(vec(origins, body, 1), mat_vec(mat(rotations, body, 1), local))
+    return add(vec(origins, body, IN_WORLD), mat_vec(mat(rotations, body, IN_WORLD), local))
 
 
 @kernel
 def forward_kinematics_sample(body_int, body_vec, body_mat, q, values, rotations, origins
                               ) -> None:
-    """Forward kinematics of one sample (kernel): per body i, ``rotations[i, 0]`` =
-    R^{parent}_i, ``rotations[i, 1]`` = R^0_i, ``origins[i, 0]`` = r^{parent}_i,
-    ``origins[i, 1]`` = O_i."""
+    """Forward kinematics of one sample (kernel): per body i, ``rotations[i, IN_PARENT]`` =
+    R^{parent}_i, ``rotations[i, IN_WORLD]`` = R^0_i, ``origins[i, IN_PARENT]`` =
+    r^{parent}_i, ``origins[i, IN_WORLD]`` = O_i."""
     for i in range(body_int.shape[0]):
         iq, kind = body_int[i, CONFIG], body_int[i, KIND]
         value = 0.0 if iq < 0 or kind == FREE_KIND else \
-            body_vec[i, SCALARS, 0] * q[iq] + body_vec[i, SCALARS, 2]
+            body_vec[i, SCALARS, MULTIPLIER] * q[iq] + body_vec[i, SCALARS, OFFSET]
         values[i] = value
         R_par, r, _, _ = joint_transform(kind, joint_parameters(body_vec, i), value, q, iq,
                                          mat(body_mat, i, ROTATION), vec(body_vec, i, ORIGIN))
-        store_mat(rotations, i, 0, R_par)
-        store(origins, i, 0, r)
+        store_mat(rotations, i, IN_PARENT, R_par)
+        store(origins, i, IN_PARENT, r)
         p = body_int[i, PARENT]
         if p < 0:
-            store_mat(rotations, i, 1, R_par)
-            store(origins, i, 1, r)
+            store_mat(rotations, i, IN_WORLD, R_par)
+            store(origins, i, IN_WORLD, r)
         else:
-            R_p = mat(rotations, p, 1)
-            store_mat(rotations, i, 1, mat_mul(R_p, R_par))
-            store(origins, i, 1, add(vec(origins, p, 1), mat_vec(R_p, r)))
+            R_p = mat(rotations, p, IN_WORLD)
+            store_mat(rotations, i, IN_WORLD, mat_mul(R_p, R_par))
+            store(origins, i, IN_WORLD, add(vec(origins, p, IN_WORLD), mat_vec(R_p, r)))
 
 
 @kernel

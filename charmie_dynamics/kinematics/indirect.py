@@ -29,8 +29,8 @@ from ..jit import kernel
 from ..linalg import add, mat_vec, norm, scale, sub, vec
 from ..model.actuator_geometry import IndirectJoint
 from ..model.joint import REVOLUTE
-from ..model.packed import (A_BRANCH, A_DRIVES, A_END, A_JOINT_BASE, A_PERP2, A_SOLVE,
-                            A_STROKE, AXIS, COORD, JOINT, SCALARS)
+from ..layout import (AXIS, A_BRANCH, A_DRIVES, A_END, A_JOINT_BASE, A_PERP2, A_SOLVE, A_STROKE,
+                      COORD, JOINT, MULTIPLIER, SCALARS)
 from ..model.rotations import rotation_about
 
 
@@ -131,7 +131,7 @@ def input_jacobians_sample(body_int, body_vec, act_int, act_vec, q, x, J, Jp) ->
     for k in range(act_int.shape[0]):
         i = act_int[k, A_DRIVES]
         c = body_int[i, COORD]
-        m = body_vec[i, SCALARS, 0]
+        m = body_vec[i, SCALARS, MULTIPLIER]
         revolute = body_int[i, JOINT] == REVOLUTE
         L = joint_length(revolute, vec(body_vec, i, AXIS), vec(act_vec, k, A_JOINT_BASE),
                          vec(act_vec, k, A_END), q[c] * m)

@@ -34,8 +34,8 @@ from ..linalg import vec3, add, cross3, mat, mat_t_vec, store, vec
 from ..model.data import AlgorithmData
 from ..model.joint import joint_motion
 from ..model.model import Model
-from ..model.packed import COM, COORD, KIND, PARENT, SCALARS, joint_parameters
-from ..slots import A, AC, DW, V, VC, W
+from ..layout import A, AC, COM, COORD, DW, IN_PARENT, KIND, MULTIPLIER, PARENT, SCALARS, V, VC, W
+from ..model.packed import joint_parameters
 from .forward import Placements
 from .state import samples
 
@@ -81,8 +81,8 @@ def body_motion_sample(body_int, body_vec, rotations, origins, qd, qdd, base_acc
     docstring; ``rotations``/``origins`` are forward_kinematics_sample's."""
     zero = (0.0, 0.0, 0.0)
     for i in range(body_int.shape[0]):
-        R = mat(rotations, i, 0)
-        r = vec(origins, i, 0)
+        R = mat(rotations, i, IN_PARENT)
+        r = vec(origins, i, IN_PARENT)
         p = body_int[i, PARENT]
         if p < 0:
             w_p, dw_p, v_p, a_p = zero, zero, zero, vec3(base_acceleration)
@@ -90,8 +90,8 @@ def body_motion_sample(body_int, body_vec, rotations, origins, qd, qdd, base_acc
             w_p, dw_p = vec(motion, p, W), vec(motion, p, DW)
             v_p, a_p = vec(motion, p, V), vec(motion, p, A)
         c = body_int[i, COORD]
-        rate = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * qd[c]
-        acc = 0.0 if c < 0 else body_vec[i, SCALARS, 0] * qdd[c]
+        rate = 0.0 if c < 0 else body_vec[i, SCALARS, MULTIPLIER] * qd[c]
+        acc = 0.0 if c < 0 else body_vec[i, SCALARS, MULTIPLIER] * qdd[c]
         w_in = mat_t_vec(R, w_p)
         w_J, dw_J, v_J, a_J = joint_motion(body_int[i, KIND], joint_parameters(body_vec, i),
                                            rate, acc, w_in, qd, qdd, c)

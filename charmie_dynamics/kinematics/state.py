@@ -16,8 +16,9 @@ from ..jit import kernel
 from ..linalg import vec
 from ..model.model import Model
 from ..model.joint import REVOLUTE
-from ..model.packed import (A_BRANCH, A_DRIVES, A_PERP2, A_SOLVE, A_STROKE, CONFIG, COORD,
-                            JOINT, SCALARS, PackedModel)
+from ..layout import (A_BRANCH, A_DRIVES, A_PERP2, A_SOLVE, A_STROKE, CONFIG, COORD, JOINT,
+                      MULTIPLIER, SCALARS)
+from ..model.packed import PackedModel
 from .indirect import check_length, solve_joint
 
 
@@ -103,7 +104,7 @@ def resolve_state_sample(pm, x, xd, xdd, state, s) -> int:
             L = act_vec[k, A_STROKE, 0]                 # any valid length: the result is refused
         value, d1, d2 = solve_joint(body_int[i, JOINT] == REVOLUTE, act_int[k, A_BRANCH],
                                     vec(act_vec, k, A_SOLVE), act_vec[k, A_PERP2, 0], L)
-        m = body_vec[i, SCALARS, 0]
+        m = body_vec[i, SCALARS, MULTIPLIER]
         q[iq] = value / m
         qd[c] = d1 * Ld / m
         qdd[c] = (d1 * Ldd + d2 * Ld * Ld) / m

@@ -25,9 +25,9 @@ from ..linalg import (add, column, cross3, dot, mat, mat_t_vec, mat_vec, norm, s
                       store_mat, sub, vec)
 from ..model.data import AlgorithmData
 from ..model.model import Balancer, Model
-from ..model.packed import (A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, AXIS, B_ANCHOR,
-                            B_HANGER, B_PIVOT, B_SIZES, BALANCER, JOINT, M_BODY_A, M_BODY_B,
-                            M_ITEM, M_KIND, M_SIDE, S_END, S_START, SPRING)
+from ..layout import (AXIS, A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, BALANCER, B_ANCHOR,
+                      B_HANGER, B_PIVOT, B_SIZES, IN_WORLD, JOINT, M_BODY_A, M_BODY_B, M_ITEM,
+                      M_KIND, M_SIDE, SPRING, S_END, S_START)
 from ..kinematics.indirect import MechanismRangeError
 from ..model.joint import REVOLUTE
 
@@ -52,7 +52,7 @@ def balancer_local_points(mech_int, mech_vec, b, rotations, origins):
     B4slb, spring anchor)``. Where the lever cannot reach, ``reachable`` is False."""
     pb, hb, side = mech_int[b, M_BODY_A], mech_int[b, M_BODY_B], mech_int[b, M_SIDE]
     hanger_world = to_world(rotations, origins, hb, vec(mech_vec, b, B_HANGER))
-    hanger = mat_t_vec(mat(rotations, pb, 1), sub(hanger_world, vec(origins, pb, 1)))
+    hanger = mat_t_vec(mat(rotations, pb, IN_WORLD), sub(hanger_world, vec(origins, pb, IN_WORLD)))
     pivot = vec(mech_vec, b, B_PIVOT)
     lever, hanger_length, attach = vec(mech_vec, b, B_SIZES)
     top_z = hanger[2]                                                 # eq. 22
@@ -105,9 +105,9 @@ def auxiliary_segments_sample(body_int, body_vec, act_int, act_vec, mech_int, me
         i = act_int[a, A_DRIVES]
         base_body = act_int[a, A_BASE_BODY]
         if body_int[i, JOINT] == REVOLUTE:
-            pin = mat_vec(mat(rotations, i, 1), vec(body_vec, i, AXIS))
+            pin = mat_vec(mat(rotations, i, IN_WORLD), vec(body_vec, i, AXIS))
         else:
-            pin = column(mat(rotations, base_body, 1), 0)
+            pin = column(mat(rotations, base_body, IN_WORLD), 0)
         _store_segment(k, to_world(rotations, origins, base_body, vec(act_vec, a, A_BASE)),
                        to_world(rotations, origins, act_int[a, A_END_BODY], vec(act_vec, a, A_END)),
                        pin, ends, lengths, frames)
@@ -120,7 +120,7 @@ def auxiliary_segments_sample(body_int, body_vec, act_int, act_vec, mech_int, me
             _store_segment(k, to_world(rotations, origins, start_body, vec(mech_vec, j, S_START)),
                            to_world(rotations, origins, mech_int[j, M_BODY_B],
                                     vec(mech_vec, j, S_END)),
-                           column(mat(rotations, start_body, 1), 0), ends, lengths, frames)
+                           column(mat(rotations, start_body, IN_WORLD), 0), ends, lengths, frames)
             k += 1
         elif kind == BALANCER:
             reachable, P, E, top, S, A = balancer_local_points(mech_int, mech_vec, j, rotations,
@@ -128,7 +128,7 @@ def auxiliary_segments_sample(body_int, body_vec, act_int, act_vec, mech_int, me
             if not reachable:
                 failed = mech_int[j, M_ITEM]
             pb = mech_int[j, M_BODY_A]
-            pin = column(mat(rotations, pb, 1), 1)
+            pin = column(mat(rotations, pb, IN_WORLD), 1)
             P, E, top = (to_world(rotations, origins, pb, P), to_world(rotations, origins, pb, E),
                          to_world(rotations, origins, pb, top))
             S, A = to_world(rotations, origins, pb, S), to_world(rotations, origins, pb, A)

@@ -45,9 +45,8 @@ from ..jit import kernel
 from ..kinematics.forward import Placements, to_world
 from ..linalg import accumulate, add, cross3, dot, mat, mat_t_vec, mat_vec, norm, scale, sub, vec
 from ..model.model import Model, SpringParams
-from ..model.packed import (BALANCER, M_BODY_A, M_BODY_B, M_ITEM, M_KIND, M_LAW, S_END, S_START,
-                            SPRING, T_AXIS, T_END_REFERENCE, T_START_REFERENCE, TORSION_SPRING)
-from ..slots import F, N
+from ..layout import (BALANCER, F, IN_WORLD, M_BODY_A, M_BODY_B, M_ITEM, M_KIND, M_LAW, N, SPRING,
+                      S_END, S_START, TORSION_SPRING, T_AXIS, T_END_REFERENCE, T_START_REFERENCE)
 from .auxiliary import balancer_local_points, balancer_range_error
 
 
@@ -87,9 +86,9 @@ def spring_energy(params: SpringParams, length: np.ndarray) -> np.ndarray:
 @kernel
 def add_point_force(external, rotations, origins, body, point_world, force_world) -> None:
     """Accumulate a world-frame force applied at a world point on ``body`` (one sample)."""
-    R = mat(rotations, body, 1)
+    R = mat(rotations, body, IN_WORLD)
     f = mat_t_vec(R, force_world)
-    r = mat_t_vec(R, sub(point_world, vec(origins, body, 1)))
+    r = mat_t_vec(R, sub(point_world, vec(origins, body, IN_WORLD)))
     accumulate(external, body, F, f)
     accumulate(external, body, N, cross3(r, f))
 
@@ -121,7 +120,7 @@ def _balancer_forces(mech_int, mech_vec, j, rotations, origins, external):
     reachable, P, E, top, S, A = balancer_local_points(mech_int, mech_vec, j, rotations,
                                                        origins)
     pb = mech_int[j, M_BODY_A]
-    R = mat(rotations, pb, 1)
+    R = mat(rotations, pb, IN_WORLD)
     d = sub(A, S)
     length = norm(d)
     T = spring_tension(vec(mech_vec, j, M_LAW), length)
@@ -156,7 +155,7 @@ def _torsion_forces(mech_int, mech_vec, j, rotations, external) -> float:
     a, b = mech_int[j, M_BODY_A], mech_int[j, M_BODY_B]
     u = vec(mech_vec, j, T_AXIS)
     accumulate(external, a, N, scale(T, u))
-    u_b = mat_t_vec(mat(rotations, b, 1), mat_vec(mat(rotations, a, 1), u))
+    u_b = mat_t_vec(mat(rotations, b, IN_WORLD), mat_vec(mat(rotations, a, IN_WORLD), u))
     accumulate(external, b, N, scale(-T, u_b))
     return T
 

@@ -32,17 +32,16 @@ import numpy as np
 from ..jit import kernel
 from ..kinematics.forward import to_world
 from ..linalg import add, cross3, dot, mat, mat_t_vec, norm, scale, store, sub, vec
-from ..model.packed import (A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, A_SHARING, AXIS,
-                            JOINT, M_ITEM, M_SHARES)
+from ..layout import (AXIS, A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, A_SHARING, COUPLE,
+                      END_FORCE, F, IN_WORLD, JOINT, JOINT_FORCE, JOINT_TORQUE, M_ITEM, M_SHARES, N)
 from ..model.joint import REVOLUTE
-from ..slots import COUPLE, END_FORCE, F, JOINT_FORCE, JOINT_TORQUE, N
 
 
 @dataclass(frozen=True)
 class LoopLoads:
     """Loads of the actuator-driven joints, child frames, in ``model.actuators`` order.
 
-    ``buffer`` (..., na, 4, 3) holds, in the slots of ``charmie_dynamics.slots``, the
+    ``buffer`` (..., na, 4, 3) holds, in the slots of ``charmie_dynamics.layout``, the
     actuator's wrench on the child (the couple of its pin, then the force at its end: slots
     COUPLE, END_FORCE) and the joint's own share (torque at the joint point, then force:
     JOINT_TORQUE, JOINT_FORCE), torque first as every wrench of the package."""
@@ -80,7 +79,7 @@ def distribute_sample(body_int, body_vec, act_int, act_vec, mech_int, rotations,
         base = to_world(rotations, origins, act_int[k, A_BASE_BODY], vec(act_vec, k, A_BASE))
         r = vec(act_vec, k, A_END)                     # end anchor from the joint point
         end = to_world(rotations, origins, act_int[k, A_END_BODY], r)
-        d = mat_t_vec(mat(rotations, i, 1), sub(end, base))
+        d = mat_t_vec(mat(rotations, i, IN_WORLD), sub(end, base))
         u = scale(1.0 / norm(d), d)                    # actuator direction, child frame
         f_sum, n_sum = vec(wrenches, i, F), vec(wrenches, i, N)
         if body_int[i, JOINT] == REVOLUTE:

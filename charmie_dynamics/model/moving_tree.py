@@ -36,8 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .joint import FIXED_KIND
-from .packed import (A_BASE_BODY, A_DRIVES, A_END_BODY, COM, COORD, INERTIA, KIND, M_BODY_A,
-                     M_BODY_B, ORIGIN, PARENT, ROTATION, SCALARS, PackedModel)
+from ..layout import (A_BASE_BODY, A_DRIVES, A_END_BODY, COM, COORD, INERTIA, KIND, MASS, M_BODY_A,
+                      M_BODY_B, ORIGIN, PARENT, ROTATION, SCALARS)
+from .packed import PackedModel
 
 
 @dataclass(frozen=True)
@@ -92,12 +93,13 @@ def moving_tree(pm: PackedModel, coordinate_bodies: tuple[tuple[int, ...], ...],
             a = anchor[p] if p >= 0 else -1
             anchor[i], R_to[i], r_to[i] = a, R_c, B
             if a >= 0:
-                parts[a].append((float(pm.body_vec[i, SCALARS, 1]), B + R_c @ pm.body_vec[i, COM],
+                parts[a].append((float(pm.body_vec[i, SCALARS, MASS]),
+                                 B + R_c @ pm.body_vec[i, COM],
                                  R_c @ pm.body_mat[i, INERTIA] @ R_c.T))
             continue
         anchor[i], R_to[i], r_to[i] = i, np.eye(3), np.zeros(3)
         body_mat[i, ROTATION], body_vec[i, ORIGIN] = R_c, B
-        parts[i] = [(float(pm.body_vec[i, SCALARS, 1]), pm.body_vec[i, COM].copy(),
+        parts[i] = [(float(pm.body_vec[i, SCALARS, MASS]), pm.body_vec[i, COM].copy(),
                      pm.body_mat[i, INERTIA].copy())]
         kept.append(i)
     for a, members in parts.items():
@@ -105,7 +107,7 @@ def moving_tree(pm: PackedModel, coordinate_bodies: tuple[tuple[int, ...], ...],
         com = sum(m * c for m, c, _ in members) / mass if mass > 0.0 else members[0][1]
         inertia = sum(I + m * (np.dot(c - com, c - com) * np.eye(3) - np.outer(c - com, c - com))
                       for m, c, I in members)
-        body_vec[a, SCALARS, 1], body_vec[a, COM], body_mat[a, INERTIA] = mass, com, inertia
+        body_vec[a, SCALARS, MASS], body_vec[a, COM], body_mat[a, INERTIA] = mass, com, inertia
     bodies = np.array(kept, dtype=np.int64)
     number = {b: k for k, b in enumerate(kept)}
     body_int = pm.body_int[bodies].copy()
@@ -122,5 +124,6 @@ def moving_tree(pm: PackedModel, coordinate_bodies: tuple[tuple[int, ...], ...],
                          act_int=act_int, mech_int=mech_int)
     groups = tuple(tuple(number[b] for b in group) for group in coordinate_bodies)
     v = packed.body_vec
-    return Tree(packed, spatial_inertias(v[:, SCALARS, 1], v[:, COM], packed.body_mat[:, INERTIA]),
+    return Tree(packed,
+                spatial_inertias(v[:, SCALARS, MASS], v[:, COM], packed.body_mat[:, INERTIA]),
                 groups, bodies)
