@@ -6,6 +6,7 @@ changes and the page does not; ``.venv/bin/python test/import_graph.py`` prints 
 code has."""
 from __future__ import annotations
 
+import ast
 import re
 
 from import_graph import ROOT, data_classes, module_files, package_graph
@@ -64,3 +65,16 @@ def test_the_spatial_vector_table_is_the_slots():
         named |= set(names)
     constants = {m.name for slots in layout.RESULT_LAYOUTS for m in slots}
     assert constants <= named, constants - named
+
+
+def test_no_kernel_takes_more_than_ten_arguments():
+    """The kernels' convention (the page's last section): groups travel as tuples."""
+    long = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and any(
+                    (d.id if isinstance(d, ast.Name) else getattr(d.func, "id", None)) == "kernel"
+                    for d in node.decorator_list if isinstance(d, (ast.Name, ast.Call))):
+                if len(node.args.args) > 10:
+                    long.append(f"{path.name}:{node.name} ({len(node.args.args)})")
+    assert not long, long

@@ -236,24 +236,24 @@ def _articulated_body_batch(model, inertias, members, rotations, origins, phi, f
 
 
 @kernel
-def bias_articulated_sample(pm, inertias, members, load_body, load_vec, q, qd, zeros, b, s, t,
-                            tau, phi, free, qdd, work) -> tuple[int, int]:
+def bias_articulated_sample(pm, tree, loads, q, qd, zeros, b, s, t, solve) -> tuple[int, int]:
     """One sample's forward dynamics by the ABA (kernel, module docstring): the bias forces
     u' = ID(q, qd, 0) by :func:`~.inverse.tree_efforts_sample` (``zeros``: qdd = 0, with the
-    applied loads ``load_body``, ``load_vec``) into the
-    :class:`~.inverse.InverseDynamicsBuffers` ``b`` (row ``s`` of the per-sample buffers,
-    ``t`` of the per-body ones), phi = tau - u', then :func:`articulated_body_sample` with the
-    placements of q. Returns (a balancer whose spring cannot reach its anchor, the ABA not
-    run; a coordinate that moves no mass), -1 for none."""
-    R, O = b.rotations[t], b.origins[t]
-    k = tree_efforts_sample(pm, load_body, load_vec, q, qd, zeros, b.values[t], R, O,
-                            b.motion[t], b.applied[t], b.tree[t], b.tension[s], b.hanger[s],
-                            b.tau[s])
+    applied ``loads``) into the :class:`~.inverse.InverseDynamicsBuffers` ``b`` (row ``s`` of
+    the per-sample buffers, ``t`` of the per-body ones), phi = tau - u', then
+    :func:`articulated_body_sample` with the placements of q. ``tree``: (inertias, members)
+    of :func:`articulated_body_sample`; ``solve``: (tau, phi, free, qdd, work), one sample's.
+    Returns (a balancer whose spring cannot reach its anchor, the ABA not run; a coordinate
+    that moves no mass), -1 for none."""
+    inertias, members = tree
+    tau, phi, free, qdd, work = solve
+    k = tree_efforts_sample(pm, loads, q, qd, zeros, b, s, t)
     if k >= 0:
         return k, -1
     for i in range(phi.shape[0]):
         phi[i] = tau[i] - b.tau[s, i]
-    return -1, articulated_body_sample(pm, inertias, members, R, O, phi, free, qdd, work)
+    return -1, articulated_body_sample(pm, inertias, members, b.rotations[t], b.origins[t],
+                                       phi, free, qdd, work)
 
 
 @kernel(inline=True)

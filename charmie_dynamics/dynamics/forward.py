@@ -233,13 +233,13 @@ def _forward_aba_batch(header, ints, floats, free, phi, qdd, q, qd, tau) -> tupl
     none."""
     pm = packed_model_view(header, ints, floats, 0)
     inertias, members = view3(floats, header, _INERTIAS), view2(ints, header, _MEMBERS)
-    load_body, load_vec = view1(ints, header, _LOAD_BODY), view3(floats, header, _LOAD_VEC)
+    loads = view1(ints, header, _LOAD_BODY), view3(floats, header, _LOAD_VEC)
     b, w = buffers_view(header, floats, _BUFFERS), work_view(header, floats, _WORK)
     zeros = view2(floats, header, _ZEROS)
     balancer, coordinate = -1, -1
     for s in range(q.shape[0]):
-        k, c = bias_articulated_sample(pm, inertias, members, load_body, load_vec, q[s], qd[s],
-                                       zeros[s], b, s, 0, tau[s], phi[s], free[s], qdd[s], w)
+        k, c = bias_articulated_sample(pm, (inertias, members), loads, q[s], qd[s], zeros[s],
+                                       b, s, 0, (tau[s], phi[s], free[s], qdd[s], w))
         if k >= 0:
             balancer = k
         elif coordinate < 0:

@@ -124,12 +124,17 @@ def apply_loads_sample(load_body, load_vec, rotations, origins, motion, external
 
 
 @kernel
-def tree_efforts_sample(pm, load_body, load_vec, q, qd, qdd, values, rotations, origins,
-                        motion, applied, tree, tension, hanger, tau) -> int:
+def tree_efforts_sample(pm, loads, q, qd, qdd, b, s, t) -> int:
     """The module docstring's placements, motion, passive forces (with the payloads and
-    external wrenches ``load_body``, ``load_vec``) and tree pass of one sample, and the
-    coordinate efforts ``tau`` (kernel; ``pm``: a :class:`~..model.packed.PackedModel`).
-    Returns a balancer whose spring cannot reach its anchor (passive_forces_sample), or -1."""
+    external wrenches ``loads`` = (load_body, load_vec)) and tree pass of one sample, and the
+    coordinate efforts (kernel; ``pm``: a :class:`~..model.packed.PackedModel`), into the
+    :class:`InverseDynamicsBuffers` ``b``: row ``s`` of the per-sample buffers, ``t`` of the
+    per-body ones. Returns a balancer whose spring cannot reach its anchor
+    (passive_forces_sample), or -1."""
+    load_body, load_vec = loads
+    values, rotations, origins, motion, applied, tree = b.values[t], b.rotations[t], \
+        b.origins[t], b.motion[t], b.applied[t], b.tree[t]
+    tension, hanger, tau = b.tension[s], b.hanger[s], b.tau[s]
     forward_kinematics_sample(pm.body_int, pm.body_vec, pm.body_mat, q, values, rotations,
                               origins)
     body_motion_sample(pm.body_int, pm.body_vec, rotations, origins, qd, qdd,
@@ -185,18 +190,14 @@ def _inverse_dynamics_batch(model, applied, q, qd, qdd, buffers) -> int:
     buffers (values to tree) hold every sample, or one sample that each sample overwrites
     (keep="efforts", where ``joints`` has no rows and the joint wrenches are skipped)."""
     pm, b = PackedModel(*model), InverseDynamicsBuffers(*buffers)
-    load_body, load_vec = applied
     failed = -1
     for s in range(q.shape[0]):
         t = s % b.rotations.shape[0]
         R, O, T = b.rotations[t], b.origins[t], b.tree[t]
-        k = tree_efforts_sample(pm, load_body, load_vec, q[s], qd[s], qdd[s], b.values[t], R,
-                                O, b.motion[t], b.applied[t], T, b.tension[s], b.hanger[s],
-                                b.tau[s])
+        k = tree_efforts_sample(pm, applied, q[s], qd[s], qdd[s], b, s, t)
         if k >= 0:
             failed = k
-        distribute_sample(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, pm.mech_int, R, O,
-                          T, b.axial[s], b.loops[s], b.balancer_couple[s])
+        distribute_sample(pm, R, O, T, b.axial[s], b.loops[s], b.balancer_couple[s])
         if b.joints.shape[0] == 0:           # keep="efforts": no joint wrenches
             continue
         J = b.joints[t]

@@ -70,11 +70,14 @@ class Evaluation:
 
 
 @kernel
-def _evaluate(x, xd, xdd, state, inverse, segments, moving, hanging, actuator_slots, efforts,
-              translations, xyzw):
+def _evaluate(x, xd, xdd, state, inverse, segments, poses, outputs):
     """resolve_state, inverse dynamics, auxiliary segments and poses of one sample (kernel);
-    ``inverse``: the inverse-dynamics kernel's arguments (inverse.kernel_arguments).
-    Returns (actuator out of its stroke or -1, balancer that cannot reach or -1, finite)."""
+    ``inverse``: the inverse-dynamics kernel's arguments (inverse.kernel_arguments);
+    ``poses`` = (the moving bodies, the bodies the segments hang from, the actuators' input
+    slots); ``outputs`` = (efforts, translations, xyzw). Returns (actuator out of its stroke
+    or -1, balancer that cannot reach or -1, finite)."""
+    moving, hanging, actuator_slots = poses
+    efforts, translations, xyzw = outputs
     pm, b = PackedModel(*inverse[0]), InverseDynamicsBuffers(*inverse[5])
     rotations, origins, tau, axial, joints = b.rotations[0], b.origins[0], b.tau[0], \
         b.axial[0], b.joints[0]
@@ -83,9 +86,7 @@ def _evaluate(x, xd, xdd, state, inverse, segments, moving, hanging, actuator_sl
         return bad, -1, False
     failed = _inverse_dynamics_batch(*inverse)
     ends, lengths, frames = segments
-    k = auxiliary_segments_sample(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec,
-                                  pm.mech_int, pm.mech_vec, rotations, origins, ends, lengths,
-                                  frames)
+    k = auxiliary_segments_sample(pm, rotations, origins, ends, lengths, frames)
     if k >= 0:
         failed = k
     total = 0.0                       # one sum: non-finite if any term is (or overflows)
@@ -101,7 +102,8 @@ def _evaluate(x, xd, xdd, state, inverse, segments, moving, hanging, actuator_sl
     for p in range(moving.shape[0]):
         i = moving[p]
         translations[p, 0], translations[p, 1], translations[p, 2] = vec(origins, i, IN_PARENT)
-        xyzw[p, 0], xyzw[p, 1], xyzw[p, 2], xyzw[p, 3] = quaternion_of(mat(rotations, i, IN_PARENT))
+        xyzw[p, 0], xyzw[p, 1], xyzw[p, 2], xyzw[p, 3] = quaternion_of(
+            mat(rotations, i, IN_PARENT))
     n = moving.shape[0]
     for s in range(hanging.shape[0]):
         b = hanging[s]
@@ -151,11 +153,12 @@ class Evaluator:
         zeros = self.data.zeros
         self._inverse = {False: kernel_arguments(q, qd, qdd, self.data, applied),
                          True: kernel_arguments(q, zeros, zeros, self.data, applied)}
-        self._tail = (self._segments, np.array(moving, dtype=np.int64),
-                      np.array([body for _, _, body in segments], dtype=np.int64),
-                      np.array([model.input_names.index(a) for a in model.actuator_names],
-                               dtype=np.int64),
-                      self._efforts, self._translations, self._xyzw)
+        self._tail = (self._segments,
+                      (np.array(moving, dtype=np.int64),
+                       np.array([body for _, _, body in segments], dtype=np.int64),
+                       np.array([model.input_names.index(a) for a in model.actuator_names],
+                                dtype=np.int64)),
+                      (self._efforts, self._translations, self._xyzw))
         self.result = Evaluation(self._efforts, loads.actuator_force, self.state, loads,
                                  self._translations, self._xyzw)
         self(*inputs_from_dict(model))       # compiles (or loads) the kernel now

@@ -33,6 +33,7 @@ dynamics does: Y pi_model equals ``inverse_dynamics`` (plus friction) to roundin
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -48,6 +49,7 @@ from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.forces import passive_forces_sample, spring_laws, spring_names
 from ..mechanisms.loops import distribute_sample
 from ..model.model import Friction, Model, SpringParams
+from ..model.packed import PackedModel
 from ..layout import A, COM, DW, F, INERTIA, MASS, M_LAW, N, SCALARS, W
 
 #: Names of a body's 10 inertial parameters, Pinocchio's order (I about the body origin).
@@ -145,13 +147,32 @@ def _unit_wrench(k, w, dw, a):
     return add((Edw[0], Edw[1], Edw[2]), cross3(w, (Ew[0], Ew[1], Ew[2]))), zero
 
 
+class RegressorWork(NamedTuple):
+    """The regressor kernel's work buffers, one sample's: forward kinematics, the motion
+    pass, the unit wrenches and their tree pass, the passive forces, the efforts and the
+    loops' split."""
+
+    values: np.ndarray
+    rotations: np.ndarray
+    origins: np.ndarray
+    motion: np.ndarray
+    external: np.ndarray
+    wrenches: np.ndarray
+    tension: np.ndarray
+    hanger: np.ndarray
+    tau: np.ndarray
+    axial: np.ndarray
+    loops: np.ndarray
+    couple: np.ndarray
+
+
 @kernel
-def _input_efforts(body_int, body_vec, act_int, act_vec, mech_int, rotations, origins,
-                   wrenches, actuator_slots, tau, axial, loops, couple, out, column) -> None:
-    """Joint projection and loop split of one wrench distribution into out[:, column]."""
-    joint_efforts_sample(body_int, body_vec, wrenches, tau)
-    distribute_sample(body_int, body_vec, act_int, act_vec, mech_int, rotations, origins,
-                      wrenches, axial, loops, couple)
+def _input_efforts(pm, rotations, origins, wrenches, actuator_slots, w, out, column) -> None:
+    """Joint projection and loop split of one wrench distribution into out[:, column]
+    (kernel; ``w``: a :class:`RegressorWork`)."""
+    tau, axial = w.tau, w.axial
+    joint_efforts_sample(pm.body_int, pm.body_vec, wrenches, tau)
+    distribute_sample(pm, rotations, origins, wrenches, axial, w.loops, w.couple)
     for c in range(tau.shape[0]):
         out[c, column] = tau[c]
     for k in range(axial.shape[0]):
@@ -159,18 +180,24 @@ def _input_efforts(body_int, body_vec, act_int, act_vec, mech_int, rotations, or
 
 
 @kernel
-def _regressor_batch(body_int, body_vec, body_mat, massless_vec, massless_mat, act_int,
-                     act_vec, mech_int, mech_laws, base_acceleration,
-                     massive, actuator_slots, q, qd, qdd, values, rotations, origins, motion,
-                     external, wrenches, tension, hanger, tau, axial, loops, couple, out) -> int:
+def _regressor_batch(packed, massless, columns, q, qd, qdd, work, out) -> int:
     """Columns of the tree and spring parameters, sample by sample (module docstring);
-    returns the index of a balancer that cannot reach, or -1."""
+    returns the index of a balancer that cannot reach, or -1. ``packed``: the packed model,
+    ``massless``: the same without masses and inertias (the wrenches of unit parameters
+    only), ``columns`` = (the massive bodies, the actuators' input slots, the unit spring
+    laws), ``work``: a :class:`RegressorWork`; plain tuples, named here."""
+    pm, buffers = PackedModel(*packed), RegressorWork(*work)
+    unit = PackedModel(*massless)
+    massive, actuator_slots, mech_laws = columns
+    values, rotations, origins, motion = buffers.values, buffers.rotations, buffers.origins, \
+        buffers.motion
+    external, wrenches = buffers.external, buffers.wrenches
     failed = -1
-    nb = body_int.shape[0]
     for s in range(q.shape[0]):
-        forward_kinematics_sample(body_int, body_vec, body_mat, q[s], values, rotations, origins)
-        body_motion_sample(body_int, body_vec, rotations, origins, qd[s], qdd[s],
-                           base_acceleration, motion)
+        forward_kinematics_sample(pm.body_int, pm.body_vec, pm.body_mat, q[s], values, rotations,
+                                  origins)
+        body_motion_sample(pm.body_int, pm.body_vec, rotations, origins, qd[s], qdd[s],
+                           pm.base_acceleration, motion)
         column = 0
         for j in range(massive.shape[0]):
             b = massive[j]
@@ -182,22 +209,20 @@ def _regressor_batch(body_int, body_vec, body_mat, massless_vec, massless_mat, a
                 for d in range(3):
                     external[b, N, d] = -n[d]
                     external[b, F, d] = -f[d]
-                tree_backward_pass_sample(body_int, massless_vec, massless_mat, rotations,
-                                          origins, motion, external, wrenches)
-                _input_efforts(body_int, massless_vec, act_int, act_vec, mech_int, rotations,
-                               origins, wrenches, actuator_slots, tau, axial, loops, couple,
-                               out[s], column)
+                tree_backward_pass_sample(unit.body_int, unit.body_vec, unit.body_mat,
+                                          rotations, origins, motion, external, wrenches)
+                _input_efforts(unit, rotations, origins, wrenches, actuator_slots, buffers, out[s],
+                               column)
                 column += 1
         for j in range(mech_laws.shape[0]):
             external[:] = 0.0
-            k = passive_forces_sample(mech_int, mech_laws[j], rotations, origins, tension, hanger,
-                                      external)
+            k = passive_forces_sample(pm.mech_int, mech_laws[j], rotations, origins,
+                                      buffers.tension, buffers.hanger, external)
             if k >= 0:
                 failed = k
-            tree_backward_pass_sample(body_int, massless_vec, massless_mat, rotations, origins,
-                                      motion, external, wrenches)
-            _input_efforts(body_int, massless_vec, act_int, act_vec, mech_int, rotations,
-                           origins, wrenches, actuator_slots, tau, axial, loops, couple, out[s],
+            tree_backward_pass_sample(unit.body_int, unit.body_vec, unit.body_mat, rotations,
+                                      origins, motion, external, wrenches)
+            _input_efforts(unit, rotations, origins, wrenches, actuator_slots, buffers, out[s],
                            column)
             column += 1
     return failed
@@ -249,13 +274,14 @@ def regressor(model: Model, state: JointSpaceState) -> np.ndarray:
     out = np.zeros((S, n, len(layout)))
     block = np.zeros((S, n, tree_columns))
     slots = np.array([model.input_names.index(a) for a in model.actuator_names], dtype=np.int64)
-    failed = _regressor_batch(
-        pm.body_int, pm.body_vec, pm.body_mat, massless_vec, massless_mat, pm.act_int,
-        pm.act_vec, pm.mech_int, laws, pm.base_acceleration,
-        np.array(layout.bodies, dtype=np.int64), slots, q, qd, qdd, np.empty(nb),
-        np.empty((nb, 2, 3, 3)), np.empty((nb, 2, 3)), np.empty((nb, 6, 3)),
-        np.empty((nb, 2, 3)), np.empty((nb, 2, 3)), np.empty(pm.mech_int.shape[0]),
-        np.empty(nbal), np.empty(n), np.empty(na), np.empty((na, 4, 3)), np.empty(nbal), block)
+    massless = tuple(pm._replace(body_vec=massless_vec, body_mat=massless_mat))
+    work = RegressorWork(np.empty(nb), np.empty((nb, 2, 3, 3)), np.empty((nb, 2, 3)),
+                         np.empty((nb, 6, 3)), np.empty((nb, 2, 3)), np.empty((nb, 2, 3)),
+                         np.empty(pm.mech_int.shape[0]), np.empty(nbal), np.empty(n),
+                         np.empty(na), np.empty((na, 4, 3)), np.empty(nbal))
+    failed = _regressor_batch(model.compiled.packed_args, massless,
+                              (np.array(layout.bodies, dtype=np.int64), slots, laws), q, qd, qdd,
+                              tuple(work), block)
     if failed >= 0:
         raise balancer_range_error(model.balancers[failed])
     out[..., :tree_columns] = block

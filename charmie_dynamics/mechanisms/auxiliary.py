@@ -30,6 +30,7 @@ from ..layout import (AXIS, A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, BA
                       M_KIND, M_SIDE, SPRING, S_END, S_START)
 from ..kinematics.indirect import MechanismRangeError
 from ..model.joint import REVOLUTE
+from ..model.packed import PackedModel
 
 
 @dataclass(frozen=True)
@@ -95,11 +96,13 @@ def _store_segment(k, start, end, pin, ends, lengths, frames) -> None:
 
 
 @kernel
-def auxiliary_segments_sample(body_int, body_vec, act_int, act_vec, mech_int, mech_vec,
-                              rotations, origins, ends, lengths, frames) -> int:
+def auxiliary_segments_sample(pm, rotations, origins, ends, lengths, frames) -> int:
     """Every auxiliary segment of one sample (kernel), in the order of
-    :func:`auxiliary_segments`; ``ends`` (n, 2, 3) start and end, ``lengths`` (n,),
-    ``frames`` (n, 1, 3, 3). Returns a balancer whose lever cannot reach, or -1."""
+    :func:`auxiliary_segments`; ``pm``: a :class:`~..model.packed.PackedModel`, ``ends``
+    (n, 2, 3) start and end, ``lengths`` (n,), ``frames`` (n, 1, 3, 3). Returns a balancer
+    whose lever cannot reach, or -1."""
+    body_int, body_vec, act_int, act_vec, mech_int, mech_vec = pm.body_int, pm.body_vec, \
+        pm.act_int, pm.act_vec, pm.mech_int, pm.mech_vec
     k = 0
     for a in range(act_int.shape[0]):
         i = act_int[a, A_DRIVES]
@@ -140,12 +143,14 @@ def auxiliary_segments_sample(body_int, body_vec, act_int, act_vec, mech_int, me
 
 
 @kernel
-def _auxiliary_segments_batch(body_int, body_vec, act_int, act_vec, mech_int, mech_vec,
-                              rotations, origins, ends, lengths, frames) -> int:
+def _auxiliary_segments_batch(packed, rotations, origins, ends, lengths, frames) -> int:
+    """Every sample of :func:`auxiliary_segments_sample`; ``packed``: the packed model as a
+    plain tuple (``model.compiled.packed_args``)."""
+    pm = PackedModel(*packed)
     failed = -1
     for s in range(rotations.shape[0]):
-        b = auxiliary_segments_sample(body_int, body_vec, act_int, act_vec, mech_int, mech_vec,
-                                      rotations[s], origins[s], ends[s], lengths[s], frames[s])
+        b = auxiliary_segments_sample(pm, rotations[s], origins[s], ends[s], lengths[s],
+                                      frames[s])
         if b >= 0:
             failed = b
     return failed
@@ -186,11 +191,9 @@ def auxiliary_segments(model: Model, placements: Placements, *,
     new ones when omitted.
     """
     data = SegmentsData.reuse(data, model, placements.lead)
-    pm = model.compiled.packed
     rotations, origins = placements.per_sample(model)
-    failed = _auxiliary_segments_batch(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec,
-                                       pm.mech_int, pm.mech_vec, rotations, origins, data.ends,
-                                       data.lengths, data.frames)
+    failed = _auxiliary_segments_batch(model.compiled.packed_args, rotations, origins,
+                                       data.ends, data.lengths, data.frames)
     if failed >= 0:
         raise balancer_range_error(model.balancers[failed])
     return data.segments

@@ -68,10 +68,12 @@ class LoopLoads:
 
 
 @kernel
-def distribute_sample(body_int, body_vec, act_int, act_vec, mech_int, rotations, origins,
-                      wrenches, axial, loads, balancer_couple) -> None:
-    """The split at every actuator-driven joint, one sample (kernel); ``mech_int``: the
-    mechanism table's (model/packed.py), for the balancers that share a joint's couple."""
+def distribute_sample(pm, rotations, origins, wrenches, axial, loads, balancer_couple) -> None:
+    """The split at every actuator-driven joint, one sample (kernel); ``pm``: a
+    :class:`~..model.packed.PackedModel` (its mechanism table for the balancers that share a
+    joint's couple)."""
+    body_int, body_vec, act_int, act_vec, mech_int = pm.body_int, pm.body_vec, pm.act_int, \
+        pm.act_vec, pm.mech_int
     balancer_couple[:] = 0.0
     for k in range(act_int.shape[0]):
         i = act_int[k, A_DRIVES]

@@ -77,14 +77,15 @@ class HeldInput(NamedTuple):
 
 
 @kernel
-def held_accelerations_sample(pm, inertias, members, inverse, articulated, held, limits, q,
-                              qd, w, qdd) -> bool:
+def held_accelerations_sample(pm, tree, buffers, held, limits, q, qd, qdd) -> bool:
     """qdd at (q, qd) under the held input, with the stops' contact rule when ``limits``
-    (integrate.accelerations), kernel (module docstring). ``inverse``: an
-    :class:`~.inverse.InverseDynamicsBuffers` of one sample, ``articulated``: an
-    :class:`~.forward.ArticulatedBodyWork`, ``held``: a :class:`HeldInput`, ``w``: a
-    :class:`HeldStepWork`. False where Python must take the step (an actuator out of its
+    (integrate.accelerations), kernel (module docstring). ``tree``: (inertias, members) of
+    the ABA; ``buffers``: (an :class:`~.inverse.InverseDynamicsBuffers` of one sample, an
+    :class:`~.forward.ArticulatedBodyWork`, a :class:`HeldStepWork`); ``held``: a
+    :class:`HeldInput`. False where Python must take the step (an actuator out of its
     stroke, a balancer out of range, a coordinate without mass)."""
+    inertias, members = tree
+    inverse, articulated, w = buffers
     if input_jacobians_sample(pm.body_int, pm.body_vec, pm.act_int, pm.act_vec, q, w.x, w.J,
                               w.Jp) >= 0:
         return False
@@ -93,9 +94,9 @@ def held_accelerations_sample(pm, inertias, members, inverse, articulated, held,
     n = q.shape[0]
     for i in range(n):
         w.free[i] = 1.0
-    balancer, c = bias_articulated_sample(pm, inertias, members, w.no_loads, w.no_load_values,
-                                          q, qd, w.zeros, inverse, 0, 0, w.tau, w.phi, w.free,
-                                          qdd, articulated)
+    balancer, c = bias_articulated_sample(pm, tree, (w.no_loads, w.no_load_values), q, qd,
+                                          w.zeros, inverse, 0, 0,
+                                          (w.tau, w.phi, w.free, qdd, articulated))
     if balancer >= 0 or c >= 0:
         return False
     R, O = inverse.rotations[0], inverse.origins[0]
@@ -116,16 +117,17 @@ def held_accelerations_sample(pm, inertias, members, inverse, articulated, held,
 
 
 @kernel
-def held_steps_sample(pm, inertias, members, inverse, articulated, held, limits, dt, method,
-                      steps, q, qd, w) -> int:
+def held_steps_sample(pm, tree, buffers, held, limits, stepping, q, qd) -> int:
     """Up to ``steps`` steps of integrate.step from (q, qd), written back into q and qd after
-    each (kernel, module docstring); returns the number taken."""
+    each (kernel, module docstring); ``stepping`` = (dt, method, steps), the others as
+    :func:`held_accelerations_sample`'s. Returns the number taken."""
+    dt, method, steps = stepping
+    w = buffers[2]
     n = q.shape[0]
     a, v, x = w.stage_qdd, w.stage_qd, w.stage_q
     h, sixth = 0.5 * dt, dt / 6.0           # integrate.step's RK4, its operations in order
     for done in range(steps):
-        if not held_accelerations_sample(pm, inertias, members, inverse, articulated, held,
-                                         limits, q, qd, w, a[0]):
+        if not held_accelerations_sample(pm, tree, buffers, held, limits, q, qd, a[0]):
             return done
         if method == EULER:
             for i in range(n):
@@ -137,8 +139,8 @@ def held_steps_sample(pm, inertias, members, inverse, articulated, held, limits,
                 for i in range(n):
                     v[s, i] = qd[i] + c * a[s, i]
                     x[s, i] = q[i] + c * (qd[i] if s == 0 else v[s - 1, i])
-                if not held_accelerations_sample(pm, inertias, members, inverse, articulated,
-                                                 held, limits, x[s], v[s], w, a[s + 1]):
+                if not held_accelerations_sample(pm, tree, buffers, held, limits, x[s], v[s],
+                                                 a[s + 1]):
                     return done
             for i in range(n):
                 w.q[i] = q[i] + sixth * (qd[i] + 2.0 * v[0, i] + 2.0 * v[1, i] + v[2, i])
@@ -163,14 +165,16 @@ def held_steps_sample(pm, inertias, members, inverse, articulated, held, limits,
 
 
 @kernel
-def _held_steps(model, inertias, members, inverse, articulated, held, limits, dt, method,
-                steps, q, qd, work) -> int:
+def _held_steps(constants, buffers, held, limits, stepping, q, qd) -> int:
     """:func:`held_steps_sample` with the plain tuples of the Python side named (the
-    dispatch cost: see inverse.py's kernel)."""
-    return held_steps_sample(PackedModel(*model), inertias, members,
-                             InverseDynamicsBuffers(*inverse), ArticulatedBodyWork(*articulated),
-                             HeldInput(*held), limits, dt, method, steps, q, qd,
-                             HeldStepWork(*work))
+    dispatch cost: see inverse.py's kernel): ``constants`` = (the packed model, inertias,
+    members), ``buffers`` = (inverse dynamics, ABA work, step work)."""
+    model, inertias, members = constants
+    inverse, articulated, work = buffers
+    return held_steps_sample(PackedModel(*model), (inertias, members),
+                             (InverseDynamicsBuffers(*inverse), ArticulatedBodyWork(*articulated),
+                              HeldStepWork(*work)),
+                             HeldInput(*held), limits, stepping, q, qd)
 
 
 def compiled_step_reason(model: Model, dynamics: str = "aba") -> Optional[str]:
@@ -252,6 +256,6 @@ def held_input_steps(model: Model, q: np.ndarray, qd: np.ndarray, effort: np.nda
             target[...] = a
     viscous, coulomb, lower, upper = data.constants
     held = (data.effort, data.smoothing, viscous, coulomb, lower, upper)
-    return _held_steps(*data.articulated.constants, data.inverse, data.articulated.work,
-                       held, bool(limits), float(dt), INTEGRATORS.index(method), int(steps),
-                       data.q, data.qd, data.work)
+    return _held_steps(data.articulated.constants,
+                       (data.inverse, data.articulated.work, data.work), held, bool(limits),
+                       (float(dt), INTEGRATORS.index(method), int(steps)), data.q, data.qd)
