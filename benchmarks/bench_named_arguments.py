@@ -2,9 +2,11 @@
 
     .venv/bin/python benchmarks/bench_named_arguments.py [--calls 20000] [--repeats 9]
 
-Calls three kernels that do no work (each returns one element of its last array) with the
+Calls kernels that do no work (each returns one element of its last array) with the
 bundled CHARMIE's packed model (model/packed.py, 9 arrays): as one ``PackedModel``
-argument, as 9 positional arrays, and as one array, and prints the microseconds per call
+argument, as one plain tuple, flattened into 3 arrays in one tuple (``packed_args``, the
+form the kernels called from Python take), as 9 positional arrays, and as one array, and
+prints the microseconds per call
 (median, min of the rounds; the cases take turns within each round, so a change of machine
 load hits them alike). Also the same with the column constants read as an IntEnum member
 and as a module-level int inside a kernel that reads one column: both compile to the same
@@ -21,7 +23,7 @@ import numpy as np
 
 from common import timings_us
 from charmie_dynamics import bundled_model, jit, load_model
-from charmie_dynamics.model.packed import PackedModel
+from charmie_dynamics.model.packed import PackedModel, flat_packed, unflat_packed
 
 PARENT_INT = 0
 
@@ -30,6 +32,13 @@ class Column(IntEnum):
     """A column name as an IntEnum member, for the comparison with the int constant."""
 
     PARENT = 0
+
+
+@jit.kernel
+def _flat(packed: tuple) -> float:
+    """No work but naming: the packed model flattened (3 arrays as one plain tuple), as the
+    kernels called from Python take it (``model.compiled.packed_args``)."""
+    return unflat_packed(packed).mech_vec.shape[0]
 
 
 @jit.kernel
@@ -81,12 +90,13 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
     pm = load_model(bundled_model()).compiled.packed
-    plain = tuple(pm)
-    assert _named(pm) == _plain(plain) == _positional(*pm) == _one(pm.mech_vec)
+    plain, flat = tuple(pm), flat_packed(pm)
+    assert _named(pm) == _plain(plain) == _positional(*pm) == _one(pm.mech_vec) == _flat(flat)
     assert _sum_int_column(pm.body_int) == _sum_enum_column(pm.body_int)
     cases = {
         "one PackedModel argument (9 arrays)": lambda: _named(pm),
         "one plain tuple argument (9 arrays)": lambda: _plain(plain),
+        "the flattened model (3 arrays, one tuple)": lambda: _flat(flat),
         "9 positional arrays": lambda: _positional(*pm),
         "9 positional arrays, spelled out": lambda: _positional(
             pm.body_int, pm.body_vec, pm.body_mat, pm.subspace, pm.base_acceleration,

@@ -61,7 +61,7 @@ from ..model.joint import FREE_COLUMNS, FREE_KIND
 from ..model.model import Model
 from ..model.moving_tree import Tree
 from ..layout import COORD, KIND, MULTIPLIER, PARENT, SCALARS
-from ..model.packed import PackedModel
+from ..model.packed import flat_packed, unflat_packed
 from .inverse import tree_efforts_sample
 from .mass_matrix import no_mass
 from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_to_child_into,
@@ -223,10 +223,10 @@ def free_flyer_solve(M_hat, eta, phi, free, c, L, qdd, mu) -> int:
 @kernel
 def _articulated_body_batch(model, inertias, members, rotations, origins, phi, free, qdd,
                             work) -> int:
-    """:func:`articulated_body_sample` sample by sample. ``model``: the arrays of a
-    :class:`~..model.packed.PackedModel`, ``work``: those of :class:`ArticulatedBodyWork`,
-    each as a plain tuple (the dispatch cost: see inverse.py's kernel); named here."""
-    pm, w = PackedModel(*model), ArticulatedBodyWork(*work)
+    """:func:`articulated_body_sample` sample by sample. ``model``: the packed model
+    flattened (packed.flat_packed), ``work``: the arrays of :class:`ArticulatedBodyWork` as a
+    plain tuple (the dispatch cost: see inverse.py's kernel); named here."""
+    pm, w = unflat_packed(model), ArticulatedBodyWork(*work)
     for s in range(phi.shape[0]):
         c = articulated_body_sample(pm, inertias, members, rotations[s], origins[s], phi[s],
                                     free[s], qdd[s], w)
@@ -290,7 +290,7 @@ class ArticulatedBodyData(AlgorithmData):
         self.qdd = np.empty(self.lead + (n,))
         self.qdd_samples = self.qdd.reshape(self.samples, n)
         # the kernel's model arguments, built once
-        self.constants = (tuple(self.tree.packed), self.tree.spatial_inertias, self.members)
+        self.constants = (flat_packed(self.tree.packed), self.tree.spatial_inertias, self.members)
         self.work = tuple(ArticulatedBodyWork(   # a plain tuple: the kernel's dispatch is faster
             A=np.empty((nb, 6, 6)), M_hat=np.empty((nb, 6, 6)), eta=np.empty((nb, 6)),
             W=np.empty((n, 6)), mu=np.empty((nb, 6)), psi=np.empty((self.members.shape[1], 6)),

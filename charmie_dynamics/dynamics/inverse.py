@@ -31,7 +31,7 @@ from ..mechanisms.forces import (add_point_force, passive_forces_sample,
 from ..mechanisms.loops import LoopLoads, distribute_sample
 from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import PackedModel
+from ..model.packed import unflat_packed
 from .rnea import TreeWrenches, joint_efforts_sample, tree_backward_pass_sample
 
 
@@ -182,14 +182,14 @@ def buffers_view(header, floats, k):
 
 @kernel
 def _inverse_dynamics_batch(model, applied, q, qd, qdd, buffers) -> int:
-    """The pipeline of the module docstring, sample by sample. ``model``: the arrays of a
-    :class:`~..model.packed.PackedModel`, ``applied``: (load_body, load_vec), ``buffers``:
-    those of :class:`InverseDynamicsBuffers`, each as a plain tuple (numba's dispatch
+    """The pipeline of the module docstring, sample by sample. ``model``: the packed model
+    flattened (``model.compiled.packed_args``), ``applied``: (load_body, load_vec),
+    ``buffers``: those of :class:`InverseDynamicsBuffers` as a plain tuple (numba's dispatch
     checks a plain tuple of arrays about as fast as the arrays one by one, a NamedTuple
     about 2.5 us slower: benchmarks/bench_named_arguments.py); named here. The per-body
     buffers (values to tree) hold every sample, or one sample that each sample overwrites
     (keep="efforts", where ``joints`` has no rows and the joint wrenches are skipped)."""
-    pm, b = PackedModel(*model), InverseDynamicsBuffers(*buffers)
+    pm, b = unflat_packed(model), InverseDynamicsBuffers(*buffers)
     failed = -1
     for s in range(q.shape[0]):
         t = s % b.rotations.shape[0]

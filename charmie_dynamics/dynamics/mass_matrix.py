@@ -45,7 +45,7 @@ from ..model.data import AlgorithmData
 from ..model.model import Model
 from ..model.joint import FREE_COLUMNS, FREE_KIND
 from ..layout import COORD, KIND, MULTIPLIER, PARENT, SCALARS
-from ..model.packed import PackedModel
+from ..model.packed import unflat_packed
 from .inverse import InverseDynamicsData, Loads, run_inverse_dynamics
 from .rnea import joint_efforts, tree_backward_pass
 from .spatial import add_force_to_parent, add_inertia_to_parent, parent_transform_into
@@ -120,10 +120,10 @@ def mass_matrix_sample(pm, inertias, rotations, origins, work, H) -> None:
 
 @kernel
 def _mass_matrix_batch(model, inertias, rotations, origins, work, H) -> None:
-    """:func:`mass_matrix_sample` sample by sample. ``model``: the arrays of a
-    :class:`~..model.packed.PackedModel`, ``work``: those of :class:`MassMatrixWork`, each
-    as a plain tuple (the dispatch cost: see inverse.py's kernel); named here."""
-    pm, w = PackedModel(*model), MassMatrixWork(*work)
+    """:func:`mass_matrix_sample` sample by sample. ``model``: the packed model flattened
+    (``model.compiled.packed_args``), ``work``: the arrays of :class:`MassMatrixWork` as a
+    plain tuple (the dispatch cost: see inverse.py's kernel); named here."""
+    pm, w = unflat_packed(model), MassMatrixWork(*work)
     for s in range(rotations.shape[0]):
         mass_matrix_sample(pm, inertias, rotations[s], origins[s], w, H[s])
 
@@ -159,7 +159,7 @@ def mass_matrix(model: Model, q: np.ndarray, placements: Optional[Placements] = 
     fk = forward_kinematics(model, q, data=data.kinematics) if placements is None else placements
     rotations, origins = fk.per_sample(model)
     compiled = model.compiled
-    _mass_matrix_batch(tuple(compiled.packed), compiled.spatial_inertias, rotations, origins,
+    _mass_matrix_batch(compiled.packed_args, compiled.spatial_inertias, rotations, origins,
                        data.work, data.H)
     return data.mass_matrix
 

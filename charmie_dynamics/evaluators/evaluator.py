@@ -30,7 +30,7 @@ from ..linalg import column, mat, mat_mul, mat_t_vec, sub, vec
 from ..mechanisms.auxiliary import auxiliary_segments_sample, balancer_range_error, segment_names
 from ..model.model import JointType, Model
 from ..model.rotations import quaternion_of
-from ..model.packed import PackedModel
+from ..model.packed import unflat_packed
 from ..dynamics.inverse import (NO_LOADS, InverseDynamicsBuffers, InverseDynamicsData, Loads,
                       _inverse_dynamics_batch, kernel_arguments)
 from ..layout import IN_PARENT, IN_WORLD
@@ -78,7 +78,7 @@ def _evaluate(x, xd, xdd, state, inverse, segments, poses, outputs):
     or -1, balancer that cannot reach or -1, finite)."""
     moving, hanging, actuator_slots = poses
     efforts, translations, xyzw = outputs
-    pm, b = PackedModel(*inverse[0]), InverseDynamicsBuffers(*inverse[5])
+    pm, b = unflat_packed(inverse[0]), InverseDynamicsBuffers(*inverse[5])
     rotations, origins, tau, axial, joints = b.rotations[0], b.origins[0], b.tau[0], \
         b.axial[0], b.joints[0]
     bad = resolve_state_sample(pm, x, xd, xdd, state, 0)

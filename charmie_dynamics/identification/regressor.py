@@ -49,7 +49,7 @@ from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.forces import passive_forces_sample, spring_laws, spring_names
 from ..mechanisms.loops import distribute_sample
 from ..model.model import Friction, Model, SpringParams
-from ..model.packed import PackedModel
+from ..model.packed import flat_packed, unflat_packed
 from ..layout import A, COM, DW, F, INERTIA, MASS, M_LAW, N, SCALARS, W
 
 #: Names of a body's 10 inertial parameters, Pinocchio's order (I about the body origin).
@@ -182,12 +182,13 @@ def _input_efforts(pm, rotations, origins, wrenches, actuator_slots, w, out, col
 @kernel
 def _regressor_batch(packed, massless, columns, q, qd, qdd, work, out) -> int:
     """Columns of the tree and spring parameters, sample by sample (module docstring);
-    returns the index of a balancer that cannot reach, or -1. ``packed``: the packed model,
-    ``massless``: the same without masses and inertias (the wrenches of unit parameters
-    only), ``columns`` = (the massive bodies, the actuators' input slots, the unit spring
-    laws), ``work``: a :class:`RegressorWork`; plain tuples, named here."""
-    pm, buffers = PackedModel(*packed), RegressorWork(*work)
-    unit = PackedModel(*massless)
+    returns the index of a balancer that cannot reach, or -1. ``packed``: the packed model
+    flattened (packed.flat_packed), ``massless``: the same without masses and inertias (the
+    wrenches of unit parameters only), ``columns`` = (the massive bodies, the actuators'
+    input slots, the unit spring laws), ``work``: a :class:`RegressorWork`; plain tuples,
+    named here."""
+    pm, buffers = unflat_packed(packed), RegressorWork(*work)
+    unit = unflat_packed(massless)
     massive, actuator_slots, mech_laws = columns
     values, rotations, origins, motion = buffers.values, buffers.rotations, buffers.origins, \
         buffers.motion
@@ -274,7 +275,7 @@ def regressor(model: Model, state: JointSpaceState) -> np.ndarray:
     out = np.zeros((S, n, len(layout)))
     block = np.zeros((S, n, tree_columns))
     slots = np.array([model.input_names.index(a) for a in model.actuator_names], dtype=np.int64)
-    massless = tuple(pm._replace(body_vec=massless_vec, body_mat=massless_mat))
+    massless = flat_packed(pm._replace(body_vec=massless_vec, body_mat=massless_mat))
     work = RegressorWork(np.empty(nb), np.empty((nb, 2, 3, 3)), np.empty((nb, 2, 3)),
                          np.empty((nb, 6, 3)), np.empty((nb, 2, 3)), np.empty((nb, 2, 3)),
                          np.empty(pm.mech_int.shape[0]), np.empty(nbal), np.empty(n),

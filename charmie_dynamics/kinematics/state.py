@@ -18,7 +18,7 @@ from ..model.model import Model
 from ..model.joint import REVOLUTE
 from ..layout import (A_BRANCH, A_DRIVES, A_PERP2, A_SOLVE, A_STROKE, CONFIG, COORD, JOINT,
                       MULTIPLIER, SCALARS)
-from ..model.packed import PackedModel
+from ..model.packed import unflat_packed
 from .indirect import check_length, solve_joint
 
 
@@ -114,9 +114,9 @@ def resolve_state_sample(pm, x, xd, xdd, state, s) -> int:
 
 @kernel
 def _resolve_state_batch(packed, x, xd, xdd, state) -> int:
-    """Every sample of :func:`resolve_state_sample`; ``packed``: the packed model as a plain
-    tuple (``model.compiled.packed_args``)."""
-    pm = PackedModel(*packed)
+    """Every sample of :func:`resolve_state_sample`; ``packed``: the packed model flattened
+    (``model.compiled.packed_args``)."""
+    pm = unflat_packed(packed)
     bad = -1
     for s in range(x.shape[0]):
         k = resolve_state_sample(pm, x[s], xd[s], xdd[s], state, s)

@@ -30,7 +30,7 @@ from ..layout import (AXIS, A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, BA
                       M_KIND, M_SIDE, SPRING, S_END, S_START)
 from ..kinematics.indirect import MechanismRangeError
 from ..model.joint import REVOLUTE
-from ..model.packed import PackedModel
+from ..model.packed import unflat_packed
 
 
 @dataclass(frozen=True)
@@ -144,9 +144,9 @@ def auxiliary_segments_sample(pm, rotations, origins, ends, lengths, frames) -> 
 
 @kernel
 def _auxiliary_segments_batch(packed, rotations, origins, ends, lengths, frames) -> int:
-    """Every sample of :func:`auxiliary_segments_sample`; ``packed``: the packed model as a
-    plain tuple (``model.compiled.packed_args``)."""
-    pm = PackedModel(*packed)
+    """Every sample of :func:`auxiliary_segments_sample`; ``packed``: the packed model
+    flattened (``model.compiled.packed_args``)."""
+    pm = unflat_packed(packed)
     failed = -1
     for s in range(rotations.shape[0]):
         b = auxiliary_segments_sample(pm, rotations[s], origins[s], ends[s], lengths[s],

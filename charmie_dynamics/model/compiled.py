@@ -22,7 +22,7 @@ import numpy as np
 
 from .actuator_geometry import IndirectJoint, indirect_joints
 from .moving_tree import Tree, moving_tree
-from .packed import PackedModel, pack_model
+from .packed import PackedModel, flat_packed, pack_model
 from .parameters import JointType, ModelParameters
 
 
@@ -124,11 +124,10 @@ class CompiledModel:
     moving_tree: Tree                             # the same with fixed joints merged
 
     @cached_property
-    def packed_args(self) -> tuple[np.ndarray, ...]:
-        """``packed`` as a plain tuple: the model argument of a kernel called from Python,
-        named inside (``PackedModel(*packed_args)``); numba checks a plain tuple's types in
-        about 0.4 us a call, the NamedTuple's in about 2.5 us (bench_named_arguments.py)."""
-        return tuple(self.packed)
+    def packed_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``packed`` flattened (packed.flat_packed): the model argument of a kernel called
+        from Python, named inside (``unflat_packed(packed_args)``)."""
+        return flat_packed(self.packed)
 
     @classmethod
     def build(cls, model: ModelParameters) -> CompiledModel:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..flat import view1, view2, view3, view4
+from ..flat import flatten, view1, view2, view3, view4
 from ..jit import kernel
 from ..layout import (AXIS, BALANCER, COM, MASS, MECH_SLOTS, MULTIPLIER, M_LAW, OFFSET, ORIGIN,
                       PITCH, SCALARS, SPRING, S_V, S_W, TORSION_SPRING, ActVec, BodyVec, MechInt)
@@ -118,3 +118,18 @@ def packed_model_view(header, ints, floats, k):
                        view1(floats, header, k + 4), view2(ints, header, k + 5),
                        view3(floats, header, k + 6), view2(ints, header, k + 7),
                        view3(floats, header, k + 8))
+
+
+def flat_packed(pm: PackedModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``pm`` flattened (flat.py): (header, ints, floats), the form in which a kernel called
+    from Python takes the packed model: numba checks 3 arrays at each call instead of 9
+    (docs/architecture.md, the kernels' convention)."""
+    header, ints, floats, _ = flatten(tuple(pm))
+    return header, ints, floats
+
+
+@kernel(inline=True)
+def unflat_packed(flat):
+    """The :class:`PackedModel` of :func:`flat_packed`'s arrays, as views (kernel)."""
+    header, ints, floats = flat
+    return packed_model_view(header, ints, floats, 0)

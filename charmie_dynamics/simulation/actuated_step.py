@@ -35,7 +35,7 @@ from ..jit import kernel
 from ..kinematics.indirect import input_jacobians_sample
 from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import PackedModel
+from ..model.packed import unflat_packed
 from ..dynamics.actuation import actuator_space, joint_efforts_from_inputs, joint_efforts_from_inputs_sample
 from ..dynamics.aba import (ArticulatedBodyData, ArticulatedBodyWork, articulated_body_sample,
                   bias_articulated_sample)
@@ -171,7 +171,7 @@ def _held_steps(constants, buffers, held, limits, stepping, q, qd) -> int:
     members), ``buffers`` = (inverse dynamics, ABA work, step work)."""
     model, inertias, members = constants
     inverse, articulated, work = buffers
-    return held_steps_sample(PackedModel(*model), (inertias, members),
+    return held_steps_sample(unflat_packed(model), (inertias, members),
                              (InverseDynamicsBuffers(*inverse), ArticulatedBodyWork(*articulated),
                               HeldStepWork(*work)),
                              HeldInput(*held), limits, stepping, q, qd)
