@@ -24,7 +24,13 @@ dependent coordinates are solved from the constraints by Newton-Raphson and thei
 G (generalized coordinate partitioning): the constraints hold to the Newton tolerance at every
 step, with no drift to correct and no Baumgarte terms. The energy reported is kinetic plus
 gravitational, 1/2 qd^T H qd - sum_i m_i g . c_i (springs and balancers not included).
-Plain numpy, one state at a time (nothing here is numba-compiled).
+
+:func:`inverse_dynamics` solves the state and the multipliers by the compiled embedding
+(mechanisms/closed_chains/compiled.py) and H qdd + b by the compiled mass matrix and bias
+forces; :func:`inverse_dynamics_reference` and :func:`multipliers` are the same in numpy on
+``ClosedChain.state`` (embedding.py), the reference the compiled path is tested against
+(test/test_compiled_embedding.py). Forward dynamics and :func:`simulate` run on
+``ClosedChain.state``, one state at a time.
 """
 from __future__ import annotations
 
@@ -36,6 +42,7 @@ import numpy as np
 from ..kinematics.forward import Placements, forward_kinematics
 from ..mechanisms.closed_chains import (ClosedChain, ConstraintValues, LoopSingularityError,
                                         SolveReport)
+from ..mechanisms.closed_chains.compiled import embedding_of
 from .mass_matrix import bias_forces, mass_matrix
 
 
@@ -71,7 +78,25 @@ def inverse_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independe
                      qdd_independent: np.ndarray, start: np.ndarray | None = None
                      ) -> ClosedChainLoads:
     """Efforts at the independent coordinates and the cut joints' multipliers (module
-    docstring); ``start`` warm-starts Newton-Raphson (the last solution)."""
+    docstring); ``start`` warm-starts Newton-Raphson (the last solution; None: followed from
+    the assembled configuration). The state and the multipliers by the compiled embedding
+    (equal to :func:`inverse_dynamics_reference` to rounding)."""
+    embedding = embedding_of(chain)
+    b = embedding.state(q_independent, qd_independent, qdd_independent, start)
+    q, qd, qdd = b.q.copy(), b.qd.copy(), b.qdd.copy()
+    report = SolveReport(b.iterations.tolist(), b.residual.tolist(), float(b.condition[0]))
+    model = chain.model
+    tree = mass_matrix(model, q, forward_kinematics(model, q)) @ qdd + bias_forces(model, q, qd)
+    lam = embedding.multipliers(tree).copy()
+    return ClosedChainLoads(q, qd, qdd, b.G.T @ tree, lam,
+                            indeterminate_basis(chain, b.jacobian), tree, report)
+
+
+def inverse_dynamics_reference(chain: ClosedChain, q_independent: np.ndarray,
+                               qd_independent: np.ndarray, qdd_independent: np.ndarray,
+                               start: np.ndarray | None = None) -> ClosedChainLoads:
+    """:func:`inverse_dynamics` in numpy on ``ClosedChain.state``: the reference of the
+    compiled path in the tests."""
     report = SolveReport()
     q, qd, qdd, G, values = chain.state(q_independent, qd_independent, qdd_independent, start,
                                         report)
@@ -81,16 +106,28 @@ def inverse_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independe
     return ClosedChainLoads(q, qd, qdd, G.T @ tree, lam, indeterminate, tree, report)
 
 
+def _dependent_svd(chain: ClosedChain, jacobian: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The SVD of Phi_d^T (every row, the dependent columns) and its rank."""
+    U, s, Vt = np.linalg.svd(jacobian[:, chain.dependent].T, full_matrices=True)
+    return U, s, Vt, int(np.sum(s > 1e-9 * max(s[0], 1.0)))
+
+
 def multipliers(chain: ClosedChain, values: ConstraintValues, tree: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
     """The minimum-norm multipliers of ``Phi_d^T lambda = tree_d`` (``tree`` = H qdd + b, the
     tree's efforts (n,)) and a basis (m, r) of the null space of Phi_d^T: the redundant
-    rows' indeterminate part (module docstring)."""
-    Jd = values.jacobian[:, chain.dependent]
-    U, s, Vt = np.linalg.svd(Jd.T, full_matrices=True)
-    rank = int(np.sum(s > 1e-9 * max(s[0], 1.0)))
+    rows' indeterminate part (module docstring). Numpy: the reference of the compiled
+    multipliers (compiled.multipliers_sample)."""
+    U, s, Vt, rank = _dependent_svd(chain, values.jacobian)
     lam = Vt[:rank].T @ ((U[:, :rank].T @ tree[chain.dependent]) / s[:rank])
     return lam, Vt[rank:].T
+
+
+def indeterminate_basis(chain: ClosedChain, jacobian: np.ndarray) -> np.ndarray:
+    """A basis (m, r) of the null space of Phi_d^T at the constraint Jacobian ``jacobian``
+    (m, n): the combinations of the redundant rows' multipliers the equations leave free."""
+    _, _, Vt, rank = _dependent_svd(chain, jacobian)
+    return Vt[rank:].T
 
 
 def forward_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independent: np.ndarray,

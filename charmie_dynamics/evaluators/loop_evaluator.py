@@ -52,10 +52,18 @@ from typing import Sequence
 
 import numpy as np
 
+from ..jit import kernel
+from ..linalg import add, cross3, mat, mat_t_vec, mat_vec, sub, vec
+from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError, SolveReport
+from ..mechanisms.closed_chains.compiled import (OK, ROW_A, ROW_B, ROW_KIND, ROW_ORIGIN_B,
+                                                 ROW_U, ROW_W, EmbeddingBuffers, Embedding,
+                                                 MultiplierBuffers, PackedLoops, embed_sample,
+                                                 multipliers_sample)
 from ..model.model import Model
-from ..dynamics.closed_chain import multipliers
-from .evaluator import Evaluation, Evaluator, NonFiniteLoads
+from ..model.packed import PackedModel
+from ..dynamics.closed_chain import indeterminate_basis
+from .evaluator import Evaluation, Evaluator, NonFiniteLoads, _evaluate, _quiet
 from ..dynamics.inverse import LOAD_FORCE, LOAD_POINT, LOAD_TORQUE, ExternalWrench, Payload, applied_loads
 
 __all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "evaluator_for"]
@@ -64,6 +72,81 @@ __all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "evaluator_
 class LoopJumpError(LoopSingularityError):
     """An input farther than ``max_jump`` from the last solution: the solution moved
     ``max_jump`` toward it, the input itself was not evaluated."""
+
+
+# the stages of _loop_evaluate's status: the embedding failed (its status follows), a tree
+# pass met a balancer out of reach or non-finite loads, the loop loads are not finite
+EMBEDDING, BALANCER, TREE_NOT_FINITE, LOOP_NOT_FINITE, DONE = 0, 1, 2, 3, -1
+
+
+@kernel
+def _cut_wrenches(lp, rotations, origins, lam, loads, first) -> None:
+    """The cut joints' constraint wrenches of multipliers ``lam`` into the applied loads'
+    rows first + 2r (on the successor B) and first + 2r + 1 (on the predecessor A) (module
+    docstring, step 3)."""
+    for r in range(lp.row_int.shape[0]):
+        a, b = lp.row_int[r, ROW_A], lp.row_int[r, ROW_B]
+        R_a, O_a = mat(rotations, a, 1), vec(origins, a, 1)
+        R_b = mat(rotations, b, 1)
+        p_b = add(vec(origins, b, 1), mat_vec(R_b, vec(lp.row_vec, r, ROW_ORIGIN_B)))
+        u = mat_vec(R_a, vec(lp.row_vec, r, ROW_U))
+        if lp.row_int[r, ROW_KIND] == 0:
+            force, torque = (lam[r] * u[0], lam[r] * u[1], lam[r] * u[2]), (0.0, 0.0, 0.0)
+        else:
+            uw = cross3(u, mat_vec(R_b, vec(lp.row_vec, r, ROW_W)))
+            force, torque = (0.0, 0.0, 0.0), (lam[r] * uw[0], lam[r] * uw[1], lam[r] * uw[2])
+        point = mat_t_vec(R_a, sub(p_b, O_a))
+        on_b, on_a = first + 2 * r, first + 2 * r + 1
+        for k in range(3):
+            loads[on_b, LOAD_FORCE, k] = force[k]
+            loads[on_b, LOAD_TORQUE, k] = -torque[k]
+            loads[on_a, LOAD_POINT, k] = point[k]
+            loads[on_a, LOAD_FORCE, k] = -force[k]
+            loads[on_a, LOAD_TORQUE, k] = torque[k]
+
+
+@kernel
+def _loop_evaluate(packed, loops, x, xd, xdd, start, follow, embedding, extra, tree):
+    """One call of :class:`LoopEvaluator` (module docstring, steps 1-3) as one kernel:
+    the embedding, the tree's evaluator (evaluator._evaluate) without and with the cut
+    wrenches, the multipliers and tau = G^T (H qdd + b). ``extra``: (the applied loads,
+    the first cut row, tau, the multipliers' buffers); ``tree``: _evaluate's arguments after
+    the state. Returns (stage, status or balancer, group, value)."""
+    pm, lp, b = PackedModel(*packed), PackedLoops(*loops), EmbeddingBuffers(*embedding)
+    loads, first, tau, multiplier_buffers = extra
+    status, g, value = embed_sample(pm, lp, x, xd, xdd, start, follow, b)
+    if status != OK:
+        return EMBEDDING, status, g, value
+    for r in range(first, loads.shape[0]):
+        for k in range(3):
+            loads[r, LOAD_FORCE, k] = 0.0
+            loads[r, LOAD_TORQUE, k] = 0.0
+    efforts = tree[6]
+    bad, failed, finite = _evaluate(b.q, b.qd, b.qdd, *tree)   # efforts: H qdd + b
+    if failed >= 0:
+        return BALANCER, failed, -1, 0.0
+    if not finite:
+        return TREE_NOT_FINITE, 0, -1, 0.0
+    mb = MultiplierBuffers(*multiplier_buffers)
+    multipliers_sample(lp, b.jacobian, efforts, mb)
+    total = 0.0
+    for k in range(tau.shape[0]):           # tau = G^T (H qdd + b)
+        t = 0.0
+        for c in range(efforts.shape[0]):
+            t += b.G[c, k] * efforts[c]
+        tau[k] = t
+        total += t
+    for r in range(mb.lam.shape[0]):
+        total += mb.lam[r]
+    if not math.isfinite(total):
+        return LOOP_NOT_FINITE, 0, -1, 0.0
+    _cut_wrenches(lp, b.rotations, b.origins, mb.lam, loads, first)
+    bad, failed, finite = _evaluate(b.q, b.qd, b.qdd, *tree)
+    if failed >= 0:
+        return BALANCER, failed, -1, 0.0
+    if not finite:
+        return TREE_NOT_FINITE, 0, -1, 0.0
+    return DONE, 0, -1, 0.0
 
 
 class LoopEvaluator:
@@ -77,6 +160,7 @@ class LoopEvaluator:
         call's continuation (module docstring); infinite: every input followed at once."""
         # raises LoopAssemblyError (a ModelError) for loops that do not assemble
         self.chain = ClosedChain.build(model)
+        self.embedding = Embedding(self.chain)
         self.model = model
         self.input_names: tuple[str, ...] = self.chain.independent_names
         self.max_jump = max_jump
@@ -92,22 +176,43 @@ class LoopEvaluator:
         cut_body = np.empty(2 * m, dtype=np.int64)
         cut_body[0::2], cut_body[1::2] = rows.body_b, rows.body_a
         load_vec = np.concatenate([given_vec, np.zeros((2 * m, 4, 3))])
-        self._cut_vec = load_vec[len(given_body):]          # a view: the cut wrenches
-        self._cut_vec[0::2, LOAD_POINT] = rows.origin_b
-        self._position = (rows.kind == 0)[:, None]
+        load_vec[len(given_body):][0::2, LOAD_POINT] = rows.origin_b
         # the tree's inputs are its coordinates (the loader refuses actuators with loops)
         self.tree = Evaluator(model, (np.concatenate([given_body, cut_body]), load_vec))
         self.frames = self.tree.frames
         self._tau = np.empty(len(self.input_names))
-        self._full = np.empty((3, model.n_coordinates))
         self._zeros = np.zeros(len(self.input_names))
+        self._extra = (load_vec, len(given_body), self._tau, self.embedding.multiplier_buffers)
+        self._trees = {g: (self.tree._state, self.tree._inverse[g]) + self.tree._tail
+                       for g in (False, True)}
+        named = self.embedding.named
+        self._iterations = np.zeros_like(named.iterations)
+        self._residual = np.zeros_like(named.residual)
+        self._condition = np.zeros(1)
         self.last_solution = self.chain.assembled.copy()
-        self.report = SolveReport()
-        self.multipliers = np.zeros(m)
-        self.indeterminate = np.zeros((m, 0))
+        self.multipliers = self.embedding.multiplier_named.lam
         self.result = Evaluation(self._tau, np.empty(0), self.tree.state, self.tree.result.loads,
                                  self.tree.result.translations, self.tree.result.quaternions)
         self(self.chain.assembled[self.chain.independent], self._zeros, self._zeros)
+
+    @property
+    def report(self) -> SolveReport:
+        """Newton-Raphson of the last evaluated input: iterations and max |Phi| per loop
+        group, the largest condition number met."""
+        return SolveReport(self._iterations.tolist(), self._residual.tolist(),
+                           float(self._condition[0]))
+
+    @property
+    def indeterminate(self) -> np.ndarray:
+        """A basis (m, r) of the null space of Phi_d^T at the last evaluated input: the
+        redundant rows' indeterminate part of the multipliers (dynamics/closed_chain.py)."""
+        return indeterminate_basis(self.chain, self.embedding.named.jacobian)
+
+    def _run(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray, start: np.ndarray,
+             gravity_only: bool) -> tuple:
+        return _loop_evaluate(self.embedding.packed, self.embedding.loops, x, xd, xdd, start,
+                              True, self.embedding.buffers, self._extra,
+                              self._trees[bool(gravity_only)])
 
     def __call__(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
                  gravity_only: bool = False) -> Evaluation:
@@ -116,40 +221,40 @@ class LoopEvaluator:
         state keeps the given ones). Raises :class:`LoopSingularityError` (no convergence,
         or a singular loop) and :class:`NonFiniteLoads`."""
         chain, n = self.chain, len(self.input_names)
-        x, xd, xdd = (np.asarray(a, dtype=float) for a in (x, xd, xdd))
+        x, xd, xdd = (np.ascontiguousarray(a, dtype=float) for a in (x, xd, xdd))
         if not x.shape == xd.shape == xdd.shape == (n,):
             raise ValueError(f"inputs of shapes {x.shape}, {xd.shape}, {xdd.shape}, expected "
                              f"({n},) each: {', '.join(self.input_names)} ({self.model.name})")
         if math.isfinite(self.max_jump):
             x = self._bounded(x)
-        report = SolveReport()
-        try:
-            q, qd, qdd, G, values = chain.state(x, xd, xdd,
-                                                chain.approach(x, self.last_solution), report)
-        except LoopSingularityError:
-            # the path from the last solution crosses a singularity, or the last solution is
-            # one the loops cannot be solved from: back to the branch the model assembled on
-            # (bounded: only within max_jump of it; else the next inputs start from there)
-            if self._distance(x, chain.assembled) > self.max_jump:
-                self.last_solution = chain.assembled.copy()
-                raise
-            report = SolveReport()
-            q, qd, qdd, G, values = chain.state(x, xd, xdd, chain.approach(x), report)
-        self._full[0], self._full[1], self._full[2] = q, qd, qdd
-        self._cut_vec[:, LOAD_FORCE] = 0.0
-        self._cut_vec[:, LOAD_TORQUE] = 0.0
-        tree = self.tree(*self._full, gravity_only).efforts   # H qdd + b (and given loads)
-        lam, indeterminate = multipliers(chain, values, tree)
-        np.matmul(G.T, tree, out=self._tau)
-        if not (np.isfinite(lam).all() and np.isfinite(self._tau).all()):
+        with _quiet():
+            stage, status, group, value = self._run(x, xd, xdd, self.last_solution, gravity_only)
+            if stage == EMBEDDING:
+                # the path from the last solution crosses a singularity, or the last solution
+                # is one the loops cannot be solved from: back to the branch the model
+                # assembled on (bounded: only within max_jump of it; else the next inputs
+                # start from there)
+                if self._distance(x, chain.assembled) > self.max_jump:
+                    self.last_solution = chain.assembled.copy()
+                    raise self.embedding.error(status, group, value)
+                stage, status, group, value = self._run(x, xd, xdd, chain.assembled,
+                                                        gravity_only)
+        if stage == EMBEDDING:
+            raise self.embedding.error(status, group, value)
+        if stage == BALANCER:
+            raise balancer_range_error(self.model.balancers[status])
+        if stage == TREE_NOT_FINITE:
+            raise NonFiniteLoads(f"the loads of this input are not finite (inputs too large "
+                                 f"for {self.model.name})")
+        if stage == LOOP_NOT_FINITE:
             raise NonFiniteLoads(f"the loop loads of this input are not finite (inputs too "
                                  f"large for {self.model.name})")
-        self._apply_cut_wrenches(values.placements, lam)
-        self.tree(*self._full, gravity_only)
-        self.last_solution = q
+        named = self.embedding.named
+        self.last_solution[:] = named.q
+        self._iterations[:] = named.iterations
+        self._residual[:] = named.residual
+        self._condition[:] = named.condition
         self._far = None
-        self.report = report
-        self.multipliers, self.indeterminate = lam, indeterminate
         return self.result
 
     def _distance(self, x: np.ndarray, q: np.ndarray) -> float:
@@ -171,7 +276,8 @@ class LoopEvaluator:
             followed = far is not None and float(np.max(np.abs(x - far))) <= self.max_jump
             if followed:
                 target = x0 + (x - x0) * (self.max_jump / jump)
-                self.last_solution = chain.positions(target, chain.approach(target, self.last_solution))
+                self.last_solution = self.embedding.positions(
+                    target, self.last_solution, follow=True).copy()
             raise LoopJumpError(
                 f"{self.model.name}: the independent coordinates moved by {jump:.3g} from the last "
                 f"solution, more than max_loop_jump {self.max_jump:g} (rad or m): "
@@ -180,22 +286,6 @@ class LoopEvaluator:
                    "not followed (a far input is followed only when the next one agrees with it)"),
                 ", ".join(info.label for info in chain.groups), math.nan)
         return x
-
-    def _apply_cut_wrenches(self, placements, lam: np.ndarray) -> None:
-        """The cut joints' constraint wrenches of multipliers ``lam`` into the applied loads
-        (module docstring, step 3)."""
-        rows = self.chain.rows
-        R, O = placements.rotation_world, placements.origin_world
-        a, b = rows.body_a, rows.body_b
-        p_b = O[b] + np.einsum("kij,kj->ki", R[b], rows.origin_b)
-        u = np.einsum("kij,kj->ki", R[a], rows.u)
-        w = np.einsum("kij,kj->ki", R[b], rows.w)
-        force = np.where(self._position, lam[:, None] * u, 0.0)
-        torque = np.where(self._position, 0.0, lam[:, None] * np.cross(u, w))
-        v = self._cut_vec
-        v[0::2, LOAD_FORCE], v[0::2, LOAD_TORQUE] = force, -torque
-        v[1::2, LOAD_POINT] = np.einsum("kji,kj->ki", R[a], p_b - O[a])   # R_A^T (p_B - O_A)
-        v[1::2, LOAD_FORCE], v[1::2, LOAD_TORQUE] = -force, torque
 
     def gravity(self, x: np.ndarray) -> Evaluation:
         """Gravity compensation at independent positions ``x``: rates zero."""
