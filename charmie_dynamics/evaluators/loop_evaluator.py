@@ -5,7 +5,7 @@ does for an open tree (same :class:`~.evaluator.Evaluation`, same buffers reused
 One call (inputs: the loops' independent coordinates, ``ClosedChain.independent_names``):
 
 1. the dependent coordinates by damped Newton-Raphson warm-started from the last solution
-   (seed 003 algorithm 2; mechanisms/closed_chains), their rates and accelerations
+   (seed 003 algorithm 2; mechanisms/closed_chains/compiled.py), their rates and accelerations
    qd = G qd_i, qdd = G qdd_i + g (eq. 17). An input more than ``MAX_STEP`` away from the
    last solution's is reached by continuation (``ClosedChain.approach``: a single warm
    start from far away may converge on the other assembly branch: a five-bar flipped its
@@ -42,8 +42,12 @@ positions), the solution first moves ``max_jump`` toward it (about ``max_jump / 
 Newton solves), so the robot is reached over a few inputs; a lone glitch, or far inputs
 that disagree with each other, move nothing, and the valid inputs after them are evaluated
 as before. A revolute independent coordinate without position limits is taken modulo 2 pi
-nearest the last solution (an encoder wrapping at +-pi is not a jump). Plain numpy for the loops, one state at a time; the tree
-passes are the compiled evaluator's.
+nearest the last solution (an encoder wrapping at +-pi is not a jump).
+
+Steps 1-3 run as one kernel call (``_loop_evaluate``): the compiled embedding
+(mechanisms/closed_chains/compiled.py, equal to embedding.py's numpy solve to rounding) and
+the tree evaluator's kernel twice, on buffers built once; the continuation of
+``ClosedChain.approach`` is the kernel's too.
 """
 from __future__ import annotations
 
