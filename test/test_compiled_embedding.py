@@ -21,7 +21,7 @@ import pytest
 from charmie_generic_loops import generic_loops_document
 from charmie_dynamics import load_model
 from charmie_dynamics.dynamics import closed_chain as cc
-from charmie_dynamics.evaluators.loop_evaluator import LoopEvaluator
+from charmie_dynamics.evaluators.loop_evaluator import LoopEvaluator, PathError
 from charmie_dynamics.mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from charmie_dynamics.mechanisms.closed_chains.compiled import Embedding
 from charmie_dynamics.model.loader import model_from_dict
@@ -212,3 +212,27 @@ def test_equal_with_numba_off():
     for name, arrays in compiled.items():
         for key, value in arrays.items():
             assert close(value, plain[name][key]) <= TOLERANCE, (name, key)
+
+
+def test_path_equals_successive_calls(evaluator):
+    """LoopEvaluator.path (every sample in one kernel call, for ``analyze``) equals the
+    evaluator called sample by sample (to rounding: the kernels are compiled apart, and LLVM
+    may contract their products differently), and a failing sample is named."""
+    chain = evaluator.chain
+    x, xd, xdd = motion(chain, 30)
+    x[12:] += 0.08 * np.linspace(1.0, -1.0, x.shape[1])       # a jump, followed
+    evaluator.last_solution = chain.assembled.copy()
+    one = [(evaluator(*s).efforts.copy(), evaluator.last_solution.copy(),
+            evaluator.multipliers.copy(), sum(evaluator.report.iterations)) for s in zip(x, xd, xdd)]
+    evaluator.last_solution = chain.assembled.copy()
+    path = evaluator.path(x, xd, xdd)
+    for k, got in enumerate((path.efforts, path.q, path.multipliers)):
+        assert close([o[k] for o in one], got) <= TOLERANCE
+    np.testing.assert_array_equal(path.iterations.sum(axis=1), [o[3] for o in one])
+    assert close(one[-1][1], evaluator.last_solution) <= TOLERANCE
+    bad = x.copy()
+    bad[7] = np.nan
+    with pytest.raises(PathError, match="non-finite") as info:
+        evaluator.path(bad, xd, xdd)
+    assert info.value.sample == 7 and len(info.value.result.q) == 7
+    assert close(path.efforts[:7], info.value.result.efforts) <= TOLERANCE

@@ -52,7 +52,7 @@ the tree evaluator's kernel twice, on buffers built once; the continuation of
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -70,12 +70,34 @@ from ..dynamics.closed_chain import indeterminate_basis
 from .evaluator import Evaluation, Evaluator, NonFiniteLoads, _evaluate, _quiet
 from ..dynamics.inverse import LOAD_FORCE, LOAD_POINT, LOAD_TORQUE, ExternalWrench, Payload, applied_loads
 
-__all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "evaluator_for"]
+__all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "PathError",
+           "PathResult", "evaluator_for"]
 
 
 class LoopJumpError(LoopSingularityError):
     """An input farther than ``max_jump`` from the last solution: the solution moved
     ``max_jump`` toward it, the input itself was not evaluated."""
+
+
+class PathResult(NamedTuple):
+    """:meth:`LoopEvaluator.path`'s arrays, one row per sample."""
+
+    q: np.ndarray             # (samples, n) every coordinate
+    efforts: np.ndarray       # (samples, n_ind) at the independent coordinates
+    multipliers: np.ndarray   # (samples, m) minimum-norm, the chain's row order
+    iterations: np.ndarray    # (samples, groups) Newton-Raphson iterations
+    residual: np.ndarray      # (samples, groups) max |Phi| at the solution
+
+
+class PathError(LoopSingularityError):
+    """A sample of :meth:`LoopEvaluator.path` whose loops cannot be solved: ``sample`` its
+    index, ``result`` the samples before it."""
+
+    def __init__(self, message: str, loop: str, condition: float, sample: int,
+                 result: PathResult) -> None:
+        super().__init__(message, loop, condition)
+        self.sample = sample
+        self.result = result
 
 
 # the stages of _loop_evaluate's status: the embedding failed (its status follows), a tree
@@ -110,15 +132,14 @@ def _cut_wrenches(lp, rotations, origins, lam, loads, first) -> None:
 
 
 @kernel
-def _loop_evaluate(packed, loops, x, xd, xdd, start, follow, embedding, extra, tree):
-    """One call of :class:`LoopEvaluator` (module docstring, steps 1-3) as one kernel:
-    the embedding, the tree's evaluator (evaluator._evaluate) without and with the cut
-    wrenches, the multipliers and tau = G^T (H qdd + b). ``extra``: (the applied loads,
-    the first cut row, tau, the multipliers' buffers); ``tree``: _evaluate's arguments after
-    the state. Returns (stage, status or balancer, group, value)."""
-    pm, lp, b = PackedModel(*packed), PackedLoops(*loops), EmbeddingBuffers(*embedding)
+def loop_sample(pm, lp, x, xd, xdd, start, b, extra, tree):
+    """One call of :class:`LoopEvaluator` (module docstring, steps 1-3), inner kernel: the
+    embedding followed from ``start``, the tree's evaluator (evaluator._evaluate) without
+    and with the cut wrenches, the multipliers and tau = G^T (H qdd + b). ``extra``: (the
+    applied loads, the first cut row, tau, the multipliers' buffers); ``tree``: _evaluate's
+    arguments after the state. Returns (stage, status or balancer, group, value)."""
     loads, first, tau, multiplier_buffers = extra
-    status, g, value = embed_sample(pm, lp, x, xd, xdd, start, follow, b)
+    status, g, value = embed_sample(pm, lp, x, xd, xdd, start, True, b)
     if status != OK:
         return EMBEDDING, status, g, value
     for r in range(first, loads.shape[0]):
@@ -151,6 +172,42 @@ def _loop_evaluate(packed, loops, x, xd, xdd, start, follow, embedding, extra, t
     if not finite:
         return TREE_NOT_FINITE, 0, -1, 0.0
     return DONE, 0, -1, 0.0
+
+
+@kernel
+def _loop_evaluate(packed, loops, x, xd, xdd, start, embedding, extra, tree):
+    """:func:`loop_sample` called from Python (plain tuples)."""
+    return loop_sample(PackedModel(*packed), PackedLoops(*loops), x, xd, xdd, start,
+                       EmbeddingBuffers(*embedding), extra, tree)
+
+
+@kernel
+def _loop_path(packed, loops, x, xd, xdd, starts, embedding, extra, tree, out):
+    """:func:`loop_sample` for every sample of x, xd, xdd (samples, n_ind), each followed from
+    the last sample's solution (``starts[0]``, then overwritten) and, where that fails, from
+    the assembled configuration (``starts[1]``), as successive calls of the evaluator with an
+    unbounded jump; ``out``: (q (samples, n), efforts (samples, n_ind), multipliers
+    (samples, m), iterations and residual (samples, groups)). Returns (the sample that
+    failed or -1, its stage, status, group, value)."""
+    pm, lp, b = PackedModel(*packed), PackedLoops(*loops), EmbeddingBuffers(*embedding)
+    q_out, effort_out, lam_out, iterations_out, residual_out = out
+    tau, lam = extra[2], MultiplierBuffers(*extra[3]).lam
+    last, assembled = starts[0], starts[1]
+    for s in range(x.shape[0]):
+        stage, status, g, value = loop_sample(pm, lp, x[s], xd[s], xdd[s], last, b, extra,
+                                              tree)
+        if stage == EMBEDDING:
+            stage, status, g, value = loop_sample(pm, lp, x[s], xd[s], xdd[s], assembled, b,
+                                                  extra, tree)
+        if stage != DONE:
+            return s, stage, status, g, value
+        last[:] = b.q
+        q_out[s] = b.q
+        effort_out[s] = tau
+        lam_out[s] = lam
+        iterations_out[s] = b.iterations
+        residual_out[s] = b.residual
+    return -1, DONE, 0, -1, 0.0
 
 
 class LoopEvaluator:
@@ -215,8 +272,7 @@ class LoopEvaluator:
     def _run(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray, start: np.ndarray,
              gravity_only: bool) -> tuple:
         return _loop_evaluate(self.embedding.packed, self.embedding.loops, x, xd, xdd, start,
-                              True, self.embedding.buffers, self._extra,
-                              self._trees[bool(gravity_only)])
+                              self.embedding.buffers, self._extra, self._trees[bool(gravity_only)])
 
     def __call__(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
                  gravity_only: bool = False) -> Evaluation:
@@ -243,16 +299,8 @@ class LoopEvaluator:
                     raise self.embedding.error(status, group, value)
                 stage, status, group, value = self._run(x, xd, xdd, chain.assembled,
                                                         gravity_only)
-        if stage == EMBEDDING:
-            raise self.embedding.error(status, group, value)
-        if stage == BALANCER:
-            raise balancer_range_error(self.model.balancers[status])
-        if stage == TREE_NOT_FINITE:
-            raise NonFiniteLoads(f"the loads of this input are not finite (inputs too large "
-                                 f"for {self.model.name})")
-        if stage == LOOP_NOT_FINITE:
-            raise NonFiniteLoads(f"the loop loads of this input are not finite (inputs too "
-                                 f"large for {self.model.name})")
+        if stage != DONE:
+            raise self._error(stage, status, group, value)
         named = self.embedding.named
         self.last_solution[:] = named.q
         self._iterations[:] = named.iterations
@@ -260,6 +308,56 @@ class LoopEvaluator:
         self._condition[:] = named.condition
         self._far = None
         return self.result
+
+    def _error(self, stage: int, status: int, group: int, value: float) -> Exception:
+        """The error of a kernel's failed stage."""
+        if stage == EMBEDDING:
+            return self.embedding.error(status, group, value)
+        if stage == BALANCER:
+            return balancer_range_error(self.model.balancers[status])
+        if stage == TREE_NOT_FINITE:
+            return NonFiniteLoads(f"the loads of this input are not finite (inputs too large "
+                                  f"for {self.model.name})")
+        return NonFiniteLoads(f"the loop loads of this input are not finite (inputs too "
+                              f"large for {self.model.name})")
+
+    def path(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray) -> PathResult:
+        """Every sample of a motion (x, xd, xdd: (samples, n_ind)) evaluated in one kernel
+        call, each warm-started from the last sample's solution as successive calls are
+        (an evaluator with an unbounded ``max_jump``): the coordinates, efforts,
+        multipliers and Newton-Raphson iterations of every sample. A sample that cannot be
+        evaluated raises :class:`PathError` (a :class:`LoopSingularityError`) or
+        :class:`NonFiniteLoads` naming its index; the samples before it are in the
+        error's ``result``. The evaluator's buffers then hold the last sample's loads."""
+        if math.isfinite(self.max_jump):
+            raise ValueError("path: an evaluator with an unbounded max_jump, got "
+                             f"{self.max_jump:g}")
+        x, xd, xdd = (np.ascontiguousarray(a, dtype=float) for a in (x, xd, xdd))
+        n = len(self.input_names)
+        if not (x.ndim == 2 and x.shape[1] == n and x.shape == xd.shape == xdd.shape):
+            raise ValueError(f"path: inputs of shapes {x.shape}, {xd.shape}, {xdd.shape}, "
+                             f"expected (samples, {n}) each ({self.model.name})")
+        k, named = len(x), self.embedding.named
+        result = PathResult(np.empty((k, self.model.n_coordinates)), np.empty((k, n)),
+                            np.empty((k, len(self.multipliers))),
+                            np.empty((k, len(named.iterations)), dtype=np.int64),
+                            np.empty((k, len(named.residual))))
+        starts = np.stack([self.last_solution, self.chain.assembled])
+        with _quiet():
+            failed, stage, status, group, value = _loop_path(
+                self.embedding.packed, self.embedding.loops, x, xd, xdd, starts,
+                self.embedding.buffers, self._extra, self._trees[False], tuple(result))
+        if failed >= 0:
+            error = self._error(stage, status, group, value)
+            done = PathResult(*(a[:failed] for a in result))
+            if isinstance(error, LoopSingularityError):
+                raise PathError(str(error), error.loop, error.condition, failed, done)
+            raise NonFiniteLoads(f"sample {failed}: {error}")
+        self.last_solution[:] = starts[0]
+        self._iterations[:] = named.iterations
+        self._residual[:] = named.residual
+        self._condition[:] = named.condition
+        return result
 
     def _distance(self, x: np.ndarray, q: np.ndarray) -> float:
         return float(np.max(np.abs(x - q[self.chain.independent]), initial=0.0))
