@@ -35,14 +35,22 @@ forces; :func:`inverse_dynamics_reference` and :func:`multipliers` are the same 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
 
+from ..jit import kernel
 from ..kinematics.forward import Placements, forward_kinematics
+from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.closed_chains import (ClosedChain, ConstraintValues, LoopSingularityError,
                                         SolveReport)
-from ..mechanisms.closed_chains.compiled import embedding_of
+from ..mechanisms.closed_chains.compiled import (OK, Embedding, EmbeddingBuffers,
+                                                 MultiplierBuffers, PackedLoops, embed_sample,
+                                                 embedding_of, multipliers_sample)
+from ..model.packed import PackedModel
+from .inverse import InverseDynamicsBuffers, InverseDynamicsData, _inverse_dynamics_batch, \
+    kernel_arguments
 from .mass_matrix import bias_forces, mass_matrix
 
 
@@ -55,9 +63,14 @@ class ClosedChainLoads:
     qdd: np.ndarray
     effort: np.ndarray           # (n_independent,) N m or N, ``chain.independent`` order
     multipliers: np.ndarray      # (m,) minimum-norm lambda, ``chain.rows.names`` order
-    indeterminate: np.ndarray    # (m, r) basis of the multipliers' null space (redundant rows)
     tree_effort: np.ndarray      # (n,) H qdd + b
     report: SolveReport
+    dependent_jacobian: np.ndarray   # (m, n_dependent) Phi_d at the solution
+
+    @cached_property
+    def indeterminate(self) -> np.ndarray:
+        """(m, r) basis of the multipliers' null space (the redundant rows')."""
+        return null_space_basis(self.dependent_jacobian)
 
 
 def potential_energy(chain: ClosedChain, placements: Placements) -> float:
@@ -74,41 +87,101 @@ def energy(chain: ClosedChain, q: np.ndarray, qd: np.ndarray) -> float:
     return 0.5 * float(qd @ H @ qd) + potential_energy(chain, fk)
 
 
+@kernel
+def _embedded_inverse_dynamics(packed, loops, x, xd, xdd, start, follow, embedding, inverse,
+                               out):
+    """The state by the compiled embedding, H qdd + b by the tree's inverse dynamics at it
+    (``inverse``: that kernel's arguments on the embedding's q, qd, qdd), the minimum-norm
+    multipliers and tau = G^T (H qdd + b) (module docstring); ``out``: (tau, the
+    multipliers' buffers). Returns (status, group, value, balancer out of reach or -1)."""
+    pm, lp, b = PackedModel(*packed), PackedLoops(*loops), EmbeddingBuffers(*embedding)
+    status, g, value = embed_sample(pm, lp, x, xd, xdd, start, follow, b)
+    if status != OK:
+        return status, g, value, -1
+    failed = _inverse_dynamics_batch(*inverse)
+    if failed >= 0:
+        return OK, -1, 0.0, failed
+    tree = InverseDynamicsBuffers(*inverse[5]).tau[0]
+    tau, multiplier_buffers = out
+    multipliers_sample(lp, b.jacobian, tree, MultiplierBuffers(*multiplier_buffers))
+    for k in range(tau.shape[0]):
+        total = 0.0
+        for c in range(tree.shape[0]):
+            total += b.G[c, k] * tree[c]
+        tau[k] = total
+    return OK, -1, 0.0, -1
+
+
+class EmbeddedInverseDynamics:
+    """The buffers of :func:`inverse_dynamics` for one chain: its compiled embedding and the
+    tree's inverse dynamics on the embedding's state (built once, kept with the chain)."""
+
+    def __init__(self, chain: ClosedChain) -> None:
+        self.chain = chain
+        self.embedding: Embedding = embedding_of(chain)
+        b = self.embedding.named
+        self.data = InverseDynamicsData(chain.model, keep="efforts")
+        self.inverse = kernel_arguments(b.q.reshape(1, -1), b.qd.reshape(1, -1),
+                                        b.qdd.reshape(1, -1), self.data)
+        self.tree = self.data.loads.coordinate_effort.reshape(-1)
+        self.tau = np.empty(len(chain.independent))
+        self.out = (self.tau, self.embedding.multiplier_buffers)
+
+    @classmethod
+    def of(cls, chain: ClosedChain) -> EmbeddedInverseDynamics:
+        found = chain.__dict__.get("_inverse_dynamics")
+        if found is None:
+            found = chain.__dict__["_inverse_dynamics"] = cls(chain)
+        return found
+
+
 def inverse_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independent: np.ndarray,
                      qdd_independent: np.ndarray, start: np.ndarray | None = None
                      ) -> ClosedChainLoads:
     """Efforts at the independent coordinates and the cut joints' multipliers (module
     docstring); ``start`` warm-starts Newton-Raphson (the last solution; None: followed from
-    the assembled configuration). The state and the multipliers by the compiled embedding
-    (equal to :func:`inverse_dynamics_reference` to rounding)."""
-    embedding = embedding_of(chain)
-    b = embedding.state(q_independent, qd_independent, qdd_independent, start)
-    q, qd, qdd = b.q.copy(), b.qd.copy(), b.qdd.copy()
+    the assembled configuration). One kernel call (the compiled embedding, the tree's
+    inverse dynamics for H qdd + b); equal to :func:`inverse_dynamics_reference` to
+    rounding."""
+    work = EmbeddedInverseDynamics.of(chain)
+    embedding = work.embedding
+    begin, follow = embedding.start_of(start)
+    status, group, value, failed = _embedded_inverse_dynamics(
+        embedding.packed, embedding.loops, _floats(q_independent), _floats(qd_independent),
+        _floats(qdd_independent), begin, follow, embedding.buffers, work.inverse, work.out)
+    if status != OK:
+        raise embedding.error(status, group, value)
+    if failed >= 0:
+        raise balancer_range_error(chain.model.balancers[failed])
+    b = embedding.named
     report = SolveReport(b.iterations.tolist(), b.residual.tolist(), float(b.condition[0]))
-    model = chain.model
-    tree = mass_matrix(model, q, forward_kinematics(model, q)) @ qdd + bias_forces(model, q, qd)
-    lam = embedding.multipliers(tree).copy()
-    return ClosedChainLoads(q, qd, qdd, b.G.T @ tree, lam,
-                            indeterminate_basis(chain, b.jacobian), tree, report)
+    return ClosedChainLoads(b.q.copy(), b.qd.copy(), b.qdd.copy(), work.tau.copy(),
+                            embedding.multiplier_named.lam.copy(), work.tree.copy(), report,
+                            b.jacobian[:, chain.dependent])
+
+
+def _floats(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=float)
 
 
 def inverse_dynamics_reference(chain: ClosedChain, q_independent: np.ndarray,
                                qd_independent: np.ndarray, qdd_independent: np.ndarray,
                                start: np.ndarray | None = None) -> ClosedChainLoads:
-    """:func:`inverse_dynamics` in numpy on ``ClosedChain.state``: the reference of the
-    compiled path in the tests."""
+    """:func:`inverse_dynamics` in numpy on ``ClosedChain.state``, H qdd + b by the mass
+    matrix and the bias forces: the reference of the compiled path in the tests."""
     report = SolveReport()
     q, qd, qdd, G, values = chain.state(q_independent, qd_independent, qdd_independent, start,
                                         report)
     fk = values.placements
     tree = mass_matrix(chain.model, q, fk) @ qdd + bias_forces(chain.model, q, qd)
-    lam, indeterminate = multipliers(chain, values, tree)
-    return ClosedChainLoads(q, qd, qdd, G.T @ tree, lam, indeterminate, tree, report)
+    lam, _ = multipliers(chain, values, tree)
+    return ClosedChainLoads(q, qd, qdd, G.T @ tree, lam, tree, report,
+                            values.jacobian[:, chain.dependent])
 
 
-def _dependent_svd(chain: ClosedChain, jacobian: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The SVD of Phi_d^T (every row, the dependent columns) and its rank."""
-    U, s, Vt = np.linalg.svd(jacobian[:, chain.dependent].T, full_matrices=True)
+def _dependent_svd(Jd: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The SVD of Phi_d^T and its rank."""
+    U, s, Vt = np.linalg.svd(Jd.T, full_matrices=True)
     return U, s, Vt, int(np.sum(s > 1e-9 * max(s[0], 1.0)))
 
 
@@ -118,15 +191,15 @@ def multipliers(chain: ClosedChain, values: ConstraintValues, tree: np.ndarray
     tree's efforts (n,)) and a basis (m, r) of the null space of Phi_d^T: the redundant
     rows' indeterminate part (module docstring). Numpy: the reference of the compiled
     multipliers (compiled.multipliers_sample)."""
-    U, s, Vt, rank = _dependent_svd(chain, values.jacobian)
+    U, s, Vt, rank = _dependent_svd(values.jacobian[:, chain.dependent])
     lam = Vt[:rank].T @ ((U[:, :rank].T @ tree[chain.dependent]) / s[:rank])
     return lam, Vt[rank:].T
 
 
-def indeterminate_basis(chain: ClosedChain, jacobian: np.ndarray) -> np.ndarray:
-    """A basis (m, r) of the null space of Phi_d^T at the constraint Jacobian ``jacobian``
-    (m, n): the combinations of the redundant rows' multipliers the equations leave free."""
-    _, _, Vt, rank = _dependent_svd(chain, jacobian)
+def null_space_basis(Jd: np.ndarray) -> np.ndarray:
+    """A basis (m, r) of the null space of Phi_d^T for Phi_d (m, n_dependent): the
+    combinations of the redundant rows' multipliers the equations leave free."""
+    _, _, Vt, rank = _dependent_svd(Jd)
     return Vt[rank:].T
 
 

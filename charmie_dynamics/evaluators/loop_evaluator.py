@@ -66,7 +66,7 @@ from ..mechanisms.closed_chains.compiled import (OK, ROW_A, ROW_B, ROW_KIND, ROW
                                                  multipliers_sample)
 from ..model.model import Model
 from ..model.packed import PackedModel
-from ..dynamics.closed_chain import indeterminate_basis
+from ..dynamics.closed_chain import null_space_basis
 from .evaluator import Evaluation, Evaluator, NonFiniteLoads, _evaluate, _quiet
 from ..dynamics.inverse import LOAD_FORCE, LOAD_POINT, LOAD_TORQUE, ExternalWrench, Payload, applied_loads
 
@@ -267,7 +267,7 @@ class LoopEvaluator:
     def indeterminate(self) -> np.ndarray:
         """A basis (m, r) of the null space of Phi_d^T at the last evaluated input: the
         redundant rows' indeterminate part of the multipliers (dynamics/closed_chain.py)."""
-        return indeterminate_basis(self.chain, self.embedding.named.jacobian)
+        return null_space_basis(self.embedding.named.jacobian[:, self.chain.dependent])
 
     def _run(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray, start: np.ndarray,
              gravity_only: bool) -> tuple:
