@@ -35,7 +35,6 @@ forces; :func:`inverse_dynamics_reference` and :func:`multipliers` are the same 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -63,14 +62,9 @@ class ClosedChainLoads:
     qdd: np.ndarray
     effort: np.ndarray           # (n_independent,) N m or N, ``chain.independent`` order
     multipliers: np.ndarray      # (m,) minimum-norm lambda, ``chain.rows.names`` order
+    indeterminate: np.ndarray    # (m, r) basis of the multipliers' null space (redundant rows)
     tree_effort: np.ndarray      # (n,) H qdd + b
     report: SolveReport
-    dependent_jacobian: np.ndarray   # (m, n_dependent) Phi_d at the solution
-
-    @cached_property
-    def indeterminate(self) -> np.ndarray:
-        """(m, r) basis of the multipliers' null space (the redundant rows')."""
-        return null_space_basis(self.dependent_jacobian)
 
 
 def potential_energy(chain: ClosedChain, placements: Placements) -> float:
@@ -141,8 +135,8 @@ def inverse_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independe
     """Efforts at the independent coordinates and the cut joints' multipliers (module
     docstring); ``start`` warm-starts Newton-Raphson (the last solution; None: followed from
     the assembled configuration). One kernel call (the compiled embedding, the tree's
-    inverse dynamics for H qdd + b); equal to :func:`inverse_dynamics_reference` to
-    rounding."""
+    inverse dynamics for H qdd + b), then the null space of Phi_d^T in numpy; equal to
+    :func:`inverse_dynamics_reference` to rounding."""
     work = EmbeddedInverseDynamics.of(chain)
     embedding = work.embedding
     begin, follow = embedding.start_of(start)
@@ -156,8 +150,9 @@ def inverse_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independe
     b = embedding.named
     report = SolveReport(b.iterations.tolist(), b.residual.tolist(), float(b.condition[0]))
     return ClosedChainLoads(b.q.copy(), b.qd.copy(), b.qdd.copy(), work.tau.copy(),
-                            embedding.multiplier_named.lam.copy(), work.tree.copy(), report,
-                            b.jacobian[:, chain.dependent])
+                            embedding.multiplier_named.lam.copy(),
+                            null_space_basis(b.jacobian[:, chain.dependent]), work.tree.copy(),
+                            report)
 
 
 def _floats(a) -> np.ndarray:
@@ -174,9 +169,8 @@ def inverse_dynamics_reference(chain: ClosedChain, q_independent: np.ndarray,
                                         report)
     fk = values.placements
     tree = mass_matrix(chain.model, q, fk) @ qdd + bias_forces(chain.model, q, qd)
-    lam, _ = multipliers(chain, values, tree)
-    return ClosedChainLoads(q, qd, qdd, G.T @ tree, lam, tree, report,
-                            values.jacobian[:, chain.dependent])
+    lam, indeterminate = multipliers(chain, values, tree)
+    return ClosedChainLoads(q, qd, qdd, G.T @ tree, lam, indeterminate, tree, report)
 
 
 def _dependent_svd(Jd: np.ndarray) -> tuple[np.ndarray, ...]:
