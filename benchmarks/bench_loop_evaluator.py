@@ -41,7 +41,8 @@ def main() -> None:
     results = {}
     for name in MODELS:
         model = load_model(share_directory() / "config" / "examples" / f"{name}.yaml")
-        loop, tree = LoopEvaluator(model), Evaluator(model)
+        # as the dynamics node builds it (max_loop_jump's default, 0.5: the jump check runs)
+        loop, tree = LoopEvaluator(model, max_jump=0.5), Evaluator(model)
         chain = loop.chain
         x0 = chain.assembled[chain.independent]
         steps = 1e-3 * np.arange(args.calls)[:, None] * np.linspace(1.0, -0.5, len(x0))

@@ -210,6 +210,28 @@ def _loop_path(packed, loops, x, xd, xdd, starts, embedding, extra, tree, out):
     return -1, DONE, 0, -1, 0.0
 
 
+@kernel
+def _wrapped_jump(x, last, independent, wraps, out):
+    """``out`` = x with the unlimited revolute coordinates (``wraps``) taken modulo 2 pi
+    nearest the last solution, x0 + remainder(x - x0 + pi, 2 pi) - pi with numpy's remainder
+    (fmod, moved into [0, 2 pi)); returns the largest |out - x0| (NaN when one is)."""
+    jump = 0.0
+    for k in range(x.shape[0]):
+        x0, v = last[independent[k]], x[k]
+        if wraps[k]:
+            r = np.fmod(v - x0 + math.pi, 2 * math.pi)
+            if r < 0.0:
+                r += 2 * math.pi
+            elif r == 0.0:
+                r = 0.0
+            v = x0 + r - math.pi
+        out[k] = v
+        d = abs(v - x0)
+        if d > jump or d != d:
+            jump = d
+    return jump
+
+
 class LoopEvaluator:
     """Efforts at the independent coordinates, loads and TF poses of one state of a model
     with loops per call (module docstring). Not thread-safe: one call at a time."""
@@ -243,6 +265,8 @@ class LoopEvaluator:
         self.frames = self.tree.frames
         self._tau = np.empty(len(self.input_names))
         self._zeros = np.zeros(len(self.input_names))
+        self._wrapped = np.empty(len(self.input_names))
+        self._independent = PackedLoops(*self.embedding.loops).independent
         self._extra = (load_vec, len(given_body), self._tau, self.embedding.multiplier_buffers)
         self._trees = {g: (self.tree._state, self.tree._inverse[g]) + self.tree._tail
                        for g in (False, True)}
@@ -365,15 +389,13 @@ class LoopEvaluator:
     def _bounded(self, x: np.ndarray) -> np.ndarray:
         """``x`` with its unlimited revolute coordinates nearest the last solution (mod 2 pi);
         :class:`LoopJumpError` after moving the solution ``max_jump`` toward a farther one."""
-        x0 = self.last_solution[self.chain.independent]
-        if self._wraps.any():
-            x = x.copy()
-            w = self._wraps
-            x[w] = x0[w] + np.remainder(x[w] - x0[w] + math.pi, 2 * math.pi) - math.pi
-        jump = self._distance(x, self.last_solution)
+        jump = _wrapped_jump(x, self.last_solution, self._independent, self._wraps,
+                             self._wrapped)
+        x = self._wrapped
         # a relative margin: a solution moved max_jump toward an input lies max_jump from the
         # input it came from, to rounding
         if jump > self.max_jump * (1.0 + 1e-9):           # NaN is not: the solve refuses it
+            x0 = self.last_solution[self.chain.independent]
             chain, far, self._far = self.chain, self._far, x.copy()
             followed = far is not None and float(np.max(np.abs(x - far))) <= self.max_jump
             if followed:
