@@ -25,7 +25,6 @@ from charmie_dynamics.evaluators.loop_evaluator import LoopEvaluator, PathError
 from charmie_dynamics.mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from charmie_dynamics.mechanisms.closed_chains.compiled import Embedding
 from charmie_dynamics.model.loader import model_from_dict
-from charmie_dynamics.resources import share_directory
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ("five_bar", "irsbot2", "scraping_machine")
@@ -35,7 +34,7 @@ TOLERANCE = 1e-12
 def model_of(name: str):
     if name == "charmie_generic":
         return model_from_dict(generic_loops_document(), "charmie variant")
-    return load_model(share_directory() / "config" / "examples" / f"{name}.yaml")
+    return load_model(ROOT / "config" / "examples" / f"{name}.yaml")
 
 
 @pytest.fixture(scope="module", params=EXAMPLES + ("charmie_generic",))
