@@ -3,12 +3,15 @@ embedding of test/charmie_generic_loops.py's variant, dynamics/closed_chain.py) 
 closed forms (resolve_state + inverse_dynamics of config/charmie.yaml), one state at a time,
 measured in the same process.
 
-    .venv/bin/python benchmarks/bench_generic_loops.py [--states 50] [--repeats 7]
+    .venv/bin/python benchmarks/bench_generic_loops.py [--states 50] [--repeats 7] [--out FILE.json]
 
-Cases: ``closed forms``; ``generic, warm``: inverse dynamics of the closed chain along a
-smooth motion sampled every 10 ms (every input x0 + 0.1 sin(2 pi t)), each state's Newton-
-Raphson started from the previous state's solution, as along a trajectory; ``generic,
-cold``: random states, each started from the assembled configuration. Prints the median
+Cases: ``closed forms``; ``generic, warm``: inverse dynamics of the closed chain
+(``closed_chain.inverse_dynamics``: the compiled embedding) along a smooth motion sampled
+every 10 ms (every input x0 + 0.1 sin(2 pi t)), each state's Newton-Raphson started from
+the previous state's solution, as along a trajectory; ``generic, warm, numpy``: the same by
+``closed_chain.inverse_dynamics_reference`` (the numpy embedding, the path before it was
+compiled); ``generic, cold``: random states, each followed from the assembled configuration
+(continuation, as the node's first input). Prints the median
 (min..max) time per state over ``--repeats`` rounds, the cases taking turns in each round,
 and each generic case's ratio to the closed forms. The time is this process's CPU time
 (``time.process_time``): on a shared machine the wall time also counts the waits for a core.
@@ -16,6 +19,7 @@ and each generic case's ratio to the closed forms. The time is this process's CP
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -24,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
 from charmie_generic_loops import generic_loops_document  # noqa: E402
-from common import timings_us  # noqa: E402
+from common import timings_us, write_result  # noqa: E402
 
 from charmie_dynamics import bundled_model, load_model, resolve_state  # noqa: E402
 from charmie_dynamics.dynamics import closed_chain as cc  # noqa: E402
@@ -37,7 +41,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--states", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    load = [os.getloadavg()[0]]
     charmie = load_model(bundled_model())
     chain = ClosedChain.build(model_from_dict(generic_loops_document(), "charmie variant"))
     pick = [charmie.input_names.index(name) for name in chain.independent_names]
@@ -70,19 +76,29 @@ def main() -> None:
         for k in range(args.states):
             cc.inverse_dynamics(chain, *(s[k, pick] for s in smooth), starts[k])
 
+    def warm_numpy() -> None:
+        for k in range(args.states):
+            cc.inverse_dynamics_reference(chain, *(s[k, pick] for s in smooth), starts[k])
+
     def cold_start() -> None:
         for k in range(args.states):
             cc.inverse_dynamics(chain, *(s[k, pick] for s in cold))
 
     per_pass_us = timings_us({"closed forms": closed, "generic, warm": warm,
-                              "generic, cold": cold_start}, args.repeats, clock=time.process_time)
+                              "generic, warm, numpy": warm_numpy, "generic, cold": cold_start},
+                             args.repeats, clock=time.process_time)
     result = {name: tuple(us / 1e3 / args.states for us in v) for name, v in per_pass_us.items()}
     base = result["closed forms"][0]
+    load.append(os.getloadavg()[0])
     print(f"CHARMIE, one state at a time, {args.states} states x {args.repeats} rounds "
-          "(CPU ms per state: median (min..max))")
+          f"(CPU ms per state: median (min..max)); load average {load[0]:.2f} .. {load[1]:.2f}")
     for name, (med, lo, hi) in result.items():
         ratio = "" if name == "closed forms" else f"   {med / base:.1f}x the closed forms"
-        print(f"  {name:14s} {med:8.3f} ({lo:.3f}..{hi:.3f}){ratio}")
+        print(f"  {name:20s} {med:8.3f} ({lo:.3f}..{hi:.3f}){ratio}")
+    if args.out is not None:
+        write_result(args.out, {"load_average": load, "states": args.states,
+                                "ms_per_state": {k: v[0] for k, v in result.items()},
+                                "ratio_to_closed_forms": {k: v[0] / base for k, v in result.items()}})
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ constant: benchmarks/bench_named_arguments.py).
 :class:`ActInt`, ``act_vec`` :class:`ActVec`; the mechanisms as one table with a kind column
 (:class:`MechKind`): ``mech_int`` :class:`MechInt`, ``mech_vec`` with the law in slot
 :class:`MechVec` and each kind's own slots after it (:class:`SpringVec`, :class:`BalVec`,
-:class:`TorsionVec`).
+:class:`TorsionVec`); a closed chain's constraint rows :class:`RowInt`, :class:`RowVec` and
+settings :class:`LoopSetting` (mechanisms/closed_chains/compiled.py).
 
 **The result buffers** (the dataclasses that hold them name the slots). The package's one
 spatial-vector convention (seed 002 section 2.1, dynamics/spatial.py): a twist is [omega; v]
@@ -218,10 +219,53 @@ class LoadSlot(IntEnum):
     LOAD_MASS = 3
 
 
+class RowInt(IntEnum):
+    """A closed chain's row_int columns (mechanisms/closed_chains/compiled.py): the
+    constraint row's kind (0 position, 1 orientation), its cut's bodies A and B, the cut's
+    index."""
+
+    ROW_KIND = 0
+    ROW_A = 1
+    ROW_B = 2
+    ROW_CUT = 3
+
+
+class RowVec(IntEnum):
+    """A closed chain's row_vec slots: the cut's origins on A and B (their frames), e or u
+    (A's frame), w (B's)."""
+
+    ROW_ORIGIN_A = 0
+    ROW_ORIGIN_B = 1
+    ROW_U = 2
+    ROW_W = 3
+
+
+class LoopSetting(IntEnum):
+    """A closed chain's settings entries: the Newton tolerance, its iteration limit, the
+    condition limit, a continuation's step and its number of steps at most."""
+
+    SET_TOLERANCE = 0
+    SET_MAX_ITERATIONS = 1
+    SET_CONDITION_LIMIT = 2
+    SET_STEP = 3
+    SET_STEPS = 4
+
+
+class CutFrameSlot(IntEnum):
+    """The frame Jacobians of one cut (the compiled embedding's ``frames`` buffer, (4, 3,
+    n)): angular and linear of body A, then of body B."""
+
+    FRAME_WA = 0
+    FRAME_VA = 1
+    FRAME_WB = 2
+    FRAME_VB = 3
+
+
 #: the model's layouts, then the result buffers' (the page docs/architecture.md tabulates)
 MODEL_LAYOUTS = (BodyInt, BodyVec, BodyScalar, BodyMat, ActInt, ActVec, MechKind, MechInt,
-                 MechVec, SpringVec, BalVec, TorsionVec)
-RESULT_LAYOUTS = (FrameSlot, MotionSlot, WrenchSlot, JointWrenchSlot, LoopSlot, LoadSlot)
+                 MechVec, SpringVec, BalVec, TorsionVec, RowInt, RowVec, LoopSetting)
+RESULT_LAYOUTS = (FrameSlot, MotionSlot, WrenchSlot, JointWrenchSlot, LoopSlot, LoadSlot,
+                  CutFrameSlot)
 
 
 def _plain_ints() -> dict[str, int]:

@@ -35,10 +35,10 @@ import numpy as np
 
 from ..dynamics import closed_chain as cc
 from ..dynamics.inverse import Payload
-from ..evaluators.loop_evaluator import LoopEvaluator
+from ..evaluators.loop_evaluator import LoopEvaluator, PathError
 from ..errors import InputError
 from ..kinematics.forward import forward_kinematics, point_positions
-from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
+from ..mechanisms.closed_chains import ClosedChain
 from ..model.model import Model
 from ..trajectories import from_csv
 from .platform_analysis import platform_analysis
@@ -115,20 +115,19 @@ def _torques(evaluator: LoopEvaluator, t: np.ndarray, x: np.ndarray, xd: np.ndar
              xdd: np.ndarray, title: str) -> tuple[list[Table], list[Step], list[str]]:
     """The efforts, coordinates, multipliers and Newton-Raphson iterations of every sample
     of the independent coordinates (x, xd, xdd: (samples, independent)), warm-started from
-    the last sample's solution (the dynamics node's evaluation, evaluators/loop_evaluator.py)."""
+    the last sample's solution as the dynamics node evaluates them, in one kernel call
+    (LoopEvaluator.path, evaluators/loop_evaluator.py)."""
     chain = evaluator.chain
     names, rows = chain.model.coordinate_names, chain.rows.names
     ind = evaluator.input_names
-    q, effort, lam = (np.empty((len(t), n)) for n in (len(names), len(ind), len(rows)))
-    iterations, residual = np.empty(len(t)), np.empty(len(t))
-    for k in range(len(t)):
-        try:
-            out = evaluator(x[k], xd[k], xdd[k])
-        except LoopSingularityError as exc:
-            raise InputError(f"{title}: sample {k} (t = {t[k]:.6g} s): {exc}") from None
-        q[k], effort[k], lam[k] = out.state.q, out.efforts, evaluator.multipliers
-        report = evaluator.report
-        iterations[k], residual[k] = sum(report.iterations), max(report.residual)
+    try:
+        path = evaluator.path(x, xd, xdd)      # one kernel call for every sample
+    except PathError as exc:
+        k = exc.sample
+        raise InputError(f"{title}: sample {k} (t = {t[k]:.6g} s): {exc}") from None
+    q, effort, lam = path.q, path.efforts, path.multipliers
+    iterations = path.iterations.sum(axis=1).astype(float)
+    residual = path.residual.max(axis=1)
     tables = [("kinematics.csv", ["time"] + list(names) + ["newton_iterations", "residual"],
                [t, q, iterations, residual]),
               ("loads.csv", ["time"] + [f"{c}.effort" for c in ind] + list(rows),

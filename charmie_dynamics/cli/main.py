@@ -252,8 +252,9 @@ def _cmd_fk(args: argparse.Namespace) -> int:
 
 def compile_kernels(model) -> None:
     """Run every compiled algorithm once on ``model``: one state and a batch of two, the
-    nodes' evaluator and the simulator's compiled step (so a node's first start does not
-    compile them)."""
+    nodes' evaluator (and a model with loops' LoopEvaluator, its path and the closed
+    chain's inverse dynamics) and the simulator's compiled step (so a node's first start
+    does not compile them)."""
     from ..dynamics import forward_dynamics, mass_matrix
     from ..simulation import simulate
     from ..simulation.actuated_step import compiled_step_reason, held_input_steps
@@ -271,6 +272,13 @@ def compile_kernels(model) -> None:
     q = resolve_state(model, x, xd, xdd).q
     simulate(model, q, np.zeros_like(x), None, duration=0.002)
     Evaluator(model)                                    # compiles at construction
+    if model.loops is not None:                         # the loops' compiled embedding
+        from ..dynamics.closed_chain import inverse_dynamics as loop_inverse_dynamics
+        from ..evaluators.loop_evaluator import LoopEvaluator
+        loop = LoopEvaluator(model)                     # compiles at construction
+        x0 = loop.chain.assembled[loop.chain.independent]
+        loop.path(x0[None], np.zeros((1, len(x0))), np.zeros((1, len(x0))))
+        loop_inverse_dynamics(loop.chain, x0, np.zeros_like(x0), np.zeros_like(x0))
     if compiled_step_reason(model) is None:
         for method in ("euler", "rk4"):
             held_input_steps(model, q, np.zeros_like(q), np.zeros_like(q), method=method)

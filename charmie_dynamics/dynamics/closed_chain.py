@@ -24,7 +24,13 @@ dependent coordinates are solved from the constraints by Newton-Raphson and thei
 G (generalized coordinate partitioning): the constraints hold to the Newton tolerance at every
 step, with no drift to correct and no Baumgarte terms. The energy reported is kinetic plus
 gravitational, 1/2 qd^T H qd - sum_i m_i g . c_i (springs and balancers not included).
-Plain numpy, one state at a time (nothing here is numba-compiled).
+
+:func:`inverse_dynamics` solves the state and the multipliers by the compiled embedding
+(mechanisms/closed_chains/compiled.py) and H qdd + b by the compiled mass matrix and bias
+forces; :func:`inverse_dynamics_reference` and :func:`multipliers` are the same in numpy on
+``ClosedChain.state`` (embedding.py), the reference the compiled path is tested against
+(test/test_compiled_embedding.py). Forward dynamics and :func:`simulate` run on
+``ClosedChain.state``, one state at a time.
 """
 from __future__ import annotations
 
@@ -33,9 +39,17 @@ from typing import Callable
 
 import numpy as np
 
+from ..jit import kernel
 from ..kinematics.forward import Placements, forward_kinematics
+from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.closed_chains import (ClosedChain, ConstraintValues, LoopSingularityError,
                                         SolveReport)
+from ..mechanisms.closed_chains.compiled import (OK, Embedding, EmbeddingBuffers,
+                                                 MultiplierBuffers, PackedLoops, embed_sample,
+                                                 embedding_of, multipliers_sample)
+from ..model.packed import unflat_packed
+from .inverse import InverseDynamicsBuffers, InverseDynamicsData, _inverse_dynamics_batch, \
+    kernel_arguments
 from .mass_matrix import bias_forces, mass_matrix
 
 
@@ -67,11 +81,89 @@ def energy(chain: ClosedChain, q: np.ndarray, qd: np.ndarray) -> float:
     return 0.5 * float(qd @ H @ qd) + potential_energy(chain, fk)
 
 
+@kernel
+def _embedded_inverse_dynamics(packed, loops, x, xd, xdd, start, follow, embedding, inverse,
+                               out):
+    """The state by the compiled embedding, H qdd + b by the tree's inverse dynamics at it
+    (``inverse``: that kernel's arguments on the embedding's q, qd, qdd), the minimum-norm
+    multipliers and tau = G^T (H qdd + b) (module docstring); ``out``: (tau, the
+    multipliers' buffers). Returns (status, group, value, balancer out of reach or -1)."""
+    pm, lp, b = unflat_packed(packed), PackedLoops(*loops), EmbeddingBuffers(*embedding)
+    status, g, value = embed_sample(pm, lp, x, xd, xdd, start, follow, b)
+    if status != OK:
+        return status, g, value, -1
+    failed = _inverse_dynamics_batch(*inverse)
+    if failed >= 0:
+        return OK, -1, 0.0, failed
+    tree = InverseDynamicsBuffers(*inverse[5]).tau[0]
+    tau, multiplier_buffers = out
+    multipliers_sample(lp, b.jacobian, tree, MultiplierBuffers(*multiplier_buffers))
+    for k in range(tau.shape[0]):
+        total = 0.0
+        for c in range(tree.shape[0]):
+            total += b.G[c, k] * tree[c]
+        tau[k] = total
+    return OK, -1, 0.0, -1
+
+
+class EmbeddedInverseDynamics:
+    """The buffers of :func:`inverse_dynamics` for one chain: its compiled embedding and the
+    tree's inverse dynamics on the embedding's state (built once, kept with the chain)."""
+
+    def __init__(self, chain: ClosedChain) -> None:
+        self.chain = chain
+        self.embedding: Embedding = embedding_of(chain)
+        b = self.embedding.named
+        self.data = InverseDynamicsData(chain.model, keep="efforts")
+        self.inverse = kernel_arguments(b.q.reshape(1, -1), b.qd.reshape(1, -1),
+                                        b.qdd.reshape(1, -1), self.data)
+        self.tree = self.data.loads.coordinate_effort.reshape(-1)
+        self.tau = np.empty(len(chain.independent))
+        self.out = (self.tau, self.embedding.multiplier_buffers)
+
+    @classmethod
+    def of(cls, chain: ClosedChain) -> EmbeddedInverseDynamics:
+        found = chain.__dict__.get("_inverse_dynamics")
+        if found is None:
+            found = chain.__dict__["_inverse_dynamics"] = cls(chain)
+        return found
+
+
 def inverse_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independent: np.ndarray,
                      qdd_independent: np.ndarray, start: np.ndarray | None = None
                      ) -> ClosedChainLoads:
     """Efforts at the independent coordinates and the cut joints' multipliers (module
-    docstring); ``start`` warm-starts Newton-Raphson (the last solution)."""
+    docstring); ``start`` warm-starts Newton-Raphson (the last solution; None: followed from
+    the assembled configuration). One kernel call (the compiled embedding, the tree's
+    inverse dynamics for H qdd + b), then the null space of Phi_d^T in numpy; equal to
+    :func:`inverse_dynamics_reference` to rounding."""
+    work = EmbeddedInverseDynamics.of(chain)
+    embedding = work.embedding
+    begin, follow = embedding.start_of(start)
+    status, group, value, failed = _embedded_inverse_dynamics(
+        embedding.packed, embedding.loops, _floats(q_independent), _floats(qd_independent),
+        _floats(qdd_independent), begin, follow, embedding.buffers, work.inverse, work.out)
+    if status != OK:
+        raise embedding.error(status, group, value)
+    if failed >= 0:
+        raise balancer_range_error(chain.model.balancers[failed])
+    b = embedding.named
+    report = SolveReport(b.iterations.tolist(), b.residual.tolist(), float(b.condition[0]))
+    return ClosedChainLoads(b.q.copy(), b.qd.copy(), b.qdd.copy(), work.tau.copy(),
+                            embedding.multiplier_named.lam.copy(),
+                            null_space_basis(b.jacobian[:, chain.dependent]), work.tree.copy(),
+                            report)
+
+
+def _floats(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=float)
+
+
+def inverse_dynamics_reference(chain: ClosedChain, q_independent: np.ndarray,
+                               qd_independent: np.ndarray, qdd_independent: np.ndarray,
+                               start: np.ndarray | None = None) -> ClosedChainLoads:
+    """:func:`inverse_dynamics` in numpy on ``ClosedChain.state``, H qdd + b by the mass
+    matrix and the bias forces: the reference of the compiled path in the tests."""
     report = SolveReport()
     q, qd, qdd, G, values = chain.state(q_independent, qd_independent, qdd_independent, start,
                                         report)
@@ -81,16 +173,28 @@ def inverse_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independe
     return ClosedChainLoads(q, qd, qdd, G.T @ tree, lam, indeterminate, tree, report)
 
 
+def _dependent_svd(Jd: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The SVD of Phi_d^T and its rank."""
+    U, s, Vt = np.linalg.svd(Jd.T, full_matrices=True)
+    return U, s, Vt, int(np.sum(s > 1e-9 * max(s[0], 1.0)))
+
+
 def multipliers(chain: ClosedChain, values: ConstraintValues, tree: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
     """The minimum-norm multipliers of ``Phi_d^T lambda = tree_d`` (``tree`` = H qdd + b, the
     tree's efforts (n,)) and a basis (m, r) of the null space of Phi_d^T: the redundant
-    rows' indeterminate part (module docstring)."""
-    Jd = values.jacobian[:, chain.dependent]
-    U, s, Vt = np.linalg.svd(Jd.T, full_matrices=True)
-    rank = int(np.sum(s > 1e-9 * max(s[0], 1.0)))
+    rows' indeterminate part (module docstring). Numpy: the reference of the compiled
+    multipliers (compiled.multipliers_sample)."""
+    U, s, Vt, rank = _dependent_svd(values.jacobian[:, chain.dependent])
     lam = Vt[:rank].T @ ((U[:, :rank].T @ tree[chain.dependent]) / s[:rank])
     return lam, Vt[rank:].T
+
+
+def null_space_basis(Jd: np.ndarray) -> np.ndarray:
+    """A basis (m, r) of the null space of Phi_d^T for Phi_d (m, n_dependent): the
+    combinations of the redundant rows' multipliers the equations leave free."""
+    _, _, Vt, rank = _dependent_svd(Jd)
+    return Vt[rank:].T
 
 
 def forward_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independent: np.ndarray,

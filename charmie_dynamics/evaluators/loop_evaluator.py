@@ -5,7 +5,7 @@ does for an open tree (same :class:`~.evaluator.Evaluation`, same buffers reused
 One call (inputs: the loops' independent coordinates, ``ClosedChain.independent_names``):
 
 1. the dependent coordinates by damped Newton-Raphson warm-started from the last solution
-   (seed 003 algorithm 2; mechanisms/closed_chains), their rates and accelerations
+   (seed 003 algorithm 2; mechanisms/closed_chains/compiled.py), their rates and accelerations
    qd = G qd_i, qdd = G qdd_i + g (eq. 17). An input more than ``MAX_STEP`` away from the
    last solution's is reached by continuation (``ClosedChain.approach``: a single warm
    start from far away may converge on the other assembly branch: a five-bar flipped its
@@ -42,29 +42,195 @@ positions), the solution first moves ``max_jump`` toward it (about ``max_jump / 
 Newton solves), so the robot is reached over a few inputs; a lone glitch, or far inputs
 that disagree with each other, move nothing, and the valid inputs after them are evaluated
 as before. A revolute independent coordinate without position limits is taken modulo 2 pi
-nearest the last solution (an encoder wrapping at +-pi is not a jump). Plain numpy for the loops, one state at a time; the tree
-passes are the compiled evaluator's.
+nearest the last solution (an encoder wrapping at +-pi is not a jump).
+
+Steps 1-3 run as one kernel call (``_loop_evaluate``): the compiled embedding
+(mechanisms/closed_chains/compiled.py, equal to embedding.py's numpy solve to rounding) and
+the tree evaluator's kernel twice, on buffers built once; the continuation of
+``ClosedChain.approach`` is the kernel's too.
 """
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from ..jit import kernel
+from ..linalg import add, cross3, mat, mat_t_vec, mat_vec, sub, vec
+from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError, SolveReport
+from ..mechanisms.closed_chains.compiled import (OK, Embedding, EmbeddingBuffers,
+                                                 MultiplierBuffers, PackedLoops, embed_sample,
+                                                 multipliers_sample)
 from ..model.model import Model
-from ..dynamics.closed_chain import multipliers
-from .evaluator import Evaluation, Evaluator, NonFiniteLoads
-from ..layout import LOAD_FORCE, LOAD_POINT, LOAD_TORQUE
+from ..model.packed import unflat_packed
+from ..dynamics.closed_chain import null_space_basis
+from .evaluator import Evaluation, Evaluator, NonFiniteLoads, _evaluate, _quiet
+from ..layout import (IN_WORLD, LOAD_FORCE, LOAD_POINT, LOAD_TORQUE, ROW_A, ROW_B, ROW_KIND,
+                      ROW_ORIGIN_B, ROW_U, ROW_W)
 from ..dynamics.inverse import ExternalWrench, Payload, applied_loads
 
-__all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "evaluator_for"]
+__all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "PathError",
+           "PathResult", "evaluator_for"]
 
 
 class LoopJumpError(LoopSingularityError):
     """An input farther than ``max_jump`` from the last solution: the solution moved
     ``max_jump`` toward it, the input itself was not evaluated."""
+
+
+class PathResult(NamedTuple):
+    """:meth:`LoopEvaluator.path`'s arrays, one row per sample."""
+
+    q: np.ndarray             # (samples, n) every coordinate
+    efforts: np.ndarray       # (samples, n_ind) at the independent coordinates
+    multipliers: np.ndarray   # (samples, m) minimum-norm, the chain's row order
+    iterations: np.ndarray    # (samples, groups) Newton-Raphson iterations
+    residual: np.ndarray      # (samples, groups) max |Phi| at the solution
+
+
+class PathError(LoopSingularityError):
+    """A sample of :meth:`LoopEvaluator.path` whose loops cannot be solved: ``sample`` its
+    index, ``result`` the samples before it."""
+
+    def __init__(self, message: str, loop: str, condition: float, sample: int,
+                 result: PathResult) -> None:
+        super().__init__(message, loop, condition)
+        self.sample = sample
+        self.result = result
+
+
+# the stages of _loop_evaluate's status: the embedding failed (its status follows), a tree
+# pass met a balancer out of reach or non-finite loads, the loop loads are not finite
+EMBEDDING, BALANCER, TREE_NOT_FINITE, LOOP_NOT_FINITE, DONE = 0, 1, 2, 3, -1
+
+
+@kernel
+def _cut_wrenches(lp, rotations, origins, lam, loads, first) -> None:
+    """The cut joints' constraint wrenches of multipliers ``lam`` into the applied loads'
+    rows first + 2r (on the successor B) and first + 2r + 1 (on the predecessor A) (module
+    docstring, step 3)."""
+    for r in range(lp.row_int.shape[0]):
+        a, b = lp.row_int[r, ROW_A], lp.row_int[r, ROW_B]
+        R_a, O_a = mat(rotations, a, IN_WORLD), vec(origins, a, IN_WORLD)
+        R_b = mat(rotations, b, IN_WORLD)
+        p_b = add(vec(origins, b, IN_WORLD), mat_vec(R_b, vec(lp.row_vec, r, ROW_ORIGIN_B)))
+        u = mat_vec(R_a, vec(lp.row_vec, r, ROW_U))
+        if lp.row_int[r, ROW_KIND] == 0:
+            force, torque = (lam[r] * u[0], lam[r] * u[1], lam[r] * u[2]), (0.0, 0.0, 0.0)
+        else:
+            uw = cross3(u, mat_vec(R_b, vec(lp.row_vec, r, ROW_W)))
+            force, torque = (0.0, 0.0, 0.0), (lam[r] * uw[0], lam[r] * uw[1], lam[r] * uw[2])
+        point = mat_t_vec(R_a, sub(p_b, O_a))
+        on_b, on_a = first + 2 * r, first + 2 * r + 1
+        for k in range(3):
+            loads[on_b, LOAD_FORCE, k] = force[k]
+            loads[on_b, LOAD_TORQUE, k] = -torque[k]
+            loads[on_a, LOAD_POINT, k] = point[k]
+            loads[on_a, LOAD_FORCE, k] = -force[k]
+            loads[on_a, LOAD_TORQUE, k] = torque[k]
+
+
+@kernel
+def loop_sample(pm, lp, x, xd, xdd, start, b, extra, tree):
+    """One call of :class:`LoopEvaluator` (module docstring, steps 1-3), inner kernel: the
+    embedding followed from ``start``, the tree's evaluator (evaluator._evaluate) without
+    and with the cut wrenches, the multipliers and tau = G^T (H qdd + b). ``extra``: (the
+    applied loads, the first cut row, tau, the multipliers' buffers); ``tree``: _evaluate's
+    arguments after the state. Returns (stage, status or balancer, group, value)."""
+    loads, first, tau, multiplier_buffers = extra
+    status, g, value = embed_sample(pm, lp, x, xd, xdd, start, True, b)
+    if status != OK:
+        return EMBEDDING, status, g, value
+    for r in range(first, loads.shape[0]):
+        for k in range(3):
+            loads[r, LOAD_FORCE, k] = 0.0
+            loads[r, LOAD_TORQUE, k] = 0.0
+    efforts = tree[4][0]                     # _evaluate's outputs: (efforts, translations, xyzw)
+    bad, failed, finite = _evaluate(b.q, b.qd, b.qdd, *tree)   # efforts: H qdd + b
+    if failed >= 0:
+        return BALANCER, failed, -1, 0.0
+    if not finite:
+        return TREE_NOT_FINITE, 0, -1, 0.0
+    mb = MultiplierBuffers(*multiplier_buffers)
+    multipliers_sample(lp, b.jacobian, efforts, mb)
+    total = 0.0
+    for k in range(tau.shape[0]):           # tau = G^T (H qdd + b)
+        t = 0.0
+        for c in range(efforts.shape[0]):
+            t += b.G[c, k] * efforts[c]
+        tau[k] = t
+        total += t
+    for r in range(mb.lam.shape[0]):
+        total += mb.lam[r]
+    if not math.isfinite(total):
+        return LOOP_NOT_FINITE, 0, -1, 0.0
+    _cut_wrenches(lp, b.rotations, b.origins, mb.lam, loads, first)
+    bad, failed, finite = _evaluate(b.q, b.qd, b.qdd, *tree)
+    if failed >= 0:
+        return BALANCER, failed, -1, 0.0
+    if not finite:
+        return TREE_NOT_FINITE, 0, -1, 0.0
+    return DONE, 0, -1, 0.0
+
+
+@kernel
+def _loop_evaluate(packed, loops, x, xd, xdd, start, embedding, extra, tree):
+    """:func:`loop_sample` called from Python (plain tuples)."""
+    return loop_sample(unflat_packed(packed), PackedLoops(*loops), x, xd, xdd, start,
+                       EmbeddingBuffers(*embedding), extra, tree)
+
+
+@kernel
+def _loop_path(packed, loops, x, xd, xdd, starts, embedding, extra, tree, out):
+    """:func:`loop_sample` for every sample of x, xd, xdd (samples, n_ind), each followed from
+    the last sample's solution (``starts[0]``, then overwritten) and, where that fails, from
+    the assembled configuration (``starts[1]``), as successive calls of the evaluator with an
+    unbounded jump; ``out``: (q (samples, n), efforts (samples, n_ind), multipliers
+    (samples, m), iterations and residual (samples, groups)). Returns (the sample that
+    failed or -1, its stage, status, group, value)."""
+    pm, lp, b = unflat_packed(packed), PackedLoops(*loops), EmbeddingBuffers(*embedding)
+    q_out, effort_out, lam_out, iterations_out, residual_out = out
+    tau, lam = extra[2], MultiplierBuffers(*extra[3]).lam
+    last, assembled = starts[0], starts[1]
+    for s in range(x.shape[0]):
+        stage, status, g, value = loop_sample(pm, lp, x[s], xd[s], xdd[s], last, b, extra,
+                                              tree)
+        if stage == EMBEDDING:
+            stage, status, g, value = loop_sample(pm, lp, x[s], xd[s], xdd[s], assembled, b,
+                                                  extra, tree)
+        if stage != DONE:
+            return s, stage, status, g, value
+        last[:] = b.q
+        q_out[s] = b.q
+        effort_out[s] = tau
+        lam_out[s] = lam
+        iterations_out[s] = b.iterations
+        residual_out[s] = b.residual
+    return -1, DONE, 0, -1, 0.0
+
+
+@kernel
+def _wrapped_jump(x, last, independent, wraps, out):
+    """``out`` = x with the unlimited revolute coordinates (``wraps``) taken modulo 2 pi
+    nearest the last solution, x0 + remainder(x - x0 + pi, 2 pi) - pi with numpy's remainder
+    (fmod, moved into [0, 2 pi)); returns the largest |out - x0| (NaN when one is)."""
+    jump = 0.0
+    for k in range(x.shape[0]):
+        x0, v = last[independent[k]], x[k]
+        if wraps[k]:
+            r = np.fmod(v - x0 + math.pi, 2 * math.pi)
+            if r < 0.0:
+                r += 2 * math.pi
+            elif r == 0.0:
+                r = 0.0
+            v = x0 + r - math.pi
+        out[k] = v
+        d = abs(v - x0)
+        if d > jump or d != d:
+            jump = d
+    return jump
 
 
 class LoopEvaluator:
@@ -78,6 +244,7 @@ class LoopEvaluator:
         call's continuation (module docstring); infinite: every input followed at once."""
         # raises LoopAssemblyError (a ModelError) for loops that do not assemble
         self.chain = ClosedChain.build(model)
+        self.embedding = Embedding(self.chain)
         self.model = model
         self.input_names: tuple[str, ...] = self.chain.independent_names
         self.max_jump = max_jump
@@ -93,22 +260,44 @@ class LoopEvaluator:
         cut_body = np.empty(2 * m, dtype=np.int64)
         cut_body[0::2], cut_body[1::2] = rows.body_b, rows.body_a
         load_vec = np.concatenate([given_vec, np.zeros((2 * m, 4, 3))])
-        self._cut_vec = load_vec[len(given_body):]          # a view: the cut wrenches
-        self._cut_vec[0::2, LOAD_POINT] = rows.origin_b
-        self._position = (rows.kind == 0)[:, None]
+        load_vec[len(given_body):][0::2, LOAD_POINT] = rows.origin_b
         # the tree's inputs are its coordinates (the loader refuses actuators with loops)
         self.tree = Evaluator(model, (np.concatenate([given_body, cut_body]), load_vec))
         self.frames = self.tree.frames
         self._tau = np.empty(len(self.input_names))
-        self._full = np.empty((3, model.n_coordinates))
         self._zeros = np.zeros(len(self.input_names))
+        self._wrapped = np.empty(len(self.input_names))
+        self._independent = PackedLoops(*self.embedding.loops).independent
+        self._extra = (load_vec, len(given_body), self._tau, self.embedding.multiplier_buffers)
+        self._trees = {g: (self.tree._state, self.tree._inverse[g]) + self.tree._tail
+                       for g in (False, True)}
+        named = self.embedding.named
+        self._iterations = np.zeros_like(named.iterations)
+        self._residual = np.zeros_like(named.residual)
+        self._condition = np.zeros(1)
         self.last_solution = self.chain.assembled.copy()
-        self.report = SolveReport()
-        self.multipliers = np.zeros(m)
-        self.indeterminate = np.zeros((m, 0))
+        self.multipliers = self.embedding.multiplier_named.lam
         self.result = Evaluation(self._tau, np.empty(0), self.tree.state, self.tree.result.loads,
                                  self.tree.result.translations, self.tree.result.quaternions)
         self(self.chain.assembled[self.chain.independent], self._zeros, self._zeros)
+
+    @property
+    def report(self) -> SolveReport:
+        """Newton-Raphson of the last evaluated input: iterations and max |Phi| per loop
+        group, the largest condition number met."""
+        return SolveReport(self._iterations.tolist(), self._residual.tolist(),
+                           float(self._condition[0]))
+
+    @property
+    def indeterminate(self) -> np.ndarray:
+        """A basis (m, r) of the null space of Phi_d^T at the last evaluated input: the
+        redundant rows' indeterminate part of the multipliers (dynamics/closed_chain.py)."""
+        return null_space_basis(self.embedding.named.jacobian[:, self.chain.dependent])
+
+    def _run(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray, start: np.ndarray,
+             gravity_only: bool) -> tuple:
+        return _loop_evaluate(self.embedding.packed, self.embedding.loops, x, xd, xdd, start,
+                              self.embedding.buffers, self._extra, self._trees[bool(gravity_only)])
 
     def __call__(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
                  gravity_only: bool = False) -> Evaluation:
@@ -117,41 +306,83 @@ class LoopEvaluator:
         state keeps the given ones). Raises :class:`LoopSingularityError` (no convergence,
         or a singular loop) and :class:`NonFiniteLoads`."""
         chain, n = self.chain, len(self.input_names)
-        x, xd, xdd = (np.asarray(a, dtype=float) for a in (x, xd, xdd))
+        x, xd, xdd = (np.ascontiguousarray(a, dtype=float) for a in (x, xd, xdd))
         if not x.shape == xd.shape == xdd.shape == (n,):
             raise ValueError(f"inputs of shapes {x.shape}, {xd.shape}, {xdd.shape}, expected "
                              f"({n},) each: {', '.join(self.input_names)} ({self.model.name})")
         if math.isfinite(self.max_jump):
             x = self._bounded(x)
-        report = SolveReport()
-        try:
-            q, qd, qdd, G, values = chain.state(x, xd, xdd,
-                                                chain.approach(x, self.last_solution), report)
-        except LoopSingularityError:
-            # the path from the last solution crosses a singularity, or the last solution is
-            # one the loops cannot be solved from: back to the branch the model assembled on
-            # (bounded: only within max_jump of it; else the next inputs start from there)
-            if self._distance(x, chain.assembled) > self.max_jump:
-                self.last_solution = chain.assembled.copy()
-                raise
-            report = SolveReport()
-            q, qd, qdd, G, values = chain.state(x, xd, xdd, chain.approach(x), report)
-        self._full[0], self._full[1], self._full[2] = q, qd, qdd
-        self._cut_vec[:, LOAD_FORCE] = 0.0
-        self._cut_vec[:, LOAD_TORQUE] = 0.0
-        tree = self.tree(*self._full, gravity_only).efforts   # H qdd + b (and given loads)
-        lam, indeterminate = multipliers(chain, values, tree)
-        np.matmul(G.T, tree, out=self._tau)
-        if not (np.isfinite(lam).all() and np.isfinite(self._tau).all()):
-            raise NonFiniteLoads(f"the loop loads of this input are not finite (inputs too "
-                                 f"large for {self.model.name})")
-        self._apply_cut_wrenches(values.placements, lam)
-        self.tree(*self._full, gravity_only)
-        self.last_solution = q
+        with _quiet():
+            stage, status, group, value = self._run(x, xd, xdd, self.last_solution, gravity_only)
+            if stage == EMBEDDING:
+                # the path from the last solution crosses a singularity, or the last solution
+                # is one the loops cannot be solved from: back to the branch the model
+                # assembled on (bounded: only within max_jump of it; else the next inputs
+                # start from there)
+                if self._distance(x, chain.assembled) > self.max_jump:
+                    self.last_solution = chain.assembled.copy()
+                    raise self.embedding.error(status, group, value)
+                stage, status, group, value = self._run(x, xd, xdd, chain.assembled,
+                                                        gravity_only)
+        if stage != DONE:
+            raise self._error(stage, status, group, value)
+        named = self.embedding.named
+        self.last_solution[:] = named.q
+        self._iterations[:] = named.iterations
+        self._residual[:] = named.residual
+        self._condition[:] = named.condition
         self._far = None
-        self.report = report
-        self.multipliers, self.indeterminate = lam, indeterminate
         return self.result
+
+    def _error(self, stage: int, status: int, group: int, value: float) -> Exception:
+        """The error of a kernel's failed stage."""
+        if stage == EMBEDDING:
+            return self.embedding.error(status, group, value)
+        if stage == BALANCER:
+            return balancer_range_error(self.model.balancers[status])
+        if stage == TREE_NOT_FINITE:
+            return NonFiniteLoads(f"the loads of this input are not finite (inputs too large "
+                                  f"for {self.model.name})")
+        return NonFiniteLoads(f"the loop loads of this input are not finite (inputs too "
+                              f"large for {self.model.name})")
+
+    def path(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray) -> PathResult:
+        """Every sample of a motion (x, xd, xdd: (samples, n_ind)) evaluated in one kernel
+        call, each warm-started from the last sample's solution as successive calls are
+        (an evaluator with an unbounded ``max_jump``): the coordinates, efforts,
+        multipliers and Newton-Raphson iterations of every sample. A sample that cannot be
+        evaluated raises :class:`PathError` (a :class:`LoopSingularityError`) or
+        :class:`NonFiniteLoads` naming its index; the samples before it are in the
+        error's ``result``. The evaluator's buffers then hold the last sample's loads."""
+        if math.isfinite(self.max_jump):
+            raise ValueError("path: an evaluator with an unbounded max_jump, got "
+                             f"{self.max_jump:g}")
+        x, xd, xdd = (np.ascontiguousarray(a, dtype=float) for a in (x, xd, xdd))
+        n = len(self.input_names)
+        if not (x.ndim == 2 and x.shape[1] == n and x.shape == xd.shape == xdd.shape):
+            raise ValueError(f"path: inputs of shapes {x.shape}, {xd.shape}, {xdd.shape}, "
+                             f"expected (samples, {n}) each ({self.model.name})")
+        k, named = len(x), self.embedding.named
+        result = PathResult(np.empty((k, self.model.n_coordinates)), np.empty((k, n)),
+                            np.empty((k, len(self.multipliers))),
+                            np.empty((k, len(named.iterations)), dtype=np.int64),
+                            np.empty((k, len(named.residual))))
+        starts = np.stack([self.last_solution, self.chain.assembled])
+        with _quiet():
+            failed, stage, status, group, value = _loop_path(
+                self.embedding.packed, self.embedding.loops, x, xd, xdd, starts,
+                self.embedding.buffers, self._extra, self._trees[False], tuple(result))
+        if failed >= 0:
+            error = self._error(stage, status, group, value)
+            done = PathResult(*(a[:failed] for a in result))
+            if isinstance(error, LoopSingularityError):
+                raise PathError(str(error), error.loop, error.condition, failed, done)
+            raise NonFiniteLoads(f"sample {failed}: {error}")
+        self.last_solution[:] = starts[0]
+        self._iterations[:] = named.iterations
+        self._residual[:] = named.residual
+        self._condition[:] = named.condition
+        return result
 
     def _distance(self, x: np.ndarray, q: np.ndarray) -> float:
         return float(np.max(np.abs(x - q[self.chain.independent]), initial=0.0))
@@ -159,20 +390,19 @@ class LoopEvaluator:
     def _bounded(self, x: np.ndarray) -> np.ndarray:
         """``x`` with its unlimited revolute coordinates nearest the last solution (mod 2 pi);
         :class:`LoopJumpError` after moving the solution ``max_jump`` toward a farther one."""
-        x0 = self.last_solution[self.chain.independent]
-        if self._wraps.any():
-            x = x.copy()
-            w = self._wraps
-            x[w] = x0[w] + np.remainder(x[w] - x0[w] + math.pi, 2 * math.pi) - math.pi
-        jump = self._distance(x, self.last_solution)
+        jump = _wrapped_jump(x, self.last_solution, self._independent, self._wraps,
+                             self._wrapped)
+        x = self._wrapped
         # a relative margin: a solution moved max_jump toward an input lies max_jump from the
         # input it came from, to rounding
         if jump > self.max_jump * (1.0 + 1e-9):           # NaN is not: the solve refuses it
+            x0 = self.last_solution[self.chain.independent]
             chain, far, self._far = self.chain, self._far, x.copy()
             followed = far is not None and float(np.max(np.abs(x - far))) <= self.max_jump
             if followed:
                 target = x0 + (x - x0) * (self.max_jump / jump)
-                self.last_solution = chain.positions(target, chain.approach(target, self.last_solution))
+                self.last_solution = self.embedding.positions(
+                    target, self.last_solution, follow=True).copy()
             raise LoopJumpError(
                 f"{self.model.name}: the independent coordinates moved by {jump:.3g} from the last "
                 f"solution, more than max_loop_jump {self.max_jump:g} (rad or m): "
@@ -181,22 +411,6 @@ class LoopEvaluator:
                    "not followed (a far input is followed only when the next one agrees with it)"),
                 ", ".join(info.label for info in chain.groups), math.nan)
         return x
-
-    def _apply_cut_wrenches(self, placements, lam: np.ndarray) -> None:
-        """The cut joints' constraint wrenches of multipliers ``lam`` into the applied loads
-        (module docstring, step 3)."""
-        rows = self.chain.rows
-        R, O = placements.rotation_world, placements.origin_world
-        a, b = rows.body_a, rows.body_b
-        p_b = O[b] + np.einsum("kij,kj->ki", R[b], rows.origin_b)
-        u = np.einsum("kij,kj->ki", R[a], rows.u)
-        w = np.einsum("kij,kj->ki", R[b], rows.w)
-        force = np.where(self._position, lam[:, None] * u, 0.0)
-        torque = np.where(self._position, 0.0, lam[:, None] * np.cross(u, w))
-        v = self._cut_vec
-        v[0::2, LOAD_FORCE], v[0::2, LOAD_TORQUE] = force, -torque
-        v[1::2, LOAD_POINT] = np.einsum("kji,kj->ki", R[a], p_b - O[a])   # R_A^T (p_B - O_A)
-        v[1::2, LOAD_FORCE], v[1::2, LOAD_TORQUE] = -force, torque
 
     def gravity(self, x: np.ndarray) -> Evaluation:
         """Gravity compensation at independent positions ``x``: rates zero."""

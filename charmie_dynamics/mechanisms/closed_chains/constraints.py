@@ -19,7 +19,10 @@ of Phi at qdd = 0 (seed 003 eqs. 14, 73, 76), from the motion pass at (q, qd, 0)
 The frame Jacobian of body k (analytic, from the placements): for every joint j on the path
 from k to the root with coordinate c, multiplier m and world axis z = R^0_j a_j,
 J_w[:, c] += m z and J_v[:, c] += m z x (p - O_j) (revolute), J_v[:, c] += m z (prismatic).
-Everything here is plain numpy on one sample (the loops are solved sample by sample).
+Everything here is plain numpy on one sample. compiled.py evaluates the same rows in numba
+kernels for the dynamics node, ``analyze`` and ``closed_chain.inverse_dynamics``; this module
+is their reference in the tests (test_compiled_embedding.py) and serves the assembly checks,
+the limbs of a parallel mechanism (limbs.py) and closed-chain forward dynamics.
 """
 from __future__ import annotations
 

@@ -30,6 +30,12 @@ coordinates held at their guess) and checks mobility: the rank of the group's co
 Jacobian at the assembled configuration gives its mobility (coordinates - rank), compared
 with the declared independent coordinates, with the Gruebler count (coordinates - rows), and
 names the redundant rows (rows beyond the rank, found by pivoted Gram-Schmidt).
+
+The solve, G and the rates run compiled, one kernel call per state, in compiled.py (the
+dynamics node's LoopEvaluator, ``analyze``, ``closed_chain.inverse_dynamics``); this numpy
+implementation is their reference in the tests (test_compiled_embedding.py: equal to 1e-12)
+and serves the assembly and mobility checks, the platform motion (limbs.py) and closed-chain
+forward dynamics and simulation.
 """
 from __future__ import annotations
 
