@@ -8,6 +8,14 @@
   actuated revolute joints pi/36 rad/s, theta7c and theta8c pi/72 rad/s, linear coordinates
   and act4 5 mm/s, act5 2.5 mm/s; start at 0, act4 = 400 mm, act5 = 350 mm. The claws stay
   closed (the paper replaces them by their centre point).
+
+A model with loops moves by its independent coordinates (:func:`motion_inputs`); its motions
+(:data:`LOOP_REFERENCES`, the nodes' motions of the five-bar, seed 002 section 3.5):
+
+* ``seed002-eq35``: eq. 22a, theta(t) = theta(0) + (theta(T) - theta(0)) / T
+  (t - T / (2 pi) sin(2 pi t / T)), with eq. 35's data: 30 -> 90 deg and 30 -> 70.3 deg, T = 20 s;
+* ``seed002-free-fall``: eq. 36's start, at rest at 80 and 70 deg (one sample: a start state,
+  unactuated from there).
 """
 from __future__ import annotations
 
@@ -103,6 +111,69 @@ MOTIONS: dict[str, Callable[[Model, float], Trajectory]] = {
     "validation": validation,
     "kinematic-validation": kinematic_validation,
 }
+
+EQ35 = ((30.0, 90.0), (30.0, 70.3), 20.0)          # deg, deg, s
+EQ36 = (80.0, 70.0)                                # deg, at rest
+
+
+def motion_inputs(model: Model) -> tuple[str, ...]:
+    """The names a motion of ``model`` gives, in coordinate order: ``model.input_names`` for
+    a tree; for a model with loops its independent coordinates (the declared ones and every
+    coordinate outside the loops; the others are solved from the constraints)."""
+    if model.loops is None:
+        return tuple(model.input_names)
+    dependent = {c for group in model.loops.groups for c in group.dependent}
+    return tuple(n for c, n in enumerate(model.coordinate_names) if c not in dependent)
+
+
+def sine_ramp(t: np.ndarray, start: float, end: float, T: float) -> tuple[np.ndarray, ...]:
+    """Seed 002 eq. 22a and its first two derivatives."""
+    w, k = 2 * math.pi / T, (end - start) / T
+    return start + k * (t - np.sin(w * t) / w), k * (1 - np.cos(w * t)), k * w * np.sin(w * t)
+
+
+def _two_inputs(model: Model, name: str) -> None:
+    inputs = motion_inputs(model)
+    if model.loops is None or len(inputs) != 2:
+        raise InputError(f"motion '{name}': moves a five-bar (a model with loops and two "
+                         f"independent coordinates); {model.name} has "
+                         f"{'no loops' if model.loops is None else ', '.join(inputs)}")
+
+
+def seed002_eq35(model: Model, dt: float = 0.01) -> Trajectory:
+    """Seed 002 eqs. 22a and 35 on the two independent coordinates (module docstring)."""
+    _two_inputs(model, "seed002-eq35")
+    (a0, a1), (b0, b1), T = EQ35
+    t = np.linspace(0.0, T, int(round(T / dt)) + 1)
+    ramps = [sine_ramp(t, math.radians(s), math.radians(e), T) for s, e in ((a0, a1), (b0, b1))]
+    x, xd, xdd = (np.stack([r[k] for r in ramps], axis=1) for k in range(3))
+    return Trajectory(t, x, xd, xdd)
+
+
+def seed002_free_fall(model: Model, dt: float = 0.01) -> Trajectory:
+    """Seed 002 eq. 36's start: one sample at rest at 80 and 70 deg (module docstring)."""
+    _two_inputs(model, "seed002-free-fall")
+    x = np.radians(np.array([EQ36]))
+    return Trajectory(np.zeros(1), x, np.zeros_like(x), np.zeros_like(x))
+
+
+#: The nodes' motions of a model with loops, over :func:`motion_inputs`.
+LOOP_REFERENCES: dict[str, Callable[[Model, float], Trajectory]] = {
+    "seed002-eq35": seed002_eq35,
+    "seed002-free-fall": seed002_free_fall,
+}
+
+
+def node_motion(model: Model, name: str, dt: float) -> Trajectory:
+    """The motion ``name`` of the nodes (player, simulator) for ``model``: one of
+    :data:`MOTIONS` for a tree, of :data:`LOOP_REFERENCES` for a model with loops (columns
+    :func:`motion_inputs`); :class:`InputError` for a motion that does not move it."""
+    motions = MOTIONS if model.loops is None else LOOP_REFERENCES
+    if name not in motions:
+        kind = "a tree" if model.loops is None else "loops"
+        raise InputError(f"motion '{name}': {model.name} has {kind}, expected one of "
+                         f"{', '.join(motions)}")
+    return motions[name](model, dt)
 
 
 # Sample periods of a reference motion: the 20 s motion has at most 20,001 samples at MIN_DT.

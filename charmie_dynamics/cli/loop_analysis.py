@@ -40,12 +40,10 @@ from ..errors import InputError
 from ..kinematics.forward import forward_kinematics, point_positions
 from ..mechanisms.closed_chains import ClosedChain
 from ..model.model import Model
-from ..trajectories import from_csv
+from ..trajectories import EQ35, EQ36, from_csv, sine_ramp
 from .platform_analysis import platform_analysis
 from .plots import plot_paths, plot_series
 
-EQ35 = ((30.0, 90.0), (30.0, 70.3), 20.0)          # deg, deg, s
-EQ36 = (80.0, 70.0)                                # deg, at rest
 FREE_FALL_STEP, FREE_FALL_DURATION = 1e-3, 3.0     # s
 SCRAPING_RPM = 45.0                                # seed 002 sec. 4.4: the crank's speed
 LOOP_MOTIONS = ("seed002-eq35", "seed002-free-fall", "seed002-scraping", "seed003-parabola")
@@ -55,12 +53,6 @@ WELL_CONDITIONED = 1e2        # condition number up to which the free fall's ene
 
 Table = tuple[str, list[str], list[np.ndarray]]
 Step = tuple[str, Callable[[Path], None]]
-
-
-def sine_ramp(t: np.ndarray, start: float, end: float, T: float) -> tuple[np.ndarray, ...]:
-    """Seed 002 eq. 22a and its first two derivatives."""
-    w, k = 2 * math.pi / T, (end - start) / T
-    return start + k * (t - np.sin(w * t) / w), k * (1 - np.cos(w * t)), k * w * np.sin(w * t)
 
 
 def _chain(model: Model, motion: str) -> ClosedChain:

@@ -121,6 +121,21 @@ class EmbeddedInverseDynamics:
         self.tau = np.empty(len(chain.independent))
         self.out = (self.tau, self.embedding.multiplier_buffers)
 
+    def solve(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
+              start: np.ndarray | None = None) -> None:
+        """One kernel call: the embedding's state into ``embedding.named`` (q, qd, qdd, G),
+        H qdd + b into ``tree``, tau into ``tau``, the multipliers; raises as
+        :func:`inverse_dynamics` (``start``: its warm start)."""
+        embedding = self.embedding
+        begin, follow = embedding.start_of(start)
+        status, group, value, failed = _embedded_inverse_dynamics(
+            embedding.packed, embedding.loops, _floats(x), _floats(xd), _floats(xdd), begin,
+            follow, embedding.buffers, self.inverse, self.out)
+        if status != OK:
+            raise embedding.error(status, group, value)
+        if failed >= 0:
+            raise balancer_range_error(self.chain.model.balancers[failed])
+
     @classmethod
     def of(cls, chain: ClosedChain) -> EmbeddedInverseDynamics:
         found = chain.__dict__.get("_inverse_dynamics")
@@ -139,14 +154,7 @@ def inverse_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independe
     :func:`inverse_dynamics_reference` to rounding."""
     work = EmbeddedInverseDynamics.of(chain)
     embedding = work.embedding
-    begin, follow = embedding.start_of(start)
-    status, group, value, failed = _embedded_inverse_dynamics(
-        embedding.packed, embedding.loops, _floats(q_independent), _floats(qd_independent),
-        _floats(qdd_independent), begin, follow, embedding.buffers, work.inverse, work.out)
-    if status != OK:
-        raise embedding.error(status, group, value)
-    if failed >= 0:
-        raise balancer_range_error(chain.model.balancers[failed])
+    work.solve(q_independent, qd_independent, qdd_independent, start)
     b = embedding.named
     report = SolveReport(b.iterations.tolist(), b.residual.tolist(), float(b.condition[0]))
     return ClosedChainLoads(b.q.copy(), b.qd.copy(), b.qdd.copy(), work.tau.copy(),
