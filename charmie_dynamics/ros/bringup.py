@@ -94,9 +94,37 @@ def add_bringup_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sim", choices=("kinematic", "dynamic"), default="kinematic",
                    help="sim mode: kinematic (the trajectory player) or dynamic (the simulator "
                         "node integrating the forward dynamics; it publishes /clock)")
+    p.add_argument("--model", type=Path, default=None,
+                   help="model file (YAML or URDF) instead of the params file's: the loader, "
+                        "player and simulator take it, the dynamics node publishes the joint "
+                        "wrench of its base body, the motion is the model's default (a model "
+                        "with loops: seed002-eq35 played, the free fall of seed002-free-fall "
+                        "simulated)")
     p.add_argument("--use-sim-time", action="store_true",
                    help="kinematic sim: the player publishes /clock and the nodes run on it")
     p.set_defaults(func=run_bringup)
+
+
+def model_overrides(path: Path | None) -> dict[str, list[rclpy.parameter.Parameter]]:
+    """Each node's parameter overrides for ``--model`` (none without it): the model file;
+    the dynamics node's wrench of the model's base body; the model's default motion; for a
+    model with loops the simulator's free fall (effort control, no command awaited).
+    ModelError for a file that does not load."""
+    nodes = ("model_loader", "dynamics", "simulator", "player")
+    out: dict[str, list[rclpy.parameter.Parameter]] = {n: [] for n in nodes}
+    if path is None:
+        return out
+    from ..model import load_model
+    model = load_model(str(path))
+    Parameter = rclpy.parameter.Parameter
+    out["model_loader"] = [Parameter("model_file", value=str(path))]
+    out["dynamics"] = [Parameter("wrench_joints", value=[""])]
+    out["player"] = [Parameter("model_file", value=str(path)), Parameter("motion", value="")]
+    out["simulator"] = [Parameter("model_file", value=str(path)), Parameter("motion", value="")]
+    if model.loops is not None:
+        out["simulator"] += [Parameter("control", value="effort"),
+                             Parameter("wait_for_command", value=False)]
+    return out
 
 
 def run_bringup(args: argparse.Namespace) -> int:
@@ -118,16 +146,17 @@ def run_bringup(args: argparse.Namespace) -> int:
     nodes = []
     player = None
     try:
+        model = model_overrides(args.model)
         init_ros(ros_args)
-        nodes.append(ModelLoaderNode())
-        nodes.append(DynamicsNode())
+        nodes.append(ModelLoaderNode(parameter_overrides=model["model_loader"]))
+        nodes.append(DynamicsNode(parameter_overrides=model["dynamics"]))
         if dynamic:
             # the simulator owns simulated time: its own timer runs on the wall clock
             nodes.append(SimulatorNode(parameter_overrides=[
-                rclpy.parameter.Parameter("use_sim_time", value=False)]))
+                rclpy.parameter.Parameter("use_sim_time", value=False)] + model["simulator"]))
         elif args.mode == "sim":
             overrides = [rclpy.parameter.Parameter("publish_clock", value=True)] if sim_time else []
-            player = TrajectoryPlayerNode(parameter_overrides=overrides)
+            player = TrajectoryPlayerNode(parameter_overrides=overrides + model["player"])
             nodes.append(player)
     except (ModelError, ValueError, ParameterException) as exc:
         for node in nodes:

@@ -32,6 +32,20 @@ Publishes joint_states (every input, the actuator lengths included), actuator_st
 (lengths, rates and applied forces), and /clock from the simulated time when
 ``publish_clock`` (run the other nodes with use_sim_time). A malformed command (wrong size,
 NaN) is rejected and counted; the previous command stays.
+
+A model with loops (``loops:`` section) is simulated on its independent coordinates
+(simulation/loop_step.py: RK4 of the embedded equations whatever ``integrator`` and
+``fd_method`` say, the dependent coordinates solved from the constraints at every stage to
+the Newton tolerance, the independent coordinates' stops; a model with limits on a dependent
+coordinate is refused at start-up). The commands and efforts are at the independent
+coordinates; ``control: pd`` is computed torque on the embedded equations,
+tau = M (x''_ref + kp e + kd e') + G^T (b + H g), held over a step; friction is not applied.
+``motion`` ("": the model's default) is one of trajectories.LOOP_REFERENCES: by default
+``seed002-free-fall``, eq. 36's start at rest (unactuated with ``control: effort`` and no
+command: the free fall). joint_states carries every coordinate, dependent ones included,
+with the efforts at the independent ones (0 at the others); no actuator_states. A state where
+the loops do not close or are singular (the free fall reaches one) stops the simulation at
+the last valid state (an ERROR in /diagnostics), as an actuator past its stroke does.
 """
 from __future__ import annotations
 
@@ -61,7 +75,9 @@ from ..kinematics import resolve_state
 from ..kinematics.indirect import MechanismRangeError
 from ..model import load_model
 from ..resources import bundled_model
-from ..trajectories import MOTIONS
+from ..mechanisms.closed_chains import LoopAssemblyError, LoopSingularityError
+from ..simulation.loop_step import LoopStepData, loop_step
+from ..trajectories import LOOP_REFERENCES, MOTIONS, node_motion
 from . import qos
 from .messages import diagnostics, joint_state, stamp_from_seconds
 from .model_updates import check_node_model
@@ -82,7 +98,9 @@ PARAMETERS = {
     "wait_for_command": Param(True, "control=effort: hold the robot still until the first command"),
     "command_timeout": Param(0.1, "control=effort: simulated seconds a command is applied without a "
                                   "newer one; after that the efforts are zero (motors off)", True, 0.001, 60.0),
-    "motion": Param("validation", f"Start state, and the reference of control=pd: {', '.join(MOTIONS)}"),
+    "motion": Param("", f"Start state, and the reference of control=pd: {', '.join(MOTIONS)}; "
+                        f"a model with loops: {', '.join(LOOP_REFERENCES)}; \"\": validation, "
+                        "seed002-free-fall with loops"),
     "kp": Param(100.0, "control=pd: proportional gain, 1/s^2", True, 0.0, 1e6),
     "kd": Param(20.0, "control=pd: derivative gain, 1/s", True, 0.0, 1e4),
     "publish_clock": Param(True, "Publish /clock from the simulated time"),
@@ -98,7 +116,8 @@ class SimulatorNode(Node):
             (p["integrator"] not in INTEGRATORS, f"integrator {p['integrator']!r}: expected {INTEGRATORS}"),
             (p["fd_method"] not in METHODS, f"fd_method {p['fd_method']!r}: expected {METHODS}"),
             (p["control"] not in CONTROLS, f"control {p['control']!r}: expected {CONTROLS}"),
-            (p["motion"] not in MOTIONS, f"motion {p['motion']!r}: expected {tuple(MOTIONS)}"),
+            (p["motion"] not in ("",) + tuple(MOTIONS) + tuple(LOOP_REFERENCES),
+             f"motion {p['motion']!r}: expected {tuple(MOTIONS) + tuple(LOOP_REFERENCES)}"),
         ]
         for bad, message in problems:
             if bad:
@@ -106,33 +125,39 @@ class SimulatorNode(Node):
         self.p = p
         self.model = load_model(p["model_file"])
         m = self.model
-        check_node_model(m, p["model_file"], "the simulator publishes")
-        names = [j for j in p["command_joints"] if j] or list(m.input_names)
-        unknown = [j for j in names if j not in m.input_names]
+        check_node_model(m, p["model_file"], "the simulator publishes", solves_loops=True)
+        self.loop: Optional[LoopStepData] = None
+        if m.loops is not None:
+            try:
+                self.loop = LoopStepData(m)
+            except LoopAssemblyError as exc:
+                raise ValueError(f"{p['model_file']}: {exc}") from None
+        inputs = list(m.input_names) if self.loop is None else list(self.loop.names)
+        self.inputs = inputs
+        names = [j for j in p["command_joints"] if j] or inputs
+        unknown = [j for j in names if j not in inputs]
         if unknown:
-            raise ValueError(f"parameter command_joints: {', '.join(unknown)} not in the model's inputs")
-        self.command_index = [m.input_names.index(j) for j in names]
+            raise ValueError(f"parameter command_joints: {', '.join(unknown)} not in the model's "
+                             f"inputs ({', '.join(inputs)})")
+        self.command_index = [inputs.index(j) for j in names]
         self.space = actuator_space(m)
-        self.reference = MOTIONS[p["motion"]](m, 0.001)
+        default = "validation" if self.loop is None else "seed002-free-fall"
+        self.reference = node_motion(m, p["motion"] or default, 0.001)
         x0 = self.reference.x[0]
-        state0 = resolve_state(m, x0, np.zeros_like(x0), np.zeros_like(x0))
-        check_within_limits(m, state0.q)
-        self.q, self.qd = state0.q, state0.qd
         self.t = 0.0
-        # the compiled step, where it can run the model and fd_method (else the Python step)
-        reason = compiled_step_reason(m, p["fd_method"])
-        self.held_step = HeldStepData(m) if reason is None else None
-        if reason is not None:
-            self.get_logger().info(f"integrating in Python, not compiled: {reason}")
-        self.substeps = max(1, int(round(1.0 / (p["rate"] * p["dt"]))))
         self.command: Optional[np.ndarray] = None
         self.command_time = 0.0
         self.command_timeouts = 0                # periods run with zero effort (no command)
         self.failed = ""                         # why the simulation stopped, if it did
-        self.effort = np.zeros(len(m.input_names))
+        self.effort = np.zeros(len(inputs))
         self.saturation_events = 0
         self.saturated_now: list[str] = []
         self.rejected_commands = 0
+        self.substeps = max(1, int(round(1.0 / (p["rate"] * p["dt"]))))
+        if self.loop is not None:
+            self._start_loops(x0)
+        else:
+            self._start_tree(x0)
         self.wall_start = time.monotonic()
         self.pub_joints = self.create_publisher(JointState, "joint_states", qos.SENSOR)
         self.pub_actuators = self.create_publisher(JointState, "actuator_states", qos.SENSOR)
@@ -144,6 +169,30 @@ class SimulatorNode(Node):
         self.create_timer(1.0, self._publish_diagnostics)
         self._publish_state()
 
+    def _start_loops(self, x0: np.ndarray) -> None:
+        """The loops' state at the motion's start, solved from the assembled configuration
+        (the model's branch); the effort limits of the independent coordinates."""
+        m, loop = self.model, self.loop
+        try:
+            loop.reset(x0, np.zeros_like(x0))
+        except LoopSingularityError as exc:
+            raise ValueError(f"{self.p['model_file']}: the loops do not close at the motion's "
+                             f"start: {exc}") from None
+        self.q, self.qd = loop.q, loop.qd
+        slots = [m.input_names.index(n) for n in loop.names]
+        self.loop_limit = self.space.effort_limit[slots]
+
+    def _start_tree(self, x0: np.ndarray) -> None:
+        m, p = self.model, self.p
+        state0 = resolve_state(m, x0, np.zeros_like(x0), np.zeros_like(x0))
+        check_within_limits(m, state0.q)
+        self.q, self.qd = state0.q, state0.qd
+        # the compiled step, where it can run the model and fd_method (else the Python step)
+        reason = compiled_step_reason(m, p["fd_method"])
+        self.held_step = HeldStepData(m) if reason is None else None
+        if reason is not None:
+            self.get_logger().info(f"integrating in Python, not compiled: {reason}")
+
     def _on_command(self, msg: Float64MultiArray) -> None:
         data = list(msg.data)
         if len(data) != len(self.command_index) or not all(math.isfinite(v) for v in data):
@@ -151,7 +200,7 @@ class SimulatorNode(Node):
             self.get_logger().warning(f"command rejected: {len(data)} values (expected "
                                       f"{len(self.command_index)}, finite)", throttle_duration_sec=2.0)
             return
-        command = np.zeros(len(self.model.input_names))
+        command = np.zeros(len(self.inputs))
         command[self.command_index] = data
         self.command = command
         self.command_time = self.t
@@ -181,8 +230,52 @@ class SimulatorNode(Node):
             return np.zeros_like(xd), smoothing
         return self.command, smoothing
 
+    def _loop_effort(self) -> Optional[np.ndarray]:
+        """The efforts at the independent coordinates now (None: hold still): the command,
+        or computed torque on the embedded equations (module docstring)."""
+        loop, p = self.loop, self.p
+        if p["control"] == "pd":
+            ref = self.reference
+            k = min(int(round(self.t / 0.001)), len(ref.t) - 1)
+            a = ref.xdd[k] + p["kp"] * (ref.x[k] - loop.x) + p["kd"] * (ref.xd[k] - loop.v)
+            return loop.M @ a + loop.bias
+        if self.command is None:
+            return None if p["wait_for_command"] else np.zeros(len(self.inputs))
+        if self.t - self.command_time > p["command_timeout"]:
+            self.command_timeouts += 1
+            return np.zeros(len(self.inputs))
+        return self.command
+
+    def _loop_tick(self) -> None:
+        """One period of a model with loops: ``substeps`` RK4 steps of loop_step.py."""
+        limit = self.loop_limit
+        for _ in range(self.substeps):
+            wanted = self._loop_effort()
+            if wanted is None:                 # held still until commanded
+                break
+            over = np.abs(wanted) > limit
+            self.saturated_now = [n for n, o in zip(self.inputs, over) if o]
+            self.saturation_events += int(over.any())
+            self.effort = np.clip(wanted, -limit, limit)
+            try:
+                loop_step(self.loop, self.effort, self.p["dt"])
+            except (LoopSingularityError, np.linalg.LinAlgError) as exc:
+                self.failed = f"{exc} at t = {self.t:.3f} s"
+            if not self.failed and not (np.all(np.isfinite(self.loop.q))
+                                        and np.all(np.isfinite(self.loop.qd))):
+                self.failed = f"the state became non-finite at t = {self.t:.3f} s"
+            if self.failed:
+                self.get_logger().error(f"simulation stopped: {self.failed}")
+                break
+            self.q, self.qd = self.loop.q, self.loop.qd
+            self.t += self.p["dt"]
+        self._publish_state()
+
     def _tick(self) -> None:
         if self.failed:
+            return
+        if self.loop is not None:
+            self._loop_tick()
             return
         wanted, smoothing = self._efforts()
         k = 0
@@ -237,12 +330,18 @@ class SimulatorNode(Node):
 
     def _publish_state(self) -> None:
         m = self.model
-        x, J, _ = input_jacobians(m, self.q)
-        xd = self.qd / J
         stamp = stamp_from_seconds(self.t) if self.pub_clock is not None else \
             self.get_clock().now().to_msg()
         if self.pub_clock is not None:
             self.pub_clock.publish(Clock(clock=stamp))
+        if self.loop is not None:      # every coordinate; the efforts at the independent ones
+            effort = np.zeros(m.n_coordinates)
+            effort[self.loop.chain.independent] = self.effort
+            self.pub_joints.publish(joint_state(stamp, m.coordinate_names, self.q, self.qd,
+                                                effort))
+            return
+        x, J, _ = input_jacobians(m, self.q)
+        xd = self.qd / J
         slots = [m.input_names.index(a) for a in m.actuator_names]
         self.pub_actuators.publish(joint_state(stamp, m.actuator_names, x[slots], xd[slots],
                                                self.effort[slots]))

@@ -4,6 +4,14 @@ motion as a reference trajectory, from a motion of the papers or a CSV file.
 With ``publish_clock`` the player owns simulated time: it publishes /clock (starting at 0 and
 advancing with the motion) and stamps its messages with it; the other nodes then run with
 ``use_sim_time: true``.
+
+A model with loops is played on its independent coordinates (trajectories.motion_inputs):
+``motion`` is one of trajectories.LOOP_REFERENCES ("": ``seed002-eq35``, the five-bar's
+bundled motion), a ``trajectory_file`` gives those columns only. joint_states carries every
+coordinate: the dependent ones solved from the constraints by the compiled embedding
+(mechanisms/closed_chains/compiled.py), warm-started from the last sample (the independent
+ones alone, with a throttled warning, where the loops do not close); the reference
+trajectory and its efforts (closed-chain inverse dynamics) are over the independent ones.
 """
 from __future__ import annotations
 
@@ -15,10 +23,12 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..evaluators.evaluator import Evaluator
+from ..evaluators.loop_evaluator import evaluator_for
+from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
+from ..mechanisms.closed_chains.compiled import Embedding, embedding_of
 from ..model import load_model
 from ..resources import bundled_model
-from ..trajectories import MOTIONS, from_csv
+from ..trajectories import LOOP_REFERENCES, MOTIONS, from_csv, motion_inputs, node_motion
 from . import qos
 from .messages import duration_from_seconds, joint_state, stamp_from_seconds
 from .model_updates import check_node_model
@@ -27,7 +37,8 @@ from .parameters import declare_parameters
 
 PARAMETERS = {
     "model_file": Param(str(bundled_model()), "Model whose inputs are played"),
-    "motion": Param("validation", f"Motion of the papers: {', '.join(sorted(MOTIONS))}"),
+    "motion": Param("", f"Motion of the papers: {', '.join(sorted(MOTIONS))}; a model with loops: "
+                        f"{', '.join(LOOP_REFERENCES)}; \"\": validation, seed002-eq35 with loops"),
     "trajectory_file": Param("", "Trajectory CSV (README format); overrides motion"),
     "rate": Param(100.0, "Publishing rate, Hz", True, 1.0, 10000.0),
     "loop": Param(False, "Start again at the end"),
@@ -43,15 +54,25 @@ class TrajectoryPlayerNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("trajectory_player", **kwargs)
         p = declare_parameters(self, PARAMETERS)
-        if p["motion"] not in MOTIONS and not p["trajectory_file"]:
-            raise ValueError(f"parameter motion {p['motion']!r}: expected one of {', '.join(MOTIONS)}")
+        known = ("",) + tuple(MOTIONS) + tuple(LOOP_REFERENCES)
+        if p["motion"] not in known and not p["trajectory_file"]:
+            raise ValueError(f"parameter motion {p['motion']!r}: expected one of {', '.join(known[1:])}")
         self.p = p
-        self.model = load_model(p["model_file"])
-        check_node_model(self.model, p["model_file"], "the trajectory player publishes")
-        self.traj = from_csv(self.model, p["trajectory_file"]) if p["trajectory_file"] \
-            else MOTIONS[p["motion"]](self.model, 0.001)
-        names = self.model.input_names
-        actuators = set(self.model.actuator_names)
+        self.model = m = load_model(p["model_file"])
+        check_node_model(m, p["model_file"], "the trajectory player publishes", solves_loops=True)
+        self.names = names = list(motion_inputs(m))
+        if p["trajectory_file"]:
+            traj = from_csv(m, p["trajectory_file"], columns=names)
+            cols = [m.input_names.index(n) for n in names]
+            self.traj = type(traj)(traj.t, traj.x[:, cols], traj.xd[:, cols], traj.xdd[:, cols])
+        else:
+            default = "validation" if m.loops is None else "seed002-eq35"
+            self.traj = node_motion(m, p["motion"] or default, 0.001)
+        self.embedding: Embedding | None = None
+        if m.loops is not None:
+            self.embedding = embedding_of(ClosedChain.build(m))
+            self.last: np.ndarray | None = None       # the last solution: the warm start
+        actuators = set(m.actuator_names)
         self.actuator_slots = [k for k, n in enumerate(names) if n in actuators]
         self.pub_joints = self.create_publisher(JointState, "joint_states", qos.SENSOR)
         self.pub_actuators = self.create_publisher(JointState, "actuator_states", qos.SENSOR)
@@ -67,9 +88,9 @@ class TrajectoryPlayerNode(Node):
     def _publish_reference(self, t0: float) -> None:
         msg = JointTrajectory()
         msg.header.stamp = stamp_from_seconds(t0)
-        msg.joint_names = list(self.model.input_names)
+        msg.joint_names = list(self.names)
         step = max(1, len(self.traj.t) // 500)        # about 500 points per motion
-        evaluate = Evaluator(self.model) if self.p["reference_efforts"] else None
+        evaluate = evaluator_for(self.model) if self.p["reference_efforts"] else None
         for k in range(0, len(self.traj.t), step):
             point = JointTrajectoryPoint()
             point.positions = [float(v) for v in self.traj.x[k]]
@@ -105,19 +126,36 @@ class TrajectoryPlayerNode(Node):
             self.cycles += 1
             self.start = now
             elapsed = 0.0
+            if self.embedding is not None:
+                self.last = None            # the motion's start: solved from the assembly again
             if self.p["publish_reference"]:
                 self._publish_reference(now)
         t = self.traj.t[0] + elapsed
         x = np.array([np.interp(t, self.traj.t, col) for col in self.traj.x.T])
         xd = np.array([np.interp(t, self.traj.t, col) for col in self.traj.xd.T])
         stamp = stamp_from_seconds(now)
-        names = self.model.input_names
+        names = self.names
         # joint_states carries every input, the actuator lengths included, so that each
         # evaluation of the dynamics node uses the lengths of the same sample; actuator_states
         # carries them too, for consumers of the robot's actuator topic
         self.pub_actuators.publish(joint_state(stamp, [names[k] for k in self.actuator_slots],
                                                x[self.actuator_slots], xd[self.actuator_slots], []))
+        if self.embedding is not None:
+            names, x, xd = self._coordinates(x, xd)
         self.pub_joints.publish(joint_state(stamp, names, x, xd, []))
+
+    def _coordinates(self, x: np.ndarray, xd: np.ndarray
+                     ) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """Every coordinate of a model with loops at the independent ones (module docstring)."""
+        try:
+            b = self.embedding.state(x, xd, np.zeros_like(x), self.last)
+        except LoopSingularityError as exc:
+            self.get_logger().warning(f"the loops do not close at the motion's sample: {exc}; "
+                                      "publishing the independent coordinates only",
+                                      throttle_duration_sec=2.0)
+            return self.names, x, xd
+        self.last = b.q.copy()
+        return list(self.model.coordinate_names), b.q.copy(), b.qd.copy()
 
 
 def main(args=None) -> int:
