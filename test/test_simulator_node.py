@@ -195,22 +195,39 @@ bodies:
 
 
 @pytest.mark.parametrize("node", ["simulator_node", "trajectory_player_node"])
-@pytest.mark.parametrize("model", ["five_bar", "flyer"])
-def test_simulator_and_player_refuse_models_with_loops_or_a_free_flyer(ros_env, tmp_path, node,
-                                                                       model):
-    """A start-up error, not joint_states of the open tree: on the five-bar (loops) both
-    published a configuration the loop cannot take (the simulator with status ok); on a
-    free-flyer both ended in a KeyError traceback."""
-    path = Path(__file__).resolve().parent.parent / "config" / "examples" / "five_bar.yaml"
+@pytest.mark.parametrize("model", ["five_bar_stops", "flyer"])
+def test_simulator_and_player_refuse_a_free_flyer_and_stops_on_dependent_coordinates(
+        ros_env, tmp_path, node, model):
+    """A start-up error: on a free-flyer both ended in a KeyError traceback; the simulator
+    refuses a model with loops whose dependent coordinates have limits (stops it does not
+    simulate); the player plays it."""
+    five_bar = Path(__file__).resolve().parent.parent / "config" / "examples" / "five_bar.yaml"
+    path = tmp_path / f"{model}.yaml"
     if model == "flyer":
-        path = tmp_path / "flyer.yaml"
         path.write_text(FLYER)
+    else:
+        path.write_text(five_bar.read_text().replace(
+            "coordinate: theta2_1}", "coordinate: theta2_1, limits: {lower: -170, upper: 170}}"))
+        if node == "trajectory_player_node":
+            child = subprocess.Popen(node_argv(node, "-r", f"__ns:=/refuse_{model}", "-p",
+                                               f"model_file:={path}"),
+                                     env=ros_env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+            try:
+                _, err = child.communicate(timeout=8)
+            except subprocess.TimeoutExpired:      # running: it took the model
+                child.send_signal(signal.SIGINT)
+                _, err = child.communicate(timeout=30)
+                assert "Traceback" not in err, err
+                return
+            raise AssertionError(f"the player ended: {err}")
     proc = subprocess.run(node_argv(node, "-r", f"__ns:=/refuse_{model}", "-p",
                                     f"model_file:={path}"),
                           env=ros_env, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
-    why = "five_bar has loops" if model == "five_bar" else "body 'base' has a floating joint"
+    why = "theta2_1 have joint limits" if model == "five_bar_stops" else \
+        "body 'base' has a floating joint"
     assert "Node: error:" in proc.stderr and why in proc.stderr, proc.stderr
 
 
