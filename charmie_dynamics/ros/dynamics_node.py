@@ -1,6 +1,11 @@
 """The dynamics node: joint and actuator measurements in; TF, joint and actuator loads,
 reaction wrenches, feedforward efforts and diagnostics out.
 
+The feedforward is computed and published first and alone on the input's callback; the
+monitoring outputs (loads, wrenches, completed joint states, /tf, markers) are handed to
+``monitoring.MonitoringPublisher``, whose thread builds and publishes them, so that they
+never delay the next feedforward.
+
 Bad input never crashes the node and never becomes a published number: a message that fails
 a check (see ``inputs.REASONS``) is counted by reason in /diagnostics and no load is
 published for it. The feedforward then follows the safe policy: the last valid value is held
