@@ -9,7 +9,9 @@ Prints, for tf_rate 100 Hz (the default; the inputs' stamps are 1 ms apart, so o
 evaluations also publishes /tf and the wrench markers) and tf_rate 0 (every evaluation): the
 time per callback (p50, p99, max and mean, microseconds) and the evaluation rate one core
 sustains (1 / mean). This bounds what the node can serve on this machine; bench_node.py
-measures the whole path from another process over DDS.
+measures the whole path from another process over DDS. The loads, /tf and the markers are
+built and published by the node's monitoring thread (ros/monitoring.py), beside the calls:
+the times are those of the executor thread (its share of the GIL included).
 """
 from __future__ import annotations
 

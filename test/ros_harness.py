@@ -79,16 +79,19 @@ def dump_on_failure(test):
     return wrapper
 
 
-def namespaced_dynamics(ns: str, env: dict, log_dir: Path, **overrides) -> Child:
+def namespaced_dynamics(ns: str, env: dict, log_dir: Path, command: list[str] | None = None,
+                        **overrides) -> Child:
     """A dynamics node in namespace ``/ns`` with its model from model_file and its absolute
-    topics (/tf, /tf_static, /diagnostics, /clock) moved under ``/ns``; ``overrides``: other
-    parameter values."""
+    topics (/tf, /tf_static, /diagnostics, /clock) moved under ``/ns``; ``command``: what
+    runs the node, ``--ros-args`` and the arguments follow (default: the package's module);
+    ``overrides``: other parameter values."""
     values = dict(model_file=CHARMIE, acceleration_source="zero", tf_rate=0.0, output_rate=0.0,
                   stale_timeout=0.3, stale_policy="gravity", diagnostics_period=0.2) | overrides
-    return Child(f"dynamics_{ns}", node_argv(
-        "dynamics_node", "-r", f"__ns:=/{ns}", *(a for t in ("tf", "tf_static", "diagnostics", "clock")
-                                                 for a in ("-r", f"/{t}:=/{ns}/{t}")),
-        *params(**values)), env, log_dir)
+    ros_args = ["-r", f"__ns:=/{ns}", *(a for t in ("tf", "tf_static", "diagnostics", "clock")
+                                        for a in ("-r", f"/{t}:=/{ns}/{t}")), *params(**values)]
+    argv = node_argv("dynamics_node", *ros_args) if command is None \
+        else [*command, "--ros-args", *ros_args]
+    return Child(f"dynamics_{ns}", argv, env, log_dir)
 
 
 # ---------------------------------------------------------------------------- rclpy side

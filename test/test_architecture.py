@@ -56,7 +56,7 @@ def test_the_spatial_vector_table_is_the_slots():
     from charmie_dynamics import layout
     section = _section(DOC.read_text(), "Spatial vectors: one convention")
     rows = re.findall(r"^\|[^|]+\|[^|]+\| `([A-Z_, ]+)` \|$", section, flags=re.M)
-    assert len(rows) == 7, rows
+    assert len(rows) == 8, rows
     named = set()
     for row in rows:
         names = row.split(", ")

@@ -169,6 +169,7 @@ def test_reference_acceleration_source(monkeypatch):
     joint_states; a reference whose times go back is rejected."""
     rclpy = pytest.importorskip("rclpy")
     import os
+    import time
 
     from builtin_interfaces.msg import Duration, Time
     from rclpy.parameter import Parameter
@@ -190,8 +191,15 @@ def test_reference_acceleration_source(monkeypatch):
             Parameter("model_file", value=str(CHARMIE)),
             Parameter("acceleration_source", value="reference"),
             Parameter("stale_timeout", value=1000.0)])
-        published = []
-        monkeypatch.setattr(node.pub_joint_loads, "publish", published.append)
+        published = []          # joint_loads' efforts, from the monitoring thread
+
+        def loads_published(n: int) -> bool:
+            deadline = time.monotonic() + 5.0
+            while len(published) < n and time.monotonic() < deadline:
+                time.sleep(0.001)
+            return len(published) == n
+        monkeypatch.setattr(node.monitoring.pub_joint_loads, "publish",
+                            lambda msg: published.append(np.array(msg.effort)))
         traj = JointTrajectory()
         traj.header.stamp = Time(sec=100, nanosec=0)
         traj.joint_names = ["theta8a", "act4"]
@@ -205,17 +213,18 @@ def test_reference_acceleration_source(monkeypatch):
                          velocity=[0.0] * len(x))
         msg.header.stamp = Time(sec=100, nanosec=250_000_000)          # a quarter of the way
         node._on_joint_state(msg)
-        assert len(published) == 1
+        assert loads_published(1)
         _, _, xdd = inputs_from_dict(model, positions, None, {"theta8a": 0.5, "act4": 0.005})
         expected = inverse_dynamics(model, resolve_state(model, x, xd, xdd)).coordinate_effort
-        np.testing.assert_allclose(published[0].effort, expected, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(published[0], expected, rtol=1e-12, atol=1e-12)
         traj.header.stamp = Time(sec=0, nanosec=0)          # "now": the newest state, 100.25 s
         node._on_reference(serialize_message(traj))
         msg.header.stamp = Time(sec=100, nanosec=750_000_000)          # half way
         node._on_joint_state(msg)
         _, _, xdd = inputs_from_dict(model, positions, None, {"theta8a": 1.0, "act4": 0.01})
         expected = inverse_dynamics(model, resolve_state(model, x, xd, xdd)).coordinate_effort
-        np.testing.assert_allclose(published[1].effort, expected, rtol=1e-12, atol=1e-12)
+        assert loads_published(2)
+        np.testing.assert_allclose(published[1], expected, rtol=1e-12, atol=1e-12)
         backwards = JointTrajectory(joint_names=["theta8a"], points=[
             JointTrajectoryPoint(accelerations=[1.0], time_from_start=Duration(sec=2)),
             JointTrajectoryPoint(accelerations=[1.0], time_from_start=Duration(sec=1))])

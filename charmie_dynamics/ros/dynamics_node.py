@@ -1,6 +1,11 @@
 """The dynamics node: joint and actuator measurements in; TF, joint and actuator loads,
 reaction wrenches, feedforward efforts and diagnostics out.
 
+The feedforward is computed and published first and alone on the input's callback; the
+monitoring outputs (loads, wrenches, completed joint states, /tf, markers) are handed to
+``monitoring.MonitoringPublisher``, whose thread builds and publishes them, so that they
+never delay the next feedforward.
+
 Bad input never crashes the node and never becomes a published number: a message that fails
 a check (see ``inputs.REASONS``) is counted by reason in /diagnostics and no load is
 published for it. The feedforward then follows the safe policy: the last valid value is held
@@ -49,18 +54,16 @@ from typing import Optional, Sequence
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-from geometry_msgs.msg import Point, TransformStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, Header, String
+from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from trajectory_msgs.msg import JointTrajectory
-from visualization_msgs.msg import Marker, MarkerArray
 
 from ..evaluators.evaluator import Evaluation, NonFiniteLoads
 from ..evaluators.loop_evaluator import LoopJumpError, LoopSingularityError
@@ -75,14 +78,14 @@ from .inputs import (AccelerationEstimator, InputLimits, InputRejected, JointSta
                      StateAssembler, read_joint_state)
 from .joint_map import read_joint_map
 from .stamps import StampGuard, to_nanoseconds
-from .messages import (diagnostics, float_array, joint_state, set_transform, set_vector3,
-                       stamp_from_nanoseconds, transform)
+from .messages import diagnostics, float_array, stamp_from_nanoseconds, transform
 from .model_source import model_from_description, urdf_as_document
 from .model_updates import (Decision, ModelParser, ModelUpdates, PreparedModel, UpdateRefused,
                             model_change, prepare_model)
 from .node_status import dynamics_status
 from .odometry import BASE_COORDINATES, base_from_odometry
-from .outputs import FeedforwardMap, StampGrid, frame_plan, wrench_topic
+from .monitoring import MonitoringPublisher
+from .outputs import FeedforwardMap, StampGrid, frame_plan
 from .parameters import declare_parameters
 from .reference import Reference, check_serialized_reference, input_accelerations, read_reference
 from .stale_policy import Action, StalePolicy
@@ -95,6 +98,7 @@ class DynamicsNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("dynamics", **kwargs)
         self.parser: Optional[ModelParser[PreparedModel]] = None   # started last, below
+        self.monitoring: Optional[MonitoringPublisher] = None       # its thread too
         self.p = declare_parameters(self, PARAMETERS, self._on_set_parameters)
         problem = check_parameters(self.p)
         if problem:
@@ -119,20 +123,16 @@ class DynamicsNode(Node):
         self.output_grid = StampGrid()
         self.safety = StalePolicy(int(self.p["stale_timeout"] * 1e9), self.p["stale_policy"])
         self.reference: Optional[Reference] = None
-        # outputs
-        self.pub_joint_loads = self.create_publisher(JointState, "joint_loads", qos.OUTPUT)
-        self.pub_actuator_loads = self.create_publisher(JointState, "actuator_loads", qos.OUTPUT)
+        # outputs: the feedforward here, on the input's callback; the monitoring outputs
+        # (loads, wrenches, /tf, markers) on a worker thread, so they never delay it
+        self.monitoring = MonitoringPublisher(self, self.p["completed_joint_states_topic"],
+                                              self._on_monitoring_error)
         self.pub_feedforward = self.create_publisher(Float64MultiArray, self.p["feedforward_topic"], qos.OUTPUT)
         self.msg_feedforward = Float64MultiArray()
         self.pub_feedforward_state = self.create_publisher(
             JointState, self.p["feedforward_state_topic"], qos.OUTPUT)
-        self.pub_completed = self.create_publisher(
-            JointState, self.p["completed_joint_states_topic"], qos.OUTPUT)
-        self.pub_markers = self.create_publisher(MarkerArray, "wrench_markers", qos.OUTPUT)
-        self.pub_tf = self.create_publisher(TFMessage, "/tf", qos.TF)
         self.pub_tf_static = self.create_publisher(TFMessage, "/tf_static", qos.LATCHED)
         self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.OUTPUT)
-        self.pub_wrenches = {}
         # a ModelError ends start-up: a bad model file, or an overlay file that cannot be read
         if self.p["model_file"]:
             model, text = read_model_file(self.p["model_file"], self.p["max_model_bytes"],
@@ -172,13 +172,17 @@ class DynamicsNode(Node):
                                  qos.OUTPUT, raw=True)
         self.create_timer(1.0 / self.p["watchdog_rate"], self._watchdog)
         self.create_timer(self.p["diagnostics_period"], self._publish_diagnostics)
-        # models from a topic are parsed on this worker thread, started last so that a
-        # start-up error leaves no thread behind (callbacks run only after __init__)
+        # models from a topic are parsed on this worker thread, and the monitoring outputs
+        # published on theirs, started last so that a start-up error leaves no thread
+        # behind (callbacks run only after __init__)
         self.parser = ModelParser(self._parse_model, self._check_large_model)
+        self.monitoring.start()
 
     def destroy_node(self) -> None:
         if self.parser is not None:
             self.parser.close()
+        if self.monitoring is not None:
+            self.monitoring.close()
         super().destroy_node()
 
     def _on_set_parameters(self, params) -> SetParametersResult:
@@ -247,28 +251,16 @@ class DynamicsNode(Node):
         # messages refilled by every evaluation: names and frames are set once; names are
         # the hardware's (joint_name_map)
         hardware = self.joint_map.to_hardware
-        self.msg_joint_loads = JointState(header=Header(frame_id=self.plan.root),
-                                          name=hardware(model.coordinate_names))
-        self.msg_actuator_loads = JointState(header=Header(frame_id=self.plan.root),
-                                             name=hardware(inputs))
-        self.msg_completed = JointState(header=Header(frame_id=self.plan.root),
-                                        name=hardware(model.coordinate_names))
         self.msg_feedforward_state = JointState(name=hardware(prepared.joints))
-        self.msg_tf = TFMessage(transforms=[
-            TransformStamped(header=Header(frame_id=parent), child_frame_id=child)
-            for parent, child in zip(self.plan.parents, self.plan.children)])
         self.stamps.reset()
         self.tf_grid.reset()
         self.output_grid.reset()
         self.safety.forget()
         self.reference = None
-        for body in prepared.wrench_bodies:     # publishers outlive a model change
-            if body not in self.pub_wrenches:
-                self.pub_wrenches[body] = self.create_publisher(
-                    WrenchStamped, wrench_topic(body), qos.OUTPUT)
-        self.msg_wrenches = {body: WrenchStamped(header=Header(frame_id=self.plan.frame[body]))
-                             for body in prepared.wrench_bodies}
-        self.wrench_bodies = {body: model.body_index(body) for body in prepared.wrench_bodies}
+        self.monitoring.install(
+            self.plan, hardware(model.coordinate_names), hardware(inputs),
+            {body: model.body_index(body) for body in prepared.wrench_bodies},
+            self.p["world_frame"], self.evaluator.result)
         self._publish_static_frames()
         summary = f"model {model.name!r} from {prepared.source}: {model.n_bodies} bodies, " \
                   f"{len(inputs)} inputs, {model.total_mass:.6g} kg"
@@ -502,64 +494,26 @@ class DynamicsNode(Node):
 
     def _publish(self, stamp_msg, stamp: int, x: np.ndarray, xd: np.ndarray,
                  result: Evaluation) -> None:
-        """The feedforward (every evaluation, first: a controller waits for it), then the
-        loads and wrenches on the ``output_rate`` grid, /tf and markers on the ``tf_rate`` one."""
-        efforts, state, loads = result.efforts, result.state, result.loads
+        """The feedforward (every evaluation, first and alone: a controller waits for it);
+        then an evaluation due on the ``output_rate`` grid (loads, wrenches) or the
+        ``tf_rate`` one (/tf, completed joint states, markers) is handed to the monitoring
+        thread."""
+        efforts = result.efforts
         self.safety.accepted(self._now(), self.feedforward(efforts, self.p["clamp_feedforward"]), x)
         self._publish_feedforward(self.safety.last_feedforward, stamp_msg)
         beyond = self.feedforward.beyond_limits(efforts)
         if beyond:                            # published, and flagged in /diagnostics
             self.events["efforts_beyond_limits"] += 1
             self.effort_flags = beyond
-        if self.output_grid.due(stamp, self.p["output_rate"]):
-            self.pub_joint_loads.publish(joint_state(stamp_msg, (), state.q, state.qd,
-                                                     loads.coordinate_effort, self.msg_joint_loads))
-            self.pub_actuator_loads.publish(joint_state(stamp_msg, (), x, xd, efforts,
-                                                        self.msg_actuator_loads))
-            for body, w in self.msg_wrenches.items():
-                i = self.wrench_bodies[body]
-                w.header.stamp = stamp_msg
-                set_vector3(w.wrench.force, loads.joint_force[i])
-                set_vector3(w.wrench.torque, loads.joint_torque[i])
-                self.pub_wrenches[body].publish(w)
-        if not self.tf_grid.due(stamp, self.p["tf_rate"]):
-            return
-        self.pub_completed.publish(joint_state(stamp_msg, (), state.q, state.qd, (),
-                                               self.msg_completed))
-        if self.plan.poses:
-            translations, quaternions = result.translations, result.quaternions
-            for msg, k in zip(self.msg_tf.transforms, self.plan.poses):
-                set_transform(msg, stamp_msg, translations[k], quaternions[k])
-            self.pub_tf.publish(self.msg_tf)
-        self._publish_markers(stamp_msg, loads)
+        loads = self.output_grid.due(stamp, self.p["output_rate"])
+        tf = self.tf_grid.due(stamp, self.p["tf_rate"])
+        if loads or tf:
+            self.monitoring.submit(stamp_msg, loads, tf, x, xd, result, self.p["marker_scale"])
 
-    def _publish_markers(self, stamp_msg, loads) -> None:
-        """The wrench arrows, built only while someone (RViz) subscribes: the MarkerArray is
-        made afresh each time, about as much work as filling the /tf message."""
-        if not self.wrench_bodies or self.pub_markers.get_subscription_count() == 0:
-            return
-        markers = MarkerArray()
-        for k, i in enumerate(self.wrench_bodies.values()):
-            markers.markers.append(self._arrow(stamp_msg, k, loads.placements.origin_world[i],
-                                               loads.joint_force_world[i]))
-        self.pub_markers.publish(markers)
-
-    def _arrow(self, stamp_msg, k: int, origin: np.ndarray, force: np.ndarray) -> Marker:
-        marker = Marker()
-        marker.header.stamp = stamp_msg
-        # world coordinates: with publish_base_transform false, world_frame names the
-        # odometry's frame (odom), whose origin the base coordinates are measured from
-        marker.header.frame_id = self.plan.frame[self.p["world_frame"]]
-        marker.ns = "joint_forces"
-        marker.id = k
-        marker.type = Marker.ARROW
-        marker.action = Marker.ADD
-        tip = origin + self.p["marker_scale"] * force
-        marker.points = [Point(x=float(origin[0]), y=float(origin[1]), z=float(origin[2])),
-                         Point(x=float(tip[0]), y=float(tip[1]), z=float(tip[2]))]
-        marker.scale.x, marker.scale.y, marker.scale.z = 0.01, 0.02, 0.03
-        marker.color.r, marker.color.g, marker.color.b, marker.color.a = 1.0, 0.3, 0.0, 1.0
-        return marker
+    def _on_monitoring_error(self, exc: BaseException) -> None:
+        """The monitoring thread's failure to publish one evaluation (counted as skipped)."""
+        self.get_logger().error(f"monitoring outputs not published: {exc!r}",
+                                throttle_duration_sec=2.0)
 
     # ------------------------------------------------------------------ watchdog, diagnostics
     def _now(self) -> int:
@@ -588,6 +542,7 @@ class DynamicsNode(Node):
 
     def _publish_diagnostics(self) -> None:
         last = self.safety.last_valid
+        self.events["monitoring_skipped"] = self.monitoring.skipped
         status = dynamics_status(
             rejected=self.rejected, received=self.received, events=self.events,
             reported=self.reported, stats=self.stats, model=self.model.name if self.model else None,

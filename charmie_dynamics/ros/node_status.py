@@ -12,7 +12,7 @@ from .inputs import REASONS
 TOPICS = ("joint_states", "actuator_states", "odometry", "reference", "model")
 EVENTS = ("models_taken", "models_held", "models_unchanged", "model_changes", "clock_jumps",
           "efforts_beyond_limits", "messages_with_ignored_names",
-          "joint_states_without_model_joints", "gravity_fallback_zero")
+          "joint_states_without_model_joints", "gravity_fallback_zero", "monitoring_skipped")
 REJECTIONS = REASONS + ("bad_model",)
 
 
@@ -82,6 +82,8 @@ def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
         warnings.append("model update held: ~/accept_model_update installs it")
     if new.get("efforts_beyond_limits"):
         warnings.append(f"efforts beyond the model's limits: {', '.join(effort_flags)}")
+    if new.get("monitoring_skipped"):
+        warnings.append("monitoring outputs skipped (the monitoring thread fell behind)")
     if stale or last_valid_age is None:
         warnings.append("inputs stale or missing")
     # throttling is the rate limit doing its job, not a fault

@@ -1,0 +1,261 @@
+"""The dynamics node's monitoring outputs (joint and actuator loads, reaction wrenches,
+completed joint states, /tf and the wrench markers), built and published on a thread of
+their own, so that they never delay the next feedforward.
+
+The executor thread publishes the feedforward first and alone; when an evaluation is due for
+monitoring (the ``output_rate`` and ``tf_rate`` grids) it copies that evaluation's numbers
+out of the evaluator's buffers, which the next evaluation overwrites, into a free
+:class:`Snapshot` (a few microseconds of ``np.copyto``) and queues it. The worker thread
+takes snapshots in order and turns each into messages (about 0.8 ms of Python for CHARMIE):
+every message of a snapshot describes one evaluation (one stamp, one input), and snapshots
+are published in the order of their evaluations. When every snapshot is queued or in
+flight (the worker more than ``SNAPSHOTS`` evaluations behind), the new evaluation's
+monitoring is skipped and counted (``monitoring_skipped`` in /diagnostics), never the
+feedforward.
+
+Python's GIL: while the worker runs Python, a message arriving on the executor thread waits
+for the GIL until the worker is asked to release it, after the interpreter's switch interval
+(5 ms by default). The worker lowers the process's switch interval to
+``SWITCH_INTERVAL_S`` so that the feedforward waits at most about that long.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Point, TransformStamped, WrenchStamped
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import Marker, MarkerArray
+
+from ..evaluators.evaluator import Evaluation
+from . import qos
+from .messages import joint_state, set_transform, set_vector3
+from .outputs import FramePlan, wrench_topic
+
+#: Snapshots per model: the worker may fall this many monitoring evaluations behind (80 ms
+#: at the default 100 Hz) before one is skipped
+SNAPSHOTS = 8
+#: The process's GIL switch interval (s) once the worker runs: how long the executor thread
+#: waits at most for a worker that holds the GIL
+SWITCH_INTERVAL_S = 1e-4
+
+
+@dataclass(eq=False)
+class Layout:
+    """One model's monitoring messages, refilled by every snapshot: names and frames are set
+    once (hardware names, the frame plan's frames), and the wrench bodies' indices with their
+    messages and publishers. Only the worker thread writes into the messages."""
+
+    plan: FramePlan
+    joint_loads: JointState
+    actuator_loads: JointState
+    completed: JointState
+    tf: TFMessage
+    wrenches: list[tuple[int, WrenchStamped, object]]   # (body index, message, publisher)
+    world_frame: str
+    free: list["Snapshot"] = field(default_factory=list)
+
+    @property
+    def wrench_index(self) -> np.ndarray:
+        return np.array([i for i, _, _ in self.wrenches], dtype=np.int64)
+
+
+@dataclass(eq=False)
+class Snapshot:
+    """One evaluation's numbers for the monitoring outputs, copied out of the evaluator's
+    buffers, with its stamp and which outputs it is due for."""
+
+    layout: Layout
+    index: np.ndarray             # the wrench bodies' indices
+    x: np.ndarray
+    xd: np.ndarray
+    efforts: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    coordinate_effort: np.ndarray
+    joint_force: np.ndarray       # (n_wrench, 3), the body frames
+    joint_torque: np.ndarray
+    origin_world: np.ndarray      # (n_wrench, 3), the world frame (markers)
+    force_world: np.ndarray
+    translations: np.ndarray
+    quaternions: np.ndarray
+    stamp: Time = field(default_factory=Time)
+    loads: bool = False           # due on the output_rate grid
+    tf: bool = False              # due on the tf_rate grid
+    marker_scale: float = 0.0
+
+    @classmethod
+    def like(cls, layout: Layout, n_inputs: int, result: Evaluation) -> "Snapshot":
+        """A snapshot with buffers shaped as ``result``'s (the evaluator of ``layout``'s model)."""
+        index = layout.wrench_index
+        wrench = (len(index), 3)
+        return cls(layout, index, np.empty(n_inputs), np.empty(n_inputs),
+                   np.empty_like(result.efforts), np.empty_like(result.state.q),
+                   np.empty_like(result.state.qd), np.empty_like(result.loads.coordinate_effort),
+                   np.empty(wrench), np.empty(wrench), np.empty(wrench), np.empty(wrench),
+                   np.empty_like(result.translations), np.empty_like(result.quaternions))
+
+    def fill(self, stamp: Time, loads: bool, tf: bool, x: np.ndarray, xd: np.ndarray,
+             result: Evaluation, marker_scale: float) -> None:
+        self.stamp, self.loads, self.tf, self.marker_scale = stamp, loads, tf, marker_scale
+        state, r = result.state, result.loads
+        for out, value in ((self.x, x), (self.xd, xd), (self.efforts, result.efforts),
+                           (self.q, state.q), (self.qd, state.qd),
+                           (self.coordinate_effort, r.coordinate_effort),
+                           (self.translations, result.translations),
+                           (self.quaternions, result.quaternions)):
+            np.copyto(out, value)
+        for out, value in ((self.joint_force, r.joint_force), (self.joint_torque, r.joint_torque),
+                           (self.origin_world, r.placements.origin_world),
+                           (self.force_world, r.joint_force_world)):
+            np.take(value, self.index, axis=0, out=out)
+
+
+class MonitoringPublisher:
+    """The monitoring outputs' publishers and the worker thread that fills and publishes them
+    (module docstring). ``install`` on each model, ``submit`` after each evaluation due for
+    monitoring, ``close`` when the node is destroyed; ``skipped`` counts the evaluations whose
+    monitoring was skipped. ``start`` starts the worker."""
+
+    def __init__(self, node: Node, completed_topic: str,
+                 on_error: Callable[[BaseException], None]) -> None:
+        """``completed_topic``: where completed joint states go; ``on_error``: told of an
+        exception the worker met while publishing (that snapshot is skipped and counted; the
+        worker goes on)."""
+        self.node = node
+        self.on_error = on_error
+        self.pub_joint_loads = node.create_publisher(JointState, "joint_loads", qos.OUTPUT)
+        self.pub_actuator_loads = node.create_publisher(JointState, "actuator_loads", qos.OUTPUT)
+        self.pub_completed = node.create_publisher(
+            JointState, completed_topic, qos.OUTPUT)
+        self.pub_markers = node.create_publisher(MarkerArray, "wrench_markers", qos.OUTPUT)
+        self.pub_tf = node.create_publisher(TFMessage, "/tf", qos.TF)
+        self.pub_wrenches: dict[str, object] = {}     # publishers outlive a model change
+        self.layout: Optional[Layout] = None
+        self.skipped = 0
+        self._queue: deque[Snapshot] = deque()
+        self._ready = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="monitoring", daemon=True)
+
+    def start(self) -> None:
+        """Start the worker (once the node is built: a start-up error leaves no thread)."""
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
+        self._thread.start()
+
+    def install(self, plan: FramePlan, coordinates: list[str], inputs: list[str],
+                wrench_bodies: dict[str, int], world_frame: str, result: Evaluation) -> None:
+        """A new model's messages (``coordinates`` and ``inputs``: hardware names) and
+        snapshots shaped as its evaluator's ``result``; snapshots of the previous model still
+        queued are published with its own messages."""
+        for body in wrench_bodies:
+            if body not in self.pub_wrenches:
+                self.pub_wrenches[body] = self.node.create_publisher(
+                    WrenchStamped, wrench_topic(body), qos.OUTPUT)
+        header = lambda: Header(frame_id=plan.root)          # noqa: E731
+        self.layout = Layout(
+            plan, JointState(header=header(), name=coordinates),
+            JointState(header=header(), name=inputs), JointState(header=header(), name=coordinates),
+            TFMessage(transforms=[TransformStamped(header=Header(frame_id=parent), child_frame_id=child)
+                                  for parent, child in zip(plan.parents, plan.children)]),
+            [(i, WrenchStamped(header=Header(frame_id=plan.frame[body])), self.pub_wrenches[body])
+             for body, i in wrench_bodies.items()],
+            world_frame)
+        layout = self.layout
+        layout.free = [Snapshot.like(layout, len(inputs), result) for _ in range(SNAPSHOTS)]
+
+    def submit(self, stamp: Time, loads: bool, tf: bool, x: np.ndarray, xd: np.ndarray,
+               result: Evaluation, marker_scale: float) -> None:
+        """Queue one evaluation's monitoring outputs (executor thread; ``result`` is copied),
+        or count it skipped when no snapshot is free."""
+        layout = self.layout
+        with self._ready:
+            if not layout.free:
+                self.skipped += 1
+                return
+            snapshot = layout.free.pop()
+        snapshot.fill(stamp, loads, tf, x, xd, result, marker_scale)
+        with self._ready:
+            self._queue.append(snapshot)
+            self._ready.notify()
+
+    def close(self) -> None:
+        """Stop the worker (what is still queued is not published)."""
+        with self._ready:
+            self._closed = True
+            self._ready.notify()
+        if self._thread.is_alive():
+            self._thread.join(timeout=2.0)
+
+    def _run(self) -> None:
+        while True:
+            with self._ready:
+                while not self._queue and not self._closed:
+                    self._ready.wait()
+                if self._closed:
+                    return
+                snapshot = self._queue.popleft()
+            try:
+                self._publish(snapshot)
+            except Exception as exc:          # the node goes on; the snapshot is lost
+                if not self.node.context.ok():     # shut down while publishing
+                    return
+                with self._ready:
+                    self.skipped += 1
+                self.on_error(exc)
+            finally:
+                with self._ready:
+                    snapshot.layout.free.append(snapshot)
+
+    def _publish(self, s: Snapshot) -> None:
+        """One snapshot's messages: loads and wrenches, then completed joint states, /tf and
+        the markers."""
+        layout, stamp = s.layout, s.stamp
+        if s.loads:
+            self.pub_joint_loads.publish(joint_state(stamp, (), s.q, s.qd, s.coordinate_effort,
+                                                     layout.joint_loads))
+            self.pub_actuator_loads.publish(joint_state(stamp, (), s.x, s.xd, s.efforts,
+                                                        layout.actuator_loads))
+            for k, (_, msg, pub) in enumerate(layout.wrenches):
+                msg.header.stamp = stamp
+                set_vector3(msg.wrench.force, s.joint_force[k])
+                set_vector3(msg.wrench.torque, s.joint_torque[k])
+                pub.publish(msg)
+        if not s.tf:
+            return
+        self.pub_completed.publish(joint_state(stamp, (), s.q, s.qd, (), layout.completed))
+        if layout.plan.poses:
+            for msg, k in zip(layout.tf.transforms, layout.plan.poses):
+                set_transform(msg, stamp, s.translations[k], s.quaternions[k])
+            self.pub_tf.publish(layout.tf)
+        if layout.wrenches and self.pub_markers.get_subscription_count() > 0:
+            self.pub_markers.publish(MarkerArray(markers=[
+                self._arrow(layout, stamp, k, s.origin_world[k], s.origin_world[k]
+                            + s.marker_scale * s.force_world[k])
+                for k in range(len(layout.wrenches))]))
+
+    @staticmethod
+    def _arrow(layout: Layout, stamp: Time, k: int, origin: np.ndarray, tip: np.ndarray) -> Marker:
+        """One wrench arrow, in world coordinates: with publish_base_transform false,
+        world_frame names the odometry's frame (odom), whose origin the base coordinates are
+        measured from."""
+        marker = Marker()
+        marker.header.stamp = stamp
+        marker.header.frame_id = layout.plan.frame[layout.world_frame]
+        marker.ns = "joint_forces"
+        marker.id = k
+        marker.type = Marker.ARROW
+        marker.action = Marker.ADD
+        marker.points = [Point(x=float(origin[0]), y=float(origin[1]), z=float(origin[2])),
+                         Point(x=float(tip[0]), y=float(tip[1]), z=float(tip[2]))]
+        marker.scale.x, marker.scale.y, marker.scale.z = 0.01, 0.02, 0.03
+        marker.color.r, marker.color.g, marker.color.b, marker.color.a = 1.0, 0.3, 0.0, 1.0
+        return marker
