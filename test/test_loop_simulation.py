@@ -87,7 +87,7 @@ def test_free_fall_equals_closed_chain_simulate_closes_the_loop_and_keeps_its_en
     """loop_step (compiled embedding) against closed_chain.simulate (numpy embedding, the
     same RK4) over 1 s: equal to 1e-10 (measured 2e-15 after 0.5 s); max |Phi| <= 1e-12 at
     every step (Newton's tolerance, no drift); energy constant to 1e-6 relative (measured
-    5e-10 J of 44.85 J after 0.5 s at 1 ms)."""
+    2.6e-8 J of 44.85 J after 0.5 s at 1 ms)."""
     steps = 1000
     sim = cc.simulate(chain, START, np.zeros(2), steps * DT, DT)
     data = LoopStepData(chain.model, chain)
