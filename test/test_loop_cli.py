@@ -278,3 +278,19 @@ def test_id_with_loops_takes_payloads_forces_and_gravity_only(tmp_path):
     assert doc_p["base_reaction"]["body"] == "link1_1"
     assert_one_error_line(run_cli("id", "--model", FIVE_BAR, "--payload", "link9.tip:1"),
                           "link9.tip")
+
+
+def test_analyze_holds_dependent_coordinates_to_their_limits(tmp_path):
+    """theta2_1 (solved) runs 9.9..83.0 deg along eq. 35; with an upper limit of 60 deg:
+    an error with --check-position-limits, a warning line without."""
+    text = open(FIVE_BAR).read().replace(
+        "coordinate: theta2_1}", "coordinate: theta2_1, limits: {lower: -170, upper: 60}}")
+    model = tmp_path / "limited.yaml"
+    model.write_text(text)
+    args = ("analyze", "--model", model, "--motion", "seed002-eq35", "--dt", 0.5)
+    proc = run_cli(*args, "--check-position-limits", "--out", tmp_path / "a")
+    assert_one_error_line(proc, "--check-position-limits: sample", "the dependent coordinate "
+                          "theta2_1", "beyond its joint limits")
+    proc = run_cli(*args, "--out", tmp_path / "b")
+    assert proc.returncode == 0, proc.stderr
+    assert "WARNING: sample" in proc.stdout and "theta2_1" in proc.stdout, proc.stdout

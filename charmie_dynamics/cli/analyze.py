@@ -154,7 +154,8 @@ def _run_loop_analysis(args: argparse.Namespace, model: Model) -> int:
                                                      args.check_position_limits, payloads)
     else:
         check_dt(args.dt)
-        tables, plots, summary = loop_analysis(model, args.motion, args.dt, payloads)
+        tables, plots, summary = loop_analysis(model, args.motion, args.dt, payloads,
+                                               args.check_position_limits)
     tables = [_table(name, cols[0], header, cols) for name, header, cols in tables]
     steps = [(table[0], lambda path, table=table: write_csv(path, table)) for table in tables]
     try:

@@ -38,6 +38,7 @@ from ..dynamics.inverse import Payload
 from ..evaluators.loop_evaluator import LoopEvaluator, PathError
 from ..errors import InputError
 from ..kinematics.forward import forward_kinematics, point_positions
+from ..kinematics.limits import POSITION_TOLERANCE
 from ..mechanisms.closed_chains import ClosedChain
 from ..model.model import Model
 from ..trajectories import EQ35, EQ36, from_csv, sine_ramp
@@ -68,10 +69,13 @@ def _chain(model: Model, motion: str) -> ClosedChain:
     return chain
 
 
-def loop_analysis(model: Model, motion: str, dt: float, payloads: Sequence[Payload] = ()
+def loop_analysis(model: Model, motion: str, dt: float, payloads: Sequence[Payload] = (),
+                  check_position_limits: bool = False
                   ) -> tuple[list[Table], list[Step], list[str]]:
     """Tables, plots and summary lines of ``motion`` (module docstring) on ``model``;
-    ``payloads``: carried along eq. 35's motion (the other two motions take none)."""
+    ``payloads``: carried along eq. 35's motion (the other two motions take none);
+    ``check_position_limits``: eq. 35's solved coordinates held to their joint limits
+    (:func:`dependent_limits`)."""
     chain = _chain(model, motion)
     if payloads and motion != "seed002-eq35":
         raise InputError(f"--payload: --motion {motion} takes no payload, expected "
@@ -84,7 +88,8 @@ def loop_analysis(model: Model, motion: str, dt: float, payloads: Sequence[Paylo
         ramps = [sine_ramp(t, math.radians(s), math.radians(e), T)
                  for s, e in ((a0, a1), (b0, b1))]
         x, xd, xdd = (np.stack([r[k] for r in ramps], axis=1) for k in range(3))
-        return _torques(LoopEvaluator(model, payloads), t, x, xd, xdd, "seed 002 eqs. 22a, 35")
+        return _torques(LoopEvaluator(model, payloads), t, x, xd, xdd, "seed 002 eqs. 22a, 35",
+                        check_position_limits)
     if motion == "seed002-scraping":
         return _scraping(chain, dt)
     return _free_fall(chain)
@@ -100,11 +105,27 @@ def trajectory_analysis(model: Model, path: str, check_position_limits: bool,
                     columns=evaluator.input_names)
     cols = [model.input_names.index(n) for n in evaluator.input_names]
     return _torques(evaluator, traj.t, traj.x[:, cols], traj.xd[:, cols], traj.xdd[:, cols],
-                    f"--trajectory {path}")
+                    f"--trajectory {path}", check_position_limits)
+
+
+def dependent_limits(chain: ClosedChain, t: np.ndarray, q: np.ndarray) -> str:
+    """The first sample where a dependent (solved) coordinate of ``q`` (samples, n) is beyond
+    its joint limits by more than the dynamics node's tolerance, in words ("" if none)."""
+    lower, upper = chain.model.compiled.coordinate_limits
+    for c in chain.dependent:
+        over = (q[:, c] < lower[c] - POSITION_TOLERANCE) | (q[:, c] > upper[c] + POSITION_TOLERANCE)
+        if np.any(over):
+            k = int(np.argmax(over))
+            return (f"sample {k} (t = {t[k]:.6g} s): the dependent coordinate "
+                    f"{chain.model.coordinate_names[c]} = {q[k, c]:.6g} (solved from the loops) "
+                    f"is beyond its joint limits [{lower[c]:.6g}, {upper[c]:.6g}] by more than "
+                    f"{POSITION_TOLERANCE:g} (SI units)")
+    return ""
 
 
 def _torques(evaluator: LoopEvaluator, t: np.ndarray, x: np.ndarray, xd: np.ndarray,
-             xdd: np.ndarray, title: str) -> tuple[list[Table], list[Step], list[str]]:
+             xdd: np.ndarray, title: str, check_position_limits: bool = False
+             ) -> tuple[list[Table], list[Step], list[str]]:
     """The efforts, coordinates, multipliers and Newton-Raphson iterations of every sample
     of the independent coordinates (x, xd, xdd: (samples, independent)), warm-started from
     the last sample's solution as the dynamics node evaluates them, in one kernel call
@@ -118,6 +139,9 @@ def _torques(evaluator: LoopEvaluator, t: np.ndarray, x: np.ndarray, xd: np.ndar
         k = exc.sample
         raise InputError(f"{title}: sample {k} (t = {t[k]:.6g} s): {exc}") from None
     q, effort, lam = path.q, path.efforts, path.multipliers
+    beyond = dependent_limits(chain, t, q)
+    if beyond and check_position_limits:
+        raise InputError(f"{title}: --check-position-limits: {beyond}")
     iterations = path.iterations.sum(axis=1).astype(float)
     residual = path.residual.max(axis=1)
     tables = [("kinematics.csv", ["time"] + list(names) + ["newton_iterations", "residual"],
@@ -136,6 +160,8 @@ def _torques(evaluator: LoopEvaluator, t: np.ndarray, x: np.ndarray, xd: np.ndar
     counts = np.bincount(iterations.astype(int)[1:])
     summary = [f"{chain.model.name}: {title}, {len(t)} samples over {t[-1] - t[0]:g} s "
                f"(dt {np.min(np.diff(t)):g} to {np.max(np.diff(t)):g} s)"]
+    if beyond:
+        summary.append(f"  WARNING: {beyond} (--check-position-limits makes it an error)")
     summary += [f"  {c} torque {effort[:, k].min():+.3f}..{effort[:, k].max():+.3f} N m"
                 for k, c in enumerate(ind)]
     summary.append("  Newton-Raphson iterations per sample after the first: " + ", ".join(
