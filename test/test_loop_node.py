@@ -297,3 +297,34 @@ def test_far_inputs_never_end_the_node_and_the_watchdog_falls_back(ros, ros_env,
     finally:
         ros.watched = []
         child.stop()
+
+
+@dump_on_failure
+def test_dependent_coordinates_beyond_their_limits_are_rejected(ros, ros_env, log_dir, tmp_path):
+    """theta2_1 limited to 95 deg: an input whose solved theta2_1 is beyond it (105 deg, the
+    core's solution, checked here) is counted as ``dependent_beyond_limits`` and not published; one
+    within is evaluated."""
+    limited = tmp_path / "limited.yaml"
+    limited.write_text(FIVE_BAR.read_text().replace(
+        "coordinate: theta2_1}", "coordinate: theta2_1, limits: {lower: -170, upper: 95}}"))
+    model = load_model(limited)
+    chain = ClosedChain.build(model)
+    within, beyond = np.radians([50.0, 55.0]), np.radians([45.0, 55.0])
+    theta2_1 = model.coordinate_names.index("theta2_1")
+    assert chain.positions(within)[theta2_1] < np.radians(95.0) - 0.01
+    assert chain.positions(beyond)[theta2_1] > np.radians(95.0) + 0.01
+    child = namespaced_dynamics("limits", ros_env, log_dir, model_file=str(limited),
+                                diagnostics_period=0.1, max_loop_jump=10.0)
+    try:
+        ros.watched = [child]
+        node = LoopNode(ros, child, "/limits")
+        assert ros.spin_until(node.ready, 60.0)
+        assert node.outputs(node.send(INDEPENDENT, list(within), [0.0, 0.0]))
+        key = node.send(INDEPENDENT, list(beyond), [0.0, 0.0])
+        assert node.wait_count("dependent_beyond_limits", 1) == 1, node.diagnostics[-1]
+        ros.spin_for(0.3)
+        assert key not in node.joint_loads and child.alive()
+        assert node.outputs(node.send(INDEPENDENT, list(within), [0.0, 0.0]))
+    finally:
+        ros.watched = []
+        child.stop()

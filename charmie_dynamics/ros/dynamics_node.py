@@ -474,12 +474,31 @@ class DynamicsNode(Node):
             return self._reject("loop_jump", str(exc))
         except LoopSingularityError as exc:      # loops that do not close, or singular
             return self._reject("loop_singular", str(exc))
+        beyond = self._dependent_beyond_limits(result)
+        if beyond:
+            return self._reject("dependent_beyond_limits", beyond)
         self.stamps.accept(stamp)                # advances on accepted inputs only
         self._publish(stamp_from_nanoseconds(stamp), stamp, x, xd, result)
         latency = time.perf_counter() - received
         self.stats["evaluated"] += 1
         self.stats["latency_sum"] += latency
         self.stats["latency_max"] = max(self.stats["latency_max"], latency)
+
+    def _dependent_beyond_limits(self, result: Evaluation) -> str:
+        """A model with loops and ``check_position_limits``: the first dependent (solved)
+        coordinate beyond its joint limits by more than ``position_limit_tolerance``, in
+        words ("" if none, or for a tree)."""
+        chain = getattr(self.evaluator, "chain", None)
+        if chain is None or not self.p["check_position_limits"]:
+            return ""
+        lower, upper = self.model.compiled.coordinate_limits
+        tolerance, q = self.p["position_limit_tolerance"], result.state.q
+        for c in chain.dependent:
+            if not lower[c] - tolerance <= q[c] <= upper[c] + tolerance:
+                return (f"the dependent coordinate {self.model.coordinate_names[c]} solved at "
+                        f"{q[c]:.6g} is beyond its joint limits [{lower[c]:.6g}, "
+                        f"{upper[c]:.6g}] by more than {tolerance:g}")
+        return ""
 
     # ------------------------------------------------------------------ outputs
     def _publish_feedforward(self, values: np.ndarray, stamp_msg=None) -> None:
