@@ -240,19 +240,16 @@ class ModelUpdates:
         return prepared
 
 
-def check_node_model(model: Model, source: str, node: str, solves_loops: bool = False) -> None:
-    """ModelError for a model the node cannot use: a free-flyer (``node``, e.g. "the dynamics
-    node reads", says what the node does with joint_states) or, unless ``solves_loops`` (the
-    dynamics node), loops (the simulator and the trajectory player would move the open tree)."""
+def check_node_model(model: Model, source: str, node: str) -> None:
+    """ModelError for a model the nodes cannot use: a free-flyer (``node``, e.g. "the dynamics
+    node reads", says what the node does with joint_states). Models with loops are taken by
+    every node (the dynamics node solves them, the simulator integrates them on their
+    independent coordinates, the player plays those)."""
     if model.free_flyers:
         raise ModelError(f"{source}: body {model.body_names[model.free_flyers[0]]!r} has a "
                          f"floating joint (free-flyer): {node} joint_states, "
                          "which carry no free-flyer pose and twist, expected a model without "
                          "floating joints (free-flyer models: the Python API)")
-    if model.loops is not None and not solves_loops:
-        raise ModelError(f"{source}: {model.name} has loops (cut joints); {node} the open "
-                         "tree (only the dynamics node solves closed loops), expected a model "
-                         "without a loops section")
 
 
 #: Longest ``joint_wrenches/<body>`` topic made for a model: rcl refuses names near 255
@@ -270,7 +267,7 @@ def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequ
     loops) and build its buffers; raises :class:`ModelError` (thread-safe).
     ``feedforward_joints`` may use the model's or the hardware's names; ``frames``: the
     world and base frame names (no body may have them)."""
-    check_node_model(model, source, "the dynamics node reads", solves_loops=True)
+    check_node_model(model, source, "the dynamics node reads")
     try:
         joint_map.check(tuple(dict.fromkeys(model.input_names + model.coordinate_names)), source)
     except JointMapError as exc:

@@ -125,7 +125,7 @@ class SimulatorNode(Node):
         self.p = p
         self.model = load_model(p["model_file"])
         m = self.model
-        check_node_model(m, p["model_file"], "the simulator publishes", solves_loops=True)
+        check_node_model(m, p["model_file"], "the simulator publishes")
         self.loop: Optional[LoopStepData] = None
         if m.loops is not None:
             try:

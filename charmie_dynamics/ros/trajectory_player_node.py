@@ -59,7 +59,7 @@ class TrajectoryPlayerNode(Node):
             raise ValueError(f"parameter motion {p['motion']!r}: expected one of {', '.join(known[1:])}")
         self.p = p
         self.model = m = load_model(p["model_file"])
-        check_node_model(m, p["model_file"], "the trajectory player publishes", solves_loops=True)
+        check_node_model(m, p["model_file"], "the trajectory player publishes")
         self.names = names = list(motion_inputs(m))
         if p["trajectory_file"]:
             traj = from_csv(m, p["trajectory_file"], columns=names)
