@@ -24,8 +24,12 @@ pin3_only='test_pinocchio_dh_frames_match_dh_product or test_pinocchio_joint_fra
   test_pinocchio_inertias_placed_as_in_dh_frames or test_gravity_direction or
   test_yaml_dynamics_match_dh_pinocchio or mimic_as_mimic or
   test_published_arms_free_fall_against_pinocchio or test_published_arms_along_seed002_trajectories or
-  test_forward_dynamics_matches_pinocchio_spatial or test_five_bar_forward_dynamics_matches_pinocchio'
-# The closed chains' Pinocchio checks use pin 3's constraintDynamics (pin.ContactType).
+  test_forward_dynamics_matches_pinocchio_spatial or test_five_bar_forward_dynamics_matches_pinocchio or
+  test_free_fall_matches_pinocchio_constraint_dynamics or test_simulator_runs_the_free_fall or
+  (against_pinocchio and True) or test_chain_against_pinocchio'
+# The closed chains' Pinocchio checks use pin 3's constraintDynamics (pin.ContactType); the
+# helical joint's, pin 3's JointModelHelicalUnaligned (the [...-True] cases of
+# test_joint_transform's random trees and test_helical_joint's chain).
 status=0
 "$venv/bin/python" -m pytest -q -k "not (${pin3_only//$'\n'/ })" "${@:-test}" || status=$?
 echo "test_floors: done in $((SECONDS - start)) s (pytest exit status $status)"
