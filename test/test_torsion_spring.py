@@ -171,12 +171,34 @@ def test_units_deg_scale_the_stiffness_and_free_angle():
     ({"preload": 1e9}, "preload: got 1000000000.0, expected |preload| <= 1e+07 N m"),
     ({"free_angle": "x"}, "free_angle: got 'x', expected a number"),
     ({"twist": 1}, "twist"),
+    # the end body's reference along the axis (in its own frame): the angle would be rounding
+    ({"end_reference": [0, 1, 0]}, "end_reference: got [0, 1, 0], at cos 1 to the axis (in "
+                                   "l2's frame: [0.0, 1.0, 0.0]), expected a direction "
+                                   "perpendicular to it"),
+    # the end body turns about y, not about the spring's x: its angle is not the joints'
+    ({"axis": [1, 0, 0], "start_reference": [0, 1, 0], "end_reference": [0, 1, 0]},
+     "between: the joint of l2 (revolute, axis [0.0, 1.0, 0.0] in the world at zero) lies "
+     "between the two bodies, expected only revolute joints about axes parallel to the "
+     "spring's ([1.0, 0.0, 0.0])"),
+    # across the z joint and the y joint: two axes, no one angle
+    ({"between": ["world", "l2"]}, "between[0]: got 'world', expected a body name"),
+    ({"between": ["l1", "l3"], "axis": [0, 1, 0]}, None),
 ])
 def test_loader_errors_name_file_field_and_range(fields, message):
+    if message is None:                 # across two parallel joints: accepted
+        assert arm([spring(**fields)]).torsion_springs[0].end == 2
+        return
     with pytest.raises(ModelError) as info:
         arm([spring(**fields)])
     text = str(info.value)
     assert text.startswith("arm.yaml: ") and message in text, text
+
+
+def test_a_spring_across_a_prismatic_joint_is_refused():
+    data = arm_data([spring(between=["l1", "l3"])])
+    data["bodies"][2]["joint"] = {"type": "P", "axis": "y", "coordinate": "q3"}
+    with pytest.raises(ModelError, match=r"between: the joint of l3 \(prismatic"):
+        model_from_dict(data, "arm.yaml")
 
 
 def test_identification_columns_reproduce_the_efforts():

@@ -470,6 +470,46 @@ def _balancer(r: FieldReader, tree: Model, data: Any, k: int) -> Balancer:
                     spring=_spring_params(r, spring, f"{where}.spring"))
 
 
+def _torsion_end_axis(r: FieldReader, tree: Model, start: int, end: int, axis: np.ndarray,
+                      where: str) -> np.ndarray:
+    """The torsion spring's axis in the end body's frame, after checking that the end body
+    turns relative to the start body about that axis only: every moving joint on the tree
+    path between them revolute about an axis parallel to it. Each joint turns about an axis
+    parallel to ``axis``, so the check holds at any configuration if it holds with the joints
+    at zero (a turn about ``axis`` leaves it and every parallel axis unchanged), and the
+    axis's image in the end body's frame is that configuration's."""
+    def world_at_zero(body: int) -> np.ndarray:
+        R = np.eye(3)
+        while body >= 0:
+            R = tree.rotation[body] @ R
+            body = int(tree.parent[body])
+        return R
+
+    def ancestors(body: int) -> list[int]:
+        chain = []
+        while body >= 0:
+            chain.append(body)
+            body = int(tree.parent[body])
+        return chain
+
+    up, down = ancestors(start), ancestors(end)
+    common = set(up) & set(down)
+    path = [b for b in up + down if b not in common]       # the joints between the bodies
+    u = world_at_zero(start) @ axis
+    for b in path:
+        body = tree.bodies[b]
+        if body.joint_type == JointType.FIXED:
+            continue
+        joint_axis = world_at_zero(b) @ tree.axis[b]
+        if body.joint_type != JointType.REVOLUTE \
+                or np.linalg.norm(np.cross(joint_axis, u)) > ROTATION_TOLERANCE:
+            raise r.fail(f"{where}.between", f"the joint of {body.name} ({body.joint_type.name.lower()}, "
+                         f"axis {np.round(joint_axis, 6).tolist()} in the world at zero) lies "
+                         f"between the two bodies, expected only revolute joints about axes "
+                         f"parallel to the spring's ({np.round(u, 6).tolist()})")
+    return world_at_zero(end).T @ u
+
+
 def _torsion_spring(r: FieldReader, tree: Model, data: Any, k: int) -> TorsionSpring:
     """A torsion spring (mechanisms/forces.py): two bodies, the axis and the start body's
     reference direction in the start body's frame, the end body's in its own."""
@@ -496,6 +536,12 @@ def _torsion_spring(r: FieldReader, tree: Model, data: Any, k: int) -> TorsionSp
         raise r.fail(f"{where}.start_reference", f"got {show(data['start_reference'])}, at "
                      f"cos {axis @ start_reference:.3g} to the axis, expected a direction "
                      f"perpendicular to the axis (|cos| <= {ROTATION_TOLERANCE:g})")
+    end_axis = _torsion_end_axis(r, tree, bodies[0], bodies[1], axis, where)
+    if abs(end_axis @ end_reference) > ROTATION_TOLERANCE:
+        raise r.fail(f"{where}.end_reference", f"got {show(data['end_reference'])}, at cos "
+                     f"{end_axis @ end_reference:.3g} to the axis (in {between[1]}'s frame: "
+                     f"{np.round(end_axis, 6).tolist()}), expected a direction perpendicular "
+                     f"to it (|cos| <= {ROTATION_TOLERANCE:g})")
     law = SpringParams(
         stiffness=r.magnitude(r.get(data, "stiffness", where), f"{where}.stiffness",
                               MAX_STIFFNESS, "stiffness", "N m/rad", 1.0 / r.angle,
