@@ -8,8 +8,9 @@ bit for bit: the guard of a refactoring that must not move the arithmetic.
 ``compare`` prints each array that differs (its largest difference) or is missing on one
 side, and exits 1 if any does; arrays only in the newer save (a new algorithm) are listed,
 not failed. Robots: CHARMIE, PUMA, the Stanford arm, the five-bar, the IRSBot-2, the scraping
-machine, and three example-robot-data URDFs (Talos on a free-flyer, G1, UR5) where
-example-robot-data is installed. States: seeded random, within the joint limits.
+machine, three example-robot-data URDFs (Talos on a free-flyer, G1, UR5) where
+example-robot-data is installed, and a small arm with a helical joint and a torsion spring.
+States: seeded random, within the joint limits.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from charmie_dynamics.identification.base import random_inputs
 from charmie_dynamics.identification.regressor import regressor
 from charmie_dynamics.kinematics import body_motion
 from charmie_dynamics.mechanisms.auxiliary import auxiliary_segments
-from charmie_dynamics.model import JointType, Model
+from charmie_dynamics.model import JointType, Model, model_from_dict
 from charmie_dynamics.resources import bundled_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +54,26 @@ def erd_models() -> Iterator[tuple[str, Model]]:
         path = next((p for p in paths if str(p).endswith(tail)), None)
         if path is not None:
             yield name, load_model(path, floating_base=floating)
+
+
+def helical_torsion_arm() -> Model:
+    """A small arm with a helical joint and a torsion spring (what the other robots lack)."""
+    inertia = {"ixx": 0.02, "iyy": 0.03, "izz": 0.01}
+    body = lambda name, parent, origin, joint, mass: {  # noqa: E731
+        "name": name, "parent": parent, "origin": origin, "joint": joint, "mass": mass,
+        "com": [0.05, 0.01, 0.02], "inertia": inertia}
+    return model_from_dict({
+        "format": "charmie_dynamics/model/1", "name": "helical_torsion_arm",
+        "bodies": [body("l1", "world", [0, 0, 0.1], {"type": "R", "axis": "z",
+                                                     "coordinate": "q1"}, 2.0),
+                   body("l2", "l1", [0.05, 0, 0.3], {"type": "H", "axis": "y", "pitch": 0.05,
+                                                     "coordinate": "q2"}, 1.5),
+                   body("l3", "l2", [0.4, 0.02, 0], {"type": "R", "axis": "y",
+                                                     "coordinate": "q3"}, 1.0)],
+        "torsion_springs": [{"name": "t23", "between": ["l2", "l3"], "axis": [0, 1, 0],
+                             "start_reference": [1, 0, 0], "end_reference": [1, 0, 0],
+                             "stiffness": 3.0, "free_angle": 0.2, "preload": 0.5}],
+    }, "helical_torsion_arm")
 
 
 def states(model: Model, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
@@ -150,7 +171,8 @@ def snapshot() -> dict[str, np.ndarray]:
     """Every robot's results (module docstring), each robot seeded by its position."""
     examples = {name: load_model(EXAMPLES / f"{name}.yaml")
                 for name in ("puma", "stanford_arm", "five_bar", "irsbot2", "scraping_machine")}
-    robots = {"charmie": load_model(bundled_model()), **examples, **dict(erd_models())}
+    robots = {"charmie": load_model(bundled_model()), **examples, **dict(erd_models()),
+              "helical_torsion_arm": helical_torsion_arm()}
     out = {}
     for seed, (name, model) in enumerate(robots.items()):
         rng = np.random.default_rng(seed)
@@ -169,8 +191,21 @@ def save(path: Path) -> int:
     return 0
 
 
+def load_snapshot(path: Path) -> "np.lib.npyio.NpzFile":
+    """A file ``save`` wrote, or SystemExit with one line saying why not."""
+    try:
+        snapshot = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"results_snapshot: {path}: cannot read it ({exc}), expected a file "
+                         "written by `results_snapshot.py save`") from None
+    if not hasattr(snapshot, "files") or not snapshot.files:
+        raise SystemExit(f"results_snapshot: {path}: no arrays in it, expected a file written "
+                         "by `results_snapshot.py save`")
+    return snapshot
+
+
 def compare(before_path: Path, after_path: Path) -> int:
-    before, after = np.load(before_path), np.load(after_path)
+    before, after = load_snapshot(before_path), load_snapshot(after_path)
     differ = []
     for key in sorted(before.files):
         if key not in after.files:
@@ -180,9 +215,9 @@ def compare(before_path: Path, after_path: Path) -> int:
         if a.shape != b.shape or a.dtype != b.dtype:
             differ.append(f"{key}: {a.shape} {a.dtype} -> {b.shape} {b.dtype}")
         elif a.tobytes() != b.tobytes():
-            largest = float(np.nanmax(np.abs(a.astype(float) - b.astype(float)))) \
-                if a.size else 0.0
-            differ.append(f"{key}: differs, largest {largest:.3g}")
+            difference = np.abs(a.astype(float) - b.astype(float)) if a.dtype.kind in "fiub" \
+                else np.array([np.nan])
+            differ.append(f"{key}: differs, largest {np.max(difference):.3g}")
     new = sorted(set(after.files) - set(before.files))
     for line in differ:
         print("DIFFERS", line)

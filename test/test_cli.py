@@ -253,6 +253,16 @@ def test_analyze_unknown_point(tmp_path):
     assert_one_error_line(proc, "--point", "unknown point 'body_12a.nope'")
 
 
+def test_analyze_tracks_the_last_bodys_origin_on_a_model_without_charmies_claw(tmp_path):
+    """--point defaults to CHARMIE's claw only where the model has it (the attack: every other
+    open tree failed on an option the user never gave)."""
+    proc = run_cli("analyze", "--model", ROOT / "config" / "examples" / "puma.yaml", "--out",
+                   tmp_path, "--dt", 0.1)
+    assert proc.returncode == 0, proc.stderr
+    header, _ = _read_csv(tmp_path / "kinematics.csv")
+    assert header[:4] == ["time", "link6.origin.x", "link6.origin.y", "link6.origin.z"]
+
+
 def test_analyze_kinematic_validation_other_model(tmp_path):
     """The reference motion on a model without CHARMIE's actuators: no traceback."""
     proc = run_cli("analyze", "--motion", "kinematic-validation", "--model",

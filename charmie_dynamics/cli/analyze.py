@@ -25,6 +25,8 @@ from .arguments import add_position_limits_argument, check_point, check_points, 
 from .loop_analysis import LOOP_MOTIONS, loop_analysis, trajectory_analysis
 from .plots import plot_efforts, plot_series, require_matplotlib
 
+#: the point analyze tracks on CHARMIE unless told otherwise: the right claw's tip
+CLAW = "body_12a.D12a"
 
 
 def add_analyze_parser(sub: argparse._SubParsersAction) -> None:
@@ -40,7 +42,9 @@ def add_analyze_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=Path("charmie_results"), help="output directory")
     p.add_argument("--dt", type=float, default=0.01,
                    help=f"sample period of --motion, s, in [{MIN_DT:g}, {MAX_DT:g}]")
-    p.add_argument("--point", default="body_12a.D12a", help="point to track (BODY.POINT)")
+    p.add_argument("--point", default=None,
+                   help="point to track (BODY.POINT, BODY.origin); default CHARMIE's claw "
+                        "body_12a.D12a, or the last body's origin on a model without it")
     p.add_argument("--payload", action="append", default=[], metavar="BODY.POINT:MASS",
                    help="a point mass in kg carried at a named point (repeatable)")
     add_position_limits_argument(p)
@@ -77,6 +81,9 @@ def run_analyze(args: argparse.Namespace) -> int:
         # --dt and the model's limits checked (another model's may be narrower than the motion)
         traj = motion(model, args.motion, args.dt, args.check_position_limits)
         source = f"motion '{args.motion}'"
+    if args.point is None:
+        args.point = CLAW if CLAW.rpartition(".")[0] in model.body_names else \
+            f"{model.body_names[-1]}.origin"
     check_point(model, args.point, "--point")
     payloads = [parse_payload(text) for text in args.payload]
     check_points(model, payloads)

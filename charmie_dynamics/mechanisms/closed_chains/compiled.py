@@ -427,9 +427,10 @@ def positions_sample(pm, lp, x, start, follow, b):
             elif d > jump:
                 jump = d
         if finite:
-            steps = int(math.ceil(jump / lp.settings[SET_STEP]))
-            if steps > lp.settings[SET_STEPS]:
+            ratio = math.ceil(jump / lp.settings[SET_STEP])
+            if ratio > lp.settings[SET_STEPS]:       # compared before int(): 1e18 / 0.05 wraps
                 return TOO_FAR, -1, jump
+            steps = int(ratio)
             for s in range(1, steps):
                 f = s / steps
                 for k in range(ni):
