@@ -154,9 +154,10 @@ rclpy = pytest.importorskip("rclpy")
 
 from rclpy.qos import qos_profile_sensor_data  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from ros_harness import (Child, dump_on_failure, log_dir, node_argv, params, ros,  # noqa: E402,F401
-                         ros_env)
+from ros_harness import (RELIABLE, Child, dump_on_failure, log_dir, node_argv, params,  # noqa: E402,F401
+                         ros, ros_env)
 from test_simulator_node import SimulatedRobot, remapped  # noqa: E402
 
 
@@ -168,13 +169,18 @@ def test_simulator_runs_the_free_fall(ros, ros_env, log_dir, chain, pinocchio_fr
     the loop to 1e-9 and equals the Pinocchio reference at its simulated time (to 1e-8 over
     the reference's 0.5 s); then the singular configuration stops it (ERROR), the node alive."""
     ns = "loop_fall"
+    # held still (at t = 0) until a first command: the fall starts once this process hears
+    # the simulator (on a loaded machine DDS discovery took longer than the 1.26 s fall)
     simulator = Child("simulator_loop_fall", node_argv("simulator_node", *remapped(ns), *params(
-        model_file=str(FIVE_BAR), control="effort", wait_for_command=False, publish_clock=True,
+        model_file=str(FIVE_BAR), control="effort", wait_for_command=True, publish_clock=True,
         rate=100.0, dt=DT)), ros_env, log_dir)
     robot = SimulatedRobot(ros, ns)
+    pub = ros.node.create_publisher(Float64MultiArray, f"/{ns}/effort_commands", RELIABLE)
     q_ref, _ = pinocchio_free_fall
     try:
         ros.watched = [simulator]
+        assert ros.spin_until(lambda: pub.get_subscription_count() >= 1 and robot.states, 120.0)
+        pub.publish(Float64MultiArray(data=[0.0, 0.0]))      # no effort: the free fall
         assert ros.spin_until(lambda: any(d["level"] == "ERROR" for d in robot.diagnostics),
                               120.0), (robot.sim_time(), robot.diagnostics[-1:])
         stopped = next(d for d in robot.diagnostics if d["level"] == "ERROR")
