@@ -146,6 +146,21 @@ def test_fk_and_id_solve_a_far_state_on_the_same_branch(tmp_path):
                               f"{state}: five_bar: the independent coordinates moved by")
 
 
+def test_a_state_across_a_singular_configuration_is_refused(tmp_path):
+    """The attack's case: both cranks at 200 deg gave efforts (20.80, -57.82) N m, at -160
+    deg (-136.57, 125.77): the continuation from the assembled branch to 200 deg passes the
+    stretched elbows at 180 deg and landed on the other branch. Now refused in one line;
+    -160 deg (no crossing) still solves."""
+    state = tmp_path / "cranks.json"
+    state.write_text(json.dumps({"positions": {"theta1_1": np.radians(200.0),
+                                               "theta1_2": np.radians(200.0)}}))
+    assert_one_error_line(run_cli("id", "--model", FIVE_BAR, "--state", state),
+                          "crossed a singular configuration")
+    state.write_text(json.dumps({"positions": {"theta1_1": np.radians(-160.0),
+                                               "theta1_2": np.radians(-160.0)}}))
+    assert run_cli("id", "--model", FIVE_BAR, "--state", state).returncode == 0
+
+
 def test_analyze_model_with_loops_on_a_trajectory_file(tmp_path):
     """A trajectory CSV of the independent coordinates: every sample's efforts equal the
     closed chain's inverse dynamics (mass matrix and bias forces) with the file's rates; a

@@ -213,6 +213,26 @@ def test_a_jump_of_the_inputs_keeps_the_assembly_branch():
     np.testing.assert_allclose(evaluator.last_solution, solution, atol=1e-9)
 
 
+def test_crossing_a_singular_configuration_is_refused_and_the_branch_kept():
+    """Both cranks turned together pass the stretched-elbows singular configuration at
+    180 deg: a step from 178 to 182 deg landed on the other branch (every row satisfied, no
+    sample near enough for the condition limit), and the same crank angles then gave other
+    loads (200 deg against -160 deg). Refused instead, and the branch is kept: back at 178
+    deg the loads are those of before."""
+    evaluator = LoopEvaluator(load_model(FIVE_BAR))
+    zero = np.zeros(2)
+    for degrees in range(30, 179, 2):
+        evaluator(np.radians([degrees, degrees]), zero, zero)
+    before = evaluator.result.efforts.copy()
+    with pytest.raises(LoopSingularityError, match="crossed a singular configuration"):
+        evaluator(np.radians([182.0, 182.0]), zero, zero)
+    np.testing.assert_allclose(evaluator(np.radians([178.0, 178.0]), zero, zero).efforts,
+                               before, rtol=1e-9, atol=1e-9)
+    other = LoopEvaluator(load_model(FIVE_BAR))
+    with pytest.raises(LoopSingularityError, match="crossed a singular configuration"):
+        other(np.radians([200.0, 200.0]), zero, zero)
+
+
 def test_a_far_glitch_does_not_lock_the_irsbot2_out():
     """One input 0.57 and 0.71 rad away, then the real position again: it was refused as
     loop_singular from then on (the warm start left on a configuration it could not leave)."""

@@ -15,7 +15,8 @@ stopping rules, damping and continuation), so that the results equal theirs to r
 * positions (seed 003 algorithm 2): per loop group, dq_d = -Phi_d^+ Phi, damped by halving
   until max |Phi| decreases (at most 20 halvings), until max |Phi| <= tolerance, at most
   ``max_iterations`` iterations; from a start farther than ``MAX_STEP`` followed by
-  continuation (``ClosedChain.approach``);
+  continuation (``ClosedChain.approach``); a solution off the start's assembly branch
+  (det(Phi_d(start)^T Phi_d) not positive, ``ClosedChain._check_branch``) refused;
 * rates and accelerations (seed 003 eq. 17): qd = G qd_i, qdd = G qdd_i + g with
   G = [1; -Phi_d^+ Phi_i] and g = [0; -Phi_d^+ gamma];
 * multipliers (seed 002 eq. 8, seed 003 section 5): the minimum-norm solution of
@@ -25,7 +26,7 @@ Phi_d^+ is the pseudo-inverse by the singular value decomposition, here by one-s
 (Hestenes) Jacobi rotations of the columns, J V = U S, in place (numpy's is LAPACK's: the
 two differ by rounding); the condition number s_max / s_min above ``condition_limit``
 stops the solve as embedding.py does. Errors come back as a status (``OK`` ...
-``TOO_FAR``) with the group and the value that :meth:`Embedding.error` turns into
+``BRANCH``) with the group and the value that :meth:`Embedding.error` turns into
 embedding.py's :class:`LoopSingularityError`, word for word.
 
 embedding.py and constraints.py stay as they are: the assembly and mobility checks of
@@ -52,7 +53,7 @@ from ...layout import (A, AXIS, COORD, DW, FRAME_VA, FRAME_VB, FRAME_WA, FRAME_W
 from .embedding import MAX_STEP, MAX_STEPS, ClosedChain, LoopSingularityError
 
 # status of a solve
-OK, NON_FINITE, SINGULAR, NO_CONVERGENCE, TOO_FAR = 0, 1, 2, 3, 4
+OK, NON_FINITE, SINGULAR, NO_CONVERGENCE, TOO_FAR, BRANCH = 0, 1, 2, 3, 4, 5
 
 REVOLUTE = int(JointType.REVOLUTE)
 #: Jacobi sweeps at most, and the rotation threshold (relative to the columns' norms)
@@ -97,6 +98,8 @@ class EmbeddingBuffers(NamedTuple):
     gamma: np.ndarray         # (m,)
     frames: np.ndarray        # (4, 3, n) one cut's frame Jacobians (FRAME_* slots)
     work: np.ndarray          # (m, nd) Jacobi: each group's J V = U S, in its block
+    reference: np.ndarray     # (m, nd) each group's Phi_d at the solve's start, in its block
+    gram: np.ndarray          # (nd, nd) each group's Phi_d(start)^T Phi_d, in its block
     right: np.ndarray         # (nd, nd) V, each group's block
     sigma: np.ndarray         # (nd,) singular values, each group's entries
     step: np.ndarray          # (nd,) a Newton step
@@ -348,8 +351,8 @@ def finite_rows(lp, g, values) -> bool:
 @kernel
 def newton_group(pm, lp, g, b, record):
     """Algorithm 2 on group ``g``'s dependent coordinates from b.q (embedding.ClosedChain.
-    _newton); (status, value): the condition number (SINGULAR, NON_FINITE) or max |Phi|
-    (NO_CONVERGENCE). ``record``: the condition numbers go into b.condition, the iterations
+    _newton); (status, value): the condition number (SINGULAR, NON_FINITE), max |Phi|
+    (NO_CONVERGENCE) or inf (BRANCH: off the branch of b.reference). ``record``: the condition numbers go into b.condition, the iterations
     and residual into b.iterations[g], b.residual[g]."""
     tolerance = lp.settings[SET_TOLERANCE]
     max_iterations = int(lp.settings[SET_MAX_ITERATIONS])
@@ -360,6 +363,8 @@ def newton_group(pm, lp, g, b, record):
     step = b.delta
     for it in range(max_iterations + 1):
         if err <= tolerance:
+            if it > 0 and not branch_kept(lp, g, b):
+                return BRANCH, math.inf
             if record:
                 b.iterations[g] = it
                 b.residual[g] = err
@@ -397,9 +402,48 @@ def newton_group(pm, lp, g, b, record):
 
 
 @kernel
+def branch_kept(lp, g, b) -> bool:
+    """det(Phi_d(start)^T Phi_d) > 0 for group ``g``, Phi_d in b.jacobian at the solution
+    (ClosedChain._check_branch), by Gaussian elimination with partial pivoting in b.gram."""
+    r0, r1 = lp.group_rows[g], lp.group_rows[g + 1]
+    c0, c1 = lp.group_cols[g], lp.group_cols[g + 1]
+    for i in range(c0, c1):
+        for j in range(c0, c1):
+            total = 0.0
+            for k in range(r0, r1):
+                total += b.reference[k, i] * b.jacobian[lp.row_index[k], lp.col_index[j]]
+            b.gram[i, j] = total
+    sign = 1.0
+    for p in range(c0, c1):
+        pivot = p
+        for i in range(p + 1, c1):
+            if abs(b.gram[i, p]) > abs(b.gram[pivot, p]):
+                pivot = i
+        if not b.gram[pivot, p] != 0.0:     # singular, or NaN
+            return False
+        if pivot != p:
+            sign = -sign
+            for j in range(p, c1):
+                b.gram[p, j], b.gram[pivot, j] = b.gram[pivot, j], b.gram[p, j]
+        if b.gram[p, p] < 0.0:
+            sign = -sign
+        for i in range(p + 1, c1):
+            f = b.gram[i, p] / b.gram[p, p]
+            for j in range(p + 1, c1):
+                b.gram[i, j] -= f * b.gram[p, j]
+    return sign > 0.0
+
+
+@kernel
 def solve_positions(pm, lp, x, b, record):
-    """b.q with x at the independent coordinates solved group by group (ClosedChain.solve);
-    (status, group, value)."""
+    """b.q with x at the independent coordinates solved group by group (ClosedChain.solve),
+    each group's Phi_d at the start kept in b.reference; (status, group, value)."""
+    m = lp.row_int.shape[0]
+    evaluate_rows(pm, lp, b.q, 0, m, b)
+    for g in range(lp.group_rows.shape[0] - 1):
+        for k in range(lp.group_rows[g], lp.group_rows[g + 1]):
+            for j in range(lp.group_cols[g], lp.group_cols[g + 1]):
+                b.reference[k, j] = b.jacobian[lp.row_index[k], lp.col_index[j]]
     for k in range(lp.independent.shape[0]):
         b.q[lp.independent[k]] = x[k]
     for g in range(lp.group_rows.shape[0] - 1):
@@ -550,7 +594,8 @@ def embedding_buffers(chain: ClosedChain) -> EmbeddingBuffers:
         np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(ni), np.zeros(nb),
         np.zeros((nb, 2, 3, 3)), np.zeros((nb, 2, 3)), np.zeros((nb, 6, 3)), np.zeros(n),
         np.zeros(3), np.zeros(m), np.zeros((m, n)), np.zeros(m), np.zeros((4, 3, n)),
-        np.zeros((m, nd)), np.zeros((nd, nd)), np.zeros(nd), np.zeros(nd),
+        np.zeros((m, nd)), np.zeros((m, nd)), np.zeros((nd, nd)), np.zeros((nd, nd)),
+        np.zeros(nd), np.zeros(nd),
         np.zeros((n, ni)), np.zeros((n, 1)), np.zeros(ng, dtype=np.int64), np.zeros(ng), np.zeros(1))
 
 
@@ -588,8 +633,13 @@ class Embedding:
         if status == NON_FINITE:
             return LoopSingularityError(f"{label}: non-finite constraint values (the state ran "
                                         "through a singular configuration)", label, math.inf)
+        names = ", ".join(chain.model.coordinate_names[c] for c in info.group.dependent)
+        if status == BRANCH:
+            return LoopSingularityError(
+                f"{label}: the solved coordinates ({names}) crossed a singular configuration "
+                "between the start and this input: the loop would change assembly branch",
+                label, math.inf)
         if status == SINGULAR:
-            names = ", ".join(chain.model.coordinate_names[c] for c in info.group.dependent)
             return LoopSingularityError(
                 f"{label}: the constraint Jacobian of the solved coordinates ({names}) has "
                 f"condition number {value:.3g} > {chain.condition_limit:g}: the loop is at or "

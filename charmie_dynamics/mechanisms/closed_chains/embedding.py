@@ -252,16 +252,20 @@ class ClosedChain:
         return system
 
     def _newton(self, q: np.ndarray, cols: tuple, system: Callable, label: str,
-                report: SolveReport | None = None, assemble: bool = False
+                report: SolveReport | None = None, assemble: bool = False,
+                branch: np.ndarray | None = None
                 ) -> tuple[np.ndarray, int, float, ConstraintValues]:
         """Algorithm 2 on the unknown coordinates ``cols`` of ``system`` (q -> residual,
         Jacobian in ``cols``, constraints): (q, iterations, max |residual|, the constraints
         at q); ``assemble``: steps by the rank-truncated pseudo-inverse (the mobility is not
-        checked yet)."""
+        checked yet); ``branch``: the Jacobian at the start, whose assembly branch the
+        solution must keep (:meth:`_check_branch`)."""
         res, J, values = system(q)
         err = float(np.abs(res).max())
         for it in range(self.max_iterations + 1):
             if err <= self.tolerance:
+                if branch is not None and it > 0:
+                    self._check_branch(branch, J, cols, label)
                 return q, it, err, values
             if it == self.max_iterations:
                 break
@@ -282,6 +286,20 @@ class ClosedChain:
         raise LoopSingularityError(f"{label}: Newton-Raphson stopped at max |Phi| = {err:.3g} "
                                    f"after {self.max_iterations} iterations (tolerance "
                                    f"{self.tolerance:g})", label, np.nan)
+
+    def _check_branch(self, start: np.ndarray, J: np.ndarray, cols: tuple, label: str) -> None:
+        """The solution on the start's assembly branch: det(J_0^T J), with J_0 the Jacobian
+        of the solved coordinates at the start and J at the solution, is positive at the start
+        (a Gram determinant) and changes sign only where J loses rank between the two. A step
+        of the independent coordinates across a singular configuration (the five-bar's
+        stretched distal links) lands Newton-Raphson on the other branch with every row
+        satisfied: refused as a singularity, however the inputs are spaced."""
+        if not np.linalg.det(start.T @ J) > 0.0:
+            names = ", ".join(self.model.coordinate_names[c] for c in cols)
+            raise LoopSingularityError(
+                f"{label}: the solved coordinates ({names}) crossed a singular configuration "
+                "between the start and this input: the loop would change assembly branch",
+                label, math.inf)
 
     def inverse_kinematics(self, point: str, target: np.ndarray,
                            start: np.ndarray | None = None,
@@ -352,11 +370,13 @@ class ClosedChain:
         if start is None:
             start = self.approach(q_independent)
         q = np.array(start, dtype=float)
+        at_start = evaluate(self.model, self.rows, q).jacobian
         q[self.independent] = q_independent
         for info in self.groups:            # each group moves only its own coordinates
             deps = info.group.dependent
             q, it, err, _ = self._newton(q, deps, self._group_system(info.rows, deps),
-                                         info.label, report)
+                                         info.label, report,
+                                         branch=at_start[np.ix_(info.rows, deps)])
             if report is not None:
                 report.iterations.append(it)
                 report.residual.append(err)
