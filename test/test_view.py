@@ -295,3 +295,54 @@ def test_view_refuses_a_host_it_cannot_serve_on():
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.count("\n") == 1 and "--host '999.1.1.1'" in proc.stderr, proc.stderr
+
+
+FIVE_BAR = ROOT / "config" / "examples" / "five_bar.yaml"
+
+
+def test_a_model_with_loops_is_drawn_closed_with_the_nodes_arrows():
+    """Offline, a model with loops is drawn from its independent coordinates with the loops
+    solved (before, its dependent coordinates stayed at 0 and the five-bar was drawn open):
+    in every sample of eq. 35's motion the two distal links' tips meet, and each arrow is the
+    joint force the dynamics node's LoopEvaluator gives for that sample."""
+    from charmie_dynamics import load_model
+    from charmie_dynamics.evaluators.loop_evaluator import LoopEvaluator
+    from charmie_dynamics.trajectories import node_motion
+    from charmie_dynamics.view.drawing import loop_motion_poses
+    model = load_model(FIVE_BAR)
+    motion = node_motion(model, "seed002-eq35", 0.5)
+    bodies = [model.body_index("link1_1"), model.body_index("link2_2")]
+    drawn = loop_motion_poses(LoopEvaluator(model), motion, bodies, 0.002)
+
+    def tip(body: str, length: float) -> np.ndarray:
+        k = model.body_index(body)
+        w, x, y, z = np.moveaxis(drawn.body_wxyz[:, k], -1, 0)
+        direction = np.stack([1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y)], -1)
+        return drawn.body_position[:, k] + length * direction
+    assert len(motion.t) == 41
+    np.testing.assert_allclose(tip("link2_1", 1.1), tip("link2_2", 1.2), atol=1e-9)
+    reference = LoopEvaluator(model)
+    for i in (0, 20, 40):
+        out = reference(motion.x[i], motion.xd[i], motion.xdd[i])
+        force = out.loads.joint_force_world[bodies]
+        np.testing.assert_allclose(drawn.arrows[i, :, 1] - drawn.arrows[i, :, 0], 0.002 * force,
+                                   atol=1e-12)
+
+
+def test_a_loop_motion_that_crosses_a_singular_configuration_is_one_error_line(tmp_path, capsys):
+    """Both cranks turned through 180 deg: the view refuses the sample where the loop would
+    change branch, naming the file and the sample, as analyze does; a motion of the other
+    kind is refused with the motions the model takes."""
+    a = np.radians([170.0, 172.0, 174.0, 176.0, 178.0, 182.0, 186.0])
+    t = np.linspace(0.0, 0.6, len(a))
+    csv = tmp_path / "turn.csv"
+    csv.write_text("time,theta1_1,theta1_2\n" + "".join(
+        f"{t[k]:.17g},{a[k]:.17g},{a[k]:.17g}\n" for k in range(len(t))))
+    assert main(["view", "--duration", "0.1", "--model", str(FIVE_BAR), "--trajectory",
+                 str(csv)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{csv}: sample " in err and "crossed a singular" in err, err
+    assert main(["view", "--duration", "0.1", "--model", str(FIVE_BAR), "--motion",
+                 "validation"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "expected one of seed002-eq35" in err, err

@@ -25,8 +25,11 @@ from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from ..model import load_model
 from ..model.model import Model
 from ..ros.outputs import wrench_bodies
-from ..trajectories import MAX_DT, MIN_DT, MOTIONS, Trajectory, from_csv, motion
-from .drawing import Poses, motion_poses, poses
+from ..evaluators.evaluator import NonFiniteLoads
+from ..evaluators.loop_evaluator import LoopEvaluator
+from ..trajectories import (LOOP_REFERENCES, MAX_DT, MIN_DT, MOTIONS, Trajectory, check_dt,
+                            from_csv, motion, node_motion)
+from .drawing import Poses, loop_motion_poses, motion_poses, poses
 
 if TYPE_CHECKING:
     from websockets.asyncio.server import ServerConnection
@@ -39,8 +42,10 @@ DEFAULT_LOOK_AT = "0,0,0.75"
 def add_view_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("view")
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--motion", choices=sorted(MOTIONS), default="validation",
-                     help="replay a reference motion in a loop (default: validation)")
+    src.add_argument("--motion", choices=sorted(MOTIONS) + sorted(LOOP_REFERENCES),
+                     default=None,
+                     help="replay a reference motion in a loop (default: validation; "
+                          "seed002-eq35 for a model with loops)")
     src.add_argument("--trajectory", type=Path, help="replay a trajectory CSV (see README)")
     src.add_argument("--ros", action="store_true",
                      help="live: poses from joint_states + actuator_states, arrows from the "
@@ -109,8 +114,35 @@ def _wrench_bodies(model: Model, names: Optional[list[str]]) -> list[int]:
 def _trajectory(model: Model, args: argparse.Namespace) -> tuple[Trajectory, str]:
     if args.trajectory is not None:
         return from_csv(model, str(args.trajectory)), str(args.trajectory)
+    name = args.motion or "validation"
+    if name not in MOTIONS:
+        raise InputError(f"--motion {name}: a motion of a model with loops; {model.name} has "
+                         f"none, expected one of {', '.join(sorted(MOTIONS))}")
     # --dt and the model's limits checked as analyze checks them
-    return motion(model, args.motion, args.dt), f"motion '{args.motion}'"
+    return motion(model, name, args.dt), f"motion '{name}'"
+
+
+def _loop_poses(model: Model, args: argparse.Namespace, bodies: list[int]
+                ) -> tuple[Poses, np.ndarray, str]:
+    """A model with loops: its motion (``--trajectory`` of the independent coordinates, as
+    ``analyze`` reads it, or a loop motion) drawn closed (drawing.loop_motion_poses); a
+    sample whose loops cannot be solved is an :class:`InputError` naming it."""
+    evaluator = LoopEvaluator(model)
+    if args.trajectory is not None:
+        source = str(args.trajectory)
+        full = from_csv(model, source, columns=evaluator.input_names)
+        cols = [model.input_names.index(n) for n in evaluator.input_names]
+        trajectory = Trajectory(full.t, full.x[:, cols], full.xd[:, cols], full.xdd[:, cols])
+    else:
+        name = args.motion or "seed002-eq35"
+        check_dt(args.dt)
+        trajectory, source = node_motion(model, name, args.dt), f"motion '{name}'"
+    try:
+        drawn = loop_motion_poses(evaluator, trajectory, bodies, args.marker_scale)
+    except (LoopSingularityError, NonFiniteLoads) as exc:
+        k = exc.sample
+        raise InputError(f"{source}: sample {k} (t = {trajectory.t[k]:.6g} s): {exc}") from None
+    return drawn, trajectory.t, source
 
 
 def _server(args: argparse.Namespace):
@@ -231,12 +263,15 @@ def run_view(args: argparse.Namespace) -> int:
         if args.at is not None:
             raise InputError("--at: only with a motion or a trajectory, not with --ros")
         return _run_ros(model, args, camera)
-    trajectory, source = _trajectory(model, args)
-    t = trajectory.t
+    if model.loops is not None:
+        drawn, t, source = _loop_poses(model, args, bodies)
+    else:
+        trajectory, source = _trajectory(model, args)
+        t = trajectory.t
+        drawn = motion_poses(model, trajectory, bodies, args.marker_scale)
     if args.at is not None and not t[0] <= args.at <= t[-1]:
         raise InputError(f"--at {args.at!r}: expected a time in [{t[0]:g}, {t[-1]:g}] s "
                          f"({source})")
-    drawn = motion_poses(model, trajectory, bodies, args.marker_scale)
     server, scene = _scene(model, args, camera)
     _replay(server, scene, drawn, t, args, source)
     return 0

@@ -16,8 +16,10 @@ from typing import Sequence
 import numpy as np
 
 from ..dynamics import inverse_dynamics
+from ..evaluators.evaluator import NonFiniteLoads
+from ..evaluators.loop_evaluator import LoopEvaluator, LoopSingularityError
 from ..export.urdf import _AUX_COLOURS, AUX_RADIUS, rpy_to_matrix, urdf_from_model
-from ..kinematics import resolve_state
+from ..kinematics import forward_kinematics, resolve_state
 from ..kinematics.forward import Placements
 from ..mechanisms.auxiliary import auxiliary_segments, segment_names
 from ..model.model import Model
@@ -131,3 +133,26 @@ def motion_poses(model: Model, trajectory: Trajectory, wrench_bodies: Sequence[i
     loads = inverse_dynamics(model, state)
     arrows = wrench_arrows(loads.placements, loads.joint_force_world, wrench_bodies, marker_scale)
     return poses(model, loads.placements, arrows)
+
+
+def loop_motion_poses(evaluator: LoopEvaluator, trajectory: Trajectory,
+                      wrench_bodies: Sequence[int], marker_scale: float) -> Poses:
+    """Every sample of a motion of a model with loops (``trajectory.x``: its independent
+    coordinates, in ``evaluator.input_names`` order) drawn closed: each sample evaluated as
+    the dynamics node evaluates it (the loops solved warm-started from the last sample, the
+    arrows' joint forces with the cut joints' constraint wrenches). A sample the evaluator
+    refuses raises its error (:class:`LoopSingularityError`, :class:`NonFiniteLoads`) with
+    its index in ``sample``."""
+    model, k = evaluator.model, len(trajectory.t)
+    q = np.empty((k, model.n_coordinates))
+    arrows = np.empty((k, len(wrench_bodies), 2, 3))
+    for i in range(k):
+        try:
+            out = evaluator(trajectory.x[i], trajectory.xd[i], trajectory.xdd[i])
+        except (LoopSingularityError, NonFiniteLoads) as exc:
+            exc.sample = i
+            raise
+        q[i] = out.state.q
+        arrows[i] = wrench_arrows(out.loads.placements, out.loads.joint_force_world,
+                                  wrench_bodies, marker_scale)
+    return poses(model, forward_kinematics(model, q), arrows)
