@@ -38,6 +38,7 @@ SCRIPTS = {
     "node_callback": ("bench_node_callback.py", [], ["--calls", "500"]),
     "loop_evaluator": ("bench_loop_evaluator.py", [], ["--calls", "100", "--repeats", "3"]),
     "generic_loops": ("bench_generic_loops.py", [], ["--states", "20", "--repeats", "3"]),
+    "platform": ("bench_platform.py", [], ["--dt", "0.01"]),
     "node": ("bench_node.py", ["--rate", "1000", "--duration", "30"],
              ["--rate", "1000", "--duration", "10"]),
 }
@@ -77,6 +78,8 @@ TARGETS: list[tuple[str, Callable[[dict], float], float, str]] = [
      0.1, "<="),
     ("CHARMIE by the generic loops (warm) / its closed forms",
      lambda r: _get(r, "generic_loops", "ratio_to_closed_forms", "generic, warm"), 3.0, "<="),
+    ("IRSBot-2: the platform motion at 1 ms (analyze's computation), s CPU",
+     lambda r: _get(r, "platform", "seconds_median"), 60.0, "<="),
     ("node at 1 kHz: dropped inputs, points over the echo node",
      lambda r: _node_run(r, "a")["over_echo"]["dropped_extra_pct"], 0.0, "<="),
     ("node at 1 kHz: feedforward latency p99 / the echo node's",

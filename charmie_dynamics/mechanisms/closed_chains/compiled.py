@@ -70,7 +70,7 @@ class PackedLoops(NamedTuple):
     row_int: np.ndarray       # (m, 4) int64
     row_vec: np.ndarray       # (m, 4, 3)
     group_rows: np.ndarray    # (ng + 1,) int64
-    row_index: np.ndarray     # (m,) int64
+    row_index: np.ndarray     # (rows in groups,) int64: m for a whole chain, fewer for a limb
     group_cols: np.ndarray    # (ng + 1,) int64
     col_index: np.ndarray     # (nd,) int64
     independent: np.ndarray   # (ni,) int64
@@ -438,8 +438,7 @@ def branch_kept(lp, g, b) -> bool:
 def solve_positions(pm, lp, x, b, record):
     """b.q with x at the independent coordinates solved group by group (ClosedChain.solve),
     each group's Phi_d at the start kept in b.reference; (status, group, value)."""
-    m = lp.row_int.shape[0]
-    evaluate_rows(pm, lp, b.q, 0, m, b)
+    evaluate_rows(pm, lp, b.q, 0, lp.row_index.shape[0], b)     # every group's rows
     for g in range(lp.group_rows.shape[0] - 1):
         for k in range(lp.group_rows[g], lp.group_rows[g + 1]):
             for j in range(lp.group_cols[g], lp.group_cols[g + 1]):
@@ -491,7 +490,7 @@ def rates_sample(pm, lp, xd, xdd, b):
     """At the solution b.q: every row's Phi and Phi_q, G, qd = G qd_i, gamma and
     qdd = G qdd_i + g (ClosedChain.state); (status, group, value)."""
     m, n, ni = lp.row_int.shape[0], b.q.shape[0], lp.independent.shape[0]
-    evaluate_rows(pm, lp, b.q, 0, m, b)
+    evaluate_rows(pm, lp, b.q, 0, lp.row_index.shape[0], b)     # every group's rows
     for c in range(n):
         for k in range(ni):
             b.G[c, k] = 0.0

@@ -48,6 +48,7 @@ from ...kinematics.forward import Placements, forward_kinematics
 from ...kinematics.motion import body_motion
 from ...model.cut_joints import loop_bodies, loop_groups, path_to_root
 from ...model.validation import ModelError
+from .compiled import embedding_of
 from .constraints import ConstraintValues, _point_motion, evaluate, frame_jacobian
 from .embedding import RANK_TOLERANCE, ClosedChain, GroupInfo, LoopSingularityError, SolveReport
 
@@ -199,9 +200,12 @@ class ParallelMechanism:
         return x, frame_jacobian(self.chain.model, fk, lb.end, x)[1], fk
 
     def _task_jacobian(self, lb: Limb, q: np.ndarray, J_x: np.ndarray, report: LimbReport
-                       ) -> tuple[np.ndarray, np.ndarray, ConstraintValues]:
-        """(J_T, G, constraint values) at q; LoopSingularityError above the limit."""
-        G, values = lb.loops.velocity_map(q)
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """(J_T, G) at q, a solution of the limb's loops; LoopSingularityError above the
+        limit. G by the limb's compiled embedding (compiled.py, equal to
+        ``ClosedChain.velocity_map`` to rounding), whose solve from q takes no iteration."""
+        zero = np.zeros(len(lb.loops.independent))
+        G = embedding_of(lb.loops).state(q[lb.loops.independent], zero, zero, q, False).G
         J_T = J_x @ G[:, lb.columns]
         s = np.linalg.svd(J_T, compute_uv=False)
         condition = s[0] / s[-1] if s[-1] > 0 else np.inf
@@ -211,7 +215,7 @@ class ParallelMechanism:
                 f"{lb.name}: the task Jacobian J_T has condition number {condition:.3g} > "
                 f"{self.chain.condition_limit:g}: the limb is at or near an input singularity",
                 lb.name, float(condition))
-        return J_T, G, values
+        return J_T, G.copy()
 
     def _limb_nested(self, lb: Limb, target: np.ndarray, q: np.ndarray, report: LimbReport,
                      tolerance: float) -> np.ndarray:
@@ -223,6 +227,7 @@ class ParallelMechanism:
         another (the IRSBot-2 from its zero configuration to the parabola at t = 0.71 s)."""
         x, J_x, _ = self._task(lb, q)
         err = target - x
+        inner = embedding_of(lb.loops)
         for it in range(self.chain.max_iterations + 1):
             report.task_error.append(float(np.abs(err).max()))
             if report.task_error[-1] <= tolerance:
@@ -230,14 +235,13 @@ class ParallelMechanism:
                 return q
             if it == self.chain.max_iterations:
                 break
-            J_T, _, _ = self._task_jacobian(lb, q, J_x, report)
+            J_T, _ = self._task_jacobian(lb, q, J_x, report)
             step, scale, norm = np.linalg.solve(J_T, err), 1.0, float(np.linalg.norm(err))
             for _ in range(20):
                 trial = q.copy()
                 trial[list(lb.generalized)] += scale * step
-                inner = SolveReport()
-                try:
-                    trial = lb.loops.positions(trial[lb.loops.independent], trial, inner)
+                try:                                # algorithm 2, compiled (compiled.py)
+                    trial = inner.positions(trial[lb.loops.independent], trial, False).copy()
                 except LoopSingularityError:        # the loops do not close there
                     scale *= 0.5
                     continue
@@ -248,7 +252,7 @@ class ParallelMechanism:
             else:
                 break
             q, x, J_x, err = trial, x_trial, J_trial, target - x_trial
-            report.inner.append(inner.iterations)
+            report.inner.append(inner.named.iterations.tolist())
         raise LoopSingularityError(f"{lb.name}: algorithm 1 stopped at a position error of "
                                    f"{report.task_error[-1]:.3g} m after "
                                    f"{len(report.task_error) - 1} iterations", lb.name, np.nan)
@@ -295,18 +299,20 @@ class ParallelMechanism:
             report = LimbReport()
             step = self._limb_nested if algorithm == NESTED else self._limb_compound
             q = step(lb, target, q, report, tolerance)
-            report.loop_residual = float(np.abs(evaluate(self.chain.model, self.chain.rows, q)
-                                                .residual[lb.rows]).max(initial=0.0))
+            report.loop_residual = float(np.abs(evaluate(
+                self.chain.model, self.chain.rows.take(lb.rows), q).residual).max(initial=0.0))
             x, J_x, fk = self._task(lb, q)
-            J_T, G, _ = self._task_jacobian(lb, q, J_x, report)
+            J_T, G = self._task_jacobian(lb, q, J_x, report)
             own = list(lb.coordinates)
             qd[own] = (G[:, lb.columns] @ np.linalg.solve(J_T, v))[own]      # eqs. 31-32
-            _, values = lb.loops.velocity_map(q, qd)
-            bias = np.zeros(n)
-            bias[own] = lb.loops.acceleration_bias(values)[own]                # eq. 23
+            zero = np.zeros(len(lb.loops.independent))
+            bias = np.zeros(n)                                                 # eq. 23
+            bias[own] = embedding_of(lb.loops).state(q[lb.loops.independent],
+                                                     qd[lb.loops.independent], zero, q,
+                                                     False).qdd[own]
             motion = body_motion(self.chain.model, fk, qd, bias)
             a0 = _point_motion(fk, motion, lb.end, lb.point)[3]
             qdd[own] = (G[:, lb.columns] @ np.linalg.solve(J_T, a - a0) + bias)[own]
             reports.append(report)
-        closure = evaluate(self.chain.model, self.chain.rows, q).residual[self.closure_rows]
+        closure = evaluate(self.chain.model, self.chain.rows.take(self.closure_rows), q).residual
         return PlatformSolution(q, qd, qdd, tuple(reports), float(np.abs(closure).max()))
