@@ -45,8 +45,8 @@ from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.closed_chains import (ClosedChain, ConstraintValues, LoopSingularityError,
                                         SolveReport)
 from ..mechanisms.closed_chains.compiled import (OK, Embedding, EmbeddingBuffers,
-                                                 MultiplierBuffers, PackedLoops, embed_sample,
-                                                 embedding_of, multipliers_sample)
+                                                 MultiplierBuffers, PackedLoops, _floats,
+                                                 embed_sample, embedding_of, multipliers_sample)
 from ..model.packed import unflat_packed
 from .inverse import InverseDynamicsBuffers, InverseDynamicsData, _inverse_dynamics_batch, \
     kernel_arguments
@@ -161,10 +161,6 @@ def inverse_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independe
                             embedding.multiplier_named.lam.copy(),
                             null_space_basis(b.jacobian[:, chain.dependent]), work.tree.copy(),
                             report)
-
-
-def _floats(a) -> np.ndarray:
-    return np.ascontiguousarray(a, dtype=float)
 
 
 def inverse_dynamics_reference(chain: ClosedChain, q_independent: np.ndarray,
