@@ -213,8 +213,24 @@ def forward_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independe
     fk = values.placements
     H = mass_matrix(chain.model, q, fk)
     b = bias_forces(chain.model, q, qd)
-    qdd_i = np.linalg.solve(G.T @ H @ G, effort - G.T @ (b + H @ g))
-    return qdd_i, q, qd
+    M, bias = embedded_equations(H, G, b + H @ g)
+    return embedded_accelerations(M, bias, effort), q, qd
+
+
+def embedded_equations(H: np.ndarray, G: np.ndarray, tree: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """The embedded equations of motion M qdd_i = tau - bias (module docstring): (M, bias) =
+    (G^T H G, G^T tree) for the tree's mass matrix H (n, n), the embedding map G (n, n_i)
+    and ``tree`` = b + H g, the tree's efforts at the embedding's qdd for zero independent
+    accelerations. The one writing of them: :func:`forward_dynamics` (numpy state) and the
+    simulator's loop step (simulation/loop_step.py, compiled state) call it."""
+    return G.T @ H @ G, G.T @ tree
+
+
+def embedded_accelerations(M: np.ndarray, bias: np.ndarray, effort: np.ndarray) -> np.ndarray:
+    """qdd_i of the embedded equations (M, bias) under ``effort`` at the independent
+    coordinates."""
+    return np.linalg.solve(M, effort - bias)
 
 
 @dataclass(frozen=True)
