@@ -227,6 +227,27 @@ def test_the_end_axis_check_is_linear_in_the_depth():
     assert Counted.reads <= 2 * n, Counted.reads
 
 
+def test_cli_counts_the_torsion_springs_and_writes_their_torque(tmp_path):
+    """validate-model's summary counts the torsion springs (it counted springs only), and
+    analyze's loads.csv names a torsion spring's column NAME.torque, in N m (it was
+    NAME.tension)."""
+    from charmie_dynamics.cli.analyze import spring_columns
+    path = tmp_path / "arm.yaml"
+    path.write_text(yaml.safe_dump(arm_data([spring()])))
+    command = [sys.executable, "-m", "charmie_dynamics.cli.main"]
+    out = subprocess.run(command + ["validate-model", str(path)], capture_output=True,
+                         text=True, check=True, cwd=ROOT).stdout
+    assert "0 springs, 1 torsion springs, 0 balancers" in out, out
+    subprocess.run(command + ["analyze", "--model", str(path), "--out", str(tmp_path / "out"),
+                              "--dt", "0.1"], capture_output=True, text=True, check=True,
+                   cwd=ROOT)
+    header = (tmp_path / "out" / "loads.csv").read_text().splitlines()[0].split(",")
+    assert "wrist_torsion.torque" in header and not any(h.endswith(".tension") for h in header), header
+    model = arm([spring()])
+    assert spring_columns(model, ("s", "b_spring", "torsion")) == \
+        ["s.tension", "b_spring.tension", "torsion.torque"]
+
+
 def test_identification_columns_reproduce_the_efforts():
     """tau = k theta + (tau0 - k theta0) is linear in (k, t0): the regressor's spring columns
     (unit laws over the table) reproduce the efforts, and with_parameters keeps the law."""
