@@ -263,8 +263,9 @@ def _body(r: FieldReader, data: Any, k: int, max_points: int) -> Body:
     coordinate: Optional[str] = None
     multiplier, offset, pitch = 1.0, 0.0, 0.0
     if "pitch" in joint and jtype != JointType.HELICAL:
-        raise r.fail(f"{where}.joint", f"got pitch for a {jtype.name.lower()} joint, expected "
-                                       "it only for a helical joint (H)")
+        raise r.fail(f"{where}.joint.pitch", f"got {show(joint['pitch'])} on a "
+                     f"{show(joint['type'])} joint ({jtype.name.lower()}), expected pitch only "
+                     f"on a helical joint (type H): a number, |pitch| <= {MAX_PITCH:g} m/rad")
     if jtype == JointType.FLOATING:
         extra = sorted(set(joint) & {"axis", "multiplier", "offset", "limits", "friction"})
         if extra:
