@@ -138,11 +138,17 @@ def test_pitch_missing_or_on_another_joint_is_refused():
     with pytest.raises(ModelError, match=re.escape(
             "bad.yaml: bodies[0] (h0).joint.pitch: missing required field")):
         model_from_dict(document, "bad.yaml")
+    # the file, the field path to pitch itself, the type as written and the valid range (it
+    # named bodies[k].joint and the enum's name)
     for k, kind in ((1, "prismatic"), (3, "revolute")):
         document = chain()
         document["bodies"][k]["joint"]["pitch"] = 1.0
+        written = document["bodies"][k]["joint"]["type"]
+        name = document["bodies"][k]["name"]
         with pytest.raises(ModelError, match=re.escape(
-                f"joint: got pitch for a {kind} joint, expected it only for a helical joint")):
+                f"bad.yaml: bodies[{k}] ({name}).joint.pitch: got 1.0 on a '{written}' joint "
+                f"({kind}), expected pitch only on a helical joint (type H): a number, "
+                "|pitch| <= 1 m/rad")):
             model_from_dict(document, "bad.yaml")
 
 

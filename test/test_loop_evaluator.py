@@ -5,14 +5,17 @@ with the cut wrenches applied giving S^T tau (zero at every passive joint: the c
 signs and points), forward kinematics of the solved coordinates (TF, loop closure), the
 momentum balance of the whole mechanism on its root joints (finite differences of the
 centres of mass), and the errors of a singular or unassemblable input."""
+import math
+
 import numpy as np
 import pytest
 
 from charmie_dynamics import forward_kinematics, load_model
 from charmie_dynamics.dynamics import closed_chain as cc
 from charmie_dynamics.evaluators.evaluator import Evaluator
-from charmie_dynamics.evaluators.loop_evaluator import (LoopEvaluator, LoopSingularityError,
-                                                      evaluator_for)
+from charmie_dynamics.evaluators.loop_evaluator import (LoopEvaluator, LoopJumpError,
+                                                      LoopSingularityError, MaxJumpError,
+                                                      NonFiniteInput, evaluator_for)
 from charmie_dynamics.model.model import JointType
 from charmie_dynamics.model.rotations import quaternion_matrix
 from conftest import CHARMIE, ROOT
@@ -278,7 +281,7 @@ def test_a_far_input_costs_a_bounded_continuation_and_is_reached_over_inputs(mon
                         lambda self, *a, **k: solves.append(1) or newton(self, *a, **k))
     for _ in range(4):
         solves.clear()
-        with pytest.raises(LoopJumpError, match="more than max_loop_jump 0.3"):
+        with pytest.raises(LoopJumpError, match="a jump beyond max_loop_jump 0.3"):
             bounded(target, zero, zero)
         assert len(solves) <= len(bounded.chain.groups) * (round(0.3 / embedding.MAX_STEP) + 1)
     solves.clear()
@@ -319,3 +322,55 @@ def test_a_lone_far_glitch_moves_nothing():
     # exactly max_jump away, to rounding, is not a jump
     step = np.array([0.5, 0.0]) * (1 + 1e-12)
     bounded(x0 + step, zero, zero)
+
+
+@pytest.mark.parametrize("max_jump", [math.inf, 0.5])
+def test_a_non_finite_input_is_named_not_taken_for_a_singularity(max_jump):
+    """A NaN or infinite position, rate or acceleration: NonFiniteInput (a NonFiniteLoads)
+    naming the value (the attack: a NaN rate read "non-finite constraint values (the state
+    ran through a singular configuration)", a NaN acceleration "inputs too large"); in a
+    path, the sample too. The next valid input is evaluated as before."""
+    evaluator = LoopEvaluator(load_model(FIVE_BAR), max_jump=max_jump)
+    x, xd, xdd = path(evaluator, 1)
+    expected = evaluator(x, xd, xdd).efforts.copy()
+    for k, kind in enumerate(("position", "rate", "acceleration")):
+        for bad in (math.nan, math.inf):
+            given = [x.copy(), xd.copy(), xdd.copy()]
+            given[k][1] = bad
+            with pytest.raises(NonFiniteInput, match=rf"^five_bar: non-finite input: {kind} "
+                                                     rf"theta1_2 = {bad}; expected finite"):
+                evaluator(*given)
+            np.testing.assert_array_equal(evaluator(x, xd, xdd).efforts, expected)
+    if max_jump == math.inf:
+        xs, xds, xdds = (np.stack([a, a]) for a in (x, xd, xdd))
+        xds[1, 0] = math.nan
+        with pytest.raises(NonFiniteInput, match="sample 1: non-finite input: rate theta1_1"):
+            evaluator.path(xs, xds, xdds)
+
+
+def test_a_huge_jump_names_max_loop_jump_and_the_coordinate():
+    """An input 1e18 away: a jump beyond max_loop_jump, naming the coordinate, its value as
+    given and the distance modulo 2 pi (the five-bar's base joints wrap; the message said
+    only "moved by 2.97", the wrapped distance)."""
+    evaluator = LoopEvaluator(load_model(FIVE_BAR), max_jump=0.5)
+    x, xd, xdd = path(evaluator, 1)
+    evaluator(x, xd, xdd)
+    with pytest.raises(LoopJumpError, match=r"^five_bar: a jump beyond max_loop_jump 0\.5 "
+                                            r"\(rad or m\): theta1_1 = 1e\+18 lies [0-9.]+ from "
+                                            r"the last solution [0-9.]+ \(modulo 2 pi\): not "
+                                            r"followed"):
+        evaluator(x + np.array([1e18, 0.0]), xd, xdd)
+
+
+@pytest.mark.parametrize("value", [math.nan, -1.0, 0.0, "1", True])
+def test_evaluator_for_refuses_a_max_loop_jump_not_above_zero(five_bar, value):
+    """max_loop_jump NaN, negative, zero or not a number: MaxJumpError naming the argument
+    and its range, for a tree as for a loop model (NaN was taken: every jump compared
+    False, unbounded); inf and a positive number are taken."""
+    for model in (five_bar.model, load_model(CHARMIE)):
+        with pytest.raises(MaxJumpError, match=rf"^max_loop_jump = .*, expected a number > 0 "
+                                               rf"\(rad or m; inf: unbounded\)$"):
+            evaluator_for(model, max_loop_jump=value)
+    with pytest.raises(MaxJumpError, match="^max_jump = "):
+        LoopEvaluator(five_bar.model, max_jump=value)
+    assert evaluator_for(five_bar.model, max_loop_jump=0.25).max_jump == 0.25

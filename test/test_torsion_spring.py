@@ -201,6 +201,53 @@ def test_a_spring_across_a_prismatic_joint_is_refused():
         model_from_dict(data, "arm.yaml")
 
 
+def test_the_end_axis_check_is_linear_in_the_depth():
+    """The loader's check of the joints between a torsion spring's bodies reads each body's
+    rotation once (it was once per body on the path and its every ancestor: depth^2 / 2
+    reads, 20 000 for this 200-link chain)."""
+    from types import SimpleNamespace
+
+    from charmie_dynamics.model import JointType
+    from charmie_dynamics.model.loader import _torsion_end_axis
+
+    class Counted(np.ndarray):
+        reads = 0
+
+        def __getitem__(self, key):
+            Counted.reads += 1
+            return np.asarray(super().__getitem__(key))
+
+    n = 200
+    link = SimpleNamespace(joint_type=JointType.REVOLUTE, name="link")
+    tree = SimpleNamespace(parent=np.arange(-1, n - 1), bodies=[link] * n,
+                           rotation=np.tile(np.eye(3), (n, 1, 1)).view(Counted),
+                           axis=np.tile([0.0, 0.0, 1.0], (n, 1)))
+    end_axis = _torsion_end_axis(None, tree, 0, n - 1, np.array([0.0, 0.0, 1.0]), "spring")
+    np.testing.assert_array_equal(end_axis, [0.0, 0.0, 1.0])
+    assert Counted.reads <= 2 * n, Counted.reads
+
+
+def test_cli_counts_the_torsion_springs_and_writes_their_torque(tmp_path):
+    """validate-model's summary counts the torsion springs (it counted springs only), and
+    analyze's loads.csv names a torsion spring's column NAME.torque, in N m (it was
+    NAME.tension)."""
+    from charmie_dynamics.cli.analyze import spring_columns
+    path = tmp_path / "arm.yaml"
+    path.write_text(yaml.safe_dump(arm_data([spring()])))
+    command = [sys.executable, "-m", "charmie_dynamics.cli.main"]
+    out = subprocess.run(command + ["validate-model", str(path)], capture_output=True,
+                         text=True, check=True, cwd=ROOT).stdout
+    assert "0 springs, 1 torsion springs, 0 balancers" in out, out
+    subprocess.run(command + ["analyze", "--model", str(path), "--out", str(tmp_path / "out"),
+                              "--dt", "0.1"], capture_output=True, text=True, check=True,
+                   cwd=ROOT)
+    header = (tmp_path / "out" / "loads.csv").read_text().splitlines()[0].split(",")
+    assert "wrist_torsion.torque" in header and not any(h.endswith(".tension") for h in header), header
+    model = arm([spring()])
+    assert spring_columns(model, ("s", "b_spring", "torsion")) == \
+        ["s.tension", "b_spring.tension", "torsion.torque"]
+
+
 def test_identification_columns_reproduce_the_efforts():
     """tau = k theta + (tau0 - k theta0) is linear in (k, t0): the regressor's spring columns
     (unit laws over the table) reproduce the efforts, and with_parameters keeps the law."""

@@ -29,6 +29,14 @@ from .plots import plot_efforts, plot_series, require_matplotlib
 CLAW = "body_12a.D12a"
 
 
+def spring_columns(model: Model, names: tuple[str, ...]) -> list[str]:
+    """loads.csv's columns of the spring tensions (``names``: ``spring_names(model)``):
+    NAME.tension (N) for a spring or a balancer's spring, NAME.torque (N m) for a torsion
+    spring (the last ``len(model.torsion_springs)`` of them)."""
+    n_linear = len(names) - len(model.torsion_springs)
+    return [f"{name}.{'tension' if k < n_linear else 'torque'}" for k, name in enumerate(names)]
+
+
 def add_analyze_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("analyze")
     src = p.add_mutually_exclusive_group()
@@ -106,7 +114,7 @@ def run_analyze(args: argparse.Namespace) -> int:
                ["time"] + [f"base_reaction.force.{a}" for a in "xyz"]
                + [f"base_reaction.torque.{a}" for a in "xyz"]
                + [f"{a}.force" for a in model.actuator_names]
-               + [f"{name}.tension" for name in loads.spring_names]
+               + spring_columns(model, loads.spring_names)
                + [f"{c}.effort" for c in model.coordinate_names],
                [t, loads.base_force_world, loads.base_torque_world, loads.actuator_force,
                 loads.spring_tension, loads.coordinate_effort])]

@@ -224,7 +224,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     chain = ClosedChain.build(model) if model.loops is not None else None
     print(f"{args.file}: valid model {model.name!r}: {model.n_bodies} bodies, "
           f"{model.n_coordinates} coordinates, {len(model.actuators)} actuators, "
-          f"{len(model.springs)} springs, {len(model.balancers)} balancers, "
+          f"{len(model.springs)} springs, {len(model.torsion_springs)} torsion springs, "
+          f"{len(model.balancers)} balancers, "
           f"total mass {model.total_mass:.3f} kg")
     if chain is not None:
         print(f"  loops: independent {', '.join(chain.independent_names)}; dependent "

@@ -45,8 +45,8 @@ from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.closed_chains import (ClosedChain, ConstraintValues, LoopSingularityError,
                                         SolveReport)
 from ..mechanisms.closed_chains.compiled import (OK, Embedding, EmbeddingBuffers,
-                                                 MultiplierBuffers, PackedLoops, embed_sample,
-                                                 embedding_of, multipliers_sample)
+                                                 MultiplierBuffers, PackedLoops, _floats,
+                                                 embed_sample, embedding_of, multipliers_sample)
 from ..model.packed import unflat_packed
 from .inverse import InverseDynamicsBuffers, InverseDynamicsData, _inverse_dynamics_batch, \
     kernel_arguments
@@ -163,10 +163,6 @@ def inverse_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independe
                             report)
 
 
-def _floats(a) -> np.ndarray:
-    return np.ascontiguousarray(a, dtype=float)
-
-
 def inverse_dynamics_reference(chain: ClosedChain, q_independent: np.ndarray,
                                qd_independent: np.ndarray, qdd_independent: np.ndarray,
                                start: np.ndarray | None = None) -> ClosedChainLoads:
@@ -217,8 +213,24 @@ def forward_dynamics(chain: ClosedChain, q_independent: np.ndarray, qd_independe
     fk = values.placements
     H = mass_matrix(chain.model, q, fk)
     b = bias_forces(chain.model, q, qd)
-    qdd_i = np.linalg.solve(G.T @ H @ G, effort - G.T @ (b + H @ g))
-    return qdd_i, q, qd
+    M, bias = embedded_equations(H, G, b + H @ g)
+    return embedded_accelerations(M, bias, effort), q, qd
+
+
+def embedded_equations(H: np.ndarray, G: np.ndarray, tree: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """The embedded equations of motion M qdd_i = tau - bias (module docstring): (M, bias) =
+    (G^T H G, G^T tree) for the tree's mass matrix H (n, n), the embedding map G (n, n_i)
+    and ``tree`` = b + H g, the tree's efforts at the embedding's qdd for zero independent
+    accelerations. The one writing of them: :func:`forward_dynamics` (numpy state) and the
+    simulator's loop step (simulation/loop_step.py, compiled state) call it."""
+    return G.T @ H @ G, G.T @ tree
+
+
+def embedded_accelerations(M: np.ndarray, bias: np.ndarray, effort: np.ndarray) -> np.ndarray:
+    """qdd_i of the embedded equations (M, bias) under ``effort`` at the independent
+    coordinates."""
+    return np.linalg.solve(M, effort - bias)
 
 
 @dataclass(frozen=True)

@@ -71,13 +71,31 @@ from ..layout import (IN_WORLD, LOAD_FORCE, LOAD_POINT, LOAD_TORQUE, ROW_A, ROW_
                       ROW_ORIGIN_B, ROW_U, ROW_W)
 from ..dynamics.inverse import ExternalWrench, Payload, applied_loads
 
-__all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "PathError",
-           "PathResult", "evaluator_for"]
+__all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "MaxJumpError",
+           "NonFiniteInput", "PathError", "PathResult", "evaluator_for"]
 
 
 class LoopJumpError(LoopSingularityError):
     """An input farther than ``max_jump`` from the last solution: the solution moved
     ``max_jump`` toward it, the input itself was not evaluated."""
+
+
+class NonFiniteInput(NonFiniteLoads):
+    """An input with a NaN or infinite position, rate or acceleration (a
+    :class:`NonFiniteLoads`: its loads would not be finite), found when the input fails."""
+
+
+class MaxJumpError(ValueError):
+    """A ``max_jump`` (``max_loop_jump``) that is not a number > 0 (inf: unbounded)."""
+
+
+def _checked_jump(value: float, name: str) -> float:
+    """``value`` if it is a valid bound on one call's jump, else :class:`MaxJumpError`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) \
+            or not value > 0:                                   # NaN is not
+        raise MaxJumpError(f"{name} = {value!r}, expected a number > 0 (rad or m; inf: "
+                           "unbounded)")
+    return float(value)
 
 
 class PathResult(NamedTuple):
@@ -247,7 +265,7 @@ class LoopEvaluator:
         self.embedding = Embedding(self.chain)
         self.model = model
         self.input_names: tuple[str, ...] = self.chain.independent_names
-        self.max_jump = max_jump
+        self.max_jump = _checked_jump(max_jump, "max_jump")
         self._far: np.ndarray | None = None          # the last input refused as a jump
         body_of = {b.coordinate: b for b in model.bodies if b.coordinate is not None}
         self._wraps = np.array([body_of[n].joint_type.angular
@@ -304,12 +322,14 @@ class LoopEvaluator:
         """Evaluate the independent coordinates' positions, rates and accelerations (n_ind,)
         each, in ``input_names`` order. ``gravity_only``: the loads with zero rates (the
         state keeps the given ones). Raises :class:`LoopSingularityError` (no convergence,
-        or a singular loop) and :class:`NonFiniteLoads`."""
+        or a singular loop), :class:`NonFiniteInput` (a NaN or infinite value given: named)
+        and :class:`NonFiniteLoads`."""
         chain, n = self.chain, len(self.input_names)
         x, xd, xdd = (np.ascontiguousarray(a, dtype=float) for a in (x, xd, xdd))
         if not x.shape == xd.shape == xdd.shape == (n,):
             raise ValueError(f"inputs of shapes {x.shape}, {xd.shape}, {xdd.shape}, expected "
                              f"({n},) each: {', '.join(self.input_names)} ({self.model.name})")
+        given = x
         if math.isfinite(self.max_jump):
             x = self._bounded(x)
         with _quiet():
@@ -321,11 +341,12 @@ class LoopEvaluator:
                 # start from there)
                 if self._distance(x, chain.assembled) > self.max_jump:
                     self.last_solution = chain.assembled.copy()
-                    raise self.embedding.error(status, group, value)
+                    raise self._non_finite(given, xd, xdd) or self.embedding.error(status, group,
+                                                                               value)
                 stage, status, group, value = self._run(x, xd, xdd, chain.assembled,
                                                         gravity_only)
         if stage != DONE:
-            raise self._error(stage, status, group, value)
+            raise self._non_finite(given, xd, xdd) or self._error(stage, status, group, value)
         named = self.embedding.named
         self.last_solution[:] = named.q
         self._iterations[:] = named.iterations
@@ -333,6 +354,18 @@ class LoopEvaluator:
         self._condition[:] = named.condition
         self._far = None
         return self.result
+
+    def _non_finite(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
+                    where: str = "") -> NonFiniteInput | None:
+        """The error of an input that failed because a value of it is NaN or infinite
+        (None if every value is finite): names the values, not the failure they caused."""
+        bad = [f"{kind} {self.input_names[k]} = {float(a[k])}"
+               for kind, a in (("position", x), ("rate", xd), ("acceleration", xdd))
+               for k in np.flatnonzero(~np.isfinite(a))]
+        if not bad:
+            return None
+        return NonFiniteInput(f"{self.model.name}: {where}non-finite input: {', '.join(bad)}; "
+                              "expected finite positions, rates and accelerations")
 
     def _error(self, stage: int, status: int, group: int, value: float) -> Exception:
         """The error of a kernel's failed stage."""
@@ -373,6 +406,10 @@ class LoopEvaluator:
                 self.embedding.packed, self.embedding.loops, x, xd, xdd, starts,
                 self.embedding.buffers, self._extra, self._trees[False], tuple(result))
         if failed >= 0:
+            non_finite = self._non_finite(x[failed], xd[failed], xdd[failed],
+                                          f"sample {failed}: ")
+            if non_finite is not None:
+                raise non_finite
             error = self._error(stage, status, group, value)
             done = PathResult(*(a[:failed] for a in result))
             if isinstance(error, LoopSingularityError):
@@ -390,6 +427,7 @@ class LoopEvaluator:
     def _bounded(self, x: np.ndarray) -> np.ndarray:
         """``x`` with its unlimited revolute coordinates nearest the last solution (mod 2 pi);
         :class:`LoopJumpError` after moving the solution ``max_jump`` toward a farther one."""
+        given = x
         jump = _wrapped_jump(x, self.last_solution, self._independent, self._wraps,
                              self._wrapped)
         x = self._wrapped
@@ -403,9 +441,11 @@ class LoopEvaluator:
                 target = x0 + (x - x0) * (self.max_jump / jump)
                 self.last_solution = self.embedding.positions(
                     target, self.last_solution, follow=True).copy()
+            k = int(np.argmax(np.abs(x - x0)))
             raise LoopJumpError(
-                f"{self.model.name}: the independent coordinates moved by {jump:.3g} from the last "
-                f"solution, more than max_loop_jump {self.max_jump:g} (rad or m): "
+                f"{self.model.name}: a jump beyond max_loop_jump {self.max_jump:g} (rad or m): "
+                f"{self.input_names[k]} = {given[k]:.6g} lies {jump:.3g} from the last solution "
+                f"{x0[k]:.6g}" + (" (modulo 2 pi)" if self._wraps[k] else "") + ": "
                 + (f"the solution followed {self.max_jump:g} toward them (two consistent far "
                    "inputs); the next inputs go on from there" if followed else
                    "not followed (a far input is followed only when the next one agrees with it)"),
@@ -419,5 +459,7 @@ class LoopEvaluator:
 
 def evaluator_for(model: Model, max_loop_jump: float = math.inf) -> Evaluator | LoopEvaluator:
     """The evaluator of ``model``: :class:`LoopEvaluator` for a model with loops (each
-    call's continuation bounded by ``max_loop_jump``)."""
+    call's continuation bounded by ``max_loop_jump``, a number > 0 or inf: else
+    :class:`MaxJumpError`)."""
+    max_loop_jump = _checked_jump(max_loop_jump, "max_loop_jump")
     return Evaluator(model) if model.loops is None else LoopEvaluator(model, max_jump=max_loop_jump)

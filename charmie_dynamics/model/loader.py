@@ -263,8 +263,9 @@ def _body(r: FieldReader, data: Any, k: int, max_points: int) -> Body:
     coordinate: Optional[str] = None
     multiplier, offset, pitch = 1.0, 0.0, 0.0
     if "pitch" in joint and jtype != JointType.HELICAL:
-        raise r.fail(f"{where}.joint", f"got pitch for a {jtype.name.lower()} joint, expected "
-                                       "it only for a helical joint (H)")
+        raise r.fail(f"{where}.joint.pitch", f"got {show(joint['pitch'])} on a "
+                     f"{show(joint['type'])} joint ({jtype.name.lower()}), expected pitch only "
+                     f"on a helical joint (type H): a number, |pitch| <= {MAX_PITCH:g} m/rad")
     if jtype == JointType.FLOATING:
         extra = sorted(set(joint) & {"axis", "multiplier", "offset", "limits", "friction"})
         if extra:
@@ -478,13 +479,6 @@ def _torsion_end_axis(r: FieldReader, tree: Model, start: int, end: int, axis: n
     parallel to ``axis``, so the check holds at any configuration if it holds with the joints
     at zero (a turn about ``axis`` leaves it and every parallel axis unchanged), and the
     axis's image in the end body's frame is that configuration's."""
-    def world_at_zero(body: int) -> np.ndarray:
-        R = np.eye(3)
-        while body >= 0:
-            R = tree.rotation[body] @ R
-            body = int(tree.parent[body])
-        return R
-
     def ancestors(body: int) -> list[int]:
         chain = []
         while body >= 0:
@@ -493,21 +487,27 @@ def _torsion_end_axis(r: FieldReader, tree: Model, start: int, end: int, axis: n
         return chain
 
     up, down = ancestors(start), ancestors(end)
+    # every body's rotation in the world at zero, from the root down: one product a body
+    # (linear in the depth), R_b = R_parent(b) rotation_b
+    world: dict[int, np.ndarray] = {-1: np.eye(3)}
+    for body in reversed(up + down):
+        if body not in world:
+            world[body] = world[int(tree.parent[body])] @ tree.rotation[body]
     common = set(up) & set(down)
     path = [b for b in up + down if b not in common]       # the joints between the bodies
-    u = world_at_zero(start) @ axis
+    u = world[start] @ axis
     for b in path:
         body = tree.bodies[b]
         if body.joint_type == JointType.FIXED:
             continue
-        joint_axis = world_at_zero(b) @ tree.axis[b]
+        joint_axis = world[b] @ tree.axis[b]
         if body.joint_type != JointType.REVOLUTE \
                 or np.linalg.norm(np.cross(joint_axis, u)) > ROTATION_TOLERANCE:
             raise r.fail(f"{where}.between", f"the joint of {body.name} ({body.joint_type.name.lower()}, "
                          f"axis {np.round(joint_axis, 6).tolist()} in the world at zero) lies "
                          f"between the two bodies, expected only revolute joints about axes "
                          f"parallel to the spring's ({np.round(u, 6).tolist()})")
-    return world_at_zero(end).T @ u
+    return world[end].T @ u
 
 
 def _torsion_spring(r: FieldReader, tree: Model, data: Any, k: int) -> TorsionSpring:

@@ -13,8 +13,9 @@ acceleration qdd = g, so that the tree's inverse dynamics gives b + H g; H by th
     (G^T H G) qdd_i = tau - G^T (b + H g)         (the embedded equations of motion)
 
 solved by numpy (the embedded mass matrix M = G^T H G is small: one row per independent
-coordinate). The state at the end of a step is solved once and kept (it is the next step's
-first stage). The dynamics at the current state (M, G^T (b + H g)) are kept too, for a
+coordinate), by closed_chain.embedded_equations and embedded_accelerations, as
+closed_chain.forward_dynamics on the numpy state. The state at the end of a step is solved
+once and kept (it is the next step's first stage). The dynamics at the current state (M, G^T (b + H g)) are kept too, for a
 controller (computed torque: tau = M a + G^T (b + H g) gives qdd_i = a).
 
 Joint stops: an independent coordinate's bounds (``model.compiled.coordinate_limits``) are
@@ -30,7 +31,8 @@ import math
 
 import numpy as np
 
-from ..dynamics.closed_chain import EmbeddedInverseDynamics
+from ..dynamics.closed_chain import (EmbeddedInverseDynamics, embedded_accelerations,
+                                      embedded_equations)
 from ..dynamics.forward import held_solve
 from ..dynamics.mass_matrix import MassMatrixData, mass_matrix
 from ..mechanisms.closed_chains import ClosedChain
@@ -80,9 +82,7 @@ class LoopStepData:
         work = self.work
         work.solve(x, v, self.zeros, start)
         b = work.embedding.named
-        H = mass_matrix(self.model, b.q, data=self.mass)
-        G = b.G
-        return G.T @ H @ G, G.T @ work.tree
+        return embedded_equations(mass_matrix(self.model, b.q, data=self.mass), b.G, work.tree)
 
     def reset(self, x: np.ndarray, v: np.ndarray, start: np.ndarray | None = None) -> None:
         """The state at (x, v), solved from ``start`` (None: followed from the assembled
@@ -94,8 +94,7 @@ class LoopStepData:
 
     def accelerations(self, x: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """qdd_i under ``tau`` at (x, v), warm-started from the current state."""
-        M, bias = self.dynamics(x, v, self.q)
-        return np.linalg.solve(M, tau - bias)
+        return embedded_accelerations(*self.dynamics(x, v, self.q), tau)
 
 
 def loop_step(data: LoopStepData, tau: np.ndarray, dt: float) -> None:
@@ -104,7 +103,7 @@ def loop_step(data: LoopStepData, tau: np.ndarray, dt: float) -> None:
     ``LoopSingularityError`` (the loops do not close, or singular: ``data`` is left at the
     step's start) and ``numpy.linalg.LinAlgError``."""
     x, v = data.x, data.v
-    a1 = np.linalg.solve(data.M, tau - data.bias)        # the kept first stage
+    a1 = embedded_accelerations(data.M, data.bias, tau)   # the kept first stage
     x2, v2 = x + 0.5 * dt * v, v + 0.5 * dt * a1
     a2 = data.accelerations(x2, v2, tau)
     x3, v3 = x + 0.5 * dt * v2, v + 0.5 * dt * a2
