@@ -167,7 +167,15 @@ def test_actuator_urdf_export_and_loops_refuse_a_helical_joint(helical_chain):
     five_bar = five_bar_doc()
     next(b for b in five_bar["bodies"] if b["name"] == "link2_1")["joint"].update(
         type="H", pitch=0.0)
-    with pytest.raises(LoopAssemblyError, match="five_bar.yaml: body link2_1: joint type "
-                                                "HELICAL in a model with loops, expected "
-                                                "revolute, prismatic or fixed joints"):
+    with pytest.raises(LoopAssemblyError, match=re.escape(
+            "five_bar.yaml: body link2_1: joint.type: a helical joint (type H) in a model with "
+            "loops, expected revolute (R), prismatic (P) or fixed (F) joints only")):
         ClosedChain.build(model_from_dict(five_bar, "five_bar.yaml"))
+    # the slide pitch x angle limit is a length, bounded as every length (100 m)
+    long_slide = five_bar_doc()                      # degrees: 10,000 deg = 174.5 rad
+    joint = next(b for b in long_slide["bodies"] if b["name"] == "link1_1")["joint"]
+    joint.update(type="H", pitch=1.0, limits={"lower": -10, "upper": 10000})
+    with pytest.raises(ModelError, match=re.escape(
+            "five_bar.yaml: bodies[0] (link1_1).joint.limits.upper: got 10000 with pitch 1.0: a "
+            "slide of 174.533 m, expected |pitch x limit| <= 100 m")):
+        model_from_dict(long_slide, "five_bar.yaml")

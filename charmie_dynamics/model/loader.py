@@ -303,6 +303,15 @@ def _body(r: FieldReader, data: Any, k: int, max_points: int) -> Body:
             raise r.fail(f"{where}.joint", f"got {', '.join(extra)} for a fixed joint (F), "
                                            "expected none")
     limits = _limits(r, joint.get("limits"), jtype, f"{where}.joint.limits")
+    if jtype == JointType.HELICAL:        # its slide, pitch x angle, bounded as a length is
+        for key in ("lower", "upper"):
+            angle = getattr(limits, key)
+            if angle is not None and abs(pitch * angle) > MAX_LENGTH_M:
+                raise r.fail(f"{where}.joint.limits.{key}",
+                             f"got {show(joint['limits'][key])} with pitch "
+                             f"{show(joint['pitch'])}: a slide of {abs(pitch * angle):.6g} m, "
+                             f"expected |pitch x limit| <= {MAX_LENGTH_M:g} m (the bound on "
+                             "every length)")
     friction = _friction(r, joint.get("friction"), jtype.linear,
                          f"{where}.joint.friction")
     virtual = r.get(data, "virtual", where, False)

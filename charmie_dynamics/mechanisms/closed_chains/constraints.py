@@ -108,9 +108,12 @@ def check_joint_types(model: Model) -> None:
     known = {int(JointType.FIXED), int(JointType.REVOLUTE), int(JointType.PRISMATIC)}
     for b in model.bodies:
         if int(b.joint_type) not in known:
-            raise ValueError(f"{model.source}: body {b.name}: joint type "
-                             f"{JointType(b.joint_type).name} in a model with loops, expected "
-                             "revolute, prismatic or fixed joints")
+            kind = JointType(b.joint_type)
+            written = {JointType.HELICAL: "a helical joint (type H)",
+                       JointType.FLOATING: "a floating joint (type floating)"}.get(kind, kind.name)
+            raise ValueError(f"{model.source}: body {b.name}: joint.type: {written} in a "
+                             "model with loops, expected revolute (R), prismatic (P) or fixed (F) "
+                             "joints only (the loops' constraint Jacobians know no other)")
 
 
 def _cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
