@@ -21,7 +21,7 @@ import pytest
 from charmie_generic_loops import generic_loops_document
 from charmie_dynamics import load_model
 from charmie_dynamics.dynamics import closed_chain as cc
-from charmie_dynamics.evaluators.loop_evaluator import LoopEvaluator, PathError
+from charmie_dynamics.evaluators.loop_evaluator import LoopEvaluator, NonFiniteInput, PathError
 from charmie_dynamics.mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from charmie_dynamics.mechanisms.closed_chains.compiled import Embedding
 from charmie_dynamics.model.loader import model_from_dict
@@ -231,8 +231,11 @@ def test_path_equals_successive_calls(evaluator):
     np.testing.assert_array_equal(path.iterations.sum(axis=1), [o[3] for o in one])
     assert close(one[-1][1], evaluator.last_solution) <= TOLERANCE
     bad = x.copy()
-    bad[7] = np.nan
-    with pytest.raises(PathError, match="non-finite") as info:
+    bad[7] += 12.0                                   # farther than continuation follows
+    with pytest.raises(PathError, match="not followed") as info:
         evaluator.path(bad, xd, xdd)
     assert info.value.sample == 7 and len(info.value.result.q) == 7
     assert close(path.efforts[:7], info.value.result.efforts) <= TOLERANCE
+    bad[7] = np.nan                                  # named as the input, not a failed solve
+    with pytest.raises(NonFiniteInput, match="sample 7: non-finite input: position"):
+        evaluator.path(bad, xd, xdd)
