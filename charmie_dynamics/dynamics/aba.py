@@ -60,10 +60,15 @@ from ..model.data import AlgorithmData
 from ..model.joint import FREE_COLUMNS, FREE_KIND
 from ..model.model import Model
 from ..model.moving_tree import Tree
-from ..layout import COORD, KIND, MULTIPLIER, PARENT, SCALARS
+from ..kinematics.forward import forward_kinematics_sample
+from ..kinematics.motion import body_motion_sample
+from ..layout import COORD, F, KIND, MULTIPLIER, N, PARENT, S_V, S_W, SCALARS
+from ..linalg import dot, vec
+from ..mechanisms.forces import passive_forces_sample
 from ..model.packed import flat_packed, unflat_packed
-from .inverse import tree_efforts_sample
+from .inverse import apply_loads_sample
 from .mass_matrix import no_mass
+from .rnea import body_wrenches_sample, push_wrench
 from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_to_child_into,
                       parent_transform_into)
 
@@ -104,64 +109,88 @@ def articulated_body_sample(pm, inertias, members, rotations, origins, phi, free
 
     ``pm``: a :class:`~..model.packed.PackedModel`, ``work``: an
     :class:`ArticulatedBodyWork`; ``members[c]``: the bodies coordinate c moves (-1
-    padded; the first is where the group is reduced); ``free[c]``: 0 for a held
-    coordinate, else 1. Returns a coordinate that moves no mass (m^ <= 0), or -1.
+    padded; the first, the lowest index, is where the group is reduced); ``free[c]``: 0 for
+    a held coordinate, else 1. Returns a coordinate that moves no mass (m^ <= 0), or -1.
     """
+    for i in range(pm.body_int.shape[0]):
+        start_body(rotations, origins, inertias, i, work)
+    for i in range(pm.body_int.shape[0] - 1, -1, -1):
+        c = inward_body(pm, members, i, phi, free, qdd, work)
+        if c >= 0:
+            return c
+    outward_pass(pm, members, qdd, work)
+    return -1
+
+
+@kernel(inline=True)
+def start_body(rotations, origins, inertias, i, work) -> None:
+    """Body i's A_i (seed 002 eq. 11c, spatial.py), M^_i = M_i, eta_i = 0, mu_i = 0
+    (kernel), before the inward recursion."""
+    parent_transform_into(rotations, origins, i, work.A[i])
+    work.M_hat[i] = inertias[i]
+    work.eta[i] = 0.0
+    work.mu[i] = 0.0
+
+
+@kernel
+def inward_body(pm, members, i, phi, free, qdd, work) -> int:
+    """Eqs. 19a-d at body i (kernel), its children done: a body on a fixed joint passes
+    M^_i and eta_i to its parent, a free-flyer root is solved (:func:`free_flyer_solve`),
+    a coupled group is reduced at its first member. Returns a coordinate that moves no mass,
+    or -1."""
     body_int, body_vec, subspaces = pm.body_int, pm.body_vec, pm.subspace
     A, M_hat, eta, W, mu = work.A, work.M_hat, work.eta, work.W, work.mu
     psi, m_hat, phi_hat, gain, scratch = (work.psi, work.m_hat, work.phi_hat, work.gain,
                                           work.scratch)
-    nb = body_int.shape[0]
-    for i in range(nb):
-        parent_transform_into(rotations, origins, i, A[i])
-        M_hat[i] = inertias[i]
-        eta[i] = 0.0
-        mu[i] = 0.0
-    for i in range(nb - 1, -1, -1):                                     # eqs. 19a-d
-        parent, c = body_int[i, PARENT], body_int[i, COORD]
-        if c < 0:
-            if parent >= 0:
-                add_inertia_to_parent(A[i], M_hat[i], scratch, M_hat[parent])
-                add_force_to_parent(A[i], eta[i], eta[parent])
-            continue
-        if body_int[i, KIND] == FREE_KIND:      # a root: solved now, mu_i = S qdd
-            bad = free_flyer_solve(M_hat[i], eta[i], phi, free, c, scratch, qdd, mu[i])
-            if bad >= 0:
-                return bad
-            continue
-        if i != members[c, 0]:
-            continue                    # a coupled group is reduced at its first member
-        mass, effort = 0.0, phi[c]
-        for j in range(members.shape[1]):
-            k = members[c, j]
-            if k < 0:
-                break
-            m_k = body_vec[k, SCALARS, MULTIPLIER]
-            for a in range(6):                                          # psi_k = m_k M^_k p_k
-                acc = 0.0
-                for b in range(6):
-                    acc += M_hat[k, a, b] * subspaces[k, b]
-                psi[j, a] = m_k * acc
-            mass += m_k * np.dot(psi[j], subspaces[k])
-            effort -= m_k * np.dot(eta[k], subspaces[k])
-        if not mass > 0.0:
-            return c
-        m_hat[c], phi_hat[c], gain[c] = mass, effort, free[c] / mass
-        if parent < 0:
-            continue
-        W[c] = 0.0
-        for j in range(members.shape[1]):
-            k = members[c, j]
-            if k < 0:
-                break
-            add_force_to_parent(A[k], psi[j], W[c])
-            add_inertia_to_parent(A[k], M_hat[k], scratch, M_hat[parent])
-            add_force_to_parent(A[k], eta[k], eta[parent])
-        for a in range(6):
-            eta[parent, a] += W[c, a] * phi_hat[c] * gain[c]
+    parent, c = body_int[i, PARENT], body_int[i, COORD]
+    if c < 0:
+        if parent >= 0:
+            add_inertia_to_parent(A[i], M_hat[i], scratch, M_hat[parent])
+            add_force_to_parent(A[i], eta[i], eta[parent])
+        return -1
+    if body_int[i, KIND] == FREE_KIND:      # a root: solved now, mu_i = S qdd
+        return free_flyer_solve(M_hat[i], eta[i], phi, free, c, scratch, qdd, mu[i])
+    if i != members[c, 0]:
+        return -1                       # a coupled group is reduced at its first member
+    mass, effort = 0.0, phi[c]
+    for j in range(members.shape[1]):
+        k = members[c, j]
+        if k < 0:
+            break
+        m_k = body_vec[k, SCALARS, MULTIPLIER]
+        for a in range(6):                                          # psi_k = m_k M^_k p_k
+            acc = 0.0
             for b in range(6):
-                M_hat[parent, a, b] -= W[c, a] * W[c, b] * gain[c]
-    for i in range(nb):                                                 # eqs. 20-21
+                acc += M_hat[k, a, b] * subspaces[k, b]
+            psi[j, a] = m_k * acc
+        mass += m_k * np.dot(psi[j], subspaces[k])
+        effort -= m_k * np.dot(eta[k], subspaces[k])
+    if not mass > 0.0:
+        return c
+    m_hat[c], phi_hat[c], gain[c] = mass, effort, free[c] / mass
+    if parent < 0:
+        return -1
+    W[c] = 0.0
+    for j in range(members.shape[1]):
+        k = members[c, j]
+        if k < 0:
+            break
+        add_force_to_parent(A[k], psi[j], W[c])
+        add_inertia_to_parent(A[k], M_hat[k], scratch, M_hat[parent])
+        add_force_to_parent(A[k], eta[k], eta[parent])
+    for a in range(6):
+        eta[parent, a] += W[c, a] * phi_hat[c] * gain[c]
+        for b in range(6):
+            M_hat[parent, a, b] -= W[c, a] * W[c, b] * gain[c]
+    return -1
+
+
+@kernel
+def outward_pass(pm, members, qdd, work) -> None:
+    """Eqs. 20-21 (kernel): qdd and mu outward, the roots' free-flyers solved inward."""
+    body_int, body_vec, subspaces = pm.body_int, pm.body_vec, pm.subspace
+    A, W, mu, phi_hat, gain = work.A, work.W, work.mu, work.phi_hat, work.gain
+    for i in range(body_int.shape[0]):
         parent, c = body_int[i, PARENT], body_int[i, COORD]
         if c < 0:
             if parent >= 0:
@@ -181,7 +210,6 @@ def articulated_body_sample(pm, inertias, members, rotations, origins, phi, free
                 motion_to_child_into(A[k], mu[parent], mu[k])
             for a in range(6):
                 mu[k, a] += subspaces[k, a] * body_vec[k, SCALARS, MULTIPLIER] * acc
-    return -1
 
 
 @kernel
@@ -237,23 +265,66 @@ def _articulated_body_batch(model, inertias, members, rotations, origins, phi, f
 
 @kernel
 def bias_articulated_sample(pm, tree, loads, q, qd, zeros, b, s, t, solve) -> tuple[int, int]:
-    """One sample's forward dynamics by the ABA (kernel, module docstring): the bias forces
-    u' = ID(q, qd, 0) by :func:`~.inverse.tree_efforts_sample` (``zeros``: qdd = 0, with the
-    applied ``loads``) into the :class:`~.inverse.InverseDynamicsBuffers` ``b`` (row ``s`` of
-    the per-sample buffers, ``t`` of the per-body ones), phi = tau - u', then
-    :func:`articulated_body_sample` with the placements of q. ``tree``: (inertias, members)
-    of :func:`articulated_body_sample`; ``solve``: (tau, phi, free, qdd, work), one sample's.
+    """One sample's forward dynamics by the ABA with its bias pass fused in (kernel, module
+    docstring). Outward: the placements of q, the motion with qdd = 0 (``zeros``; -g at the
+    base) and the passive forces and applied ``loads``, then each body's own wrench (the
+    inverse dynamics' steps, inverse.py: seed 000 eqs. 28-35, 39-41), and A_i, M^_i = M_i.
+    Inward, one pass for body i = n..1: its wrench, complete, added to its parent's (eqs.
+    33-34, rnea.py), and where a coordinate's group is reduced, the bias force u' = p^T F
+    (seed 002 eq. 16a with qdd = 0: u' = ID(q, qd, 0)) and phi = tau - u' (eq. 18) before
+    eqs. 19a-d there. Then eqs. 20-21 outward. The arithmetic of each quantity is that of
+    the separate passes, in the same order. The bias forces land in the
+    :class:`~.inverse.InverseDynamicsBuffers` ``b`` (row ``s`` of the per-sample buffers,
+    ``t`` of the per-body ones). ``tree``: (inertias, members) of
+    :func:`articulated_body_sample`; ``solve``: (tau, phi, free, qdd, work), one sample's.
     Returns (a balancer whose spring cannot reach its anchor, the ABA not run; a coordinate
     that moves no mass), -1 for none."""
     inertias, members = tree
     tau, phi, free, qdd, work = solve
-    k = tree_efforts_sample(pm, loads, q, qd, zeros, b, s, t)
+    body_int, body_vec = pm.body_int, pm.body_vec
+    load_body, load_vec = loads
+    values, rotations, origins, motion, applied, wrenches = b.values[t], b.rotations[t], \
+        b.origins[t], b.motion[t], b.applied[t], b.tree[t]
+    bias = b.tau[s]
+    forward_kinematics_sample(body_int, body_vec, pm.body_mat, q, values, rotations, origins)
+    body_motion_sample(body_int, body_vec, rotations, origins, qd, zeros,
+                       pm.base_acceleration, motion)
+    applied[:] = 0.0
+    k = passive_forces_sample(pm.mech_int, pm.mech_vec, rotations, origins, b.tension[s],
+                              b.hanger[s], applied)
     if k >= 0:
         return k, -1
-    for i in range(phi.shape[0]):
-        phi[i] = tau[i] - b.tau[s, i]
-    return -1, articulated_body_sample(pm, inertias, members, b.rotations[t], b.origins[t],
-                                       phi, free, qdd, work)
+    apply_loads_sample(load_body, load_vec, rotations, origins, motion, applied)
+    body_wrenches_sample(body_int, body_vec, pm.body_mat, motion, applied, wrenches)
+    nb = body_int.shape[0]
+    for i in range(nb):
+        start_body(rotations, origins, inertias, i, work)
+    for i in range(nb - 1, -1, -1):
+        push_wrench(body_int, rotations, origins, wrenches, i)
+        c = body_int[i, COORD]
+        if c < 0:
+            pass
+        elif body_int[i, KIND] == FREE_KIND:    # S^T [n; f] = [f; n] (model/joint.py)
+            for a in range(3):
+                bias[c + a], bias[c + 3 + a] = wrenches[i, F, a], wrenches[i, N, a]
+            for a in range(6):
+                phi[c + a] = tau[c + a] - bias[c + a]
+        elif i == members[c, 0]:                # s_w . n + s_v . f over the group
+            u = 0.0
+            for j in range(members.shape[1]):
+                m = members[c, j]
+                if m < 0:
+                    break
+                u += body_vec[m, SCALARS, MULTIPLIER] * (
+                    dot(vec(wrenches, m, N), vec(body_vec, m, S_W))
+                    + dot(vec(wrenches, m, F), vec(body_vec, m, S_V)))
+            bias[c] = u
+            phi[c] = tau[c] - u
+        c = inward_body(pm, members, i, phi, free, qdd, work)
+        if c >= 0:
+            return -1, c
+    outward_pass(pm, members, qdd, work)
+    return -1, -1
 
 
 @kernel(inline=True)
