@@ -69,8 +69,7 @@ from ..model.packed import flat_packed, unflat_packed
 from .inverse import apply_loads_sample
 from .mass_matrix import no_mass
 from .rnea import body_wrenches_sample, push_wrench
-from .spatial import (add_force_to_parent, add_inertia_to_parent, motion_to_child_into,
-                      parent_transform_into)
+from .spatial import rt_add_force_to_parent, rt_add_inertia_to_parent, rt_motion_to_child_into
 
 
 def coordinate_groups(model: Model) -> list[tuple[int, ...]]:
@@ -87,10 +86,10 @@ def coordinate_groups(model: Model) -> list[tuple[int, ...]]:
 
 class ArticulatedBodyWork(NamedTuple):
     """The work arrays of :func:`articulated_body_sample`, for one sample at a time: per
-    body A (the parent transforms), M_hat, eta, mu; per coordinate W, m_hat, phi_hat, gain;
-    psi per member of a coupled group, scratch (6, 6)."""
+    body M_hat, eta, mu; per coordinate W, m_hat, phi_hat, gain; psi per member of a
+    coupled group, scratch (6, 6). (No A_i: the transforms are applied from the placements,
+    spatial.py's rt_ functions.)"""
 
-    A: np.ndarray           # (nb, 6, 6)
     M_hat: np.ndarray       # (nb, 6, 6)
     eta: np.ndarray         # (nb, 6)
     W: np.ndarray           # (n, 6)
@@ -113,40 +112,40 @@ def articulated_body_sample(pm, inertias, members, rotations, origins, phi, free
     a held coordinate, else 1. Returns a coordinate that moves no mass (m^ <= 0), or -1.
     """
     for i in range(pm.body_int.shape[0]):
-        start_body(rotations, origins, inertias, i, work)
+        start_body(inertias, i, work)
     for i in range(pm.body_int.shape[0] - 1, -1, -1):
-        c = inward_body(pm, members, i, phi, free, qdd, work)
+        c = inward_body(pm, members, rotations, origins, i, phi, free, qdd, work)
         if c >= 0:
             return c
-    outward_pass(pm, members, qdd, work)
+    outward_pass(pm, members, rotations, origins, qdd, work)
     return -1
 
 
 @kernel(inline=True)
-def start_body(rotations, origins, inertias, i, work) -> None:
-    """Body i's A_i (seed 002 eq. 11c, spatial.py), M^_i = M_i, eta_i = 0, mu_i = 0
-    (kernel), before the inward recursion."""
-    parent_transform_into(rotations, origins, i, work.A[i])
+def start_body(inertias, i, work) -> None:
+    """Body i's M^_i = M_i, eta_i = 0, mu_i = 0 (kernel), before the inward recursion."""
     work.M_hat[i] = inertias[i]
     work.eta[i] = 0.0
     work.mu[i] = 0.0
 
 
 @kernel
-def inward_body(pm, members, i, phi, free, qdd, work) -> int:
+def inward_body(pm, members, rotations, origins, i, phi, free, qdd, work) -> int:
     """Eqs. 19a-d at body i (kernel), its children done: a body on a fixed joint passes
     M^_i and eta_i to its parent, a free-flyer root is solved (:func:`free_flyer_solve`),
-    a coupled group is reduced at its first member. Returns a coordinate that moves no mass,
-    or -1."""
+    a coupled group is reduced at its first member. A_i^T M A_i and A_i^T f are applied
+    from the placements (spatial.py: rt_add_inertia_to_parent, rt_add_force_to_parent;
+    Featherstone's RBDA table 7.1 applies its X^* I^A X the same way). Returns a coordinate
+    that moves no mass, or -1."""
     body_int, body_vec, subspaces = pm.body_int, pm.body_vec, pm.subspace
-    A, M_hat, eta, W, mu = work.A, work.M_hat, work.eta, work.W, work.mu
+    M_hat, eta, W, mu = work.M_hat, work.eta, work.W, work.mu
     psi, m_hat, phi_hat, gain, scratch = (work.psi, work.m_hat, work.phi_hat, work.gain,
                                           work.scratch)
     parent, c = body_int[i, PARENT], body_int[i, COORD]
     if c < 0:
         if parent >= 0:
-            add_inertia_to_parent(A[i], M_hat[i], scratch, M_hat[parent])
-            add_force_to_parent(A[i], eta[i], eta[parent])
+            rt_add_inertia_to_parent(rotations, origins, i, M_hat[i], scratch, M_hat[parent])
+            rt_add_force_to_parent(rotations, origins, i, eta[i], eta[parent])
         return -1
     if body_int[i, KIND] == FREE_KIND:      # a root: solved now, mu_i = S qdd
         return free_flyer_solve(M_hat[i], eta[i], phi, free, c, scratch, qdd, mu[i])
@@ -175,9 +174,9 @@ def inward_body(pm, members, i, phi, free, qdd, work) -> int:
         k = members[c, j]
         if k < 0:
             break
-        add_force_to_parent(A[k], psi[j], W[c])
-        add_inertia_to_parent(A[k], M_hat[k], scratch, M_hat[parent])
-        add_force_to_parent(A[k], eta[k], eta[parent])
+        rt_add_force_to_parent(rotations, origins, k, psi[j], W[c])
+        rt_add_inertia_to_parent(rotations, origins, k, M_hat[k], scratch, M_hat[parent])
+        rt_add_force_to_parent(rotations, origins, k, eta[k], eta[parent])
     for a in range(6):
         eta[parent, a] += W[c, a] * phi_hat[c] * gain[c]
         for b in range(6):
@@ -186,15 +185,17 @@ def inward_body(pm, members, i, phi, free, qdd, work) -> int:
 
 
 @kernel
-def outward_pass(pm, members, qdd, work) -> None:
-    """Eqs. 20-21 (kernel): qdd and mu outward, the roots' free-flyers solved inward."""
+def outward_pass(pm, members, rotations, origins, qdd, work) -> None:
+    """Eqs. 20-21 (kernel): qdd and mu outward (mu_i = A_i mu_p + p_i qdd_i, A_i applied
+    from the placements: spatial.rt_motion_to_child_into), the roots' free-flyers solved
+    inward."""
     body_int, body_vec, subspaces = pm.body_int, pm.body_vec, pm.subspace
-    A, W, mu, phi_hat, gain = work.A, work.W, work.mu, work.phi_hat, work.gain
+    W, mu, phi_hat, gain = work.W, work.mu, work.phi_hat, work.gain
     for i in range(body_int.shape[0]):
         parent, c = body_int[i, PARENT], body_int[i, COORD]
         if c < 0:
             if parent >= 0:
-                motion_to_child_into(A[i], mu[parent], mu[i])
+                rt_motion_to_child_into(rotations, origins, i, mu[parent], mu[i])
             continue
         if i != members[c, 0] or body_int[i, KIND] == FREE_KIND:
             continue
@@ -207,7 +208,7 @@ def outward_pass(pm, members, qdd, work) -> None:
             if k < 0:
                 break
             if parent >= 0:
-                motion_to_child_into(A[k], mu[parent], mu[k])
+                rt_motion_to_child_into(rotations, origins, k, mu[parent], mu[k])
             for a in range(6):
                 mu[k, a] += subspaces[k, a] * body_vec[k, SCALARS, MULTIPLIER] * acc
 
@@ -268,7 +269,7 @@ def bias_articulated_sample(pm, tree, loads, q, qd, zeros, b, s, t, solve) -> tu
     """One sample's forward dynamics by the ABA with its bias pass fused in (kernel, module
     docstring). Outward: the placements of q, the motion with qdd = 0 (``zeros``; -g at the
     base) and the passive forces and applied ``loads``, then each body's own wrench (the
-    inverse dynamics' steps, inverse.py: seed 000 eqs. 28-35, 39-41), and A_i, M^_i = M_i.
+    inverse dynamics' steps, inverse.py: seed 000 eqs. 28-35, 39-41), and M^_i = M_i.
     Inward, one pass for body i = n..1: its wrench, complete, added to its parent's (eqs.
     33-34, rnea.py), and where a coordinate's group is reduced, the bias force u' = p^T F
     (seed 002 eq. 16a with qdd = 0: u' = ID(q, qd, 0)) and phi = tau - u' (eq. 18) before
@@ -298,7 +299,7 @@ def bias_articulated_sample(pm, tree, loads, q, qd, zeros, b, s, t, solve) -> tu
     body_wrenches_sample(body_int, body_vec, pm.body_mat, motion, applied, wrenches)
     nb = body_int.shape[0]
     for i in range(nb):
-        start_body(rotations, origins, inertias, i, work)
+        start_body(inertias, i, work)
     for i in range(nb - 1, -1, -1):
         push_wrench(body_int, rotations, origins, wrenches, i)
         c = body_int[i, COORD]
@@ -320,22 +321,21 @@ def bias_articulated_sample(pm, tree, loads, q, qd, zeros, b, s, t, solve) -> tu
                     + dot(vec(wrenches, m, F), vec(body_vec, m, S_V)))
             bias[c] = u
             phi[c] = tau[c] - u
-        c = inward_body(pm, members, i, phi, free, qdd, work)
+        c = inward_body(pm, members, rotations, origins, i, phi, free, qdd, work)
         if c >= 0:
             return -1, c
-    outward_pass(pm, members, qdd, work)
+    outward_pass(pm, members, rotations, origins, qdd, work)
     return -1, -1
 
 
 @kernel(inline=True)
 def work_view(header, floats, k):
-    """The :class:`ArticulatedBodyWork` flattened (flat.py) at the header's rows k to k + 9,
+    """The :class:`ArticulatedBodyWork` flattened (flat.py) at the header's rows k to k + 8,
     as views (kernel)."""
     return ArticulatedBodyWork(
-        view3(floats, header, k), view3(floats, header, k + 1), view2(floats, header, k + 2),
-        view2(floats, header, k + 3), view2(floats, header, k + 4), view2(floats, header, k + 5),
-        view1(floats, header, k + 6), view1(floats, header, k + 7), view1(floats, header, k + 8),
-        view2(floats, header, k + 9))
+        view3(floats, header, k), view2(floats, header, k + 1), view2(floats, header, k + 2),
+        view2(floats, header, k + 3), view2(floats, header, k + 4), view1(floats, header, k + 5),
+        view1(floats, header, k + 6), view1(floats, header, k + 7), view2(floats, header, k + 8))
 
 
 class ArticulatedBodyData(AlgorithmData):
@@ -363,7 +363,7 @@ class ArticulatedBodyData(AlgorithmData):
         # the kernel's model arguments, built once
         self.constants = (flat_packed(self.tree.packed), self.tree.spatial_inertias, self.members)
         self.work = tuple(ArticulatedBodyWork(   # a plain tuple: the kernel's dispatch is faster
-            A=np.empty((nb, 6, 6)), M_hat=np.empty((nb, 6, 6)), eta=np.empty((nb, 6)),
+            M_hat=np.empty((nb, 6, 6)), eta=np.empty((nb, 6)),
             W=np.empty((n, 6)), mu=np.empty((nb, 6)), psi=np.empty((self.members.shape[1], 6)),
             m_hat=np.empty(n), phi_hat=np.empty(n), gain=np.empty(n), scratch=np.empty((6, 6))))
 
