@@ -4,9 +4,9 @@ H(q) qdd = phi in O(n), seed 002 eqs. 18-21, for :func:`~.forward.forward_dynami
 
 Seed 002's recursive solution of U D U^T qdd = phi (eqs. 18-21),
 i.e. the articulated-body algorithm of a system at rest without gravity with phi as joint
-input, written for a tree in body frames (spatial.py: A_i, p_i, M_i): after the bias pass
-(u' = ID(q, qd, 0): forward.py's module docstring), one inward recursion of the articulated inertias and one outward recursion of the
-accelerations. Inward, for i = n..1,
+input, written for a tree in body frames (spatial.py: A_i, p_i, M_i): one inward recursion
+of the articulated inertias and one outward recursion of the accelerations. Inward, for
+i = n..1,
 
     M^_i   = M_i + sum_{children j} A_j^T (M^_j - psi^_j psi^_j^T / m^_j) A_j     (19d)
     psi^_i = M^_i p_i,   m^_i = p_i^T psi^_i                                        (19c)
@@ -19,6 +19,21 @@ in phi)
     qdd_i = phi~_i - psi^_i^T A_i mu~_p / m^_i,   mu~_i = A_i mu~_p + p_i qdd_i      (21a-b)
 
 (eqs. 19c and 21a as extracted place the 1/m^_i and A_i in psi_i; it is the same product).
+
+**The bias pass fused in** (:func:`bias_articulated_sample`, forward_dynamics' and the
+simulator's route): phi = tau - u' with u' = ID(q, qd, 0) (forward.py's module docstring)
+takes no pass of its own. As Pinocchio's aba (Featherstone, RBDA table 7.1: pass 1 the
+velocities, velocity-product accelerations and bias forces, pass 2 the articulated inertias,
+pass 3 the accelerations), there are three sweeps: outward, the placements, the motion with
+qdd = 0 and -g at the base, and each body's own bias wrench (seed 000 eqs. 28-34's terms);
+inward, each body's wrench, complete once its children have added theirs, is added to its
+parent's (eqs. 33-34), its projection u'_i = p_i^T F_i gives phi_i, and eqs. 19a-d follow at
+the same body; outward, eqs. 20-21. Seed 002's split (F for the bias, eta for phi's
+propagation) is kept rather than Featherstone's single p^A = F + eta: the fused pass's bias
+forces and phi are bit-identical to the separate passes', and a re-solve with held
+coordinates (integrate.py's stops) reuses phi. The transforms A_i are applied from the
+placements (R, r) without building (6, 6) matrices (spatial.py's ``rt_`` functions; RBDA
+section 2.8): A_j^T M^ A_j as a blockwise rotation then a shift.
 Seed 002 writes the chain; on a tree each sum runs over the children. A fixed joint has no
 degree of freedom: M^ and eta pass to the parent unchanged, mu~_i = A_i mu~_p. A massless
 (virtual) body has M_i = 0; its m^_i is that of the bodies it carries, positive whenever
@@ -124,12 +139,15 @@ def articulated_body_sample(pm, inertias, members, rotations, origins, phi, free
 @kernel(inline=True)
 def start_body(inertias, i, work) -> None:
     """Body i's M^_i = M_i, eta_i = 0, mu_i = 0 (kernel), before the inward recursion."""
-    work.M_hat[i] = inertias[i]
-    work.eta[i] = 0.0
-    work.mu[i] = 0.0
+    M_hat, eta, mu = work.M_hat, work.eta, work.mu
+    for a in range(6):              # element by element: numba's slice assignments cost more
+        for b in range(6):
+            M_hat[i, a, b] = inertias[i, a, b]
+        eta[i, a] = 0.0
+        mu[i, a] = 0.0
 
 
-@kernel
+@kernel(inline=True)
 def inward_body(pm, members, rotations, origins, i, phi, free, qdd, work) -> int:
     """Eqs. 19a-d at body i (kernel), its children done: a body on a fixed joint passes
     M^_i and eta_i to its parent, a free-flyer root is solved (:func:`free_flyer_solve`),
@@ -162,14 +180,15 @@ def inward_body(pm, members, rotations, origins, i, phi, free, qdd, work) -> int
             for b in range(6):
                 acc += M_hat[k, a, b] * subspaces[k, b]
             psi[j, a] = m_k * acc
-        mass += m_k * np.dot(psi[j], subspaces[k])
-        effort -= m_k * np.dot(eta[k], subspaces[k])
+        mass += m_k * dot6(psi[j], subspaces[k])
+        effort -= m_k * dot6(eta[k], subspaces[k])
     if not mass > 0.0:
         return c
     m_hat[c], phi_hat[c], gain[c] = mass, effort, free[c] / mass
     if parent < 0:
         return -1
-    W[c] = 0.0
+    for a in range(6):
+        W[c, a] = 0.0
     for j in range(members.shape[1]):
         k = members[c, j]
         if k < 0:
@@ -201,7 +220,7 @@ def outward_pass(pm, members, rotations, origins, qdd, work) -> None:
             continue
         acc = phi_hat[c] * gain[c]
         if parent >= 0:
-            acc -= np.dot(W[c], mu[parent]) * gain[c]
+            acc -= dot6(W[c], mu[parent]) * gain[c]
         qdd[c] = acc
         for j in range(members.shape[1]):
             k = members[c, j]
@@ -211,6 +230,13 @@ def outward_pass(pm, members, rotations, origins, qdd, work) -> None:
                 rt_motion_to_child_into(rotations, origins, k, mu[parent], mu[k])
             for a in range(6):
                 mu[k, a] += subspaces[k, a] * body_vec[k, SCALARS, MULTIPLIER] * acc
+
+
+@kernel(inline=True)
+def dot6(a, b):
+    """a . b of two 6-vectors (kernel), in order: numba's np.dot calls BLAS, whose call
+    costs more than the six products."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
 @kernel

@@ -19,7 +19,7 @@ writes A_{i,i-1} in one common frame; here each body has its own, so A_i also ro
 from __future__ import annotations
 
 from ..jit import kernel
-from ..linalg import cross3, mat, vec
+from ..linalg import mat, mat_mul, vec
 from ..layout import IN_PARENT
 
 
@@ -85,7 +85,7 @@ def motion_to_child_into(A, v, out) -> None:
 # blockwise). A_i = [[E, 0], [-E [r]x, E]] with E = R^T, i.e. A_i = diag(E, E) T with
 # T = [[1, 0], [-[r]x, 1]].
 
-@kernel
+@kernel(inline=True)
 def rt_motion_to_child_into(rotations, origins, i, v, out) -> None:
     """``out = A_i v`` (eq. 11c): omega_i = R^T omega_p, v_i = R^T (v_p - r x omega_p)."""
     R = mat(rotations, i, IN_PARENT)
@@ -98,7 +98,7 @@ def rt_motion_to_child_into(rotations, origins, i, v, out) -> None:
         out[a + 3] = R[0][a] * u0 + R[1][a] * u1 + R[2][a] * u2
 
 
-@kernel
+@kernel(inline=True)
 def rt_add_force_to_parent(rotations, origins, i, f, out) -> None:
     """``out += A_i^T f``: f_p = R f, n_p = R n + r x f_p."""
     R = mat(rotations, i, IN_PARENT)
@@ -114,7 +114,7 @@ def rt_add_force_to_parent(rotations, origins, i, f, out) -> None:
     out[5] += g2
 
 
-@kernel
+@kernel(inline=True)
 def rt_add_inertia_to_parent(rotations, origins, i, M, scratch, out) -> None:
     """``out += A_i^T M A_i`` for a symmetric (6, 6) ``M`` (a rigid or articulated
     inertia), without A_i: N = diag(R, R) M diag(R^T, R^T) blockwise (N_ab = R M_ab R^T),
@@ -123,32 +123,54 @@ def rt_add_inertia_to_parent(rotations, origins, i, M, scratch, out) -> None:
         [[N11 - Q - Q^T - P [r]x, N12 + P], [(N12 + P)^T, N22]],
         Q = N12 [r]x,  P = [r]x N22,
 
-    about 250 multiplications against 432 for the two (6, 6) products. ``scratch``: a
-    (6, 6) work array (N, then the shifted blocks)."""
+    in 3x3 tuples (registers; numba indexes a tuple by a loop variable through a copy, so
+    every index here is a constant). ``scratch`` is unused (the signature of
+    :func:`add_inertia_to_parent`)."""
     R = mat(rotations, i, IN_PARENT)
     r = vec(origins, i, IN_PARENT)
-    N = scratch
-    for a0, b0 in ((0, 0), (0, 3), (3, 3)):            # N_ab = R (M_ab R^T), in N's block
-        for a in range(3):
-            for b in range(3):
-                N[a0 + a, b0 + b] = (M[a0 + a, b0] * R[b][0] + M[a0 + a, b0 + 1] * R[b][1]
-                                     + M[a0 + a, b0 + 2] * R[b][2])
-        for b in range(3):
-            t0, t1, t2 = N[a0, b0 + b], N[a0 + 1, b0 + b], N[a0 + 2, b0 + b]
-            for a in range(3):
-                N[a0 + a, b0 + b] = R[a][0] * t0 + R[a][1] * t1 + R[a][2] * t2
-    for b in range(3):                         # P = [r]x N22 by columns, in N's block 21
-        p = cross3(r, (N[3, 3 + b], N[4, 3 + b], N[5, 3 + b]))
-        N[3, b], N[4, b], N[5, b] = p[0], p[1], p[2]
-    # rows of Q = N12 [r]x and of S = P [r]x: a row y times [r]x is y x r
-    Q = (cross3((N[0, 3], N[0, 4], N[0, 5]), r), cross3((N[1, 3], N[1, 4], N[1, 5]), r),
-         cross3((N[2, 3], N[2, 4], N[2, 5]), r))
-    S = (cross3((N[3, 0], N[3, 1], N[3, 2]), r), cross3((N[4, 0], N[4, 1], N[4, 2]), r),
-         cross3((N[5, 0], N[5, 1], N[5, 2]), r))
-    for a in range(3):
-        for b in range(3):
-            out[a, b] += N[a, b] - Q[a][b] - Q[b][a] - S[a][b]
-            t = N[a, 3 + b] + N[3 + a, b]
-            out[a, 3 + b] += t
-            out[3 + b, a] += t
-            out[3 + a, 3 + b] += N[3 + a, 3 + b]
+    Rt = ((R[0][0], R[1][0], R[2][0]), (R[0][1], R[1][1], R[2][1]), (R[0][2], R[1][2], R[2][2]))
+    X = ((0.0, -r[2], r[1]), (r[2], 0.0, -r[0]), (-r[1], r[0], 0.0))     # [r]x
+    N11 = mat_mul(R, mat_mul(block(M, 0, 0), Rt))
+    N12 = mat_mul(R, mat_mul(block(M, 0, 3), Rt))
+    N22 = mat_mul(R, mat_mul(block(M, 3, 3), Rt))
+    P = mat_mul(X, N22)
+    Q = mat_mul(N12, X)
+    S = mat_mul(P, X)
+    T = ((N12[0][0] + P[0][0], N12[0][1] + P[0][1], N12[0][2] + P[0][2]),
+         (N12[1][0] + P[1][0], N12[1][1] + P[1][1], N12[1][2] + P[1][2]),
+         (N12[2][0] + P[2][0], N12[2][1] + P[2][1], N12[2][2] + P[2][2]))
+    add_block(out, 0, 0, (
+        (N11[0][0] - Q[0][0] - Q[0][0] - S[0][0], N11[0][1] - Q[0][1] - Q[1][0] - S[0][1],
+         N11[0][2] - Q[0][2] - Q[2][0] - S[0][2]),
+        (N11[1][0] - Q[1][0] - Q[0][1] - S[1][0], N11[1][1] - Q[1][1] - Q[1][1] - S[1][1],
+         N11[1][2] - Q[1][2] - Q[2][1] - S[1][2]),
+        (N11[2][0] - Q[2][0] - Q[0][2] - S[2][0], N11[2][1] - Q[2][1] - Q[1][2] - S[2][1],
+         N11[2][2] - Q[2][2] - Q[2][2] - S[2][2])))
+    add_block(out, 0, 3, T)
+    add_block(out, 3, 0, ((T[0][0], T[1][0], T[2][0]), (T[0][1], T[1][1], T[2][1]),
+                          (T[0][2], T[1][2], T[2][2])))
+    add_block(out, 3, 3, N22)
+
+
+@kernel(inline=True)
+def block(M, a0, b0):
+    """The 3x3 block of the (6, 6) array ``M`` at (a0, b0), as rows (kernel)."""
+    return ((M[a0, b0], M[a0, b0 + 1], M[a0, b0 + 2]),
+            (M[a0 + 1, b0], M[a0 + 1, b0 + 1], M[a0 + 1, b0 + 2]),
+            (M[a0 + 2, b0], M[a0 + 2, b0 + 1], M[a0 + 2, b0 + 2]))
+
+
+@kernel(inline=True)
+def add_block(out, a0, b0, B) -> None:
+    """``out[a0:a0 + 3, b0:b0 + 3] += B`` (kernel), B as rows."""
+    add_row(out, a0, b0, B[0])
+    add_row(out, a0 + 1, b0, B[1])
+    add_row(out, a0 + 2, b0, B[2])
+
+
+@kernel(inline=True)
+def add_row(out, a, b0, row) -> None:
+    """``out[a, b0:b0 + 3] += row`` (kernel)."""
+    out[a, b0] += row[0]
+    out[a, b0 + 1] += row[1]
+    out[a, b0 + 2] += row[2]
