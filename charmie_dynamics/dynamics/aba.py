@@ -153,8 +153,8 @@ def inward_body(pm, members, rotations, origins, i, phi, free, qdd, work) -> int
     M^_i and eta_i to its parent, a free-flyer root is solved (:func:`free_flyer_solve`),
     a coupled group is reduced at its first member. A_i^T M A_i and A_i^T f are applied
     from the placements (spatial.py: rt_add_inertia_to_parent, rt_add_force_to_parent;
-    Featherstone's RBDA table 7.1 applies its X^* I^A X the same way). Returns a coordinate
-    that moves no mass, or -1."""
+    RBDA table 7.1's X^T I^a X, which Pinocchio also applies blockwise). Returns a
+    coordinate that moves no mass, or -1."""
     body_int, body_vec, subspaces = pm.body_int, pm.body_vec, pm.subspace
     M_hat, eta, W, mu = work.M_hat, work.eta, work.W, work.mu
     psi, m_hat, phi_hat, gain, scratch = (work.psi, work.m_hat, work.phi_hat, work.gain,
@@ -162,7 +162,7 @@ def inward_body(pm, members, rotations, origins, i, phi, free, qdd, work) -> int
     parent, c = body_int[i, PARENT], body_int[i, COORD]
     if c < 0:
         if parent >= 0:
-            rt_add_inertia_to_parent(rotations, origins, i, M_hat[i], scratch, M_hat[parent])
+            rt_add_inertia_to_parent(rotations, origins, i, M_hat[i], M_hat[parent])
             rt_add_force_to_parent(rotations, origins, i, eta[i], eta[parent])
         return -1
     if body_int[i, KIND] == FREE_KIND:      # a root: solved now, mu_i = S qdd
@@ -194,7 +194,7 @@ def inward_body(pm, members, rotations, origins, i, phi, free, qdd, work) -> int
         if k < 0:
             break
         rt_add_force_to_parent(rotations, origins, k, psi[j], W[c])
-        rt_add_inertia_to_parent(rotations, origins, k, M_hat[k], scratch, M_hat[parent])
+        rt_add_inertia_to_parent(rotations, origins, k, M_hat[k], M_hat[parent])
         rt_add_force_to_parent(rotations, origins, k, eta[k], eta[parent])
     for a in range(6):
         eta[parent, a] += W[c, a] * phi_hat[c] * gain[c]

@@ -81,7 +81,7 @@ def motion_to_child_into(A, v, out) -> None:
 
 # The same three operations without the (6, 6) A_i, from R = R^{p}_{i} and r = r^{p}_{i}
 # (forward kinematics' placements) directly, as Pinocchio applies its SE3 actions
-# (Featherstone, RBDA, table 2.5 / section 2.8: a transform X = rot(E) xlt(r) applied
+# (Featherstone, RBDA, section 2.8: a transform X = rot(E) xlt(r) applied
 # blockwise). A_i = [[E, 0], [-E [r]x, E]] with E = R^T, i.e. A_i = diag(E, E) T with
 # T = [[1, 0], [-[r]x, 1]].
 
@@ -115,7 +115,7 @@ def rt_add_force_to_parent(rotations, origins, i, f, out) -> None:
 
 
 @kernel(inline=True)
-def rt_add_inertia_to_parent(rotations, origins, i, M, scratch, out) -> None:
+def rt_add_inertia_to_parent(rotations, origins, i, M, out) -> None:
     """``out += A_i^T M A_i`` for a symmetric (6, 6) ``M`` (a rigid or articulated
     inertia), without A_i: N = diag(R, R) M diag(R^T, R^T) blockwise (N_ab = R M_ab R^T),
     then the shift T^T N T,
@@ -124,8 +124,8 @@ def rt_add_inertia_to_parent(rotations, origins, i, M, scratch, out) -> None:
         Q = N12 [r]x,  P = [r]x N22,
 
     in 3x3 tuples (registers; numba indexes a tuple by a loop variable through a copy, so
-    every index here is a constant). ``scratch`` is unused (the signature of
-    :func:`add_inertia_to_parent`)."""
+    every index here is a constant): about 250 multiplications against 432 for the two
+    (6, 6) products of :func:`add_inertia_to_parent`."""
     R = mat(rotations, i, IN_PARENT)
     r = vec(origins, i, IN_PARENT)
     Rt = ((R[0][0], R[1][0], R[2][0]), (R[0][1], R[1][1], R[2][1]), (R[0][2], R[1][2], R[2][2]))
