@@ -51,8 +51,16 @@ def tree_backward_pass_sample(body_int, body_vec, body_mat, rotations, origins, 
                               external, wrenches) -> None:
     """Eqs. 33-34 for one sample (kernel); ``external`` (nb, 2, 3) holds the external
     wrench [n; f] on each body (body frame, about its origin; slots N, F)."""
-    nb = body_int.shape[0]
-    for i in range(nb):
+    body_wrenches_sample(body_int, body_vec, body_mat, motion, external, wrenches)
+    for i in range(body_int.shape[0] - 1, -1, -1):
+        push_wrench(body_int, rotations, origins, wrenches, i)
+
+
+@kernel
+def body_wrenches_sample(body_int, body_vec, body_mat, motion, external, wrenches) -> None:
+    """Each body's own terms of eqs. 33-34 (kernel): m_i a_Ci - f_ext,i and
+    I_i omegad_i + omega_i x (I_i omega_i) + c_i x m_i a_Ci - n_ext,i, into ``wrenches``."""
+    for i in range(body_int.shape[0]):
         m = body_vec[i, SCALARS, MASS]
         I = mat(body_mat, i, INERTIA)
         w = vec(motion, i, W)
@@ -61,10 +69,14 @@ def tree_backward_pass_sample(body_int, body_vec, body_mat, rotations, origins, 
                 cross3(vec(body_vec, i, COM), f))
         store(wrenches, i, F, sub(f, vec(external, i, F)))
         store(wrenches, i, N, sub(n, vec(external, i, N)))
-    for i in range(nb - 1, -1, -1):
-        p = body_int[i, PARENT]
-        if p < 0:
-            continue
+
+
+@kernel(inline=True)
+def push_wrench(body_int, rotations, origins, wrenches, i) -> None:
+    """The sums of eqs. 33-34 for body i (kernel): its wrench, complete, added to its
+    parent's, R_ij f_j and R_ij n_j + r_ij x R_ij f_j; nothing for a root."""
+    p = body_int[i, PARENT]
+    if p >= 0:
         R = mat(rotations, i, IN_PARENT)
         fp = mat_vec(R, vec(wrenches, i, F))
         accumulate(wrenches, p, F, fp)

@@ -35,12 +35,13 @@ from ..jit import kernel
 from ..kinematics.indirect import input_jacobians_sample
 from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..model.packed import unflat_packed
+from ..flat import flatten, view1, view2, view3
+from ..model.packed import PackedModel, packed_model_view
 from ..dynamics.actuation import actuator_space, joint_efforts_from_inputs, joint_efforts_from_inputs_sample
 from ..dynamics.aba import (ArticulatedBodyData, ArticulatedBodyWork, articulated_body_sample,
-                  bias_articulated_sample)
+                            bias_articulated_sample, work_view)
 from .integrate import INTEGRATORS, EffortFunction, coordinate_limits
-from ..dynamics.inverse import InverseDynamicsBuffers, inverse_dynamics_buffers
+from ..dynamics.inverse import InverseDynamicsBuffers, buffers_view, inverse_dynamics_buffers
 
 EULER, RK4 = 0, 1       # the kernel's integrators, in INTEGRATORS order
 
@@ -164,17 +165,43 @@ def held_steps_sample(pm, tree, buffers, held, limits, stepping, q, qd) -> int:
     return steps
 
 
+# the header rows (flat.py) of _held_steps' arrays, in HeldStepData's order
+_INERTIAS = len(PackedModel._fields)
+_MEMBERS, _INVERSE = _INERTIAS + 1, _INERTIAS + 2
+_ARTICULATED = _INVERSE + len(InverseDynamicsBuffers._fields)
+_WORK = _ARTICULATED + len(ArticulatedBodyWork._fields)
+_HELD = _WORK + len(HeldStepWork._fields)
+_STATE = _HELD + len(HeldInput._fields)
+
+
 @kernel
-def _held_steps(constants, buffers, held, limits, stepping, q, qd) -> int:
-    """:func:`held_steps_sample` with the plain tuples of the Python side named (the
-    dispatch cost: see inverse.py's kernel): ``constants`` = (the packed model, inertias,
-    members), ``buffers`` = (inverse dynamics, ABA work, step work)."""
-    model, inertias, members = constants
-    inverse, articulated, work = buffers
-    return held_steps_sample(unflat_packed(model), (inertias, members),
-                             (InverseDynamicsBuffers(*inverse), ArticulatedBodyWork(*articulated),
-                              HeldStepWork(*work)),
-                             HeldInput(*held), limits, stepping, q, qd)
+def _held_steps(header, ints, floats, limits, stepping) -> int:
+    """:func:`held_steps_sample` on the arrays of :class:`HeldStepData`, flattened (flat.py:
+    one call checks 3 arrays, not 50; the kernels' convention, docs/architecture.md) and
+    named here: the packed model, inertias and members, the inverse dynamics' buffers, the
+    ABA's work, the step's work, the held input and the state q, qd (written back)."""
+    w = held_work_view(header, ints, floats, _WORK)
+    held = HeldInput(view1(floats, header, _HELD), view1(floats, header, _HELD + 1),
+                     view1(floats, header, _HELD + 2), view1(floats, header, _HELD + 3),
+                     view1(floats, header, _HELD + 4), view1(floats, header, _HELD + 5))
+    return held_steps_sample(packed_model_view(header, ints, floats, 0),
+                             (view3(floats, header, _INERTIAS), view2(ints, header, _MEMBERS)),
+                             (buffers_view(header, floats, _INVERSE),
+                              work_view(header, floats, _ARTICULATED), w),
+                             held, limits, stepping, view1(floats, header, _STATE),
+                             view1(floats, header, _STATE + 1))
+
+
+@kernel(inline=True)
+def held_work_view(header, ints, floats, k):
+    """The :class:`HeldStepWork` flattened at the header's rows k to k + 13, as views
+    (kernel)."""
+    return HeldStepWork(
+        view1(floats, header, k), view1(floats, header, k + 1), view1(floats, header, k + 2),
+        view1(floats, header, k + 3), view1(floats, header, k + 4), view1(floats, header, k + 5),
+        view1(floats, header, k + 6), view2(floats, header, k + 7), view2(floats, header, k + 8),
+        view2(floats, header, k + 9), view1(floats, header, k + 10),
+        view1(floats, header, k + 11), view1(ints, header, k + 12), view3(floats, header, k + 13))
 
 
 def compiled_step_reason(model: Model, dynamics: str = "aba") -> Optional[str]:
@@ -189,10 +216,13 @@ def compiled_step_reason(model: Model, dynamics: str = "aba") -> Optional[str]:
 
 class HeldStepData(AlgorithmData):
     """Buffers of :func:`held_input_steps` for one model (one state, ``lead`` ()), on its
-    moving tree as forward_dynamics' ABA: the bias forces' inverse dynamics (efforts only),
-    the ABA's work arrays, the step's
-    (:class:`HeldStepWork`) and the state, ``q`` and ``qd`` (n,), returned as ``state``.
-    ValueError for a model the compiled step cannot run (:func:`compiled_step_reason`)."""
+    moving tree as forward_dynamics' ABA: the packed model, the bias forces' inverse
+    dynamics (efforts only), the ABA's work arrays, the step's (:class:`HeldStepWork`), the
+    held input (:class:`HeldInput`: ``effort`` and ``smoothing`` written at each call) and
+    the state, ``q`` and ``qd`` (n,), returned as ``state``: all flattened once into
+    ``header``, ``ints`` and ``floats`` (flat.py), the kernel's three arrays, of which the
+    named ones are views. ValueError for a model the compiled step cannot run
+    (:func:`compiled_step_reason`)."""
 
     def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
         reason = compiled_step_reason(model)
@@ -204,20 +234,23 @@ class HeldStepData(AlgorithmData):
         super().__init__(model, lead)
         n = model.n_coordinates
         tree = model.compiled.moving_tree        # the ABA's route (forward.py)
-        self.inverse = tuple(inverse_dynamics_buffers(model, tree.n_bodies, 1, "efforts"))
-        self.articulated = ArticulatedBodyData(model, (), tree)
-        self.work = tuple(HeldStepWork(
+        articulated = ArticulatedBodyData(model, (), tree)
+        work = HeldStepWork(
             *(np.empty(n) for _ in range(5)), np.zeros(n), np.empty(n), np.empty((4, n)),
             np.empty((3, n)), np.empty((3, n)), np.empty(n), np.empty(n),
-            np.empty(0, dtype=np.int64), np.zeros((0, 4, 3))))
+            np.empty(0, dtype=np.int64), np.zeros((0, 4, 3)))
         space = actuator_space(model)
-        self.constants = (np.ascontiguousarray(space.viscous, dtype=float),
-                          np.ascontiguousarray(space.coulomb, dtype=float),
-                          *(np.array(b) for b in coordinate_limits(model)))
-        self.effort = np.empty(n)
-        self.smoothing = np.empty(n)
-        self.q = np.empty(n)
-        self.qd = np.empty(n)
+        held = HeldInput(np.zeros(n), np.zeros(n), np.asarray(space.viscous, dtype=float),
+                         np.asarray(space.coulomb, dtype=float),
+                         *(np.array(b, dtype=float) for b in coordinate_limits(model)))
+        # _held_steps' arguments, flattened once (flat.py); the held input and the state are
+        # views of the float buffer, written before each call
+        self.header, self.ints, self.floats, views = flatten(
+            [*tree.packed, tree.spatial_inertias, articulated.members,
+             *inverse_dynamics_buffers(model, tree.n_bodies, 1, "efforts"), *articulated.work,
+             *work, *held, np.zeros(n), np.zeros(n)])
+        self.effort, self.smoothing = views[_HELD], views[_HELD + 1]
+        self.q, self.qd = views[_STATE], views[_STATE + 1]
         self.state = (self.q, self.qd)
 
 
@@ -254,8 +287,5 @@ def held_input_steps(model: Model, q: np.ndarray, qd: np.ndarray, effort: np.nda
     for target, a in zip((data.q, data.qd, data.effort, data.smoothing), arrays):
         if target is not a:
             target[...] = a
-    viscous, coulomb, lower, upper = data.constants
-    held = (data.effort, data.smoothing, viscous, coulomb, lower, upper)
-    return _held_steps(data.articulated.constants,
-                       (data.inverse, data.articulated.work, data.work), held, bool(limits),
-                       (float(dt), INTEGRATORS.index(method), int(steps)), data.q, data.qd)
+    return _held_steps(data.header, data.ints, data.floats, bool(limits),
+                       (float(dt), INTEGRATORS.index(method), int(steps)))
