@@ -143,7 +143,8 @@ def test_singular_inputs_raise_the_same_errors():
     """The five-bar's elbows moved apart until its loop is singular and then cannot close,
     and a NaN input: wherever the numpy solve raises, the compiled one raises the same
     error, word for word (condition number, no convergence, non-finite values, a jump too
-    far to follow, both cranks followed to 200 deg across the stretched elbows' singular
+    far to follow (1e18 too: numba's ceil of 1e18 / 0.05 wrapped, and the kernel tried one
+    Newton solve instead), both cranks followed to 200 deg across the stretched elbows' singular
     configuration: a change of assembly branch)."""
     chain = ClosedChain.build(model_of("five_bar"))
     embedding = Embedding(chain)
@@ -152,7 +153,8 @@ def test_singular_inputs_raise_the_same_errors():
     t1 = np.radians(85.0)
     for x in [np.array([t1, elbow_angle(t1, gap)]) for gap in (0.1, 0.15, None)] + [
             x0 + np.array([d, -d]) for d in np.linspace(0.0, 3.0, 7)] + [
-            np.array([np.nan, 0.0]), x0 + 12.0, np.radians([200.0, 200.0])]:
+            np.array([np.nan, 0.0]), x0 + 12.0, np.array([1e18, 0.5]),
+            np.array([0.5, 1e300]), np.radians([200.0, 200.0])]:
         try:
             q = chain.state(x, np.zeros(2), np.zeros(2))[0]
         except LoopSingularityError as numpy_error:

@@ -470,10 +470,10 @@ def positions_sample(pm, lp, x, start, follow, b):
             elif d > jump:
                 jump = d
         if finite:
-            ratio = math.ceil(jump / lp.settings[SET_STEP])
-            if ratio > lp.settings[SET_STEPS]:       # compared before int(): 1e18 / 0.05 wraps
-                return TOO_FAR, -1, jump
-            steps = int(ratio)
+            ratio = jump / lp.settings[SET_STEP]
+            if ratio > lp.settings[SET_STEPS]:       # as floats: numba's ceil is an int64,
+                return TOO_FAR, -1, jump             # which wraps beyond 9.2e18 (1e18 / 0.05)
+            steps = int(math.ceil(ratio))
             for s in range(1, steps):
                 f = s / steps
                 for k in range(ni):
