@@ -341,6 +341,15 @@ def test_a_non_finite_input_is_named_not_taken_for_a_singularity(max_jump):
                                                      rf"theta1_2 = {bad}; expected finite"):
                 evaluator(*given)
             np.testing.assert_array_equal(evaluator(x, xd, xdd).efforts, expected)
+    # far from the assembled configuration (more than max_jump), the warm start is kept too
+    # (a NaN rate reset it to the assembled configuration: the next inputs became jumps)
+    far = x + np.radians([40.0, 30.0])
+    for step in np.linspace(0.0, 1.0, 9):
+        evaluator(x + step * (far - x), xd, xdd)
+    expected = evaluator(far, xd, xdd).efforts.copy()
+    with pytest.raises(NonFiniteInput):
+        evaluator(far, np.array([math.nan, 0.0]), xdd)
+    np.testing.assert_array_equal(evaluator(far, xd, xdd).efforts, expected)
     if max_jump == math.inf:
         xs, xds, xdds = (np.stack([a, a]) for a in (x, xd, xdd))
         xds[1, 0] = math.nan

@@ -68,17 +68,6 @@ def add_force_to_parent(A, f, out) -> None:
         out[b] += acc
 
 
-@kernel
-def motion_to_child_into(A, v, out) -> None:
-    """``out = A v``: a parent-frame twist or twist rate (6,) carried to the child (seed 002
-    eq. 11c)."""
-    for a in range(6):
-        acc = 0.0
-        for k in range(6):
-            acc += A[a, k] * v[k]
-        out[a] = acc
-
-
 # The same three operations without the (6, 6) A_i, from R = R^{p}_{i} and r = r^{p}_{i}
 # (forward kinematics' placements) directly, as Pinocchio applies its SE3 actions
 # (Featherstone, RBDA, section 2.8: a transform X = rot(E) xlt(r) applied

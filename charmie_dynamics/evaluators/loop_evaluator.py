@@ -335,14 +335,16 @@ class LoopEvaluator:
         with _quiet():
             stage, status, group, value = self._run(x, xd, xdd, self.last_solution, gravity_only)
             if stage == EMBEDDING:
+                non_finite = self._non_finite(given, xd, xdd)
+                if non_finite is not None:      # the input's fault: the warm start is kept
+                    raise non_finite
                 # the path from the last solution crosses a singularity, or the last solution
                 # is one the loops cannot be solved from: back to the branch the model
                 # assembled on (bounded: only within max_jump of it; else the next inputs
                 # start from there)
                 if self._distance(x, chain.assembled) > self.max_jump:
                     self.last_solution = chain.assembled.copy()
-                    raise self._non_finite(given, xd, xdd) or self.embedding.error(status, group,
-                                                                               value)
+                    raise self.embedding.error(status, group, value)
                 stage, status, group, value = self._run(x, xd, xdd, chain.assembled,
                                                         gravity_only)
         if stage != DONE:
@@ -384,9 +386,10 @@ class LoopEvaluator:
         call, each warm-started from the last sample's solution as successive calls are
         (an evaluator with an unbounded ``max_jump``): the coordinates, efforts,
         multipliers and Newton-Raphson iterations of every sample. A sample that cannot be
-        evaluated raises :class:`PathError` (a :class:`LoopSingularityError`) or
-        :class:`NonFiniteLoads` naming its index; the samples before it are in the
-        error's ``result``. The evaluator's buffers then hold the last sample's loads."""
+        evaluated raises :class:`PathError` (a :class:`LoopSingularityError`; the samples
+        before it are in the error's ``result``), :class:`NonFiniteInput` (a NaN or
+        infinite value of it) or :class:`NonFiniteLoads`, naming its index. The evaluator's
+        buffers then hold the last sample's loads."""
         if math.isfinite(self.max_jump):
             raise ValueError("path: an evaluator with an unbounded max_jump, got "
                              f"{self.max_jump:g}")
@@ -426,7 +429,10 @@ class LoopEvaluator:
 
     def _bounded(self, x: np.ndarray) -> np.ndarray:
         """``x`` with its unlimited revolute coordinates nearest the last solution (mod 2 pi);
-        :class:`LoopJumpError` after moving the solution ``max_jump`` toward a farther one."""
+        :class:`LoopJumpError` after moving the solution ``max_jump`` toward a farther one.
+        A non-finite ``x`` is returned as it is: the solve fails on it and names it."""
+        if not np.all(np.isfinite(x)):
+            return x
         given = x
         jump = _wrapped_jump(x, self.last_solution, self._independent, self._wraps,
                              self._wrapped)

@@ -139,7 +139,7 @@ def _loop_poses(model: Model, args: argparse.Namespace, bodies: list[int]
         trajectory, source = node_motion(model, name, args.dt), f"motion '{name}'"
     try:
         drawn = loop_motion_poses(evaluator, trajectory, bodies, args.marker_scale)
-    except (LoopSingularityError, NonFiniteLoads) as exc:
+    except (LoopSingularityError, NonFiniteLoads, MechanismRangeError) as exc:
         k = exc.sample
         raise InputError(f"{source}: sample {k} (t = {trajectory.t[k]:.6g} s): {exc}") from None
     return drawn, trajectory.t, source

@@ -21,6 +21,7 @@ from ..evaluators.loop_evaluator import LoopEvaluator, LoopSingularityError
 from ..export.urdf import _AUX_COLOURS, AUX_RADIUS, rpy_to_matrix, urdf_from_model
 from ..kinematics import forward_kinematics, resolve_state
 from ..kinematics.forward import Placements
+from ..kinematics.indirect import MechanismRangeError
 from ..mechanisms.auxiliary import auxiliary_segments, segment_names
 from ..model.model import Model
 from ..model.rotations import quaternions
@@ -141,15 +142,15 @@ def loop_motion_poses(evaluator: LoopEvaluator, trajectory: Trajectory,
     coordinates, in ``evaluator.input_names`` order) drawn closed: each sample evaluated as
     the dynamics node evaluates it (the loops solved warm-started from the last sample, the
     arrows' joint forces with the cut joints' constraint wrenches). A sample the evaluator
-    refuses raises its error (:class:`LoopSingularityError`, :class:`NonFiniteLoads`) with
-    its index in ``sample``."""
+    refuses raises its error (:class:`LoopSingularityError`, :class:`NonFiniteLoads`,
+    :class:`MechanismRangeError`) with its index in ``sample``."""
     model, k = evaluator.model, len(trajectory.t)
     q = np.empty((k, model.n_coordinates))
     arrows = np.empty((k, len(wrench_bodies), 2, 3))
     for i in range(k):
         try:
             out = evaluator(trajectory.x[i], trajectory.xd[i], trajectory.xdd[i])
-        except (LoopSingularityError, NonFiniteLoads) as exc:
+        except (LoopSingularityError, NonFiniteLoads, MechanismRangeError) as exc:
             exc.sample = i
             raise
         q[i] = out.state.q

@@ -352,8 +352,9 @@ def finite_rows(lp, g, values) -> bool:
 def newton_group(pm, lp, g, b, record):
     """Algorithm 2 on group ``g``'s dependent coordinates from b.q (embedding.ClosedChain.
     _newton); (status, value): the condition number (SINGULAR, NON_FINITE), max |Phi|
-    (NO_CONVERGENCE) or inf (BRANCH: off the branch of b.reference). ``record``: the condition numbers go into b.condition, the iterations
-    and residual into b.iterations[g], b.residual[g]."""
+    (NO_CONVERGENCE) or inf (BRANCH: off the branch of b.reference). ``record``: the
+    condition numbers go into b.condition, the iterations and residual into b.iterations[g],
+    b.residual[g]."""
     tolerance = lp.settings[SET_TOLERANCE]
     max_iterations = int(lp.settings[SET_MAX_ITERATIONS])
     r0, r1 = lp.group_rows[g], lp.group_rows[g + 1]

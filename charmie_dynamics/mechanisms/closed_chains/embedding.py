@@ -290,10 +290,12 @@ class ClosedChain:
     def _check_branch(self, start: np.ndarray, J: np.ndarray, cols: tuple, label: str) -> None:
         """The solution on the start's assembly branch: det(J_0^T J), with J_0 the Jacobian
         of the solved coordinates at the start and J at the solution, is positive at the start
-        (a Gram determinant) and changes sign only where J loses rank between the two. A step
+        (a Gram determinant) and changes sign where J loses rank between the two (for a
+        square J, or redundant rows that vanish identically, only there). A step
         of the independent coordinates across a singular configuration (the five-bar's
         stretched distal links) lands Newton-Raphson on the other branch with every row
-        satisfied: refused as a singularity, however the inputs are spaced."""
+        satisfied: refused as a singularity, however far apart the inputs (the two ends of
+        one step are compared: two crossings within one step cancel)."""
         if not np.linalg.det(start.T @ J) > 0.0:
             names = ", ".join(self.model.coordinate_names[c] for c in cols)
             raise LoopSingularityError(

@@ -201,9 +201,11 @@ class ParallelMechanism:
 
     def _task_jacobian(self, lb: Limb, q: np.ndarray, J_x: np.ndarray, report: LimbReport
                        ) -> tuple[np.ndarray, np.ndarray]:
-        """(J_T, G) at q, a solution of the limb's loops; LoopSingularityError above the
-        limit. G by the limb's compiled embedding (compiled.py, equal to
-        ``ClosedChain.velocity_map`` to rounding), whose solve from q takes no iteration."""
+        """(J_T, G) at q; LoopSingularityError above the limit. G by the limb's compiled
+        embedding (compiled.py, equal to ``ClosedChain.velocity_map`` to rounding) at its
+        solve from q: q must close the limb's loops (the assembled configuration, a solution
+        of algorithm 2 or 3, a previous sample's solution), else G is taken at the
+        configuration that closes them and the solve's errors are raised."""
         zero = np.zeros(len(lb.loops.independent))
         G = embedding_of(lb.loops).state(q[lb.loops.independent], zero, zero, q, False).G
         J_T = J_x @ G[:, lb.columns]
