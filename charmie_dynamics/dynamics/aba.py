@@ -136,7 +136,7 @@ def articulated_body_sample(pm, inertias, members, rotations, origins, phi, free
     return -1
 
 
-@kernel(inline=True)
+@kernel
 def start_body(inertias, i, work) -> None:
     """Body i's M^_i = M_i, eta_i = 0, mu_i = 0 (kernel), before the inward recursion."""
     M_hat, eta, mu = work.M_hat, work.eta, work.mu
@@ -147,7 +147,7 @@ def start_body(inertias, i, work) -> None:
         mu[i, a] = 0.0
 
 
-@kernel(inline=True)
+@kernel
 def inward_body(pm, members, rotations, origins, i, phi, free, qdd, work) -> int:
     """Eqs. 19a-d at body i (kernel), its children done: a body on a fixed joint passes
     M^_i and eta_i to its parent, a free-flyer root is solved (:func:`free_flyer_solve`),

@@ -71,7 +71,7 @@ def body_wrenches_sample(body_int, body_vec, body_mat, motion, external, wrenche
         store(wrenches, i, N, sub(n, vec(external, i, N)))
 
 
-@kernel(inline=True)
+@kernel
 def push_wrench(body_int, rotations, origins, wrenches, i) -> None:
     """The sums of eqs. 33-34 for body i (kernel): its wrench, complete, added to its
     parent's, R_ij f_j and R_ij n_j + r_ij x R_ij f_j; nothing for a root."""

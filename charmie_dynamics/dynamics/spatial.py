@@ -74,7 +74,7 @@ def add_force_to_parent(A, f, out) -> None:
 # blockwise). A_i = [[E, 0], [-E [r]x, E]] with E = R^T, i.e. A_i = diag(E, E) T with
 # T = [[1, 0], [-[r]x, 1]].
 
-@kernel(inline=True)
+@kernel
 def rt_motion_to_child_into(rotations, origins, i, v, out) -> None:
     """``out = A_i v`` (eq. 11c): omega_i = R^T omega_p, v_i = R^T (v_p - r x omega_p)."""
     R = mat(rotations, i, IN_PARENT)
@@ -87,7 +87,7 @@ def rt_motion_to_child_into(rotations, origins, i, v, out) -> None:
         out[a + 3] = R[0][a] * u0 + R[1][a] * u1 + R[2][a] * u2
 
 
-@kernel(inline=True)
+@kernel
 def rt_add_force_to_parent(rotations, origins, i, f, out) -> None:
     """``out += A_i^T f``: f_p = R f, n_p = R n + r x f_p."""
     R = mat(rotations, i, IN_PARENT)
@@ -103,7 +103,7 @@ def rt_add_force_to_parent(rotations, origins, i, f, out) -> None:
     out[5] += g2
 
 
-@kernel(inline=True)
+@kernel
 def rt_add_inertia_to_parent(rotations, origins, i, M, out) -> None:
     """``out += A_i^T M A_i`` for a symmetric (6, 6) ``M`` (a rigid or articulated
     inertia), without A_i: N = diag(R, R) M diag(R^T, R^T) blockwise (N_ab = R M_ab R^T),
