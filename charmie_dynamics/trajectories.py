@@ -303,3 +303,12 @@ def from_csv(model: Model, path: str, max_bytes: int = DEFAULT_MAX_BYTES,
         raise TrajectoryFileError(f"{path}: row {bad.sample + 2}, column {column}{origin}: "
                                   f"{bad.value:.6g} {bad.why}")
     return traj
+
+
+def inputs_from_csv(model: Model, path: str, inputs: Sequence[str],
+                    check_position_limits: bool = False) -> Trajectory:
+    """:func:`from_csv` of a file that gives only ``inputs`` (a model with loops: its
+    independent coordinates): the trajectory of those inputs alone, in that order."""
+    full = from_csv(model, path, check_position_limits=check_position_limits, columns=inputs)
+    cols = [model.input_names.index(n) for n in inputs]
+    return Trajectory(full.t, full.x[:, cols], full.xd[:, cols], full.xdd[:, cols])

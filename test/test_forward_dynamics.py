@@ -238,6 +238,17 @@ def test_a_coordinate_without_mass_is_singular():
         forward_dynamics(model, np.zeros(2), np.zeros(2), np.zeros(2), "aba")
 
 
+def test_a_nan_configuration_is_named_as_such():
+    """A NaN in q fails the ABA's mass check (and CHARMIE's balancer reach): the error names
+    the configuration, not a coordinate without mass or a lever that cannot reach."""
+    for model, k in ((load_model(EXAMPLES["puma"]), 2), (load_model(CHARMIE), 0)):
+        q, zeros = np.zeros(model.nq), np.zeros(model.n_coordinates)
+        q[k] = np.nan
+        with pytest.raises(np.linalg.LinAlgError, match=rf"^q: NaN or infinite configuration "
+                                                        rf"of {model.name}, expected finite"):
+            forward_dynamics(model, q, zeros, zeros, "aba")
+
+
 def test_bad_arguments():
     model = load_model(EXAMPLES["puma"])
     with pytest.raises(ValueError, match="method: got 'lu'"):

@@ -371,15 +371,17 @@ def test_a_huge_jump_names_max_loop_jump_and_the_coordinate():
         evaluator(x + np.array([1e18, 0.0]), xd, xdd)
 
 
-@pytest.mark.parametrize("value", [math.nan, -1.0, 0.0, "1", True])
-def test_evaluator_for_refuses_a_max_loop_jump_not_above_zero(five_bar, value):
-    """max_loop_jump NaN, negative, zero or not a number: MaxJumpError naming the argument
-    and its range, for a tree as for a loop model (NaN was taken: every jump compared
-    False, unbounded); inf and a positive number are taken."""
+@pytest.mark.parametrize("value", [math.nan, -1.0, 0.0, 1e-300, 9.99e-7, "1", True])
+def test_evaluator_for_refuses_a_max_loop_jump_below_its_floor(five_bar, value):
+    """max_loop_jump NaN, negative, zero, below 1e-6 (1e-300 refused the evaluator's own
+    first call) or not a number: MaxJumpError naming the argument and its range, for a tree
+    as for a loop model (NaN was taken: every jump compared False, unbounded); inf, 1e-6
+    and a positive number are taken."""
     for model in (five_bar.model, load_model(CHARMIE)):
-        with pytest.raises(MaxJumpError, match=rf"^max_loop_jump = .*, expected a number > 0 "
-                                               rf"\(rad or m; inf: unbounded\)$"):
+        with pytest.raises(MaxJumpError, match=rf"^max_loop_jump = .*, expected a number >= "
+                                               rf"1e-06 \(rad or m; inf: unbounded\)$"):
             evaluator_for(model, max_loop_jump=value)
     with pytest.raises(MaxJumpError, match="^max_jump = "):
         LoopEvaluator(five_bar.model, max_jump=value)
     assert evaluator_for(five_bar.model, max_loop_jump=0.25).max_jump == 0.25
+    assert LoopEvaluator(five_bar.model, max_jump=1e-6).max_jump == 1e-6

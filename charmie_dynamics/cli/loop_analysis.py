@@ -41,7 +41,7 @@ from ..kinematics.forward import forward_kinematics, point_positions
 from ..kinematics.limits import POSITION_TOLERANCE
 from ..mechanisms.closed_chains import ClosedChain
 from ..model.model import Model
-from ..trajectories import EQ35, EQ36, from_csv, sine_ramp
+from ..trajectories import EQ35, EQ36, inputs_from_csv, sine_ramp
 from .platform_analysis import platform_analysis
 from .plots import plot_paths, plot_series
 
@@ -101,11 +101,9 @@ def trajectory_analysis(model: Model, path: str, check_position_limits: bool,
     """A trajectory CSV of the loops' independent coordinates (``from_csv`` with those
     columns only: the dependent ones are solved) evaluated sample by sample."""
     evaluator = LoopEvaluator(model, payloads)
-    traj = from_csv(model, path, check_position_limits=check_position_limits,
-                    columns=evaluator.input_names)
-    cols = [model.input_names.index(n) for n in evaluator.input_names]
-    return _torques(evaluator, traj.t, traj.x[:, cols], traj.xd[:, cols], traj.xdd[:, cols],
-                    f"--trajectory {path}", check_position_limits)
+    traj = inputs_from_csv(model, path, evaluator.input_names, check_position_limits)
+    return _torques(evaluator, traj.t, traj.x, traj.xd, traj.xdd, f"--trajectory {path}",
+                    check_position_limits)
 
 
 def dependent_limits(chain: ClosedChain, t: np.ndarray, q: np.ndarray) -> str:

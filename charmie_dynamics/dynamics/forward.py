@@ -57,9 +57,21 @@ _LOG = logging.getLogger(__name__)
 _FELL_BACK: "weakref.WeakSet[Model]" = weakref.WeakSet()
 
 
-def _singular(model: Model, H: np.ndarray) -> MassMatrixError:
+def _not_finite(model: Model, q: np.ndarray) -> Optional[MassMatrixError]:
+    """The error for a configuration holding NaN or inf (its mass matrix is not a number, and
+    no coordinate is to blame), or None."""
+    if np.all(np.isfinite(q)):
+        return None
+    return MassMatrixError(f"q: NaN or infinite configuration of {model.name}, expected finite "
+                           "numbers: no mass matrix")
+
+
+def _singular(model: Model, q: np.ndarray, H: np.ndarray) -> MassMatrixError:
     """The error for an H (..., n, n) that numpy's Cholesky refused, naming a coordinate
     whose diagonal entry (its own inertia) is not positive where there is one."""
+    not_finite = _not_finite(model, q)
+    if not_finite is not None:
+        return not_finite
     diagonal = np.diagonal(H, axis1=-2, axis2=-1).reshape(-1, model.n_coordinates)
     empty = np.flatnonzero(np.any(diagonal <= 0.0, axis=0))
     if empty.size:
@@ -163,7 +175,7 @@ def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarra
         data.qdd[...] = cholesky_solve(H, data.phi) if held is None else \
             held_solve(H, data.phi, np.broadcast_to(np.asarray(held, dtype=bool), data.phi.shape))
     except np.linalg.LinAlgError:
-        raise _singular(model, H) from None
+        raise _singular(model, q, H) from None
     return data.qdd
 
 
@@ -180,10 +192,9 @@ def _aba(model: Model, data: ForwardDynamicsData, q: np.ndarray, qd: np.ndarray,
     of every sample in one kernel call (:func:`bias_articulated_sample`)."""
     data.articulated.hold(held)
     balancer, c = _forward_aba_batch(*data.aba_arguments, q, qd, tau)
-    if balancer >= 0:
-        raise balancer_range_error(model.balancers[balancer])
-    if c >= 0:
-        raise no_mass(model, c)
+    if balancer >= 0 or c >= 0:     # a NaN configuration fails both checks: named as such
+        raise _not_finite(model, q) or (balancer_range_error(model.balancers[balancer])
+                                         if balancer >= 0 else no_mass(model, c))
     return data.qdd
 
 

@@ -85,16 +85,22 @@ class NonFiniteInput(NonFiniteLoads):
     :class:`NonFiniteLoads`: its loads would not be finite), found when the input fails."""
 
 
+#: The smallest ``max_jump``: far above the rounding of an input wrapped modulo 2 pi (a bound
+#: of 1e-300 refused the evaluator's own first call, 1.1e-16 from the assembled configuration)
+MIN_JUMP = 1e-6
+
+
 class MaxJumpError(ValueError):
-    """A ``max_jump`` (``max_loop_jump``) that is not a number > 0 (inf: unbounded)."""
+    """A ``max_jump`` (``max_loop_jump``) that is not a number >= :data:`MIN_JUMP` (inf:
+    unbounded)."""
 
 
 def _checked_jump(value: float, name: str) -> float:
     """``value`` if it is a valid bound on one call's jump, else :class:`MaxJumpError`."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) \
-            or not value > 0:                                   # NaN is not
-        raise MaxJumpError(f"{name} = {value!r}, expected a number > 0 (rad or m; inf: "
-                           "unbounded)")
+            or not value >= MIN_JUMP:                           # NaN is not
+        raise MaxJumpError(f"{name} = {value!r}, expected a number >= {MIN_JUMP:g} (rad or m; "
+                           "inf: unbounded)")
     return float(value)
 
 

@@ -28,7 +28,7 @@ from ..ros.outputs import wrench_bodies
 from ..evaluators.evaluator import NonFiniteLoads
 from ..evaluators.loop_evaluator import LoopEvaluator
 from ..trajectories import (LOOP_REFERENCES, MAX_DT, MIN_DT, MOTIONS, Trajectory, check_dt,
-                            from_csv, motion, node_motion)
+                            from_csv, inputs_from_csv, motion, node_motion)
 from .drawing import Poses, loop_motion_poses, motion_poses, poses
 
 if TYPE_CHECKING:
@@ -130,9 +130,7 @@ def _loop_poses(model: Model, args: argparse.Namespace, bodies: list[int]
     evaluator = LoopEvaluator(model)
     if args.trajectory is not None:
         source = str(args.trajectory)
-        full = from_csv(model, source, columns=evaluator.input_names)
-        cols = [model.input_names.index(n) for n in evaluator.input_names]
-        trajectory = Trajectory(full.t, full.x[:, cols], full.xd[:, cols], full.xdd[:, cols])
+        trajectory = inputs_from_csv(model, source, evaluator.input_names)
     else:
         name = args.motion or "seed002-eq35"
         check_dt(args.dt)

@@ -623,30 +623,20 @@ class Embedding:
         """embedding.py's error for a kernel's status (the same words)."""
         chain = self.chain
         if status == TOO_FAR:
-            return LoopSingularityError(
-                f"{chain.model.name}: the independent coordinates moved by {value:.3g} from "
-                f"the last solution, more than {MAX_STEP * MAX_STEPS:g} (rad or m) in one "
-                f"input: not followed (the loops' branch could change)",
-                ", ".join(info.label for info in chain.groups), math.nan)
+            return LoopSingularityError.too_far(
+                chain.model.name, value, ", ".join(info.label for info in chain.groups))
         info = chain.groups[group]
         label = info.label
         if status == NON_FINITE:
-            return LoopSingularityError(f"{label}: non-finite constraint values (the state ran "
-                                        "through a singular configuration)", label, math.inf)
-        names = ", ".join(chain.model.coordinate_names[c] for c in info.group.dependent)
+            return LoopSingularityError.non_finite(label)
+        names = chain.names_of(info.group.dependent)
         if status == BRANCH:
-            return LoopSingularityError(
-                f"{label}: the solved coordinates ({names}) crossed a singular configuration "
-                "between the start and this input: the loop would change assembly branch",
-                label, math.inf)
+            return LoopSingularityError.branch_change(label, names)
         if status == SINGULAR:
-            return LoopSingularityError(
-                f"{label}: the constraint Jacobian of the solved coordinates ({names}) has "
-                f"condition number {value:.3g} > {chain.condition_limit:g}: the loop is at or "
-                "near a singular configuration", label, float(value))
-        return LoopSingularityError(f"{label}: Newton-Raphson stopped at max |Phi| = "
-                                    f"{value:.3g} after {chain.max_iterations} iterations "
-                                    f"(tolerance {chain.tolerance:g})", label, math.nan)
+            return LoopSingularityError.ill_conditioned(label, names, value,
+                                                        chain.condition_limit)
+        return LoopSingularityError.no_convergence(label, value, chain.max_iterations,
+                                                   chain.tolerance)
 
     def start_of(self, start: np.ndarray | None) -> tuple[np.ndarray, bool]:
         """The kernels' start and whether to follow it by continuation: none given, the

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -74,6 +74,37 @@ class LoopSingularityError(ArithmeticError):
         super().__init__(message)
         self.loop = loop
         self.condition = condition
+
+    # one wording for each failure, shared by this module and the compiled kernels' errors
+    @classmethod
+    def non_finite(cls, label: str) -> LoopSingularityError:
+        return cls(f"{label}: non-finite constraint values (the state ran through a singular "
+                   "configuration)", label, math.inf)
+
+    @classmethod
+    def ill_conditioned(cls, label: str, names: str, condition: float,
+                        limit: float) -> LoopSingularityError:
+        return cls(f"{label}: the constraint Jacobian of the solved coordinates ({names}) has "
+                   f"condition number {condition:.3g} > {limit:g}: the loop is at or near a "
+                   "singular configuration", label, float(condition))
+
+    @classmethod
+    def no_convergence(cls, label: str, residual: float, iterations: int,
+                       tolerance: float) -> LoopSingularityError:
+        return cls(f"{label}: Newton-Raphson stopped at max |Phi| = {residual:.3g} after "
+                   f"{iterations} iterations (tolerance {tolerance:g})", label, math.nan)
+
+    @classmethod
+    def branch_change(cls, label: str, names: str) -> LoopSingularityError:
+        return cls(f"{label}: the solved coordinates ({names}) crossed a singular configuration "
+                   "between the start and this input: the loop would change assembly branch",
+                   label, math.inf)
+
+    @classmethod
+    def too_far(cls, model: str, jump: float, labels: str) -> LoopSingularityError:
+        return cls(f"{model}: the independent coordinates moved by {jump:.3g} from the last "
+                   f"solution, more than {MAX_STEP * MAX_STEPS:g} (rad or m) in one input: not "
+                   "followed (the loops' branch could change)", labels, math.nan)
 
 
 @dataclass(frozen=True)
@@ -227,18 +258,14 @@ class ClosedChain:
         """x = J^+ rhs (J of full column rank) by the SVD; LoopSingularityError when the
         condition number exceeds the limit."""
         if not (np.all(np.isfinite(J)) and np.all(np.isfinite(rhs))):
-            raise LoopSingularityError(f"{label}: non-finite constraint values (the state ran "
-                                       "through a singular configuration)", label, np.inf)
+            raise LoopSingularityError.non_finite(label)
         U, s, Vt = np.linalg.svd(J, full_matrices=False)
         condition = s[0] / s[-1] if s[-1] > 0 else np.inf
         if report is not None:
             report.condition = max(report.condition, float(condition))
         if not condition <= self.condition_limit:
-            raise LoopSingularityError(
-                f"{label}: the constraint Jacobian of the solved coordinates "
-                f"({', '.join(self.model.coordinate_names[c] for c in cols)}) has condition "
-                f"number {condition:.3g} > {self.condition_limit:g}: the loop is at or near a "
-                "singular configuration", label, float(condition))
+            raise LoopSingularityError.ill_conditioned(label, self.names_of(cols), condition,
+                                                       self.condition_limit)
         return Vt.T @ ((U.T @ rhs) / s.reshape((-1,) + (1,) * (rhs.ndim - 1)))
 
     def _group_system(self, rows: np.ndarray, cols: tuple) -> Callable:
@@ -283,9 +310,7 @@ class ClosedChain:
             else:
                 break
             q, (res, J, values), err = trial, new, new_err
-        raise LoopSingularityError(f"{label}: Newton-Raphson stopped at max |Phi| = {err:.3g} "
-                                   f"after {self.max_iterations} iterations (tolerance "
-                                   f"{self.tolerance:g})", label, np.nan)
+        raise LoopSingularityError.no_convergence(label, err, self.max_iterations, self.tolerance)
 
     def _check_branch(self, start: np.ndarray, J: np.ndarray, cols: tuple, label: str) -> None:
         """The solution on the start's assembly branch: det(J_0^T J), with J_0 the Jacobian
@@ -297,11 +322,11 @@ class ClosedChain:
         satisfied: refused as a singularity, however far apart the inputs (the two ends of
         one step are compared: two crossings within one step cancel)."""
         if not np.linalg.det(start.T @ J) > 0.0:
-            names = ", ".join(self.model.coordinate_names[c] for c in cols)
-            raise LoopSingularityError(
-                f"{label}: the solved coordinates ({names}) crossed a singular configuration "
-                "between the start and this input: the loop would change assembly branch",
-                label, math.inf)
+            raise LoopSingularityError.branch_change(label, self.names_of(cols))
+
+    def names_of(self, cols: Sequence[int]) -> str:
+        """The coordinates ``cols`` by name, for messages."""
+        return ", ".join(self.model.coordinate_names[c] for c in cols)
 
     def inverse_kinematics(self, point: str, target: np.ndarray,
                            start: np.ndarray | None = None,
@@ -357,11 +382,8 @@ class ClosedChain:
             return start                # the solve refuses the non-finite input itself
         steps = math.ceil(jump / MAX_STEP)
         if steps > MAX_STEPS:
-            raise LoopSingularityError(
-                f"{self.model.name}: the independent coordinates moved by {jump:.3g} from the "
-                f"last solution, more than {MAX_STEP * MAX_STEPS:g} (rad or m) in one input: "
-                f"not followed (the loops' branch could change)",
-                ", ".join(info.label for info in self.groups), math.nan)
+            raise LoopSingularityError.too_far(
+                self.model.name, jump, ", ".join(info.label for info in self.groups))
         for k in range(1, steps):
             start = self.positions(x0 + (x - x0) * (k / steps), start)
         return start
