@@ -42,7 +42,8 @@ MAX_SAMPLES = 200_000
 
 @dataclass(frozen=True)
 class Trajectory:
-    """Sampled inputs: t (N,), x, xd, xdd (N, n_inputs) in ``model.input_names`` order."""
+    """Sampled inputs: t (N,), x, xd, xdd (N, n_inputs) in ``model.input_names`` order (of
+    a model with loops, :func:`inputs_from_csv`'s: its independent coordinates only)."""
 
     t: np.ndarray
     x: np.ndarray

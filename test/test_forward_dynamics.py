@@ -14,6 +14,8 @@ from charmie_dynamics.dynamics import (bias_forces, forward_dynamics, inverse_dy
 from charmie_dynamics.simulation import (coordinate_limits, mechanical_energy, simulate,
                                          stop_at_limits)
 from charmie_dynamics.dynamics.aba import articulated_body_solve
+from charmie_dynamics.dynamics.forward import ForwardDynamicsData
+from charmie_dynamics.dynamics.mass_matrix import MassMatrixError
 from charmie_dynamics.mechanisms.forces import passive_forces
 from charmie_dynamics.model import JointType, model_from_dict
 
@@ -239,14 +241,21 @@ def test_a_coordinate_without_mass_is_singular():
 
 
 def test_a_nan_configuration_is_named_as_such():
-    """A NaN in q fails the ABA's mass check (and CHARMIE's balancer reach): the error names
-    the configuration, not a coordinate without mass or a lever that cannot reach."""
+    """A NaN in q is named as such by both methods, not as a coordinate without mass or (on
+    CHARMIE) a balancer lever that cannot reach; the ABA's path with reused data, which
+    does not check q first, names it where its mass or reach check fails on it."""
+    message = r"^q: NaN or infinite configuration of {}, expected finite"
     for model, k in ((load_model(EXAMPLES["puma"]), 2), (load_model(CHARMIE), 0)):
-        q, zeros = np.zeros(model.nq), np.zeros(model.n_coordinates)
-        q[k] = np.nan
-        with pytest.raises(np.linalg.LinAlgError, match=rf"^q: NaN or infinite configuration "
-                                                        rf"of {model.name}, expected finite"):
-            forward_dynamics(model, q, zeros, zeros, "aba")
+        zeros = np.zeros(model.n_coordinates)
+        for bad in (np.nan, np.inf):
+            q = np.zeros(model.nq)
+            q[k] = bad
+            for method in ("aba", "cholesky"):
+                with pytest.raises(MassMatrixError, match=message.format(model.name)):
+                    forward_dynamics(model, q, zeros, zeros, method)
+            with pytest.raises(MassMatrixError, match=message.format(model.name)):
+                forward_dynamics(model, q, zeros, zeros, "aba",
+                                 data=ForwardDynamicsData(model))
 
 
 def test_bad_arguments():
@@ -492,7 +501,6 @@ def test_effort_function_gets_time_and_state():
 def test_reused_aba_data_after_held_coordinates_holds_none(charmie):
     """ArticulatedBodyData keeps its free flags between calls (refilled only after a call
     with ``held``): a call without ``held`` after one with it holds nothing."""
-    from charmie_dynamics.dynamics.forward import ForwardDynamicsData
     q, qd, tau = random_states(charmie, np.random.default_rng(21), 1)
     held = np.zeros(charmie.n_coordinates, dtype=bool)
     held[[0, 3]] = True
@@ -510,7 +518,6 @@ def test_aba_arrays_as_the_kernel_takes_them_give_the_checked_paths_numbers(char
     data's own sample shape: the same numbers, bit for bit, as arrays that need them
     (lists, strided views, broadcast rates), with and without ``held``, fresh and reused
     data."""
-    from charmie_dynamics.dynamics.forward import ForwardDynamicsData
     rng = np.random.default_rng(22)
     q, qd, tau = (a.reshape(lead + (-1,)) for a in random_states(charmie, rng, lead[0] if lead else 1))
     held = rng.uniform(size=qd.shape) < 0.3
@@ -531,7 +538,6 @@ def test_aba_arrays_as_the_kernel_takes_them_give_the_checked_paths_numbers(char
 
 def test_aba_data_of_another_shape_or_model_is_refused(charmie):
     """The unchecked route is taken only for the data's own model and sample shape."""
-    from charmie_dynamics.dynamics.forward import ForwardDynamicsData
     q, qd, tau = random_states(charmie, np.random.default_rng(23), 1)
     with pytest.raises(ValueError, match=r"sample shape \(2,\), got .* with \(\)"):
         forward_dynamics(charmie, q[0], qd[0], tau[0], "aba", data=ForwardDynamicsData(charmie, (2,)))

@@ -98,8 +98,8 @@ def loop_analysis(model: Model, motion: str, dt: float, payloads: Sequence[Paylo
 def trajectory_analysis(model: Model, path: str, check_position_limits: bool,
                         payloads: Sequence[Payload] = ()
                         ) -> tuple[list[Table], list[Step], list[str]]:
-    """A trajectory CSV of the loops' independent coordinates (``from_csv`` with those
-    columns only: the dependent ones are solved) evaluated sample by sample."""
+    """A trajectory CSV of the loops' independent coordinates (``inputs_from_csv``: those
+    columns only, the dependent ones are solved) evaluated sample by sample."""
     evaluator = LoopEvaluator(model, payloads)
     traj = inputs_from_csv(model, path, evaluator.input_names, check_position_limits)
     return _torques(evaluator, traj.t, traj.x, traj.xd, traj.xdd, f"--trajectory {path}",

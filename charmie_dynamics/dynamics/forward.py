@@ -66,12 +66,9 @@ def _not_finite(model: Model, q: np.ndarray) -> Optional[MassMatrixError]:
                            "numbers: no mass matrix")
 
 
-def _singular(model: Model, q: np.ndarray, H: np.ndarray) -> MassMatrixError:
+def _singular(model: Model, H: np.ndarray) -> MassMatrixError:
     """The error for an H (..., n, n) that numpy's Cholesky refused, naming a coordinate
     whose diagonal entry (its own inertia) is not positive where there is one."""
-    not_finite = _not_finite(model, q)
-    if not_finite is not None:
-        return not_finite
     diagonal = np.diagonal(H, axis1=-2, axis2=-1).reshape(-1, model.n_coordinates)
     empty = np.flatnonzero(np.any(diagonal <= 0.0, axis=0))
     if empty.size:
@@ -131,6 +128,11 @@ def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarra
     held at zero acceleration by a workless constraint (a joint resting on its stop); the
     others move with them held: H_ff qdd_f = phi_f, qdd_h = 0. ``data``: buffers for the
     broadcast sample shape, reused (see :class:`ForwardDynamicsData`); new ones when omitted.
+
+    A NaN or infinite q raises :class:`MassMatrixError` naming the configuration. The ABA with
+    ``data`` whose arrays the kernel takes as given (the simulator's path) does not check q
+    first: there a non-finite q is named where the ABA's checks (mass, a balancer's reach)
+    fail on it, and otherwise gives non-finite accelerations.
     """
     if method not in METHODS:
         raise ValueError(f"method: got {method!r}, expected one of {', '.join(METHODS)}")
@@ -155,6 +157,9 @@ def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarra
         lead = np.broadcast_shapes(lead, qd.shape[:-1], tau.shape[:-1])
         q = np.broadcast_to(q, lead + (model.nq,))
         qd, tau = (np.broadcast_to(v, lead + (n,)) for v in (qd, tau))
+    not_finite = _not_finite(model, q)
+    if not_finite is not None:
+        raise not_finite
     if model.free_flyers:
         check_configuration(model, q)
     data = ForwardDynamicsData.reuse(data, model, lead)
@@ -175,7 +180,7 @@ def forward_dynamics(model: Model, q: np.ndarray, qd: np.ndarray, tau: np.ndarra
         data.qdd[...] = cholesky_solve(H, data.phi) if held is None else \
             held_solve(H, data.phi, np.broadcast_to(np.asarray(held, dtype=bool), data.phi.shape))
     except np.linalg.LinAlgError:
-        raise _singular(model, q, H) from None
+        raise _singular(model, H) from None
     return data.qdd
 
 

@@ -471,7 +471,7 @@ class LoopEvaluator:
 
 def evaluator_for(model: Model, max_loop_jump: float = math.inf) -> Evaluator | LoopEvaluator:
     """The evaluator of ``model``: :class:`LoopEvaluator` for a model with loops (each
-    call's continuation bounded by ``max_loop_jump``, a number > 0 or inf: else
-    :class:`MaxJumpError`)."""
+    call's continuation bounded by ``max_loop_jump``, a number >= :data:`MIN_JUMP` or inf:
+    else :class:`MaxJumpError`)."""
     max_loop_jump = _checked_jump(max_loop_jump, "max_loop_jump")
     return Evaluator(model) if model.loops is None else LoopEvaluator(model, max_jump=max_loop_jump)
