@@ -8,8 +8,8 @@ then the closed chain's inverse dynamics and energy), without its plots and file
 Prints the CPU time (``time.process_time``) of the whole path in seconds, per sample in
 milliseconds, and the ratio per sample to the peer measured in the same process: the same
 samples given as the actuated coordinates (q1_1, q1_2 from the path's result, their rates
-by differences) to the dynamics node's evaluator (``LoopEvaluator.path``, one kernel call), the cost
-of the loads when the platform motion is not the input. Issue 25's target: the 1 ms path in
+by differences) to the dynamics node's evaluator (``LoopEvaluator.path``, one kernel call),
+the cost of the loads when the platform motion is not the input. Issue 25's target: the 1 ms path in
 seconds, not minutes (before the limbs' inner solves were compiled: 32 s quiet, 105 s at
 load 3.8).
 """

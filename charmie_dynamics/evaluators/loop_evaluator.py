@@ -461,7 +461,7 @@ class LoopEvaluator:
                 + (f"the solution followed {self.max_jump:g} toward them (two consistent far "
                    "inputs); the next inputs go on from there" if followed else
                    "not followed (a far input is followed only when the next one agrees with it)"),
-                ", ".join(info.label for info in chain.groups), math.nan)
+                chain.group_labels, math.nan)
         return x
 
     def gravity(self, x: np.ndarray) -> Evaluation:

@@ -16,7 +16,8 @@ solved by numpy (the embedded mass matrix M = G^T H G is small: one row per inde
 coordinate), by closed_chain.embedded_equations and embedded_accelerations, as
 closed_chain.forward_dynamics on the numpy state. The state at the end of a step is solved
 once and kept (it is the next step's first stage). The dynamics at the current state
-(M, G^T (b + H g)) are kept too, for a controller (computed torque: tau = M a + G^T (b + H g) gives qdd_i = a).
+(M, G^T (b + H g)) are kept too, for a controller (computed torque: tau = M a + G^T (b + H g)
+gives qdd_i = a).
 
 Joint stops: an independent coordinate's bounds (``model.compiled.coordinate_limits``) are
 inelastic stops as integrate.py's: clipped to the bound and, for the set K of coordinates on

@@ -624,7 +624,7 @@ class Embedding:
         chain = self.chain
         if status == TOO_FAR:
             return LoopSingularityError.too_far(
-                chain.model.name, value, ", ".join(info.label for info in chain.groups))
+                chain.model.name, value, chain.group_labels)
         info = chain.groups[group]
         label = info.label
         if status == NON_FINITE:

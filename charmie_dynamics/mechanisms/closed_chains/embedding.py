@@ -181,6 +181,11 @@ class ClosedChain:
     condition_limit: float = CONDITION_LIMIT
 
     @property
+    def group_labels(self) -> str:
+        """Every loop group's label, for messages ("loop cut1+cut2, loop cut3")."""
+        return ", ".join(info.label for info in self.groups)
+
+    @property
     def independent_names(self) -> tuple[str, ...]:
         return tuple(self.model.coordinate_names[c] for c in self.independent)
 
@@ -383,7 +388,7 @@ class ClosedChain:
         steps = math.ceil(jump / MAX_STEP)
         if steps > MAX_STEPS:
             raise LoopSingularityError.too_far(
-                self.model.name, jump, ", ".join(info.label for info in self.groups))
+                self.model.name, jump, self.group_labels)
         for k in range(1, steps):
             start = self.positions(x0 + (x - x0) * (k / steps), start)
         return start
