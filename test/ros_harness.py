@@ -19,6 +19,7 @@ import rclpy
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
+from rcl_interfaces.srv import ListParameters
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -164,6 +165,17 @@ class Ros:
         future = client.call_async(request)
         assert self.spin_until(future.done, timeout), f"no answer from {client.srv_name}"
         return future.result()
+
+    def wait_answering(self, node_name: str, timeout: float = 60.0) -> None:
+        """Wait until a freshly started node answers its parameter services. They are
+        discoverable from the node's first line (rclpy's Node.__init__), but answered only
+        once it spins, after its own start-up (a dynamics node loads its model and its
+        compiled kernels first: seconds under load); the fixtures' 60 s, as for ready()."""
+        client = self.node.create_client(ListParameters, f"{node_name}/list_parameters")
+        try:
+            self.call(client, ListParameters.Request(), timeout)
+        finally:
+            self.node.destroy_client(client)
 
 
 def joint_state_msg(stamp: Time, names, positions, velocities=None) -> JointState:

@@ -557,6 +557,7 @@ def test_use_sim_time_and_empty_names_are_refused_at_run_time(ros, nodes, ros_en
         ros.watched = children + [nodes["h"].child]
         targets = ["/h/dynamics", *(f"/p4/{name}" for name in SIDE_NODES.values())]
         for target in targets:
+            ros.wait_answering(target)
             result = set_parameter(ros, target, "use_sim_time", True)
             assert not result.successful and "cannot change after start-up" in result.reason, target
             result = set_parameter(ros, target, "", 1.0)
@@ -607,6 +608,7 @@ def test_safety_parameters_read_only_refuses_run_time_changes(ros, ros_env, log_
     child = namespaced_dynamics("hr", ros_env, log_dir, safety_parameters_read_only="true")
     try:
         ros.watched = [child]
+        ros.wait_answering("/hr/dynamics")
         for name, value in (("stale_timeout", 3600.0), ("clamp_feedforward", True),
                             ("check_position_limits", False), ("acceleration_source", "reference"),
                             ("accept_model_hash", "0123456789abcdef"), ("publish_rate_limit", 1.0)):
