@@ -257,6 +257,59 @@ def test_a_last_solution_the_loops_cannot_leave_falls_back_to_the_assembled_bran
     np.testing.assert_allclose(five_bar(x, xd, xdd).efforts, expected, rtol=1e-9, atol=1e-9)
 
 
+def test_a_singular_input_far_from_the_assembly_keeps_the_warm_start():
+    """max_jump 0.5, the five-bar walked to (85, 95) deg, 1.0 rad from its assembled
+    configuration; one input where the loop cannot close, (85, 105) deg. The attack: the
+    warm start was reset to the assembled configuration, so the gravity compensation at the
+    last valid input and the valid inputs after it became jumps (zeros published, loop_jump
+    rejections). Now both equal those of an evaluator that never saw the glitch, and the
+    closed chain's (dynamics/closed_chain.py, not this evaluator)."""
+    bounded = LoopEvaluator(load_model(FIVE_BAR), max_jump=0.5)
+    x0, zero = bounded.chain.assembled[bounded.chain.independent], np.zeros(2)
+    goal = np.radians([85.0, 95.0])
+    for s in np.linspace(0.0, 1.0, 20):
+        bounded(x0 + s * (goal - x0), zero, zero)
+    solution = bounded.last_solution.copy()
+    with pytest.raises(LoopSingularityError, match="Newton-Raphson stopped") as raised:
+        bounded(np.radians([85.0, 105.0]), zero, zero)
+    assert not isinstance(raised.value, LoopJumpError)
+    np.testing.assert_array_equal(bounded.last_solution, solution)
+    gravity = cc.inverse_dynamics(bounded.chain, goal, zero, zero).effort
+    np.testing.assert_allclose(bounded.gravity(goal).efforts, gravity, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(bounded(goal, zero, zero).efforts, gravity, rtol=1e-9, atol=1e-9)
+
+
+def test_gravity_between_far_inputs_neither_undoes_nor_forgets_their_following():
+    """max_jump 0.5: a valid input, then an input 1.2 rad away repeated, with the node's
+    watchdog call (``gravity`` at the last valid input) between every two. The attack: each
+    gravity call walked the warm start back to the old pose and forgot the far input, so a
+    robot that moved, reporting slower than the watchdog, was never reached. Now the gravity
+    is the last valid input's throughout and the far input is evaluated at the fourth
+    report (remembered, followed 0.5, followed 0.5, then 0.2 away), equal to the unbounded
+    evaluator's result."""
+    model = load_model(FIVE_BAR)
+    bounded, zero = LoopEvaluator(model, max_jump=0.5), np.zeros(2)
+    x0 = bounded.chain.assembled[bounded.chain.independent]
+    good = np.radians([50.0, 55.0])
+    for s in np.linspace(0.0, 1.0, 10):
+        bounded(x0 + s * (good - x0), zero, zero)
+    gravity = cc.inverse_dynamics(bounded.chain, good, zero, zero).effort
+    far = good + 1.2
+    outcomes = ("not followed", "followed 0.5 toward them", "followed 0.5 toward them")
+    for outcome in outcomes:
+        with pytest.raises(LoopJumpError, match=outcome):
+            bounded(far, zero, zero)
+        np.testing.assert_allclose(bounded.gravity(good).efforts, gravity, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(bounded(far, zero, zero).efforts,
+                               LoopEvaluator(model)(far, zero, zero).efforts, rtol=1e-9, atol=1e-9)
+    # the gravity of a position beyond max_jump from the last evaluated input is refused,
+    # and changes nothing either
+    solution = bounded.last_solution.copy()
+    with pytest.raises(LoopJumpError, match="gravity compensation is solved only within"):
+        bounded.gravity(good)
+    np.testing.assert_array_equal(bounded.last_solution, solution)
+
+
 def test_a_jump_beyond_the_followed_length_is_refused(five_bar):
     x, xd, xdd = path(five_bar, 0)
     five_bar(x, xd, xdd)

@@ -266,3 +266,45 @@ def test_bringup_runs_the_five_bar(ros_env, sim):
     rates = [float(m.group(1)) for m in re.finditer(r"joint_loads\s+([\d.]+) Hz", proc.stdout)]
     assert rates and max(rates) > 0.0, proc.stdout
     assert "model 'five_bar'" in proc.stderr + proc.stdout, (proc.stdout, proc.stderr)
+
+
+@pytest.mark.ros
+@dump_on_failure
+def test_player_lives_through_a_trajectory_whose_loops_do_not_close(ros, ros_env, log_dir,
+                                                                    tmp_path):
+    """The attack: a five-bar CSV through configurations where the loop cannot close
+    (theta1_1 = 85 deg, theta1_2 from 95 to 115 deg) ended the player with a traceback while
+    it filled the reference's efforts (and bringup with it). Now it plays on: joint_states
+    with every coordinate where the loop closes, the independent ones alone where it does
+    not, and the reference without efforts, with a warning that says where."""
+    from trajectory_msgs.msg import JointTrajectory
+    csv = tmp_path / "through_singular.csv"
+    rows = [f"{0.01 * i:.2f},{np.radians(85.0):.17g},{np.radians(95.0 + 0.5 * i):.17g}"
+            for i in range(41)]
+    csv.write_text("time,theta1_1,theta1_2\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    ns = "loop_player_singular"
+    player = Child("player_singular", node_argv("trajectory_player_node", *remapped(ns), *params(
+        model_file=str(FIVE_BAR), trajectory_file=str(csv), rate=100.0, loop=True)),
+        ros_env, log_dir)
+    states: list[JointState] = []
+    references: list = []
+    subs = [ros.node.create_subscription(JointState, f"/{ns}/joint_states", states.append,
+                                         qos_profile_sensor_data),
+            ros.node.create_subscription(JointTrajectory, f"/{ns}/reference_trajectory",
+                                         references.append, RELIABLE)]
+    try:
+        ros.watched = [player]
+        assert ros.spin_until(lambda: references and len(states) >= 90, 60.0), player.tail()
+        assert player.alive()
+    finally:
+        ros.watched = []
+        player.stop()
+        for sub in subs:
+            ros.node.destroy_subscription(sub)
+    assert "Traceback" not in player.text()
+    assert "reference trajectory published without efforts" in player.text(), player.tail()
+    points = references[0].points
+    assert len(points) == 41 and all(len(p.effort) == 0 for p in points)
+    names = {len(m.name) for m in states}
+    assert names == {2, 4}, names          # independent only where the loop does not close
+    assert all(np.isfinite(m.position).all() for m in states)

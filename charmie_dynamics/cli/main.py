@@ -240,7 +240,9 @@ def _cmd_fk(args: argparse.Namespace) -> int:
         # the assembled branch): a far state could converge on another branch from one guess
         evaluator = LoopEvaluator(model)
         with naming_the_state_file(args.state):
-            q = evaluator.gravity(_loop_inputs(evaluator.chain, args)[0]).state.q.copy()
+            x = _loop_inputs(evaluator.chain, args)[0]
+            zero = np.zeros_like(x)
+            q = evaluator(x, zero, zero, gravity_only=True).state.q.copy()
         zero = np.zeros_like(q)
         print_json({**fk_report(model, (q, zero, zero)), "loops": solve_report(evaluator)},
                    "fk", args.indent)

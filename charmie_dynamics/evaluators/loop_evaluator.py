@@ -32,7 +32,13 @@ efforts then carry them, as ``inverse_dynamics``' do); ``cli`` ``id`` uses them.
 
 A state whose loops do not close (Newton-Raphson does not converge) or whose loop is at or
 near a singular configuration raises :class:`LoopSingularityError`; the last solution is
-then kept as the next warm start.
+then kept as the next warm start (also where the input is farther than ``max_jump`` from
+the assembled configuration: the model's own branch is tried from there only within it).
+
+:meth:`LoopEvaluator.gravity` (the dynamics node's safe output between inputs) is solved
+from the last evaluated input's solution and changes nothing the next input starts from:
+neither the warm start (which may have moved toward far inputs) nor the far input
+remembered for the next one.
 
 With a finite ``max_jump`` (the dynamics node's ``max_loop_jump``) the cost of one call is
 bounded: an input farther than ``max_jump`` (rad or m, largest independent coordinate)
@@ -300,6 +306,7 @@ class LoopEvaluator:
         self._residual = np.zeros_like(named.residual)
         self._condition = np.zeros(1)
         self.last_solution = self.chain.assembled.copy()
+        self._evaluated = self.chain.assembled.copy()  # the last evaluated input's solution
         self.multipliers = self.embedding.multiplier_named.lam
         self.result = Evaluation(self._tau, np.empty(0), self.tree.state, self.tree.result.loads,
                                  self.tree.result.translations, self.tree.result.quaternions)
@@ -330,37 +337,46 @@ class LoopEvaluator:
         state keeps the given ones). Raises :class:`LoopSingularityError` (no convergence,
         or a singular loop), :class:`NonFiniteInput` (a NaN or infinite value given: named)
         and :class:`NonFiniteLoads`."""
+        return self._evaluate(x, xd, xdd, gravity_only, True)
+
+    def _evaluate(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray, gravity_only: bool,
+                  tracked: bool) -> Evaluation:
+        """One call; ``tracked``: an input (its solution is the next warm start, a far input
+        is remembered or followed), else :meth:`gravity`'s evaluation from the last
+        evaluated input's solution that changes neither."""
         chain, n = self.chain, len(self.input_names)
         x, xd, xdd = (np.ascontiguousarray(a, dtype=float) for a in (x, xd, xdd))
         if not x.shape == xd.shape == xdd.shape == (n,):
             raise ValueError(f"inputs of shapes {x.shape}, {xd.shape}, {xdd.shape}, expected "
                              f"({n},) each: {', '.join(self.input_names)} ({self.model.name})")
-        given = x
+        given, start = x, (self.last_solution if tracked else self._evaluated)
         if math.isfinite(self.max_jump):
-            x = self._bounded(x)
+            x = self._bounded(x, start, tracked)
         with _quiet():
-            stage, status, group, value = self._run(x, xd, xdd, self.last_solution, gravity_only)
+            stage, status, group, value = self._run(x, xd, xdd, start, gravity_only)
             if stage == EMBEDDING:
                 non_finite = self._non_finite(given, xd, xdd)
                 if non_finite is not None:      # the input's fault: the warm start is kept
                     raise non_finite
                 # the path from the last solution crosses a singularity, or the last solution
-                # is one the loops cannot be solved from: back to the branch the model
-                # assembled on (bounded: only within max_jump of it; else the next inputs
-                # start from there)
+                # is one the loops cannot be solved from: the branch the model assembled on,
+                # only within max_jump of it; the warm start is kept either way (a reset to
+                # the assembled configuration made every valid input after one singular
+                # input a jump, and the gravity fallback at the last valid input too)
                 if self._distance(x, chain.assembled) > self.max_jump:
-                    self.last_solution = chain.assembled.copy()
                     raise self.embedding.error(status, group, value)
                 stage, status, group, value = self._run(x, xd, xdd, chain.assembled,
                                                         gravity_only)
         if stage != DONE:
             raise self._non_finite(given, xd, xdd) or self._error(stage, status, group, value)
-        named = self.embedding.named
-        self.last_solution[:] = named.q
-        self._iterations[:] = named.iterations
-        self._residual[:] = named.residual
-        self._condition[:] = named.condition
-        self._far = None
+        if tracked:
+            named = self.embedding.named
+            self.last_solution[:] = named.q
+            self._evaluated[:] = named.q
+            self._iterations[:] = named.iterations
+            self._residual[:] = named.residual
+            self._condition[:] = named.condition
+            self._far = None
         return self.result
 
     def _non_finite(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
@@ -425,6 +441,7 @@ class LoopEvaluator:
                 raise PathError(str(error), error.loop, error.condition, failed, done)
             raise NonFiniteLoads(f"sample {failed}: {error}")
         self.last_solution[:] = starts[0]
+        self._evaluated[:] = starts[0]
         self._iterations[:] = named.iterations
         self._residual[:] = named.residual
         self._condition[:] = named.condition
@@ -433,40 +450,52 @@ class LoopEvaluator:
     def _distance(self, x: np.ndarray, q: np.ndarray) -> float:
         return float(np.max(np.abs(x - q[self.chain.independent]), initial=0.0))
 
-    def _bounded(self, x: np.ndarray) -> np.ndarray:
-        """``x`` with its unlimited revolute coordinates nearest the last solution (mod 2 pi);
-        :class:`LoopJumpError` after moving the solution ``max_jump`` toward a farther one.
-        A non-finite ``x`` is returned as it is: the solve fails on it and names it."""
+    def _bounded(self, x: np.ndarray, start: np.ndarray, tracked: bool) -> np.ndarray:
+        """``x`` with its unlimited revolute coordinates nearest the solution ``start`` (mod
+        2 pi); :class:`LoopJumpError` for a farther one, after moving the warm start
+        ``max_jump`` toward it where it is a ``tracked`` input that agrees with the far input
+        before it. A non-finite ``x`` is returned as it is: the solve fails on it and names
+        it."""
         if not np.all(np.isfinite(x)):
             return x
         given = x
-        jump = _wrapped_jump(x, self.last_solution, self._independent, self._wraps,
-                             self._wrapped)
+        jump = _wrapped_jump(x, start, self._independent, self._wraps, self._wrapped)
         x = self._wrapped
         # a relative margin: a solution moved max_jump toward an input lies max_jump from the
         # input it came from, to rounding
         if jump > self.max_jump * (1.0 + 1e-9):           # NaN is not: the solve refuses it
-            x0 = self.last_solution[self.chain.independent]
-            chain, far, self._far = self.chain, self._far, x.copy()
-            followed = far is not None and float(np.max(np.abs(x - far))) <= self.max_jump
+            x0 = start[self.chain.independent]
+            chain, far = self.chain, self._far
+            if tracked:
+                self._far = x.copy()
+            followed = tracked and far is not None \
+                and float(np.max(np.abs(x - far))) <= self.max_jump
             if followed:
                 target = x0 + (x - x0) * (self.max_jump / jump)
                 self.last_solution = self.embedding.positions(
                     target, self.last_solution, follow=True).copy()
             k = int(np.argmax(np.abs(x - x0)))
+            if not tracked:
+                outcome = "gravity compensation is solved only within max_loop_jump of it"
+            elif followed:
+                outcome = (f"the solution followed {self.max_jump:g} toward them (two "
+                           "consistent far inputs); the next inputs go on from there")
+            else:
+                outcome = ("not followed (a far input is followed only when the next one "
+                           "agrees with it)")
             raise LoopJumpError(
                 f"{self.model.name}: a jump beyond max_loop_jump {self.max_jump:g} (rad or m): "
-                f"{self.input_names[k]} = {given[k]:.6g} lies {jump:.3g} from the last solution "
-                f"{x0[k]:.6g}" + (" (modulo 2 pi)" if self._wraps[k] else "") + ": "
-                + (f"the solution followed {self.max_jump:g} toward them (two consistent far "
-                   "inputs); the next inputs go on from there" if followed else
-                   "not followed (a far input is followed only when the next one agrees with it)"),
-                chain.group_labels, math.nan)
+                f"{self.input_names[k]} = {given[k]:.6g} lies {jump:.3g} from the "
+                + ("last solution" if tracked else "last evaluated input's solution")
+                + f" {x0[k]:.6g}" + (" (modulo 2 pi)" if self._wraps[k] else "") + ": "
+                + outcome, chain.group_labels, math.nan)
         return x
 
     def gravity(self, x: np.ndarray) -> Evaluation:
-        """Gravity compensation at independent positions ``x``: rates zero."""
-        return self(x, self._zeros, self._zeros, gravity_only=True)
+        """Gravity compensation at independent positions ``x``: rates zero; solved from the
+        last evaluated input's solution, within ``max_jump`` of it, and changing nothing the
+        next input starts from (module docstring)."""
+        return self._evaluate(x, self._zeros, self._zeros, True, False)
 
 
 def evaluator_for(model: Model, max_loop_jump: float = math.inf) -> Evaluator | LoopEvaluator:

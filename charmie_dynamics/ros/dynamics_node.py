@@ -549,8 +549,8 @@ class DynamicsNode(Node):
             try:
                 gravity = self.evaluator.gravity(self.safety.last_x).efforts
             except (LoopSingularityError, NonFiniteLoads, MechanismRangeError) as exc:
-                # a loop model whose solution inputs since moved away (loop_jump), or the
-                # like: zeros rather than a number not computed
+                # a loop model solves it from the last valid input's own solution, which
+                # should not fail; should it all the same: zeros, not a number not computed
                 self.events["gravity_fallback_zero"] += 1
                 self.get_logger().warning(f"gravity compensation at the last valid input failed "
                                           f"({exc}); publishing zeros", throttle_duration_sec=2.0)

@@ -53,17 +53,22 @@ def make_executor(context=None) -> Executor:
     return SingleThreadedExecutor(context=context)
 
 
-class NodeInterrupted(KeyboardInterrupt):
-    """SIGINT in a node process. A subclass because CPython 3.11 (pythonrun.c,
-    ``run_eval_code_obj``) marks the process as interrupted when KeyboardInterrupt itself
-    passes through code run from a source string (``exec("...")``, as numba does while loading
-    a cached kernel at start-up), even when caught, and ``python -m`` then ends by SIGINT (-2)
-    after a clean shutdown (5 of 30 SIGINTs 0.1-0.3 s after ``rclpy.init``); a subclass is
-    not marked."""
+class _Interrupted:
+    """SIGINT in a node process, noted and never raised. An exception raised where the
+    signal lands can be lost or mark the process: inside numba's compiler, called back by
+    LLVM through ctypes, it was printed as "Exception ignored on calling ctypes callback
+    function" with a traceback, and the compile then failed ("no compiled object yet",
+    exit status 1); a KeyboardInterrupt passing through code run from a source string
+    (``exec``, as numba does while loading a cached kernel) made CPython 3.11 end the process
+    by SIGINT (-2) after a clean shutdown. rclpy's own handler, chained to this one by
+    ``rclpy.init``, shuts the context down, which ends start-up's rclpy calls and the spin
+    loop; before ``rclpy.init``, the note does (:func:`run_node`)."""
+
+    seen = False
 
 
 def _interrupt(signum, frame):
-    raise NodeInterrupted()
+    _Interrupted.seen = True
 
 
 def _shut_down(code: int) -> int:
@@ -81,9 +86,10 @@ def run_node(node_class, args=None) -> int:
     SIGINT from the moment this runs (before it, while Python imports the modules, about
     0.6-1.1 s, it ends the process as any Python program's: a KeyboardInterrupt traceback),
     and SIGTERM, are a clean shutdown with status 0, during start-up or while spinning. A
-    start-up error (model, parameter) is one line and status 1. A node compiling its kernels
-    (a first start without ``charmie-dynamics compile``) finishes that compile, up to about 30
-    s, before it exits."""
+    start-up error (model, parameter) is one line and status 1. SIGINT is never raised
+    (:class:`_Interrupted`): what runs when it comes finishes first, the node's construction
+    or a callback: a second or two with the kernels cached, up to about 30 s where one
+    compiles them (a first start without ``charmie-dynamics compile``)."""
     # rclpy.init chains its own handler (which shuts the context down) to this one
     signal.signal(signal.SIGINT, _interrupt)
     initialised = False
@@ -93,24 +99,23 @@ def run_node(node_class, args=None) -> int:
         node = node_class()
         executor = make_executor()
         executor.add_node(node)
-    except KeyboardInterrupt:
-        return _shut_down(0)
     except (ModelError, ValueError, ParameterException) as exc:
         print(f"{node_class.__name__}: error: {exc}", file=sys.stderr)
         return _shut_down(1)
     except Exception:
         # a signal shut the context down during start-up: what the construction then raised
         # is its consequence (rclpy's "context is invalid" from create_publisher, rclpy's
-        # NotInitializedException, numba's "no compiled object yet" after an interrupt inside
-        # LLVM); any other error (or one before rclpy.init) still ends the process with its
-        # traceback
+        # NotInitializedException); any other error (or one before rclpy.init) still ends
+        # the process with its traceback
         if not initialised or rclpy.ok():
             raise
         return _shut_down(0)
+    if _Interrupted.seen:                     # it came before rclpy.init's handler was there
+        rclpy.try_shutdown()
     try:
         while rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except ExternalShutdownException:
         pass
     except rclpy_implementation.RCLError:
         # SIGINT/SIGTERM shut the context down while a callback was publishing ("publisher's

@@ -31,7 +31,7 @@ same friction law).
 Publishes joint_states (every input, the actuator lengths included), actuator_states
 (lengths, rates and applied forces), and /clock from the simulated time when
 ``publish_clock`` (run the other nodes with use_sim_time). A malformed command (wrong size,
-NaN) is rejected and counted; the previous command stays.
+NaN, a magnitude above 1e6 N or N m) is rejected and counted; the previous command stays.
 
 A model with loops (``loops:`` section) is simulated on its independent coordinates
 (simulation/loop_step.py: RK4 of the embedded equations whatever ``integrator`` and
@@ -49,7 +49,6 @@ the last valid state (an ERROR in /diagnostics), as an actuator past its stroke 
 """
 from __future__ import annotations
 
-import math
 import sys
 import time
 from typing import Optional
@@ -73,6 +72,7 @@ from ..dynamics.forward import METHODS
 from ..simulation.integrate import INTEGRATORS, check_within_limits, step
 from ..kinematics import resolve_state
 from ..kinematics.indirect import MechanismRangeError
+from ..kinematics.limits import PLAUSIBLE
 from ..model import load_model
 from ..resources import bundled_model
 from ..mechanisms.closed_chains import LoopAssemblyError, LoopSingularityError
@@ -195,10 +195,16 @@ class SimulatorNode(Node):
 
     def _on_command(self, msg: Float64MultiArray) -> None:
         data = list(msg.data)
-        if len(data) != len(self.command_index) or not all(math.isfinite(v) for v in data):
+        # 1e300 was taken where the model gives no effort limit, and stopped the simulation
+        # as "a singular configuration"
+        bad = next((k for k, v in enumerate(data) if not abs(v) <= PLAUSIBLE), None)
+        if len(data) != len(self.command_index) or bad is not None:
             self.rejected_commands += 1
-            self.get_logger().warning(f"command rejected: {len(data)} values (expected "
-                                      f"{len(self.command_index)}, finite)", throttle_duration_sec=2.0)
+            why = (f"{len(data)} values, expected {len(self.command_index)}"
+                   if len(data) != len(self.command_index) else
+                   f"{self.inputs[self.command_index[bad]]} = {data[bad]:g}, expected a finite "
+                   f"magnitude of at most {PLAUSIBLE:g} (N or N m)")
+            self.get_logger().warning(f"command rejected: {why}", throttle_duration_sec=2.0)
             return
         command = np.zeros(len(self.inputs))
         command[self.command_index] = data

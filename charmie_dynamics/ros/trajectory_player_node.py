@@ -11,7 +11,8 @@ bundled motion), a ``trajectory_file`` gives those columns only. joint_states ca
 coordinate: the dependent ones solved from the constraints by the compiled embedding
 (mechanisms/closed_chains/compiled.py), warm-started from the last sample (the independent
 ones alone, with a throttled warning, where the loops do not close); the reference
-trajectory and its efforts (closed-chain inverse dynamics) are over the independent ones.
+trajectory and its efforts (closed-chain inverse dynamics) are over the independent ones,
+and its points carry no efforts, with a warning, where one of them cannot be evaluated.
 """
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from ..evaluators.evaluator import NonFiniteLoads
 from ..evaluators.loop_evaluator import evaluator_for
+from ..kinematics.indirect import MechanismRangeError
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from ..mechanisms.closed_chains.compiled import Embedding, embedding_of
 from ..model import load_model
@@ -78,6 +81,7 @@ class TrajectoryPlayerNode(Node):
         self.pub_actuators = self.create_publisher(JointState, "actuator_states", qos.SENSOR)
         self.pub_reference = self.create_publisher(JointTrajectory, "reference_trajectory", qos.OUTPUT)
         self.pub_clock = self.create_publisher(Clock, "/clock", 10) if p["publish_clock"] else None
+        self.reference_points: list[JointTrajectoryPoint] | None = None   # built once
         self.duration = float(self.traj.t[-1] - self.traj.t[0])
         self.start = None
         self.sim_time = 0.0
@@ -86,23 +90,45 @@ class TrajectoryPlayerNode(Node):
         self.create_timer(1.0 / p["rate"], self._tick)
 
     def _publish_reference(self, t0: float) -> None:
+        if self.reference_points is None:
+            self.reference_points = self._reference_points()
         msg = JointTrajectory()
         msg.header.stamp = stamp_from_seconds(t0)
         msg.joint_names = list(self.names)
-        step = max(1, len(self.traj.t) // 500)        # about 500 points per motion
-        evaluate = evaluator_for(self.model) if self.p["reference_efforts"] else None
-        for k in range(0, len(self.traj.t), step):
+        msg.points = self.reference_points
+        self.pub_reference.publish(msg)
+
+    def _reference_points(self) -> list[JointTrajectoryPoint]:
+        """About 500 points of the motion, with the motion's own inverse dynamics as their
+        efforts (input order; ``reference_efforts``). Where one point's cannot be evaluated
+        (loops that do not close there, a balancer out of reach, loads not finite) no point
+        carries an effort, with a warning: a controller takes a trajectory's efforts for
+        every point or for none."""
+        samples = range(0, len(self.traj.t), max(1, len(self.traj.t) // 500))
+        efforts: list[list[float]] = []
+        if self.p["reference_efforts"]:
+            evaluate = evaluator_for(self.model)
+            for k in samples:
+                try:
+                    efforts.append([float(v) for v in evaluate(
+                        self.traj.x[k], self.traj.xd[k], self.traj.xdd[k]).efforts])
+                except (LoopSingularityError, NonFiniteLoads, MechanismRangeError) as exc:
+                    self.get_logger().warning(
+                        f"reference trajectory published without efforts: the motion's inverse "
+                        f"dynamics at t = {self.traj.t[k]:.6g} s failed ({exc})")
+                    efforts = []
+                    break
+        points = []
+        for row, k in enumerate(samples):
             point = JointTrajectoryPoint()
             point.positions = [float(v) for v in self.traj.x[k]]
             point.velocities = [float(v) for v in self.traj.xd[k]]
             point.accelerations = [float(v) for v in self.traj.xdd[k]]
-            if evaluate is not None:   # the motion's own inverse dynamics, input order
-                point.effort = [float(v) for v in evaluate(self.traj.x[k], self.traj.xd[k],
-                                                           self.traj.xdd[k]).efforts]
-            dt = float(self.traj.t[k] - self.traj.t[0])
-            point.time_from_start = duration_from_seconds(dt)
-            msg.points.append(point)
-        self.pub_reference.publish(msg)
+            if efforts:
+                point.effort = efforts[row]
+            point.time_from_start = duration_from_seconds(float(self.traj.t[k] - self.traj.t[0]))
+            points.append(point)
+        return points
 
     def _tick(self) -> None:
         if self.finished:
