@@ -44,6 +44,16 @@ def test_merge_takes_partial_messages_and_still_refuses_bad_values(charmie):
         with pytest.raises(InputRejected) as info:
             read_joint_state(names, position, [], assembler.accepted_names(), policy="merge")
         assert info.value.reason == reason
+    # a name the model does not use, repeated (the attack: a broadcaster message with
+    # wheel_fl twice was rejected whole, every one of them), is ignored as its NaN is; in
+    # strict, every repeated name is a duplicate
+    names = ["theta8a", "wheel_fl", "wheel_fl"]
+    got = read_joint_state(names, [0.1, math.nan, 0.3], [], assembler.accepted_names(),
+                           policy="merge")
+    assert got.positions == {"theta8a": 0.1} and got.ignored == ("wheel_fl",)
+    with pytest.raises(InputRejected, match="wheel_fl appears twice") as info:
+        read_joint_state(names, [0.1, 0.2, 0.3], [], assembler.accepted_names(), policy="strict")
+    assert info.value.reason == "duplicate_name"
 
 
 def test_merged_state_stamp_is_the_newest_and_each_joint_has_an_age(charmie):

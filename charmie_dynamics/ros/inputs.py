@@ -51,9 +51,10 @@ def read_joint_state(names: Sequence[str], position: Sequence[float],
     a velocity is then taken as 0; efforts are not used but their length is checked).
     ``strict``: every name must be ``allowed`` and every name of ``required`` present (a
     partial message would keep the others' old values looking fresh). ``merge``: names not
-    ``allowed`` are returned as ``ignored`` (their values unchecked: a wheel's NaN is not
-    the model's concern) and ``required`` is not checked here (the assembler checks each
-    joint's age instead).
+    ``allowed`` are returned as ``ignored`` (their values unchecked, a repeated one too: a
+    wheel's NaN is not the model's concern) and ``required`` is not checked here (the
+    assembler checks each joint's age instead). A name the model uses given twice is
+    ``duplicate_name`` under either policy.
     """
     if len(position) != len(names) or len(velocity) not in (0, len(names)) \
             or len(effort) not in (0, len(names)):
@@ -61,10 +62,14 @@ def read_joint_state(names: Sequence[str], position: Sequence[float],
                                                f"{len(velocity)} velocities, {len(effort)} efforts")
     given = set(names)
     if len(given) != len(names):
-        raise InputRejected("duplicate_name", "a name appears twice")
+        seen: set[str] = set()
+        twice = [n for n in names if n in seen or seen.add(n)]
+        used = [n for n in twice if policy == "strict" or n in allowed]
+        if used:
+            raise InputRejected("duplicate_name", f"{used[0]} appears twice")
     ignored: tuple[str, ...] = ()
     if not given.issubset(allowed):
-        unknown = tuple(n for n in names if n not in allowed)
+        unknown = tuple(dict.fromkeys(n for n in names if n not in allowed))
         if policy == "strict":
             raise InputRejected("unknown_name", f"{', '.join(unknown[:5])} not among the "
                                                 "model's inputs")
