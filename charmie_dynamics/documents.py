@@ -293,14 +293,15 @@ def read_bytes(path: str | Path, what: str = "file", max_bytes: int = DEFAULT_MA
 
 def read_text(path: str | Path, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES,
               error: Type[Exception] = DocumentError) -> str:
-    """The UTF-8 text of the regular file ``path``, at most ``max_bytes`` long.
+    """The UTF-8 text of the regular file ``path``, at most ``max_bytes`` long, without the
+    byte-order mark a spreadsheet may put first (a CSV's header read "\ufefftime").
 
     Raises ``error`` naming the path for a missing or unreadable file, a directory, FIFO,
     socket or device, a file larger than ``max_bytes``, or bytes that are not UTF-8.
     """
     data = read_bytes(path, what, max_bytes, error)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise error(f"{path}: the {what} is not UTF-8 text (byte {exc.start}: "
                     f"{data[exc.start:exc.start + 1]!r}), expected a text file") from None

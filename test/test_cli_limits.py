@@ -100,6 +100,14 @@ def test_row_cap_is_inclusive(tmp_path):
     assert len(from_csv(MODEL, str(traj)).t) == MAX_SAMPLES
 
 
+def test_a_spreadsheet_byte_order_mark_is_not_part_of_the_header(tmp_path):
+    """The attack: a CSV saved with a UTF-8 byte-order mark read "no 'time' column; columns:
+    \ufefftime, ..."."""
+    plain = _file(tmp_path, "plain.csv", "time,d1\n" + _rows(3, 1e-3, lambda k: 1e-4 * k))
+    marked = _file(tmp_path, "marked.csv", "\ufefftime,d1\n" + _rows(3, 1e-3, lambda k: 1e-4 * k))
+    np.testing.assert_array_equal(from_csv(MODEL, str(marked)).x, from_csv(MODEL, str(plain)).x)
+
+
 @pytest.mark.parametrize("motion", ["validation", "kinematic-validation"])
 def test_validation_motions_still_run(tmp_path, motion):
     """The papers' motions pass the limits that are checked by default."""

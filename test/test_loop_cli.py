@@ -208,7 +208,8 @@ def test_analyze_model_with_loops_on_a_trajectory_file(tmp_path):
     apart.write_text("time,theta1_1,theta1_2\n0,0.8,0.9\n0.1,0.81,0.9\n0.2,1.4835,1.8134\n")
     assert_one_error_line(run_cli("analyze", "--model", FIVE_BAR, "--trajectory", apart,
                                   "--out", tmp_path / "a"),
-                          "sample 2 (t = 0.2 s): loop end_effector: Newton-Raphson stopped")
+                          "sample 2 (t = 0.2 s): loop end_effector: the loop cannot be closed "
+                          "there (Newton-Raphson stopped")
     assert_one_error_line(run_cli("analyze", "--model", FIVE_BAR, "--motion", "seed002-free-fall",
                                   "--payload", "link2_1.tip:1", "--out", tmp_path / "f"),
                           "--payload: --motion seed002-free-fall takes no payload")

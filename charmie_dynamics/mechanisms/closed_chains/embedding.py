@@ -91,8 +91,9 @@ class LoopSingularityError(ArithmeticError):
     @classmethod
     def no_convergence(cls, label: str, residual: float, iterations: int,
                        tolerance: float) -> LoopSingularityError:
-        return cls(f"{label}: Newton-Raphson stopped at max |Phi| = {residual:.3g} after "
-                   f"{iterations} iterations (tolerance {tolerance:g})", label, math.nan)
+        return cls(f"{label}: the loop cannot be closed there (Newton-Raphson stopped at max "
+                   f"|Phi| = {residual:.3g} after {iterations} iterations, tolerance "
+                   f"{tolerance:g})", label, math.nan)
 
     @classmethod
     def branch_change(cls, label: str, names: str) -> LoopSingularityError:
@@ -102,9 +103,12 @@ class LoopSingularityError(ArithmeticError):
 
     @classmethod
     def too_far(cls, model: str, jump: float, labels: str) -> LoopSingularityError:
-        return cls(f"{model}: the independent coordinates moved by {jump:.3g} from the last "
-                   f"solution, more than {MAX_STEP * MAX_STEPS:g} (rad or m) in one input: not "
-                   "followed (the loops' branch could change)", labels, math.nan)
+        # the CLI's one state has no last solution: it is followed from the assembly
+        return cls(f"{model}: the independent coordinates moved by {jump:.3g} from the "
+                   "solution they are followed from (the last one, or the assembled "
+                   f"configuration), more than {MAX_STEP * MAX_STEPS:g} (rad or m; angles in "
+                   "radians) at once: not followed (the loops' branch could change)", labels,
+                   math.nan)
 
 
 @dataclass(frozen=True)
