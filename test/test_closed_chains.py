@@ -92,6 +92,10 @@ def test_loops_refused_with_clear_errors():
     d["loops"]["guess"]["root.vx"] = 1.0                     # was a StopIteration traceback
     _bad(d, r"loops.guess.root.vx: a free-flyer's velocity, expected a coordinate of a loop's")
     d = copy.deepcopy(doc)
+    d["bodies"][3]["joint"]["coordinate"] = "theta2_1"        # one coordinate, two joints
+    _bad(d, r"loops.guess.theta2_2: expected a coordinate of the model: theta1_1, theta2_1, "
+            r"theta1_2$")                                    # was "got 4 entries, at most 3"
+    d = copy.deepcopy(doc)
     d["loops"]["independent"] = ["theta1_1", "theta2_1", "theta1_2"]   # one dependent left
     _bad(d, r"loop end_effector cannot be assembled from the guess .*; loops.independent: 3 "
             r"coordinates declared independent, but the constraint Jacobian at the guess has "

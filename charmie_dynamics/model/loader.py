@@ -725,9 +725,6 @@ def _loops(r: FieldReader, tree: Model, data: Any, driven: Counter) -> Loops:
         chosen.add(index[c])
     guess = np.zeros(tree.n_coordinates)
     guess_data = r.mapping(r.get(data, "guess", "loops", {}) or {}, "loops.guess")
-    if len(guess_data) > tree.n_coordinates:
-        raise r.fail("loops.guess", f"got {len(guess_data)} entries, expected at most "
-                                    f"{tree.n_coordinates} (one per coordinate)")
     first_joint = {}                   # coordinate -> the first body its joint moves
     for b in reversed(tree.bodies):
         if b.coordinate is not None:
@@ -735,7 +732,8 @@ def _loops(r: FieldReader, tree: Model, data: Any, driven: Counter) -> Loops:
     for c, value in guess_data.items():
         where = f"loops.guess.{c}"
         if not isinstance(c, str) or c not in index:
-            raise r.fail(where, "expected a coordinate of the model")
+            raise r.fail(where, f"expected a coordinate of the model: "
+                                f"{', '.join(tree.coordinate_names)}")
         first = first_joint.get(c)
         if first is None:           # a free-flyer's velocity entry (NAME.vx ...): no joint's
             raise r.fail(where, "a free-flyer's velocity, expected a coordinate of a loop's "
