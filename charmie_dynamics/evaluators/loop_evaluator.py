@@ -310,6 +310,10 @@ class LoopEvaluator:
         self.multipliers = self.embedding.multiplier_named.lam
         self.result = Evaluation(self._tau, np.empty(0), self.tree.state, self.tree.result.loads,
                                  self.tree.result.translations, self.tree.result.quaternions)
+        # both compiled entries at construction (cached after): the following of far
+        # inputs compiled on the first one, seconds in a node's control callback
+        self.embedding.positions(self.chain.assembled[self.chain.independent],
+                                 self.chain.assembled, follow=True)
         self(self.chain.assembled[self.chain.independent], self._zeros, self._zeros)
 
     @property
