@@ -18,6 +18,7 @@ so each layer keeps one exception to catch; :class:`DocumentError` is the defaul
 """
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import functools
@@ -293,18 +294,27 @@ def read_bytes(path: str | Path, what: str = "file", max_bytes: int = DEFAULT_MA
 
 def read_text(path: str | Path, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES,
               error: Type[Exception] = DocumentError) -> str:
-    """The UTF-8 text of the regular file ``path``, at most ``max_bytes`` long, without the
-    byte-order mark a spreadsheet may put first (a CSV's header read "\ufefftime").
+    """The UTF-8 text of the regular file ``path``, at most ``max_bytes`` long (see
+    :func:`decode_text`).
 
     Raises ``error`` naming the path for a missing or unreadable file, a directory, FIFO,
     socket or device, a file larger than ``max_bytes``, or bytes that are not UTF-8.
     """
-    data = read_bytes(path, what, max_bytes, error)
+    return decode_text(read_bytes(path, what, max_bytes, error), path, what, error)
+
+
+def decode_text(data: bytes, path: str | Path, what: str = "file",
+                error: Type[Exception] = DocumentError) -> str:
+    """``data`` as UTF-8 text without the byte-order mark a spreadsheet may put first (a
+    CSV's header read "\ufefftime"); ``error`` naming the path and the first byte that is
+    not UTF-8, counted from the file's start."""
+    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
-        return data.decode("utf-8-sig")
+        return data[skip:].decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise error(f"{path}: the {what} is not UTF-8 text (byte {exc.start}: "
-                    f"{data[exc.start:exc.start + 1]!r}), expected a text file") from None
+        at = skip + exc.start
+        raise error(f"{path}: the {what} is not UTF-8 text (byte {at}: "
+                    f"{data[at:at + 1]!r}), expected a text file") from None
 
 
 def check_size(text: str, source: str, max_bytes: int = DEFAULT_MAX_BYTES,

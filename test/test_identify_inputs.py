@@ -49,6 +49,19 @@ def test_csv_log_duplicate_column_is_refused(tmp_path, charmie):
         read_log(path, charmie)
 
 
+def test_csv_log_with_a_byte_order_mark_is_read_and_bad_bytes_are_named(tmp_path, charmie):
+    """A log saved by a spreadsheet (a UTF-8 byte-order mark first) is the same log; a byte
+    that is not UTF-8 is named at its place in the file, the mark counted."""
+    plain, marked = tmp_path / "plain.csv", tmp_path / "marked.csv"
+    write_log(plain, charmie, _log(charmie))
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    np.testing.assert_array_equal(read_log(marked, charmie).x, read_log(plain, charmie).x)
+    marked.write_bytes(b"\xef\xbb\xbftime\xff")
+    with pytest.raises(LogError, match=r"marked.csv: the CSV log is not UTF-8 text \(byte 7: "
+                                       r"b'\\xff'\)"):
+        read_log(marked, charmie)
+
+
 @pytest.mark.parametrize("value, reason", [
     ("1e300", "row 4, column theta3.effort: effort 1e+300, expected |effort| <= 1e+06"),
     ("-2e6", "row 4, column theta3.effort: effort -2e+06, expected |effort| <= 1e+06")])

@@ -310,6 +310,23 @@ def test_gravity_between_far_inputs_neither_undoes_nor_forgets_their_following()
     np.testing.assert_array_equal(bounded.last_solution, solution)
 
 
+def test_gravity_starts_from_the_last_input_the_caller_kept():
+    """The node refuses some evaluated inputs (a dependent coordinate beyond its limits);
+    refused in a row, each within max_jump of the one before, they walked the start of the
+    gravity compensation more than max_jump from the last valid input (the read of the
+    change): ``refuse_last`` puts it back, the warm start stays with the inputs."""
+    bounded, zero = LoopEvaluator(load_model(FIVE_BAR), max_jump=0.5), np.zeros(2)
+    x0 = bounded.chain.assembled[bounded.chain.independent] + 0.05
+    bounded(x0, zero, zero)
+    for step in (0.3, 0.6, 0.9):
+        bounded(x0 + step, zero, zero)
+        bounded.refuse_last()
+    gravity = cc.inverse_dynamics(bounded.chain, x0, zero, zero).effort
+    np.testing.assert_allclose(bounded.gravity(x0).efforts, gravity, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(bounded.last_solution[bounded.chain.independent], x0 + 0.9,
+                               atol=1e-12)
+
+
 def test_a_jump_beyond_the_followed_length_is_refused(five_bar):
     x, xd, xdd = path(five_bar, 0)
     five_bar(x, xd, xdd)

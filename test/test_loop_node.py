@@ -283,9 +283,12 @@ def test_far_inputs_are_reached_while_the_watchdog_keeps_the_last_valid_gravity(
         ros.watched = [child]
         node = LoopNode(ros, child, "/lj")
         assert ros.spin_until(node.ready, 60.0)
-        good, zero = np.radians([50.0, 55.0]), np.zeros(2)
-        assert node.outputs(node.send(INDEPENDENT, list(good), [0.0, 0.0]))
+        good, zero, rates = np.radians([50.0, 55.0]), np.zeros(2), np.array([0.4, -0.3])
+        assert node.outputs(node.send(INDEPENDENT, list(good), list(rates)))
         gravity = cc.inverse_dynamics(CHAIN, good, zero, zero).effort
+        # the input's own feedforward (held before the node goes stale) is not the gravity's
+        assert not np.allclose(cc.inverse_dynamics(CHAIN, good, rates, zero).effort, gravity,
+                               rtol=0, atol=1e-6 * np.abs(gravity).max())
         far = good + 1.2
         for k in range(3):
             mark = len(node.feedforward)

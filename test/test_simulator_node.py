@@ -309,8 +309,6 @@ def interrupted_in_ctypes():
 class Starting(Node):
     def __init__(self):
         super().__init__("starting")
-        if "--twice" in sys.argv:     # a second Ctrl-C (ros2 launch's) while the process ends
-            threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT)).start()
         if "--ctypes" in sys.argv:
             return interrupted_in_ctypes()
         if "--ctypes-spinning" in sys.argv:
@@ -319,6 +317,8 @@ class Starting(Node):
         # numba builds code from source strings while it loads cached kernels: the SIGINT
         # lands there (CI's failure, 1 run in 6 here at 0.1-0.3 s after rclpy.init)
         exec("os.kill(os.getpid(), signal.SIGINT)\\nfor _ in range(100): time.sleep(0.01)")
+        if "--twice" in sys.argv:     # a second Ctrl-C (ros2 launch's) while the process ends
+            threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT)).start()
 
 if __name__ == "__main__":
     sys.exit(run_node(Starting))
@@ -330,7 +330,7 @@ def test_sigint_inside_exec_during_start_up_is_a_clean_exit(ros_env, tmp_path, f
     """The deterministic form of the case above: SIGINT raised inside ``exec`` of a source
     string while the node is being built, the script run with ``python -m`` as ros2 launch's
     tests run nodes. With KeyboardInterrupt itself CPython marks the process and ends it by
-    SIGINT (-2) after run_node's clean return. ``--twice``: a second SIGINT 20 ms later, while
+    SIGINT (-2) after run_node's clean return. ``--twice``: a second SIGINT 20 ms after, while
     the process ends (the attack: -2 in 12 of 12 dynamics nodes at start-up; here it printed
     the NodeInterrupted it raised during the interpreter's shutdown). ``--ctypes``: the
     SIGINT inside a ctypes callback, as in numba's compiler; ``--ctypes-spinning``: the same

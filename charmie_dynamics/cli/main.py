@@ -241,8 +241,8 @@ def _cmd_fk(args: argparse.Namespace) -> int:
         evaluator = LoopEvaluator(model)
         with naming_the_state_file(args.state):
             x = _loop_inputs(evaluator.chain, args)[0]
-            zero = np.zeros_like(x)
-            q = evaluator(x, zero, zero, gravity_only=True).state.q.copy()
+            rest = np.zeros_like(x)
+            q = evaluator(x, rest, rest, gravity_only=True).state.q.copy()
         zero = np.zeros_like(q)
         print_json({**fk_report(model, (q, zero, zero)), "loops": solve_report(evaluator)},
                    "fk", args.indent)

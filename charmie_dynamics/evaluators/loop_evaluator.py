@@ -82,8 +82,9 @@ __all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "MaxJumpErr
 
 
 class LoopJumpError(LoopSingularityError):
-    """An input farther than ``max_jump`` from the last solution: the solution moved
-    ``max_jump`` toward it, the input itself was not evaluated."""
+    """An input farther than ``max_jump`` from the last solution, not evaluated; the
+    solution moved ``max_jump`` toward it where it agrees with the far input before it
+    (never for :meth:`LoopEvaluator.gravity`)."""
 
 
 class NonFiniteInput(NonFiniteLoads):
@@ -307,6 +308,7 @@ class LoopEvaluator:
         self._condition = np.zeros(1)
         self.last_solution = self.chain.assembled.copy()
         self._evaluated = self.chain.assembled.copy()  # the last evaluated input's solution
+        self._before = self.chain.assembled.copy()     # the one evaluated before it
         self.multipliers = self.embedding.multiplier_named.lam
         self.result = Evaluation(self._tau, np.empty(0), self.tree.state, self.tree.result.loads,
                                  self.tree.result.translations, self.tree.result.quaternions)
@@ -325,8 +327,9 @@ class LoopEvaluator:
 
     @property
     def indeterminate(self) -> np.ndarray:
-        """A basis (m, r) of the null space of Phi_d^T at the last evaluated input: the
-        redundant rows' indeterminate part of the multipliers (dynamics/closed_chain.py)."""
+        """A basis (m, r) of the null space of Phi_d^T at the last call's state (an input's
+        or :meth:`gravity`'s, as ``result`` and ``multipliers``): the redundant rows'
+        indeterminate part of the multipliers (dynamics/closed_chain.py)."""
         return null_space_basis(self.embedding.named.jacobian[:, self.chain.dependent])
 
     def _run(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray, start: np.ndarray,
@@ -376,7 +379,7 @@ class LoopEvaluator:
         if tracked:
             named = self.embedding.named
             self.last_solution[:] = named.q
-            self._evaluated[:] = named.q
+            self._remember_evaluated(named.q)
             self._iterations[:] = named.iterations
             self._residual[:] = named.residual
             self._condition[:] = named.condition
@@ -445,11 +448,21 @@ class LoopEvaluator:
                 raise PathError(str(error), error.loop, error.condition, failed, done)
             raise NonFiniteLoads(f"sample {failed}: {error}")
         self.last_solution[:] = starts[0]
-        self._evaluated[:] = starts[0]
+        self._remember_evaluated(starts[0])
         self._iterations[:] = named.iterations
         self._residual[:] = named.residual
         self._condition[:] = named.condition
         return result
+
+    def _remember_evaluated(self, q: np.ndarray) -> None:
+        self._before[:] = self._evaluated
+        self._evaluated[:] = q
+
+    def refuse_last(self) -> None:
+        """The caller refused the last evaluated input (the dynamics node: a dependent
+        coordinate beyond its limits): :meth:`gravity` is solved from the input evaluated
+        before it again. The warm start stays the refused input's solution."""
+        self._evaluated[:] = self._before
 
     def _distance(self, x: np.ndarray, q: np.ndarray) -> float:
         return float(np.max(np.abs(x - q[self.chain.independent]), initial=0.0))
@@ -497,8 +510,9 @@ class LoopEvaluator:
 
     def gravity(self, x: np.ndarray) -> Evaluation:
         """Gravity compensation at independent positions ``x``: rates zero; solved from the
-        last evaluated input's solution, within ``max_jump`` of it, and changing nothing the
-        next input starts from (module docstring)."""
+        last evaluated input's solution (not refused: :meth:`refuse_last`), within
+        ``max_jump`` of it, and changing nothing the next input starts from (module
+        docstring)."""
         return self._evaluate(x, self._zeros, self._zeros, True, False)
 
 

@@ -27,7 +27,7 @@ from typing import Callable, NoReturn, Optional, Sequence
 
 import numpy as np
 
-from ..documents import DocumentError, bounded, read_bytes
+from ..documents import DocumentError, bounded, decode_text, read_bytes
 from ..model.model import Model
 from ..trajectories import csv_header
 from .regressor import parameter_layout
@@ -237,10 +237,7 @@ def write_csv(path: str | Path, model: Model, log: Log) -> None:
 def _from_csv(path: str, data: bytes, model: Model) -> Log:
     """A log from a CSV file's bytes (module docstring), parsed row by row into one array
     (a list of every row's strings took 20x the file's size)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise LogError(f"{path}: not a usable CSV log: {bounded(exc)}") from None
+    text = decode_text(data, path, "CSV log", LogError)
     cap = max_samples(model)
     rows = csv.reader(io.StringIO(text, newline=""))
     try:

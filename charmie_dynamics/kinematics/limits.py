@@ -16,7 +16,8 @@ from ..model.model import Model
 
 #: Largest magnitude of a position, velocity or acceleration taken where the model gives no
 #: limit (m, rad, per s, per s^2): a base 1,000 km away, a joint turning 160,000 times a
-#: second or accelerating at 100,000 g is a bad input, not a motion
+#: second or accelerating at 100,000 g is a bad input, not a motion; and of an effort
+#: command to the simulator (N or N m)
 PLAUSIBLE = 1e6
 #: The dynamics node's defaults (``position_limit_tolerance``, ``velocity_limit_tolerance``):
 #: rad or m beyond a joint limit, and the fraction above a velocity limit, still accepted

@@ -16,6 +16,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
+from ..documents import bounded
 from ..linalg import direction_and_length
 from .cut_joints import CUT_TYPES, CutJoint, Loops, loop_groups, t_needs_axis
 from .model import (Actuator, Balancer, Body, Friction, JointLimits, JointType, Model,
@@ -719,7 +720,7 @@ def _loops(r: FieldReader, tree: Model, data: Any, driven: Counter) -> Loops:
         where = f"loops.independent[{k}]"
         if not isinstance(c, str) or c not in index:
             raise r.fail(where, f"got {show(c)}, expected a coordinate of the model: "
-                                f"{', '.join(tree.coordinate_names)}")
+                                f"{bounded(', '.join(tree.coordinate_names))}")
         if index[c] in chosen:
             raise r.fail(where, f"{c} listed twice, expected each independent coordinate once")
         chosen.add(index[c])
@@ -733,7 +734,7 @@ def _loops(r: FieldReader, tree: Model, data: Any, driven: Counter) -> Loops:
         where = f"loops.guess.{c}"
         if not isinstance(c, str) or c not in index:
             raise r.fail(where, f"expected a coordinate of the model: "
-                                f"{', '.join(tree.coordinate_names)}")
+                                f"{bounded(', '.join(tree.coordinate_names))}")
         first = first_joint.get(c)
         if first is None:           # a free-flyer's velocity entry (NAME.vx ...): no joint's
             raise r.fail(where, "a free-flyer's velocity, expected a coordinate of a loop's "

@@ -476,6 +476,7 @@ class DynamicsNode(Node):
             return self._reject("loop_singular", str(exc))
         beyond = self._dependent_beyond_limits(result)
         if beyond:
+            self.evaluator.refuse_last()         # the watchdog's gravity starts from the last valid
             return self._reject("dependent_beyond_limits", beyond)
         self.stamps.accept(stamp)                # advances on accepted inputs only
         self._publish(stamp_from_nanoseconds(stamp), stamp, x, xd, result)

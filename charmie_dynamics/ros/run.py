@@ -111,7 +111,7 @@ def run_node(node_class, args=None) -> int:
             raise
         return _shut_down(0)
     if _Interrupted.seen:                     # it came before rclpy.init's handler was there
-        rclpy.try_shutdown()
+        rclpy.try_shutdown(uninstall_handlers=False)     # SIGTERM in the teardown: still clean
     try:
         while rclpy.ok():
             executor.spin_once(timeout_sec=0.1)

@@ -106,9 +106,9 @@ class LoopSingularityError(ArithmeticError):
         # the CLI's one state has no last solution: it is followed from the assembly
         return cls(f"{model}: the independent coordinates moved by {jump:.3g} from the "
                    "solution they are followed from (the last one, or the assembled "
-                   f"configuration), more than {MAX_STEP * MAX_STEPS:g} (rad or m; angles in "
-                   "radians) at once: not followed (the loops' branch could change)", labels,
-                   math.nan)
+                   f"configuration), more than {MAX_STEP * MAX_STEPS:g} (rad or m: angles in "
+                   "radians, not degrees) at once: not followed (the loops' branch could "
+                   "change)", labels, math.nan)
 
 
 @dataclass(frozen=True)
