@@ -88,8 +88,9 @@ def run_node(node_class, args=None) -> int:
     and SIGTERM, are a clean shutdown with status 0, during start-up or while spinning. A
     start-up error (model, parameter) is one line and status 1. SIGINT is never raised
     (:class:`_Interrupted`): what runs when it comes finishes first, the node's construction
-    or a callback: a second or two with the kernels cached, up to about 30 s where one
-    compiles them (a first start without ``charmie-dynamics compile``)."""
+    or a callback: a second or two with the kernels cached; where one compiles them (a first
+    start without ``charmie-dynamics compile``) about 30 s on a quiet machine, 59-77 s
+    measured on 2 shared cores under load, beyond which ``ros2 launch`` may kill it."""
     # rclpy.init chains its own handler (which shuts the context down) to this one
     signal.signal(signal.SIGINT, _interrupt)
     initialised = False
