@@ -15,6 +15,7 @@ from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedE
 from rclpy.impl.implementation_singleton import rclpy_implementation
 
 from ..model import ModelError
+from .distro import events_executor, logger_level, shutdown_keeping_signal_handlers
 
 _RCL_LOCATION = re.compile(r",? at \S+\.c:\d+")      # rcl's ", at /src/rcl/arguments.c:415"
 
@@ -28,7 +29,7 @@ def rcl_message(exc: BaseException) -> str:
 def init_ros(args: Optional[Sequence[str]]) -> None:
     """``rclpy.init``; a params file or argument rcl cannot parse raises ``ValueError`` with
     one line (rcl's own ERROR lines of that failure are kept off stderr)."""
-    previous = rclpy.logging.get_logger_level("rcl")
+    previous = logger_level("rcl")
     rclpy.logging.set_logger_level("rcl", rclpy.logging.LoggingSeverity.FATAL)
     try:
         rclpy.init(args=args)
@@ -36,7 +37,7 @@ def init_ros(args: Optional[Sequence[str]]) -> None:
         raise ValueError(rcl_message(exc)) from None
     finally:
         # unless --log-level set it during init
-        if rclpy.logging.get_logger_level("rcl") == rclpy.logging.LoggingSeverity.FATAL:
+        if rclpy.logging.get_logger_effective_level("rcl") == rclpy.logging.LoggingSeverity.FATAL:
             rclpy.logging.set_logger_level("rcl", previous)
 
 
@@ -44,12 +45,9 @@ def make_executor(context=None) -> Executor:
     """rclpy's events executor (C++, much less overhead per message: Kilted and newer) where
     it exists, unless ``CHARMIE_DYNAMICS_EXECUTOR=single``; else the single-threaded one."""
     if os.environ.get("CHARMIE_DYNAMICS_EXECUTOR", "events") != "single":
-        try:
-            from rclpy.experimental import EventsExecutor
-        except ImportError:
-            pass
-        else:
-            return EventsExecutor(context=context)
+        executor = events_executor(context)
+        if executor is not None:
+            return executor
     return SingleThreadedExecutor(context=context)
 
 
@@ -112,7 +110,7 @@ def run_node(node_class, args=None) -> int:
             raise
         return _shut_down(0)
     if _Interrupted.seen:                     # it came before rclpy.init's handler was there
-        rclpy.try_shutdown(uninstall_handlers=False)     # SIGTERM in the teardown: still clean
+        shutdown_keeping_signal_handlers()        # SIGTERM in the teardown: still clean
     try:
         while rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
