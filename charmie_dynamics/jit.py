@@ -13,7 +13,9 @@ warning line that names the pip command; CHARMIE_DYNAMICS_JIT=0 is a choice and 
 The cache lives in ``$NUMBA_CACHE_DIR`` or ``~/.cache/charmie_dynamics`` (``$XDG_CACHE_HOME``),
 in a folder named after a fingerprint of the core's source files: numba checks only the file
 of each compiled function, not the helpers it calls from other files, so a changed helper
-must not meet kernels cached before the change. Where that folder cannot be written, a
+must not meet kernels cached before the change. Inside it a kernel is found by its file's
+place in the package, so every copy of the same sources (a colcon install, a pip install, the
+checkout) shares the kernels one of them compiled with the same numba. Where that folder cannot be written, a
 folder under the temporary directory is used; where neither can, nothing is cached.
 """
 from __future__ import annotations
@@ -57,6 +59,13 @@ else:
             "slower; to compile them: %s", DISABLED_REASON, _PIP_HINT)
 
 ENABLED: bool = numba is not None
+
+
+def slow_kernels_refusal() -> str:
+    """Why a control path refuses to start on plain-Python kernels, in one line."""
+    return (f"the numerical kernels run as plain Python ({DISABLED_REASON}), about a thousand "
+            f"times slower than compiled: too slow for a control path; to compile them: "
+            f"{_PIP_HINT} (README, ROS 2 Humble), or set allow_slow_kernels:=true to start anyway")
 
 _PACKAGE = Path(__file__).resolve().parent
 _NOT_KERNELS = ("ros", "cli", "export")     # folders without kernels: editing them keeps the cache
@@ -108,6 +117,44 @@ def _writable_cache() -> str:
 
 
 _CACHE_DIR = _writable_cache() if ENABLED else ""
+
+
+def _install_package_locator() -> None:
+    """Make numba find the package's kernels by their place in the package, not on disk.
+
+    numba's own locator names a kernel's cache after the absolute path of its source file and
+    stamps it with the file's time (numba < 0.60) or content: a copy of the same sources
+    elsewhere (a colcon install, a plain ``pip install .``, a second venv on the checkout)
+    compiled everything again. Here the cache path is the file's path inside the package,
+    under the folder of the core's fingerprint (:func:`cache_dir`), and the stamp is that
+    fingerprint: the same sources share their kernels, changed ones never meet them. numba
+    still keys each kernel on its own version, the signature and the CPU."""
+    from numba.core import caching
+    # public names from numba 0.60 (UserProvidedCacheLocator, CacheImpl), private before
+    base = getattr(caching, "UserProvidedCacheLocator", None) or caching._UserProvidedCacheLocator
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    fingerprint = Path(_CACHE_DIR).name
+
+    class PackageCacheLocator(base):
+        def __init__(self, py_func, py_file):
+            super().__init__(py_func, py_file)
+            inside = Path(py_file).resolve().relative_to(_PACKAGE)
+            self._cache_path = os.path.join(_CACHE_DIR, *inside.parent.parts)
+
+        def get_source_stamp(self):
+            return fingerprint
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not _CACHE_DIR or _PACKAGE not in Path(py_file).resolve().parents:
+                return None
+            return super().from_function(py_func, py_file)
+
+    impl._locator_classes.insert(0, PackageCacheLocator)
+
+
+if _CACHE_DIR:
+    _install_package_locator()
 
 
 def kernel(fn: F | None = None, *, inline: bool = False) -> F | Callable[[F], F]:

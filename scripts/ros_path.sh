@@ -10,7 +10,8 @@
 # $CHARMIE_ROS2_SRC. Without them it says so in one line and exits 0. Everything it builds
 # goes to $CHARMIE_ROS_PATH_WORK (default build/ros_path in this checkout):
 #   venv/      ROS 2 Kilted from PyPI wheels + launch/ros2cli sources + colcon (ros_path/ros_venv.sh)
-#   ws/        the colcon workspace (build/, install/, log/); env.sh sources it
+#   ws/        the colcon workspace, --symlink-install (build/, install/, log/); env.sh sources it
+#   ws-plain/  the same built by a plain `colcon build` (files copied); env-plain.sh sources it
 #   pip-venv/  the same ROS venv with the package from a plain `pip install .` (no colcon)
 #   src/charmie_dynamics/  the checkout's files as a clone would have them (tracked and
 #              untracked-but-not-ignored files of the working tree)
@@ -73,7 +74,21 @@ EOF
   colcon build --symlink-install --base-paths "$work/src" --packages-select charmie_dynamics \
     >"$work/colcon-build.log" 2>&1 ) || { tail -30 "$work/colcon-build.log"; exit 1; }
 
-# --- 4. launch tests and the ros2 CLI on the colcon install -------------------------------
+# a plain `colcon build` too (what bloom and most robot images run: setup.py install, the
+# files copied into install/); its workspace is sourced by env-plain.sh
+step "colcon build (no --symlink-install)"
+ws_plain=$work/ws-plain
+rm -rf "$ws_plain" && mkdir -p "$ws_plain"
+sed -e "s|$ws/install/setup.bash|$ws_plain/install/setup.bash|" -e "s|colcon workspace|plain colcon workspace|" \
+  "$work/env.sh" >"$work/env-plain.sh"
+( source "$work/venv/bin/activate"; export AMENT_PREFIX_PATH=$work/venv; cd "$ws_plain"
+  colcon build --base-paths "$work/src" --packages-select charmie_dynamics \
+    >"$work/colcon-build-plain.log" 2>&1 ) || { tail -30 "$work/colcon-build-plain.log"; exit 1; }
+if [ -L "$ws_plain/install/charmie_dynamics/share/charmie_dynamics/launch/sim.launch.py" ]; then
+  echo "ros_path: the plain colcon build installed links, not copies" >&2; exit 1
+fi
+
+# --- 4. launch tests and the ros2 CLI on the colcon installs ------------------------------
 # pytest runs from $work, so that only the installed package is importable. launch_testing's
 # pytest plugin imports every module of a folder it collects from: test/ (whose modules may
 # skip at import) is collected without it.
@@ -97,6 +112,19 @@ step "ros2 run --prefix 'python3 -m cProfile': the executables are Python script
 step "launch tests, ros2 CLI and install layout on the colcon install (ROS_DOMAIN_ID=$ROS_DOMAIN_ID)"
 (source "$work/env.sh"; pytest_in python "$copy/test_launch")
 (source "$work/env.sh"; pytest_in python -p no:launch_testing "$copy/test/test_install_layout.py")
+step "the plain colcon install: ros2 run, the install layout and the hardware launch test"
+(source "$work/env-plain.sh"
+ case "$(python -c 'import charmie_dynamics; print(charmie_dynamics.__file__)')" in
+   "$ws_plain/install/"*) ;;
+   *) echo "ros_path: env-plain.sh imports charmie_dynamics from elsewhere" >&2; exit 1 ;;
+ esac
+ ros2 run charmie_dynamics charmie-dynamics compile
+ out=$(ros2 run charmie_dynamics dynamics --ros-args -p stale_policy:=not_a_policy 2>&1) && status=0 || status=$?
+ if [ "$status" -ne 1 ] || ! grep -q "error: parameter stale_policy 'not_a_policy'" <<<"$out"; then
+   echo "ros_path: ros2 run dynamics (plain install): expected exit 1 and its stale_policy error, got $status: $out" >&2; exit 1
+ fi
+ pytest_in python -p no:launch_testing "$copy/test/test_install_layout.py"
+ pytest_in python "$copy/test_launch/test_hardware_launch.py")
 
 # --- 5. a plain `pip install .` in a venv of its own (no colcon) ---------------------------
 step "venv $work/pip-venv and pip install . (no colcon)"

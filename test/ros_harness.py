@@ -32,9 +32,10 @@ from charmie_dynamics.kinematics import inputs_from_dict, resolve_state
 from charmie_dynamics.model import load_model
 from charmie_dynamics.ros.inputs import InputLimits
 from conftest import CHARMIE
+from domains import domain_id
 from node_process import CHILDREN, Child
 
-DOMAIN = 100 + os.getpid() % 100            # the node tests' domain (one per pytest run)
+DOMAIN = domain_id(100, 100)                # the node tests' domain (one per pytest process)
 STATUS_NAME = "charmie_dynamics: dynamics"
 TOL = dict(rtol=1e-9, atol=1e-9)
 

@@ -2,6 +2,7 @@
 the time conversions of its messages."""
 import numpy as np
 import pytest
+from domains import domain_id
 
 from charmie_dynamics.ros.inputs import (AccelerationEstimator, InputLimits, InputRejected,
                                          StateAssembler, read_joint_state)
@@ -124,7 +125,6 @@ def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
     """The node's odometry callback, called in-process: a scaled or zero quaternion is
     rejected (invalid_value), a unit one gives theta3 = its yaw."""
     rclpy = pytest.importorskip("rclpy")
-    import os
 
     from nav_msgs.msg import Odometry
     from rclpy.parameter import Parameter
@@ -132,7 +132,7 @@ def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
     from charmie_dynamics.ros.dynamics_node import DynamicsNode
     from conftest import CHARMIE
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(200 + os.getpid() % 30))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
     context = rclpy.context.Context()
     rclpy.init(context=context)
     try:
@@ -168,7 +168,6 @@ def test_reference_acceleration_source(monkeypatch):
     the state's stamp (linear interpolation); stamp 0 starts the reference at the newest
     joint_states; a reference whose times go back is rejected."""
     rclpy = pytest.importorskip("rclpy")
-    import os
     import time
 
     from builtin_interfaces.msg import Duration, Time
@@ -182,7 +181,7 @@ def test_reference_acceleration_source(monkeypatch):
     from charmie_dynamics.ros.dynamics_node import DynamicsNode
     from conftest import CHARMIE
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(200 + os.getpid() % 30))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
     model = load_model(CHARMIE)
     context = rclpy.context.Context()
     rclpy.init(context=context)
@@ -253,7 +252,6 @@ def test_start_up_error_leaves_no_parser_thread_and_cutoff_changes_at_run_time(m
     """A start-up error (a bad parameter) leaves no model_parser thread running; a run-time
     change of acceleration_filter_cutoff rebuilds the estimator at once."""
     rclpy = pytest.importorskip("rclpy")
-    import os
     import threading
 
     from rclpy.parameter import Parameter
@@ -261,7 +259,7 @@ def test_start_up_error_leaves_no_parser_thread_and_cutoff_changes_at_run_time(m
     from charmie_dynamics.ros.dynamics_node import DynamicsNode
     from conftest import CHARMIE
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(200 + os.getpid() % 30))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
 
     def parsers():
         return [t for t in threading.enumerate() if t.name == "model_parser" and t.is_alive()]
@@ -289,7 +287,6 @@ def test_view_feed_checks_inputs_as_the_dynamics_node(monkeypatch):
     """The view's feed refuses an effort array of the wrong length (length_mismatch) and a
     velocity beyond the model's limits (beyond_limits), as the dynamics node does."""
     rclpy = pytest.importorskip("rclpy")
-    import os
 
     from sensor_msgs.msg import JointState
 
@@ -297,7 +294,7 @@ def test_view_feed_checks_inputs_as_the_dynamics_node(monkeypatch):
     from charmie_dynamics.ros.view_feed import ViewFeed
     from conftest import CHARMIE
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(200 + os.getpid() % 30))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
     model = load_model(CHARMIE)
     rclpy.init()                      # ViewFeed runs in the default context
     try:
@@ -327,7 +324,6 @@ def test_view_ros_draws_a_loop_model_closed(monkeypatch):
     placements), for inputs moved from the assembled pose; an input too far to follow is
     refused and the next pose is solved from the assembled branch."""
     rclpy = pytest.importorskip("rclpy")
-    import os
 
     from sensor_msgs.msg import JointState
 
@@ -353,7 +349,7 @@ def test_view_ros_draws_a_loop_model_closed(monkeypatch):
     assert np.linalg.norm(a - b) < 1e-9
 
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(200 + os.getpid() % 30))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
     rclpy.init()
     try:
         feed = ViewFeed(model, lambda x: None, lambda a: None, 10.0, 0.0, live.inputs,

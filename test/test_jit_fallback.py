@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from charmie_dynamics import jit
+from domains import domain_id
 
 ROOT = Path(__file__).resolve().parent.parent
 PIP_HINT = f"pip install 'numba>={jit.MIN_NUMBA[0]}.{jit.MIN_NUMBA[1]}'"
@@ -229,3 +231,70 @@ def test_the_lock_pins_every_requirement_within_its_range():
         key = req.name.lower().replace("_", "-")
         assert key in pins, f"{req.name} not in the lock"
         assert req.specifier.contains(pins[key], prereleases=True), (req, pins[key])
+
+
+def start_dynamics_node(old_numba: Path, *params: str) -> subprocess.CompletedProcess:
+    """The dynamics node as a process under the old numba; its start-up error ends it."""
+    args = [arg for param in params for arg in ("-p", param)]
+    return subprocess.run([sys.executable, "-m", "charmie_dynamics.ros.dynamics_node",
+                           "--ros-args", *args], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(old_numba),
+                                         "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
+                                         "ROS_DOMAIN_ID": str(domain_id(200, 30))})
+
+
+@pytest.mark.ros
+def test_the_control_path_refuses_plain_python_kernels_unless_told(old_numba, tmp_path):
+    """On Humble's apt numba the dynamics node would answer 1 kHz inputs a thousand times too
+    slowly: it refuses to start, in one line naming the cause and both ways out."""
+    missing = tmp_path / "no_such_model.yaml"
+    refused = start_dynamics_node(old_numba, f"model_file:={missing}")
+    assert refused.returncode == 1, refused.stderr
+    errors = [line for line in refused.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1, refused.stderr
+    assert "numba 0.55.1" in errors[0] and PIP_HINT in errors[0]
+    assert "allow_slow_kernels:=true" in errors[0]
+    # told: the start goes past that check to the next one (the missing model file)
+    allowed = start_dynamics_node(old_numba, f"model_file:={missing}", "allow_slow_kernels:=true")
+    assert allowed.returncode == 1, allowed.stderr
+    assert "allow_slow_kernels" not in allowed.stderr and str(missing) in allowed.stderr
+
+
+CACHE_SCRIPT = """
+import json
+import numpy as np
+from charmie_dynamics import jit, linalg
+a = np.arange(12.0).reshape(2, 2, 3)
+value = linalg.vec(a, 1, 0)
+print(json.dumps({"file": linalg.__file__, "value": list(value), "cache": jit.cache_dir().name,
+                  "hits": sum(linalg.vec.stats.cache_hits.values()),
+                  "misses": sum(linalg.vec.stats.cache_misses.values())}))
+"""
+
+
+def test_copies_of_the_same_sources_share_their_compiled_kernels(tmp_path):
+    """A kernel compiled from one copy of the package (the checkout) is loaded, not compiled
+    again, by another copy of the same sources elsewhere (a colcon or pip install); a copy
+    with one core file changed compiles its own."""
+    copies = []
+    for name in ("checkout", "install", "changed"):
+        copies.append(tmp_path / name)
+        shutil.copytree(ROOT / "charmie_dynamics", tmp_path / name / "charmie_dynamics",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    with open(copies[2] / "charmie_dynamics" / "linalg.py", "a", encoding="utf-8") as f:
+        f.write("\n# changed\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    runs = []
+    for copy in copies:
+        proc = subprocess.run([sys.executable, "-c", CACHE_SCRIPT], capture_output=True,
+                              text=True, timeout=300, cwd=copy,
+                              env={**env, "PYTHONPATH": str(copy)})
+        assert proc.returncode == 0, proc.stderr
+        runs.append(json.loads(proc.stdout.splitlines()[-1]))
+    checkout, install, changed = runs
+    assert [run["file"].startswith(str(copy)) for run, copy in zip(runs, copies)] == [True] * 3
+    assert checkout["misses"] == 1 and checkout["hits"] == 0
+    assert install["hits"] == 1 and install["misses"] == 0       # loaded from the cache
+    assert install["cache"] == checkout["cache"] != changed["cache"]
+    assert changed["misses"] == 1 and changed["hits"] == 0
+    assert checkout["value"] == install["value"] == changed["value"] == [6.0, 7.0, 8.0]

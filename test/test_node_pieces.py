@@ -27,6 +27,7 @@ from charmie_dynamics.ros.reference import check_serialized_reference, read_refe
 from charmie_dynamics.ros.stale_policy import Action, StalePolicy
 from charmie_dynamics.ros.stamps import StampGuard, to_nanoseconds
 from conftest import CHARMIE
+from domains import domain_id
 
 
 def yaw_quaternion(yaw):
@@ -598,7 +599,6 @@ def test_urdf_model_file_then_its_published_document_is_not_held(charmie_urdf, m
     """A URDF model_file (model_source topic) and the loader's document of the same file on
     the model topic: the same model (models_unchanged), not a held update."""
     rclpy = pytest.importorskip("rclpy")
-    import os
     import time
 
     from rclpy.parameter import Parameter
@@ -607,7 +607,7 @@ def test_urdf_model_file_then_its_published_document_is_not_held(charmie_urdf, m
     from charmie_dynamics.ros.dynamics_node import DynamicsNode
     _, urdf, overlay = charmie_urdf
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(200 + os.getpid() % 30))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
     published = model_to_publish(urdf, overlay, 10**7)
     context = rclpy.context.Context()
     rclpy.init(context=context)

@@ -5,7 +5,6 @@ creates no robot_description publisher at all. In-process nodes, parameters as r
 them from the command line arguments of their context."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,8 @@ import yaml
 rclpy = pytest.importorskip("rclpy")
 
 from rclpy.node import Node  # noqa: E402
+
+from domains import domain_id  # noqa: E402
 
 from charmie_dynamics.ros.model_loader_node import ModelLoaderNode  # noqa: E402
 
@@ -26,7 +27,7 @@ def context_with(monkeypatch):
     """A function giving an rclpy context initialised with ``--ros-args`` + its arguments;
     every context made is shut down after the test."""
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(200 + os.getpid() % 30))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
     contexts = []
 
     def make(*ros_args: str) -> rclpy.context.Context:

