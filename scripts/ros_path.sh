@@ -114,7 +114,7 @@ step "launch tests, ros2 CLI and install layout on the colcon install (ROS_DOMAI
 (source "$work/env.sh"; pytest_in python -p no:launch_testing "$copy/test/test_install_layout.py")
 step "the plain colcon install: ros2 run, the install layout and the hardware launch test"
 (source "$work/env-plain.sh"
- case "$(python -c 'import charmie_dynamics; print(charmie_dynamics.__file__)')" in
+ case "$(cd "$work" && python -c 'import charmie_dynamics; print(charmie_dynamics.__file__)')" in
    "$ws_plain/install/"*) ;;
    *) echo "ros_path: env-plain.sh imports charmie_dynamics from elsewhere" >&2; exit 1 ;;
  esac

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The full test suite on the dependency floors: scripts/setup.sh builds a second venv with pip
-# held to scripts/constraints-floor.txt (numpy, numba, scipy, PyYAML, matplotlib at the oldest
-# versions setup.py accepts: test/test_jit_fallback.py checks they agree) and runs the test
-# suite there.
+# The numerical core's tests on the dependency floors: scripts/setup.sh builds a second venv
+# with pip held to scripts/constraints-floor.txt (numpy, numba, scipy, PyYAML, matplotlib at the
+# oldest versions setup.py accepts: test/test_jit_fallback.py checks they agree) and runs there
+# every test but those that start ROS nodes or launch files (markers `ros`, `launch`: they
+# exercise rclpy and DDS, which the floors do not change; .venv and Jazzy's venv run them).
 #
-#   scripts/test_floors.sh [PYTEST_ARGS ...]      (default: test) venv: $CHARMIE_FLOOR_VENV,
-#                                                 else under $TMPDIR
+#   scripts/test_floors.sh [PYTEST_ARGS ...]      (default: -m "not ros and not launch" test)
+#                                                 venv: $CHARMIE_FLOOR_VENV, else under $TMPDIR
+#   scripts/test_floors.sh test                   the whole suite
 #
 # The kernels compiled by this numba are cached in the venv, apart from those of .venv: numba
 # keeps one index per function, so two numba versions sharing a cache would overwrite each other.
@@ -31,6 +33,7 @@ pin3_only='test_pinocchio_dh_frames_match_dh_product or test_pinocchio_joint_fra
 # helical joint's, pin 3's JointModelHelicalUnaligned (the [...-True] cases of
 # test_joint_transform's random trees and test_helical_joint's chain).
 status=0
-"$venv/bin/python" -m pytest -q -k "not (${pin3_only//$'\n'/ })" "${@:-test}" || status=$?
+[ $# -gt 0 ] || set -- -m "not ros and not launch" test
+"$venv/bin/python" -m pytest -q -k "not (${pin3_only//$'\n'/ })" "$@" || status=$?
 echo "test_floors: done in $((SECONDS - start)) s (pytest exit status $status)"
 exit "$status"

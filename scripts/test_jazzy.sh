@@ -12,7 +12,8 @@
 #
 # Without ../shared/ros2-src ($CHARMIE_ROS2_SRC) it says so in one line and exits 0, as
 # scripts/ros_path.sh does. The kernels are numba's of the same version and sources as .venv's
-# (scripts/constraints-tested.txt, the same files): their cache is shared.
+# (scripts/constraints-jazzy.txt pins the same numba as scripts/constraints-tested.txt): the
+# kernels compiled by scripts/setup.sh are loaded from the cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -27,7 +28,7 @@ export CHARMIE_ROS_DISTRO=jazzy
 if [ "${CHARMIE_CONSTRAINTS:-}" = none ]; then
   unset PIP_CONSTRAINT
 else
-  export PIP_CONSTRAINT=${PIP_CONSTRAINT:-$repo/scripts/constraints-tested.txt}
+  export PIP_CONSTRAINT=${PIP_CONSTRAINT:-$repo/scripts/constraints-jazzy.txt}
 fi
 scripts/ros_path/ros_venv.sh "$venv" "$src"
 stamp=$venv/.charmie_jazzy_done

@@ -219,6 +219,45 @@ def test_restarted_sim_clock_rearms_at_once(ros, nodes):
     assert counter(hs, "clock_jumps") == 1
 
 
+@dump_on_failure
+def test_a_clock_message_no_time_can_hold_is_rejected_and_no_node_dies(ros, nodes, ros_env, log_dir):
+    """Issue 34, C1: one /clock message with sec = -1 ended every node started with
+    use_sim_time (rclpy's time source raised in the executor). Now each is dropped, counted
+    (`clock_rejected`, a WARN) and the clock keeps its time; a valid message then moves it."""
+    hs: Dynamics = nodes["hs"]
+    clock = nodes["clock_pub"]
+    side = [Child(f"{module}_c1", node_argv(module, "-r", "__ns:=/c1", "-r", "/clock:=/hs/clock",
+                                            "-r", "/diagnostics:=/c1/diagnostics",
+                                            "-p", "use_sim_time:=true",
+                                            "-p", "publish_clock:=false"), ros_env, log_dir)
+            for module in ("model_loader_node", "trajectory_player_node", "simulator_node")]
+    try:
+        ros.watched = side + [hs.child]
+        assert ros.spin_until(lambda: clock.get_subscription_count() >= 4, 60.0), \
+            "the side nodes did not subscribe to /clock"
+        for target in ("/c1/model_loader", "/c1/trajectory_player", "/c1/simulator"):
+            ros.wait_answering(target)
+        before = counter(hs, "clock_rejected")
+        for bad in (Time(sec=-1), Time(sec=-2**31, nanosec=5), Time(sec=7, nanosec=10**9)):
+            clock.publish(Clock(clock=bad))
+        ros.spin_for(1.0)
+        assert all(child.alive() for child in side + [hs.child]), \
+            "\n".join(child.tail(1500) for child in side + [hs.child] if not child.alive())
+        for k in range(1, 100):                # a valid clock moves on: diagnostics come
+            clock.publish(Clock(clock=Time(sec=2000, nanosec=k * 10**7)))
+            if ros.spin_until(lambda: counter(hs, "clock_rejected") >= before + 3, 0.05):
+                break
+        assert counter(hs, "clock_rejected") == before + 3
+        assert any("/clock messages rejected" in d["message"] for d in hs.diagnostics[-20:])
+        for child in side:
+            assert "/clock message rejected (sec = -1, expected >= 0)" in child.text(), child.tail()
+            assert "Traceback" not in child.text(), child.tail()
+    finally:
+        ros.watched = []
+        for child in side:
+            child.stop()
+
+
 # ---------------------------------------------------------------------------- item 4
 @dump_on_failure
 def test_absurd_inputs_rejected_and_efforts_beyond_limits_flagged_and_clamped(ros, nodes):

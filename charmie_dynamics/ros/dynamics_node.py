@@ -74,6 +74,7 @@ from ..model.model import JointType, Model
 from ..model.isolated import check_in_child
 from ..model.urdf import is_urdf, read_overlay
 from . import qos
+from .clock_guard import ClockGuard
 from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
 from .inputs import (AccelerationEstimator, InputLimits, InputRejected, JointStateValues,
                      StateAssembler, read_joint_state)
@@ -98,6 +99,7 @@ MAX_IGNORED_NAMES = 256        # distinct ignored joint names remembered (and wa
 class DynamicsNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("dynamics", **kwargs)
+        self.clock_guard = ClockGuard(self)
         self.parser: Optional[ModelParser[PreparedModel]] = None   # started last, below
         self.monitoring: Optional[MonitoringPublisher] = None       # its thread too
         self.p = declare_parameters(self, PARAMETERS, self._on_set_parameters)
@@ -566,6 +568,7 @@ class DynamicsNode(Node):
     def _publish_diagnostics(self) -> None:
         last = self.safety.last_valid
         self.events["monitoring_skipped"] = self.monitoring.skipped
+        self.events["clock_rejected"] = self.clock_guard.rejected
         status = dynamics_status(
             rejected=self.rejected, received=self.received, events=self.events,
             reported=self.reported, stats=self.stats, model=self.model.name if self.model else None,

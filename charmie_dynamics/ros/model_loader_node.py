@@ -32,6 +32,7 @@ from ..mechanisms.closed_chains import ClosedChain
 from ..model import ModelError
 from ..resources import bundled_model
 from . import qos
+from .clock_guard import ClockGuard
 from .model_source import model_to_publish
 from .param_spec import Param
 from .parameters import declare_parameters
@@ -40,6 +41,7 @@ from .parameters import declare_parameters
 class ModelLoaderNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("model_loader", **kwargs)
+        self.clock_guard = ClockGuard(self)
         self.p = declare_parameters(self, {
             "model_file": Param(str(bundled_model()),
                                 "Model file (YAML, docs/model_format.md, or a URDF); default: the "

@@ -10,7 +10,7 @@ from ..documents import bounded
 from .inputs import REASONS
 
 TOPICS = ("joint_states", "actuator_states", "odometry", "reference", "model")
-EVENTS = ("models_taken", "models_held", "models_unchanged", "model_changes", "clock_jumps",
+EVENTS = ("models_taken", "models_held", "models_unchanged", "model_changes", "clock_jumps", "clock_rejected",
           "efforts_beyond_limits", "messages_with_ignored_names",
           "joint_states_without_model_joints", "gravity_fallback_zero", "monitoring_skipped")
 REJECTIONS = REASONS + ("bad_model",)
@@ -76,6 +76,8 @@ def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
     warnings = []
     if new.get("clock_jumps"):
         warnings.append("clock jumped back: stamp checks re-armed")
+    if new.get("clock_rejected"):
+        warnings.append("/clock messages rejected (negative or malformed time)")
     if new.get("model_changes"):
         warnings.append("model changed")
     if new.get("models_held"):

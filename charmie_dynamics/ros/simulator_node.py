@@ -79,6 +79,7 @@ from ..mechanisms.closed_chains import LoopAssemblyError, LoopSingularityError
 from ..simulation.loop_step import LoopStepData, loop_step
 from ..trajectories import LOOP_REFERENCES, MOTIONS, node_motion
 from . import qos
+from .clock_guard import ClockGuard
 from .messages import diagnostics, joint_state, stamp_from_seconds
 from .model_updates import check_node_model
 from .param_spec import Param
@@ -110,6 +111,7 @@ PARAMETERS = {
 class SimulatorNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("simulator", **kwargs)
+        self.clock_guard = ClockGuard(self)
         p = declare_parameters(self, PARAMETERS)
         problems = [      # the ranges of each number are declared (and checked by rclpy)
             (p["dt"] > 1.0 / p["rate"], f"dt {p['dt']!r}: expected at most 1/rate"),

@@ -33,6 +33,7 @@ from ..model import load_model
 from ..resources import bundled_model
 from ..trajectories import LOOP_REFERENCES, MOTIONS, from_csv, motion_inputs, node_motion
 from . import qos
+from .clock_guard import ClockGuard
 from .messages import duration_from_seconds, joint_state, stamp_from_seconds
 from .model_updates import check_node_model
 from .param_spec import Param
@@ -56,6 +57,7 @@ PARAMETERS = {
 class TrajectoryPlayerNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("trajectory_player", **kwargs)
+        self.clock_guard = ClockGuard(self)
         p = declare_parameters(self, PARAMETERS)
         known = ("",) + tuple(MOTIONS) + tuple(LOOP_REFERENCES)
         if p["motion"] not in known and not p["trajectory_file"]:
