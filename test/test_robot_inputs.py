@@ -95,6 +95,29 @@ def test_joint_map_names_and_units(charmie, tmp_path):
     assert velocities == {"act4": pytest.approx(0.02), "theta9a": 2.0}
 
 
+def test_with_a_map_a_model_name_on_joint_states_is_not_taken(charmie):
+    """Issue 34, G4: with act4 mapped to lift_actuator (millimetres), a message naming act4
+    was taken and scaled (0.4 m read as 0.3304 m), and a publisher flipping between the two
+    names made the feedforward alternate. Now only the hardware name is read; the model's
+    name is a foreign name, ignored and counted (merge) or refused (strict)."""
+    m = JointMap({"act4": "lift_actuator", "theta8a": "theta9a", "theta9a": "theta8a"},
+                 scale={"act4": 0.001}, offset={"act4": 0.0})
+    assert m.message_to_model(["lift_actuator", "act4", "theta9a", "theta8a", "wheel_fl"]) == \
+        ["act4", "act4 (a model name; the map reads lift_actuator)", "theta8a", "theta9a",
+         "wheel_fl"]
+    assert JointMap().message_to_model(["act4"]) == ["act4"]
+    assembler = StateAssembler(charmie)
+    allowed = tuple(assembler.accepted_names()) + tuple(charmie.actuator_names)
+    got = read_joint_state(m.message_to_model(["act4", "lift_actuator"]), [0.4, 400.0], [],
+                           allowed, (), policy="merge")
+    m.convert(got.positions, got.velocities)
+    assert got.positions == {"act4": pytest.approx(0.4)}          # the hardware's 400 mm
+    assert got.ignored == ("act4 (a model name; the map reads lift_actuator)",)
+    with pytest.raises(InputRejected) as info:
+        read_joint_state(m.message_to_model(["act4"]), [0.4], [], allowed, (), policy="strict")
+    assert info.value.reason == "unknown_name"
+
+
 @pytest.mark.parametrize("entries, text, problem", [
     (["theta8a"], None, r"entry 'theta8a': expected MODEL=HARDWARE"),
     (["theta8a=a", "theta8a=b"], None, "'theta8a' mapped twice"),

@@ -346,7 +346,7 @@ class DynamicsNode(Node):
               required: Sequence[str] = ()) -> JointStateValues:
         """A joint_states or actuator_states message in the model's names and units; names
         the model does not use are counted, and each is named once in a WARN."""
-        values = read_joint_state(self.joint_map.to_model(msg.name), msg.position, msg.velocity,
+        values = read_joint_state(self.joint_map.message_to_model(msg.name), msg.position, msg.velocity,
                                   allowed, required, msg.effort, self.p["joint_state_policy"])
         if values.ignored:
             self.events["messages_with_ignored_names"] += 1

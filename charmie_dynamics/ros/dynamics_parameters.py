@@ -54,8 +54,9 @@ PARAMETERS = {
     "max_joint_age": Param(0.1, "merge: seconds a joint's value may be stamped before the newest joint's "
                            "for the merged state to be evaluated (joint_too_old)", True, 0.0001, 3600.0),
     "joint_name_map": Param([""], "MODEL=HARDWARE entries (theta7a=left_shoulder_joint): the robot's name "
-                            "of a model input or coordinate, read on joint_states/actuator_states and "
-                            "written on every output; unmapped names are the model's"),
+                            "of a model input or coordinate, read on joint_states/actuator_states "
+                            "(a mapped input under its hardware name only) and written on every "
+                            "output; unmapped names are the model's"),
     "joint_map_file": Param("", "YAML file with the sections names (model: hardware), scale and offset "
                             "(model value = scale * measured + offset); empty: none"),
     "actuator_states_topic": Param("actuator_states", "sensor_msgs/JointState of the actuator lengths, m and m/s", topic=True),

@@ -14,8 +14,9 @@ the model names its coordinates after the papers (``theta7a``, ``act4``): the
 
 map every name the dynamics node reads (joint_states, actuator_states) and writes
 (joint_loads, actuator_loads, the feedforward and its stamped copy, completed_joint_states).
-Unmapped names keep the model's name. Scale and offset apply to the measured positions and
-velocities only; every output is in the model's SI units.
+Unmapped names keep the model's name; a mapped one is read under its hardware name only. Scale
+and offset apply to the measured positions and velocities only; every output is in the model's
+SI units.
 """
 from __future__ import annotations
 
@@ -51,6 +52,20 @@ class JointMap:
         """The model names of a message's names (an unmapped name is its own)."""
         model = self.model
         return [model.get(n, n) for n in names] if model else list(names)
+
+    def message_to_model(self, names: Iterable[str]) -> list[str]:
+        """The model names of a joint_states message's names: with a map, the robot speaks
+        hardware names only. A model name the map gives another hardware name (``act4`` where
+        ``act4: lift_actuator``) is not taken for that input (its value would be read in the
+        model's units and then scaled again): it comes back as a name the model does not use,
+        ``act4 (a model name; the map reads lift_actuator)``, ignored and counted as any
+        foreign name (joint_state_policy merge) or refused (strict)."""
+        model, hardware = self.model, self.hardware
+        if not model:
+            return list(names)
+        return [model[n] if n in model
+                else f"{n} (a model name; the map reads {hardware[n]})" if n in hardware
+                else n for n in names]
 
     def to_hardware(self, names: Iterable[str]) -> list[str]:
         hardware = self.hardware
