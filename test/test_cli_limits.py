@@ -127,8 +127,9 @@ def test_validation_motion_leaves_the_position_limits(tmp_path):
 
 # ---------------------------------------------------------------- atomic output
 
-def _analyze(out):
-    return main(["analyze", "--motion", "kinematic-validation", "--dt", "0.5", "--out", str(out)])
+def _analyze(out, *extra):
+    return main(["analyze", "--motion", "kinematic-validation", "--dt", "0.5", "--out", str(out),
+                 *extra])
 
 
 def _fail_on_plot(monkeypatch, exc):
@@ -157,12 +158,18 @@ def test_interrupted_write_keeps_the_old_files(tmp_path, monkeypatch):
     assert (out / "kinematics.csv").read_text() == "old"
 
 
-def test_write_into_an_existing_folder(tmp_path):
+def test_write_into_an_existing_folder(tmp_path, capsys):
+    """The user's other files stay; a file of an output's name is replaced only when told
+    (--overwrite; issue 34, S1), and a refused run writes nothing."""
     out = tmp_path / "out"
     out.mkdir()
     (out / "kinematics.csv").write_text("old")
     (out / "notes.txt").write_text("mine")
-    assert _analyze(out) == 0
+    assert _analyze(out) == 1
+    assert "already holds kinematics.csv: give --overwrite" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["kinematics.csv", "notes.txt"]
+    assert (out / "kinematics.csv").read_text() == "old"
+    assert _analyze(out, "--overwrite") == 0
     assert (out / "notes.txt").read_text() == "mine"
     assert (out / "kinematics.csv").read_text().startswith("time,")
     assert list(tmp_path.iterdir()) == [out]

@@ -297,3 +297,29 @@ def test_an_unusable_out_is_refused_before_reading_the_study(tmp_path, capsys, m
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"--out {target}: " in err
     assert "dangling symbolic link" in err or "exists and is not a directory" in err
+
+
+def test_a_run_replaces_no_file_it_was_not_told_to(tmp_path, no_plots, capsys):
+    """Issue 34, S1: `study --out DIR` replaced the user's files that share an output's name
+    (sweep.csv, report.txt), and a run that then failed on a folder named like an output had
+    already replaced some. Now every target is checked before anything moves: a folder there
+    refuses the run, an existing file refuses it unless --overwrite, and nothing is written."""
+    path = tmp_path / "s.yaml"
+    path.write_text(f"kind: sweep\nmodel: {CHARMIE}\nmotions: [{{samples: 2}}]\n"
+                    "parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\n"
+                    "sweep: {points: 2}\n")
+    out = tmp_path / "u"
+    (out / "sweep.png").mkdir(parents=True)
+    (out / "sweep.csv").write_text("mine\n")
+    assert main(["study", str(path), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "sweep.png is a folder there" in err and "nothing was written" in err, err
+    (out / "sweep.png").rmdir()
+    assert main(["study", str(path), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "already holds sweep.csv" in err and "--overwrite" in err, err
+    assert (out / "sweep.csv").read_text() == "mine\n"
+    assert sorted(p.name for p in out.iterdir()) == ["sweep.csv"]
+    assert main(["study", str(path), "--out", str(out), "--overwrite"]) == 0
+    assert (out / "sweep.csv").read_text() != "mine\n" and (out / "report.txt").is_file()
+    assert not list(tmp_path.glob(".u.*.partial"))

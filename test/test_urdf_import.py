@@ -561,7 +561,7 @@ def test_export_urdf_out_is_a_file(tmp_path, capsys):
     (tmp_path / "file").write_text("")
     assert main(["export-urdf", "--out", str(tmp_path / "file")]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--out" in err and "expected a writable directory" in err
+    assert err.count("\n") == 1 and "--out" in err and "exists and is not a directory" in err
 
 
 def test_dotted_names_and_point_references(tmp_path):

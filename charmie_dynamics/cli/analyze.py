@@ -21,7 +21,8 @@ from ..model import Model, load_model
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, Trajectory, check_dt, from_csv, motion
 from ..errors import InputError
 from .output_files import check_output, write_all, write_csv
-from .arguments import add_position_limits_argument, check_point, check_points, parse_payload
+from .arguments import (add_overwrite_argument, add_position_limits_argument, check_point,
+                        check_points, parse_payload)
 from .loop_analysis import LOOP_MOTIONS, loop_analysis, trajectory_analysis
 from .plots import plot_efforts, plot_series, require_matplotlib
 
@@ -48,6 +49,7 @@ def add_analyze_parser(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--trajectory", type=Path, help="a trajectory CSV instead (see README)")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
     p.add_argument("--out", type=Path, default=Path("charmie_results"), help="output directory")
+    add_overwrite_argument(p)
     p.add_argument("--dt", type=float, default=0.01,
                    help=f"sample period of --motion, s, in [{MIN_DT:g}, {MAX_DT:g}]")
     p.add_argument("--point", default=None,
@@ -138,7 +140,7 @@ def run_analyze(args: argparse.Namespace) -> int:
             path, t, model, loads.coordinate_effort,
             loads.actuator_force, f"efforts by subsystem ({source})")))
     try:
-        write_all(args.out, steps)
+        write_all(args.out, steps, args.overwrite)
     except OSError as exc:
         raise InputError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
     print(f"{model.name}: {source}, {n} samples over {t[-1] - t[0]:.2f} s; kinematics and "
@@ -174,7 +176,7 @@ def _run_loop_analysis(args: argparse.Namespace, model: Model) -> int:
     tables = [_table(name, cols[0], header, cols) for name, header, cols in tables]
     steps = [(table[0], lambda path, table=table: write_csv(path, table)) for table in tables]
     try:
-        write_all(args.out, steps + plots)
+        write_all(args.out, steps + plots, args.overwrite)
     except OSError as exc:
         raise InputError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
     print("\n".join(summary))

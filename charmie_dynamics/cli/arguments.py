@@ -48,3 +48,11 @@ def add_position_limits_argument(parser: argparse.ArgumentParser) -> None:
                         help="also refuse positions beyond the model's joint limits (by more "
                              f"than {POSITION_TOLERANCE:g} rad or m); without it positions are "
                              f"only held to |value| <= {PLAUSIBLE:g}")
+
+
+def add_overwrite_argument(parser: argparse.ArgumentParser) -> None:
+    """``--overwrite``: without it, a run whose outputs would replace files already in
+    ``--out`` (the user's, or an earlier run's) writes nothing and says which."""
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace files of the same names already in --out (without it "
+                             "such a run writes nothing and names them)")

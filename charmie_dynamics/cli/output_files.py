@@ -8,7 +8,7 @@ import os
 import secrets
 import shutil
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -44,10 +44,29 @@ def check_output(out: Path) -> None:
             return
 
 
-def write_all(out: Path, steps: list[tuple[str, Callable[[Path], None]]]) -> None:
+def check_targets(out: Path, names: Iterable[str], overwrite: bool) -> None:
+    """Refuse, before anything is moved into ``out``, an output's name that is a folder there,
+    and, unless ``overwrite``, one that exists at all (the user's file, or an earlier run's):
+    a run replaces nothing it was not told to."""
+    if not out.is_dir():
+        return
+    taken = [name for name in names if (out / name).exists() or (out / name).is_symlink()]
+    folders = [name for name in taken if (out / name).is_dir() and not (out / name).is_symlink()]
+    if folders:
+        raise InputError(f"--out {out}: {', '.join(folders)} is a folder there, where this run "
+                         "writes a file; nothing was written")
+    if taken and not overwrite:
+        shown = ", ".join(taken[:8]) + (f" and {len(taken) - 8} more" if len(taken) > 8 else "")
+        raise InputError(f"--out {out} already holds {shown}: give --overwrite to replace "
+                         "them, or another --out; nothing was written")
+
+
+def write_all(out: Path, steps: list[tuple[str, Callable[[Path], None]]],
+              overwrite: bool = False) -> None:
     """Write every file (``step(path)``) into a new folder beside ``out``, then move them into
-    ``out`` (renamed into place when ``out`` does not exist yet); the folder is removed
-    whatever happens, so a failure (or Ctrl-C) leaves nothing partial in ``out``."""
+    ``out`` (renamed into place when ``out`` does not exist yet) once every target is checked
+    (:func:`check_targets`); the folder is removed whatever happens, so a failure (or Ctrl-C)
+    leaves nothing partial in ``out``."""
     out.parent.mkdir(parents=True, exist_ok=True)
     # beside out: the same file system, so that the moves are renames
     tmp = out.parent / f".{out.name}.{secrets.token_hex(4)}.partial"
@@ -61,6 +80,7 @@ def write_all(out: Path, steps: list[tuple[str, Callable[[Path], None]]]) -> Non
                     bar.set_postfix_str(name)
                 write(tmp / name)
         check_output(out)
+        check_targets(out, [name for name, _ in steps], overwrite)
         if out.is_dir():
             for name, _ in steps:
                 os.replace(tmp / name, out / name)

@@ -28,6 +28,7 @@ from ..studies.evaluation import Infeasible
 from ..studies.outputs import CaseLoads, active_constraints, output_names
 from ..studies.runner import RunnerError
 from ..studies.study_file import designs_of
+from .arguments import add_overwrite_argument
 from .output_files import check_output, write_all, write_csv
 from .plots import plot_input_efforts, plot_response, plot_torque_speed, require_matplotlib
 
@@ -52,6 +53,7 @@ def add_study_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("study")
     p.add_argument("study", type=Path, help="the study file (YAML; docs/studies.md)")
     p.add_argument("--out", type=Path, default=Path("study_results"), help="output directory")
+    add_overwrite_argument(p)
     where = p.add_mutually_exclusive_group()
     where.add_argument("--jobs", type=_jobs, default=1,
                        help="local processes evaluating designs (joblib; default 1)")
@@ -96,7 +98,7 @@ def run_study(args: argparse.Namespace) -> int:
     steps.append(("report.txt", lambda path: path.write_text("\n".join(summary) + "\n",
                                                               encoding="utf-8")))
     try:
-        write_all(args.out, steps)
+        write_all(args.out, steps, args.overwrite)
     except OSError as exc:
         raise InputError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
     print("\n".join(summary))
