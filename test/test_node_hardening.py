@@ -18,6 +18,7 @@ pytestmark = pytest.mark.ros
 rclpy = pytest.importorskip("rclpy")
 
 from builtin_interfaces.msg import Duration, Time  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rcl_interfaces.srv import DescribeParameters, SetParameters  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
@@ -34,7 +35,7 @@ from conftest import CHARMIE  # noqa: E402
 from node_process import Child  # noqa: E402
 from ros_harness import (ACTUATORS, LATE, MODEL, TOL, Dynamics, Ros, core, dump_on_failure,  # noqa: E402,F401
                          joint_state_msg, log_dir, namespaced_dynamics, node_argv, params,
-                         random_state, ros, ros_env, stamp_key)
+                         random_state, ros, ros_env, stamp_key, STATUS_NAME)
 
 TEXT = CHARMIE.read_text(encoding="utf-8")
 THETA8A = "coordinate: theta8a, limits: {lower: -3.14, upper: 3.14, velocity: 2.0, effort: 30}"
@@ -488,6 +489,54 @@ def test_reload_refuses_fifo_devices_and_hostile_files(ros, ros_env, log_dir, tm
         ros.watched = []
         ros.node.destroy_client(client)
         loader.stop()
+
+
+@dump_on_failure
+def test_a_model_from_a_node_other_than_the_loader_is_refused(ros, ros_env, log_dir, tmp_path):
+    """Issue 34, T2: a node waiting for its model on the topic (config/hardware.yaml's set-up)
+    installed the first text it heard, from any participant. With model_publishers:
+    [model_loader], a text is refused while another node publishes on the topic (counted,
+    an ERROR naming it); once only the loader publishes, its model is installed."""
+    dynamics = Child("dynamics_t2", node_argv(
+        "dynamics_node", "-r", "__ns:=/t2", "-r", "/diagnostics:=/t2/diagnostics",
+        "-r", "/tf_static:=/t2/tf_static", "-r", "/tf:=/t2/tf",
+        *params(model_publishers="[model_loader]", diagnostics_period=0.1)), ros_env, log_dir)
+    statuses: list = []
+
+    def on_diagnostics(msg) -> None:
+        statuses.extend({kv.key: kv.value for kv in s.values} | {"message": s.message}
+                        for s in msg.status if s.name == STATUS_NAME)
+
+    sub = ros.node.create_subscription(DiagnosticArray, "/t2/diagnostics", on_diagnostics, 10)
+    rogue = ros.node.create_publisher(String, "/t2/charmie/model", LATE)
+    loader = None
+    try:
+        ros.watched = [dynamics]
+        assert ros.spin_until(lambda: rogue.get_subscription_count() >= 1, 60.0)
+        rogue.publish(String(data=TEXT))
+        assert ros.spin_until(lambda: statuses and int(statuses[-1]["rejected_model_publisher"]) >= 1,
+                              30.0), statuses[-1:]
+        assert statuses[-1]["message"].startswith("no model")
+        assert "refused: published by /" in dynamics.text() and "expected only /t2/model_loader" \
+            in dynamics.text(), dynamics.tail()
+        ros.node.destroy_publisher(rogue)
+        rogue = None
+        model_file = tmp_path / "charmie.yaml"
+        model_file.write_text(TEXT, encoding="utf-8")
+        loader = Child("model_loader_t2", node_argv("model_loader_node", "-r", "__ns:=/t2",
+                                                    *params(model_file=model_file)),
+                       ros_env, log_dir)
+        ros.watched = [dynamics, loader]
+        assert ros.spin_until(lambda: statuses and not statuses[-1]["message"].startswith("no model"),
+                              60.0), (statuses[-1:], dynamics.tail())
+    finally:
+        ros.watched = []
+        if rogue is not None:
+            ros.node.destroy_publisher(rogue)
+        ros.node.destroy_subscription(sub)
+        for child in (loader, dynamics):
+            if child is not None:
+                child.stop()
 
 
 # ---------------------------------------------------------------------------- second round

@@ -18,6 +18,7 @@ from charmie_dynamics.model import ModelError, load_model
 from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters
 from charmie_dynamics.ros.inputs import InputRejected
 from charmie_dynamics.ros.model_source import model_from_description, model_to_publish
+from charmie_dynamics.ros.model_updates import publisher_problem
 from charmie_dynamics.ros.node_status import Level, dynamics_status
 from charmie_dynamics.ros.odometry import base_from_odometry
 from charmie_dynamics.ros.model_updates import prepare_model
@@ -680,3 +681,16 @@ def test_input_check_cache_is_bounded_for_shuffled_names():
     beyond = dict.fromkeys(names, 0.0) | {names[0]: 2e6}
     with pytest.raises(InputRejected, match="implausible"):     # checks still right after it
         limits.check(beyond, dict.fromkeys(names, 0.0), 0.01, 0.1)
+
+
+def test_models_only_while_the_allowed_nodes_alone_publish():
+    """model_publishers (issue 34, T2): a name in the node's namespace or fully qualified."""
+    loader = [("/robot", "model_loader")]
+    assert publisher_problem(loader, ["model_loader"], "/robot") == ""
+    assert publisher_problem(loader, ["/robot/model_loader"], "/") == ""
+    assert publisher_problem([("/", "model_loader")], ["model_loader"], "/") == ""
+    problem = publisher_problem(loader + [("/", "intruder")], ["model_loader"], "/robot")
+    assert problem == "published by /intruder too, expected only /robot/model_loader"
+    assert publisher_problem([("/", "model_loader")], ["model_loader"], "/robot").startswith(
+        "published by /model_loader too")
+    assert publisher_problem([], ["model_loader"], "/").startswith("no publisher left")

@@ -83,7 +83,7 @@ from .stamps import StampGuard, to_nanoseconds
 from .messages import diagnostics, float_array, stamp_from_nanoseconds, transform
 from .model_source import model_from_description, urdf_as_document
 from .model_updates import (Decision, ModelParser, ModelUpdates, PreparedModel, UpdateRefused,
-                            model_change, prepare_model)
+                            model_change, prepare_model, publisher_problem)
 from .node_status import dynamics_status
 from .odometry import BASE_COORDINATES, base_from_odometry
 from .monitoring import MonitoringPublisher
@@ -277,6 +277,18 @@ class DynamicsNode(Node):
 
     def _on_model(self, msg: String) -> None:
         self.received["model"] += 1
+        allowed = [name for name in self.p["model_publishers"] if name]
+        if allowed:
+            topic = self.resolve_topic_name(self.model_topic)
+            problem = publisher_problem(
+                [(info.node_namespace, info.node_name)
+                 for info in self.get_publishers_info_by_topic(topic)],
+                allowed, self.get_namespace())
+            if problem:
+                self.rejected["model_publisher"] += 1
+                self.get_logger().error(f"model text on {topic} refused: {problem} "
+                                        "(model_publishers)", throttle_duration_sec=2.0)
+                return
         self.parser.submit(msg.data)
         self.model_timer.reset()
 

@@ -240,6 +240,29 @@ class ModelUpdates:
         return prepared
 
 
+def publisher_problem(publishers: Sequence[tuple[str, str]], allowed: Sequence[str],
+                      namespace: str) -> str:
+    """Why a model text cannot be taken from a topic whose publishers are ``publishers``
+    ((namespace, node name) each) when only the nodes ``allowed`` may publish models, or "".
+
+    An allowed name is a node's name in ``namespace`` (``model_loader``) or a fully qualified
+    one (``/robot/model_loader``). A message does not say which publisher sent it (rclpy's
+    callback has no sender on Humble), so the topic is refused while any other node publishes
+    on it, and while no allowed node does."""
+    def qualified(ns: str, name: str) -> str:
+        return f"{ns.rstrip('/')}/{name}"
+
+    wanted = {name if name.startswith("/") else qualified(namespace, name) for name in allowed}
+    present = sorted({qualified(ns, name) for ns, name in publishers})
+    others = [name for name in present if name not in wanted]
+    if others:
+        return (f"published by {', '.join(others[:5])}{' ...' if len(others) > 5 else ''} too, "
+                f"expected only {', '.join(sorted(wanted))}")
+    if not present:
+        return f"no publisher left on the graph, expected {', '.join(sorted(wanted))}"
+    return ""
+
+
 def check_node_model(model: Model, source: str, node: str) -> None:
     """ModelError for a model the nodes cannot use: a free-flyer (``node``, e.g. "the dynamics
     node reads", says what the node does with joint_states). Models with loops are taken by
