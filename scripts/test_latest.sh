@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite on the newest versions of every dependency: a fresh venv made by
 # scripts/setup.sh with no constraints (CHARMIE_CONSTRAINTS=none, an empty pip cache), the
-# README's test command in it, then scripts/ros_path.sh the same way (when the ROS 2 sources
-# are there). Not run by CI: an upgrade is a deliberate step. When everything passes it
+# README's test command in it, then scripts/ros_path.sh and scripts/test_jazzy.sh the same way
+# (when the ROS 2 sources are there). Not run by CI: an upgrade is a deliberate step. When everything passes it
 # writes the candidate lock and says how to adopt it:
 #
 #   scripts/test_latest.sh [PYTEST_ARGS ...]     (default: test)
@@ -26,6 +26,9 @@ venvs=("$work/venv")
 if [ $status -eq 0 ] && [ -d "${CHARMIE_ROS2_SRC:-../shared/ros2-src}" ]; then
   CHARMIE_ROS_PATH_WORK=$work/ros_path scripts/ros_path.sh || status=$?
   venvs+=("$work/ros_path/venv" "$work/ros_path/pip-venv")
+  if [ $status -eq 0 ]; then
+    CHARMIE_JAZZY_VENV=$work/jazzy-venv scripts/test_jazzy.sh || status=$?
+  fi
 fi
 if [ $status -ne 0 ]; then
   echo "test_latest: FAILED (status $status) after $((SECONDS - start)) s; versions in $work/versions.txt"
@@ -35,3 +38,8 @@ fi
 echo "test_latest: passed in $((SECONDS - start)) s; the new lock: $work/constraints-tested.txt"
 diff scripts/constraints-tested.txt "$work/constraints-tested.txt" || true
 echo "adopt it: cp $work/constraints-tested.txt scripts/constraints-tested.txt && git commit"
+if [ -d "$work/jazzy-venv" ]; then
+  { sed -n '/^#/p' scripts/constraints-jazzy.txt
+    "$work/venv/bin/python" scripts/lock.py "$work/jazzy-venv" | sed '/^#/d'; } >"$work/constraints-jazzy.txt"
+  echo "Jazzy's: cp $work/constraints-jazzy.txt scripts/constraints-jazzy.txt (same commit)"
+fi
