@@ -580,7 +580,10 @@ def test_reference_accelerations_are_checked_like_inputs(ros, nodes):
 @dump_on_failure
 def test_a_huge_reference_is_refused_before_it_is_read(ros, nodes):
     """Finding 3: 200,000 points (5.4 s without a watchdog feedforward before the cap) are
-    refused as invalid_value without deserializing them; prints the longest watchdog gap."""
+    refused as invalid_value, the node alive and its watchdog going on after. That the count
+    is read from the serialized bytes, before any point is, is test_node_pieces'
+    test of check_serialized_reference; the longest watchdog gap is printed, not asserted (a
+    wall-clock bound failed on a busy machine: issue 34)."""
     h: Dynamics = nodes["h"]
     pub = ros.node.create_publisher(JointTrajectory, "/h/reference_trajectory", 10)
     try:
@@ -598,7 +601,7 @@ def test_a_huge_reference_is_refused_before_it_is_read(ros, nodes):
         gap = max(np.diff([start, *times, time.monotonic()]))
         print(f"\n200,000-point reference refused; longest watchdog gap {gap * 1e3:.0f} ms (period 50 ms)")
         assert "reference trajectory with 200000 points, max_reference_points 10000" in h.child.text()
-        assert gap < 2.0
+        assert h.child.alive() and len(h.feedforward) > mark
     finally:
         ros.node.destroy_publisher(pub)
 
