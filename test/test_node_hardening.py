@@ -702,11 +702,14 @@ def test_safety_parameters_read_only_refuses_run_time_changes(ros, ros_env, log_
         ros.wait_answering("/hr/dynamics")
         for name, value in (("stale_timeout", 3600.0), ("clamp_feedforward", True),
                             ("check_position_limits", False), ("acceleration_source", "reference"),
-                            ("accept_model_hash", "0123456789abcdef"), ("publish_rate_limit", 1.0)):
+                            ("accept_model_hash", "0123456789abcdef"), ("publish_rate_limit", 1.0),
+                            # issue 34, P1: the output rates and the reference cap too
+                            ("tf_rate", 10000.0), ("output_rate", 10000.0),
+                            ("max_reference_points", 1000000)):
             result = set_parameter(ros, "/hr/dynamics", name, value)
             assert not result.successful and "read-only (safety_parameters_read_only" in result.reason, \
                 (name, result)
-        assert set_parameter(ros, "/hr/dynamics", "tf_rate", 50.0).successful
+        assert set_parameter(ros, "/hr/dynamics", "marker_scale", 0.5).successful
     finally:
         ros.watched = []
         child.stop()

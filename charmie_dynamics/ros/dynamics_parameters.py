@@ -24,7 +24,8 @@ MAX_REFERENCE_POINTS = 10_000
 SAFETY_PARAMETERS = ("stale_timeout", "stale_policy", "clamp_feedforward", "check_position_limits",
                      "position_limit_tolerance", "velocity_limit_tolerance", "acceleration_source",
                      "acceleration_filter_cutoff", "gravity_only", "max_stamp_lead",
-                     "publish_rate_limit", "max_model_bytes", "accept_model_hash")
+                     "publish_rate_limit", "tf_rate", "output_rate", "max_reference_points",
+                     "max_model_bytes", "accept_model_hash")
 
 PARAMETERS = {
     "model_source": Param("topic", "Where models come from after model_file: topic (model texts on "
