@@ -3,8 +3,10 @@ samples lie within the model's limits, a seed fixes the data, a resumed run writ
 files as an uninterrupted one, and bad arguments are one error line with exit status 1."""
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -293,3 +295,19 @@ def test_an_out_that_cannot_be_a_directory_is_refused(tmp_path, capsys, make):
         out = tmp_path / "file" / "data"
         says = f"{tmp_path / 'file'} exists and is not a directory"
     assert says in _error(capsys, out, "--samples", "10")
+
+
+def test_a_second_run_on_the_same_out_is_refused_while_the_first_writes(tmp_path, capsys):
+    """Issue 34, D1: two runs on one empty --out could both write, leaving a manifest of one
+    seed over chunks of the other. The run holds a lock on the folder; a second is refused."""
+    out = tmp_path / "out"
+    out.mkdir()
+    first = os.open(out, os.O_RDONLY | os.O_DIRECTORY)      # a run under way holds this lock
+    try:
+        fcntl.flock(first, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert _run(out, *RECIPE) == 1
+        assert "another dataset run is writing there" in capsys.readouterr().err
+        assert list(out.iterdir()) == []
+    finally:
+        os.close(first)
+    assert _run(out, *RECIPE) == 0                           # once it has ended

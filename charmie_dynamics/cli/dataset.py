@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import math
 import os
 import shutil
@@ -54,8 +55,39 @@ def add_dataset_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_dataset)
 
 
+@contextlib.contextmanager
+def _one_run_at_a_time(out: Path):
+    """An exclusive lock on the ``--out`` folder itself for the run (released when it ends,
+    however it ends; no file is left): two runs on one --out each decided "fresh" and left a
+    manifest of one seed over chunks of the other (issue 34, D1). The second is refused. A
+    folder made here for the lock and left empty (a refused run) is removed again."""
+    made = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        folder = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
+    try:
+        try:
+            fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise DatasetError(f"--out {out}: another dataset run is writing there, expected "
+                               "one run at a time; wait for it to end, or give another "
+                               "directory") from None
+        yield
+    finally:
+        os.close(folder)
+        if made and not any(out.iterdir()):
+            out.rmdir()
+
+
 def run_dataset(args: argparse.Namespace) -> int:
     check_output(args.out)
+    with _one_run_at_a_time(args.out):
+        return _run_dataset(args)
+
+
+def _run_dataset(args: argparse.Namespace) -> int:
     payloads = tuple(parse_payload(text) for text in args.payload)
     recipe = Recipe(args.samples, args.chunk_size, args.seed,
                     tuple(o.strip() for o in args.outputs.split(",")), args.sampling,
