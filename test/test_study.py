@@ -221,6 +221,15 @@ def test_joblib_and_dask_give_the_single_process_table(tmp_path, no_plots):
      ["sweep.samples", "1000000", "[1, 100000]"]),
     ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\noptimize: {population: 200, iterations: 10000}\n",
      ["optimize", "2000200 designs", "at most 100000"]),
+    # issue 34, S2 and S4: two parameters on one value; a constraint that is not a name
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]},\n"
+     "             {path: springs.spring_5s.stiffness, bounds: [3, 4]}]\nobjective: act5.peak_force\n",
+     ["parameters[1].paths[0]", "parameters[0].paths[0]", "in one parameter"]),
+    ("parameters: [{paths: ['bodies.body_4.points.S4[1]', 'bodies.body_4.points.S4[1]'],\n"
+     "               bounds: [-100, 0]}]\nobjective: act5.peak_force\n",
+     ["parameters[0].paths[1]", "sets a value that parameters[0].paths[0]"]),
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\n"
+     "constraints: [[stroke]]\n", ["constraints", "[['stroke']]", "a list of stroke"]),
 ])
 def test_errors_are_one_line_naming_file_and_field(tmp_path, capsys, entry, fragments):
     path = tmp_path / "bad.yaml"

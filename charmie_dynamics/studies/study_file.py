@@ -173,7 +173,8 @@ def read_study(path: str | Path, default_model: Path) -> Study:
     from .outputs import output_names
     objective = _objective(f, data.get("objective"), output_names(model), kind)
     constraints = data.get("constraints", list(CONSTRAINTS))
-    if not isinstance(constraints, list) or not set(constraints) <= set(CONSTRAINTS):
+    if not isinstance(constraints, list) or not all(
+            isinstance(c, str) and c in CONSTRAINTS for c in constraints):
         raise f.got("constraints", constraints, f"a list of {', '.join(CONSTRAINTS)}")
     return Study(source, kind, model_path, model_text, document, motions, dt, cases,
                  parameters, objective, frozenset(constraints),
@@ -228,6 +229,7 @@ def _parameters(f: _Fields, value: Any, document: Any, model_source: str
     if not isinstance(value, list) or len(value) > MAX_PARAMETERS:
         raise f.got("parameters", value, f"a list of at most {MAX_PARAMETERS} parameters")
     out: list[Parameter] = []
+    seen: dict[tuple, str] = {}          # a path -> where it was given first
     for k, item in enumerate(value):
         where = f"parameters[{k}]"
         item = f.mapping(item, where, {"name", "path", "paths", "bounds"})
@@ -241,6 +243,13 @@ def _parameters(f: _Fields, value: Any, document: Any, model_source: str
                 document_value(document, path)
             except ParameterPathError as exc:
                 raise f.fail(f"{where}.path", f"{exc} in {model_source}") from None
+            # two parameters on one value (each path names a number): the later would win,
+            # the earlier do nothing
+            if path in seen:
+                raise f.fail(f"{where}.paths[{n}]", f"{text!r} sets a value that {seen[path]} "
+                                                    "sets too, expected each model value in "
+                                                    "one parameter")
+            seen[path] = f"{where}.paths[{n}]"
             paths.append(path)
         name = f.text(item.get("name", texts[0]), f"{where}.name")
         bounds = item.get("bounds")
