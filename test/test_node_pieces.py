@@ -18,7 +18,7 @@ from charmie_dynamics.model import ModelError, load_model
 from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters
 from charmie_dynamics.ros.inputs import InputRejected
 from charmie_dynamics.ros.model_source import model_from_description, model_to_publish
-from charmie_dynamics.ros.model_updates import publisher_problem
+from charmie_dynamics.ros.model_updates import UNKNOWN_NODE_NAME, publisher_problem, senders_problem
 from charmie_dynamics.ros.node_status import Level, dynamics_status
 from charmie_dynamics.ros.odometry import base_from_odometry
 from charmie_dynamics.ros.model_updates import prepare_model
@@ -694,3 +694,17 @@ def test_models_only_while_the_allowed_nodes_alone_publish():
     assert publisher_problem([("/", "model_loader")], ["model_loader"], "/robot").startswith(
         "published by /model_loader too")
     assert publisher_problem([], ["model_loader"], "/").startswith("no publisher left")
+
+
+def test_a_text_waits_for_the_names_of_the_publishers_it_may_have_come_from():
+    """rmw knows a publisher's endpoint before its node's name: the loader's first, latched
+    text comes then. The decision waits (None) for the names of the publishers that were on
+    the topic when the text came; one that left before its name was known may have sent it."""
+    loader = ("/", "model_loader")
+    unknown = ("_NODE_NAMESPACE_UNKNOWN_", UNKNOWN_NODE_NAME)
+    assert senders_problem({b"a": unknown}, ["model_loader"], "/") is None
+    assert senders_problem({b"a": loader}, ["model_loader"], "/") == ""
+    assert senders_problem({b"a": loader, b"b": unknown}, ["model_loader"], "/") is None
+    assert "left before" in senders_problem({b"a": loader, b"b": None}, ["model_loader"], "/")
+    assert "/intruder" in senders_problem({b"a": loader, b"b": ("/", "intruder")},
+                                          ["model_loader"], "/")

@@ -83,7 +83,7 @@ from .stamps import StampGuard, to_nanoseconds
 from .messages import diagnostics, float_array, stamp_from_nanoseconds, transform
 from .model_source import model_from_description, urdf_as_document
 from .model_updates import (Decision, ModelParser, ModelUpdates, PreparedModel, UpdateRefused,
-                            model_change, prepare_model, publisher_problem)
+                            model_change, prepare_model, senders_problem)
 from .node_status import dynamics_status
 from .odometry import BASE_COORDINATES, base_from_odometry
 from .monitoring import MonitoringPublisher
@@ -93,6 +93,7 @@ from .reference import Reference, check_serialized_reference, input_acceleration
 from .stale_policy import Action, StalePolicy
 
 MODEL_POLL_PERIOD = 0.02       # s: how soon a parsed model is installed
+PUBLISHER_NAME_WAIT = 10.0     # s a model text waits for its publishers' names (model_publishers)
 MAX_IGNORED_NAMES = 256        # distinct ignored joint names remembered (and warned about)
 
 
@@ -157,6 +158,10 @@ class DynamicsNode(Node):
         self.model_timer.cancel()
         self.model_topic = {"topic": self.p["model_topic"], "robot_description": "robot_description",
                             "file": None}[self.p["model_source"]]
+        self.model_publishers = [name for name in self.p["model_publishers"] if name]
+        self.model_awaiting: Optional[tuple[str, tuple, float]] = None
+        self.names_timer = self.create_timer(0.1, self._check_model_senders)
+        self.names_timer.cancel()
         if self.model_topic:
             self.create_subscription(String, self.model_topic, self._on_model, qos.LATCHED)
         self.create_service(Trigger, "~/accept_model_update", self._on_accept_model_update)
@@ -277,19 +282,42 @@ class DynamicsNode(Node):
 
     def _on_model(self, msg: String) -> None:
         self.received["model"] += 1
-        allowed = [name for name in self.p["model_publishers"] if name]
-        if allowed:
-            topic = self.resolve_topic_name(self.model_topic)
-            problem = publisher_problem(
-                [(info.node_namespace, info.node_name)
-                 for info in self.get_publishers_info_by_topic(topic)],
-                allowed, self.get_namespace())
-            if problem:
-                self.rejected["model_publisher"] += 1
-                self.get_logger().error(f"model text on {topic} refused: {problem} "
-                                        "(model_publishers)", throttle_duration_sec=2.0)
-                return
+        if self.model_publishers:
+            # the newest text replaces one still waiting for its publishers' names
+            self.model_awaiting = (msg.data, tuple(self._model_senders()),
+                                   time.monotonic() + PUBLISHER_NAME_WAIT)
+            self._check_model_senders()
+            return
         self.parser.submit(msg.data)
+        self.model_timer.reset()
+
+    def _model_senders(self) -> dict:
+        """The publishers on the model topic now: endpoint gid -> (namespace, node name)."""
+        topic = self.resolve_topic_name(self.model_topic)
+        return {tuple(info.endpoint_gid): (info.node_namespace, info.node_name)
+                for info in self.get_publishers_info_by_topic(topic)}
+
+    def _check_model_senders(self) -> None:
+        """Take or refuse the text waiting for its publishers' names (model_publishers); while
+        a name is not discovered yet, look again every 0.1 s, for PUBLISHER_NAME_WAIT s."""
+        text, gids, deadline = self.model_awaiting
+        now = self._model_senders()
+        problem = senders_problem({gid: now.get(gid) for gid in gids},
+                                  self.model_publishers, self.get_namespace())
+        if problem is None and time.monotonic() < deadline:
+            self.names_timer.reset()
+            return
+        self.names_timer.cancel()
+        self.model_awaiting = None
+        if problem is None:
+            problem = f"its publishers' node names were not discovered in {PUBLISHER_NAME_WAIT:g} s"
+        if problem:
+            self.rejected["model_publisher"] += 1
+            self.get_logger().error(f"model text on {self.resolve_topic_name(self.model_topic)} "
+                                    f"refused: {problem} (model_publishers)",
+                                    throttle_duration_sec=2.0)
+            return
+        self.parser.submit(text)
         self.model_timer.reset()
 
     def _collect_models(self) -> None:

@@ -263,6 +263,23 @@ def publisher_problem(publishers: Sequence[tuple[str, str]], allowed: Sequence[s
     return ""
 
 
+#: rmw's name of a publisher whose node is not discovered yet (its endpoint is)
+UNKNOWN_NODE_NAME = "_NODE_NAME_UNKNOWN_"
+
+
+def senders_problem(senders: dict, allowed: Sequence[str], namespace: str) -> Optional[str]:
+    """:func:`publisher_problem` for the publishers that were on the topic when a text came
+    (``senders``: endpoint gid -> (namespace, node name) now, or None where it has left):
+    None while one of them has no node name yet (rmw knows an endpoint before its node; the
+    loader's first, latched text comes then), "" when the text may be taken, else why not.
+    A publisher gone before its name was known may have sent the text: refused."""
+    if any(sender is None for sender in senders.values()):
+        return "a publisher on the topic left before its node's name was known"
+    if any(name == UNKNOWN_NODE_NAME for _, name in senders.values()):
+        return None
+    return publisher_problem(list(senders.values()), allowed, namespace)
+
+
 def check_node_model(model: Model, source: str, node: str) -> None:
     """ModelError for a model the nodes cannot use: a free-flyer (``node``, e.g. "the dynamics
     node reads", says what the node does with joint_states). Models with loops are taken by
