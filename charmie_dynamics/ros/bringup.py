@@ -165,7 +165,7 @@ def run_bringup(args: argparse.Namespace) -> int:
         raise InputError(str(exc)) from None
     status = StatusPrinter()
     nodes.append(status)
-    executor = make_executor()
+    executor = make_executor(nodes=nodes)
     for node in nodes:
         executor.add_node(node)
     duration = args.duration

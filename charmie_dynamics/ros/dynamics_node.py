@@ -75,6 +75,7 @@ from ..model.isolated import check_in_child
 from ..model.urdf import is_urdf, read_overlay
 from . import qos
 from .clock_guard import ClockGuard
+from .distro import sender_in_message_info, with_message_info
 from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
 from .inputs import (AccelerationEstimator, InputLimits, InputRejected, JointStateValues,
                      StateAssembler, read_joint_state)
@@ -159,11 +160,16 @@ class DynamicsNode(Node):
         self.model_topic = {"topic": self.p["model_topic"], "robot_description": "robot_description",
                             "file": None}[self.p["model_source"]]
         self.model_publishers = [name for name in self.p["model_publishers"] if name]
+        # the sender of each model text where rclpy names it (run.make_executor then takes
+        # the single-threaded executor)
+        self.wants_sender = bool(self.model_publishers) and sender_in_message_info()
         self.model_awaiting: Optional[tuple[str, tuple, float]] = None
         self.names_timer = self.create_timer(0.1, self._check_model_senders)
         self.names_timer.cancel()
         if self.model_topic:
-            self.create_subscription(String, self.model_topic, self._on_model, qos.LATCHED)
+            self.create_subscription(String, self.model_topic,
+                                     with_message_info(self._on_model) if self.wants_sender
+                                     else lambda msg: self._on_model(msg, None), qos.LATCHED)
         self.create_service(Trigger, "~/accept_model_update", self._on_accept_model_update)
         # inputs; actuator_states first: when both are waiting, the executor serves it first,
         # so an evaluation (triggered by joint_states) uses the newest actuator lengths
@@ -280,12 +286,15 @@ class DynamicsNode(Node):
             self.events["model_changes"] += 1
             self.get_logger().warning(f"model changed ({model_change(old, model)}): {summary}")
 
-    def _on_model(self, msg: String) -> None:
+    def _on_model(self, msg: String, info: Optional[dict]) -> None:
         self.received["model"] += 1
         if self.model_publishers:
+            # the sender where rclpy names it (Kilted's publisher_gid); else every publisher
+            # on the topic now, which a sender that has left already escapes (Humble, Jazzy)
+            sender = (info or {}).get("publisher_gid")
+            senders = (tuple(sender["data"]),) if sender else tuple(self._model_senders())
             # the newest text replaces one still waiting for its publishers' names
-            self.model_awaiting = (msg.data, tuple(self._model_senders()),
-                                   time.monotonic() + PUBLISHER_NAME_WAIT)
+            self.model_awaiting = (msg.data, senders, time.monotonic() + PUBLISHER_NAME_WAIT)
             self._check_model_senders()
             return
         self.parser.submit(msg.data)

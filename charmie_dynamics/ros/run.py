@@ -41,10 +41,13 @@ def init_ros(args: Optional[Sequence[str]]) -> None:
             rclpy.logging.set_logger_level("rcl", previous)
 
 
-def make_executor(context=None) -> Executor:
+def make_executor(context=None, nodes: Sequence = ()) -> Executor:
     """rclpy's events executor (C++, much less overhead per message: Kilted and newer) where
-    it exists, unless ``CHARMIE_DYNAMICS_EXECUTOR=single``; else the single-threaded one."""
-    if os.environ.get("CHARMIE_DYNAMICS_EXECUTOR", "events") != "single":
+    it exists, unless ``CHARMIE_DYNAMICS_EXECUTOR=single`` or one of ``nodes`` wants the
+    senders of its messages (``wants_sender``: the events executor cannot pass them,
+    distro.with_message_info); else the single-threaded one."""
+    if os.environ.get("CHARMIE_DYNAMICS_EXECUTOR", "events") != "single" and \
+            not any(getattr(node, "wants_sender", False) for node in nodes):
         executor = events_executor(context)
         if executor is not None:
             return executor
@@ -96,7 +99,7 @@ def run_node(node_class, args=None) -> int:
         init_ros(args)
         initialised = True
         node = node_class()
-        executor = make_executor()
+        executor = make_executor(nodes=[node])
         executor.add_node(node)
     except (ModelError, ValueError, ParameterException) as exc:
         print(f"{node_class.__name__}: error: {exc}", file=sys.stderr)
