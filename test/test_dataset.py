@@ -311,3 +311,11 @@ def test_a_second_run_on_the_same_out_is_refused_while_the_first_writes(tmp_path
     finally:
         os.close(first)
     assert _run(out, *RECIPE) == 0                           # once it has ended
+
+
+def test_a_refused_run_leaves_no_folder_it_made(tmp_path, capsys):
+    """The lock's folder (and the missing parents made for it) go again when the run is
+    refused (the attack on D1: a refused run left np/a behind)."""
+    assert _run(tmp_path / "np" / "a" / "b", "--samples", "10", "--outputs", "bogus") == 1
+    assert "outputs: got 'bogus'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -61,12 +61,19 @@ def _one_run_at_a_time(out: Path):
     however it ends; no file is left): two runs on one --out each decided "fresh" and left a
     manifest of one seed over chunks of the other (issue 34, D1). The second is refused. A
     folder made here for the lock and left empty (a refused run) is removed again."""
-    made = not out.exists()
+    # the folders made here (out and missing parents), outermost first; a folder another run
+    # made in the meantime is not ours (mkdir tells: FileExistsError)
+    made = [p for p in reversed((out, *out.parents)) if not p.exists()]
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        for path in made[:]:
+            try:
+                path.mkdir()
+            except FileExistsError:
+                made.remove(path)
         folder = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
     except OSError as exc:
         raise InputError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
+    locked = False
     try:
         try:
             fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -74,11 +81,16 @@ def _one_run_at_a_time(out: Path):
             raise DatasetError(f"--out {out}: another dataset run is writing there, expected "
                                "one run at a time; wait for it to end, or give another "
                                "directory") from None
+        locked = True
         yield
     finally:
+        # removed while the lock is held: a run that opened the folder meanwhile is refused
+        if locked:
+            for path in reversed(made):
+                if any(path.iterdir()):
+                    break
+                path.rmdir()
         os.close(folder)
-        if made and not any(out.iterdir()):
-            out.rmdir()
 
 
 def run_dataset(args: argparse.Namespace) -> int:
