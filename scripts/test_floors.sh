@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # The numerical core's tests on the dependency floors: scripts/setup.sh builds a second venv
 # with pip held to scripts/constraints-floor.txt (numpy, numba, scipy, PyYAML, matplotlib at the
-# oldest versions setup.py accepts: test/test_jit_fallback.py checks they agree) and runs there
-# every test but those that start ROS nodes or launch files (markers `ros`, `launch`: they
-# exercise rclpy and DDS, which the floors do not change; .venv and Jazzy's venv run them).
+# oldest versions setup.py accepts: test/test_jit_fallback.py checks they agree), compiles every
+# kernel there (charmie-dynamics compile: numba 0.57 takes minutes) and runs the core's test
+# files (CORE below: kinematics, inverse and forward dynamics, the mechanisms and closed chains,
+# the kernels compiled and as plain Python, the simulator's step, the identification's
+# regressor; against Pinocchio and the closed forms). Not here: the nodes and launch files
+# (rclpy and DDS, which the floors do not change), the CLI, studies, identification runs,
+# datasets and the view, whose extra kernel signatures numba 0.57 compiles for minutes each
+# (the whole suite there took 30 min of CI's 40); .venv and Jazzy's venv run all of them.
 #
-#   scripts/test_floors.sh [PYTEST_ARGS ...]      (default: -m "not ros and not launch" test)
+#   scripts/test_floors.sh [PYTEST_ARGS ...]      (default: the CORE files, not ros or launch)
 #                                                 venv: $CHARMIE_FLOOR_VENV, else under $TMPDIR
 #   scripts/test_floors.sh test                   the whole suite
 #
@@ -33,7 +38,15 @@ pin3_only='test_pinocchio_dh_frames_match_dh_product or test_pinocchio_joint_fra
 # helical joint's, pin 3's JointModelHelicalUnaligned (the [...-True] cases of
 # test_joint_transform's random trees and test_helical_joint's chain).
 status=0
-[ $# -gt 0 ] || set -- -m "not ros and not launch" test
+CORE=(inverse_dynamics forward_kinematics forward_dynamics kernels dh_references joint_transform
+      evaluator closed_chains indirect_joints actuation validation_motions jit_fallback
+      edge_models moving_tree motion_pass free_flyer helical_joint torsion_spring loop_evaluator
+      irsbot2 scraping_machine identification_regressor actuated_step)
+if [ $# -eq 0 ]; then
+  files=()
+  for name in "${CORE[@]}"; do files+=("test/test_$name.py"); done
+  set -- -m "not ros and not launch" "${files[@]}"
+fi
 "$venv/bin/python" -m pytest -q -k "not (${pin3_only//$'\n'/ })" "$@" || status=$?
 echo "test_floors: done in $((SECONDS - start)) s (pytest exit status $status)"
 exit "$status"
