@@ -35,7 +35,11 @@ if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "[setup] installing Debian's chromium (for test/test_view.py)"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null
+    # one apt-get at a time (CI runs two setups side by side): the second finds it installed
+    ( flock 9
+      command -v chromium >/dev/null 2>&1 ||
+        { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+    ) 9>/tmp/charmie_dynamics-apt.lock
   else
     echo "[setup] note: test/test_view.py needs Chromium: sudo apt-get install -y chromium"
   fi

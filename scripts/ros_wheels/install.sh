@@ -102,8 +102,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   command -v apt-get >/dev/null 2>&1 || die "missing build tools ${missing[*]} and no apt-get to install them"
   log "installing Debian packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # one apt-get at a time (CI runs two installs side by side)
+  ( flock 9
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  ) 9>/tmp/charmie_dynamics-apt.lock
   cmake_ok || die "cmake >= 3.19 still not available (found: $(cmake --version 2>/dev/null | head -n1))"
   [ -f "$py_include/Python.h" ] || die "Python.h still not found in $py_include"
 fi
