@@ -72,7 +72,10 @@ _NOT_KERNELS = ("ros", "cli", "export")     # folders without kernels: editing t
 
 
 def _fingerprint() -> str:
-    digest = hashlib.sha1()
+    """The core's sources and numpy's version (numba keys a kernel on its own version, not
+    numpy's, and copies of the sources in venvs of other numpys now share one cache)."""
+    import numpy
+    digest = hashlib.sha1(numpy.__version__.encode())
     for path in sorted(_PACKAGE.rglob("*.py")):
         relative = path.relative_to(_PACKAGE)
         if relative.parts[0] not in _NOT_KERNELS:
@@ -146,7 +149,10 @@ def _install_package_locator() -> None:
 
         @classmethod
         def from_function(cls, py_func, py_file):
-            if not _CACHE_DIR or _PACKAGE not in Path(py_file).resolve().parents:
+            # a kernel outside the fingerprinted folders is left to numba's own locators
+            path = Path(py_file).resolve()
+            if not _CACHE_DIR or _PACKAGE not in path.parents or \
+                    path.relative_to(_PACKAGE).parts[0] in _NOT_KERNELS:
                 return None
             return super().from_function(py_func, py_file)
 

@@ -23,7 +23,11 @@ scripts/ros_wheels/install.sh "$VENV"
 stamp=$VENV/.charmie_setup_done
 if [ ! -f "$stamp" ] || [ setup.py -nt "$stamp" ] || [ scripts/setup.sh -nt "$stamp" ] ||
    [ "${PIP_CONSTRAINT:-$stamp}" -nt "$stamp" ] || [ "$(cat "$stamp")" != "${PIP_CONSTRAINT:-}" ]; then
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[test]"
+  # one editable install at a time on this checkout (it writes its egg-info here; CI's two
+  # lanes each make a venv)
+  ( flock 9
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[test]"
+  ) 9<setup.py
   echo "${PIP_CONSTRAINT:-}" >"$stamp"
 fi
 # pip -e installs no data_files: link share/charmie_dynamics, the ament index marker and

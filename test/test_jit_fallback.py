@@ -238,7 +238,8 @@ def start_dynamics_node(old_numba: Path, *params: str) -> subprocess.CompletedPr
     args = [arg for param in params for arg in ("-p", param)]
     return subprocess.run([sys.executable, "-m", "charmie_dynamics.ros.dynamics_node",
                            "--ros-args", *args], capture_output=True, text=True, timeout=300,
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(old_numba),
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                             [str(old_numba), os.environ.get("PYTHONPATH", "")]),
                                          "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
                                          "ROS_DOMAIN_ID": str(domain_id(200, 30))})
 

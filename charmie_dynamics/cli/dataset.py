@@ -81,16 +81,23 @@ def _one_run_at_a_time(out: Path):
             raise DatasetError(f"--out {out}: another dataset run is writing there, expected "
                                "one run at a time; wait for it to end, or give another "
                                "directory") from None
+        except OSError as exc:                 # a file system without flock (some NFS)
+            raise InputError(f"--out {out}: cannot lock it for this run: "
+                             f"{exc.strerror or exc}") from None
         locked = True
         yield
     finally:
         # removed while the lock is held: a run that opened the folder meanwhile is refused
-        if locked:
-            for path in reversed(made):
-                if any(path.iterdir()):
-                    break
-                path.rmdir()
-        os.close(folder)
+        try:
+            if locked:
+                for path in reversed(made):
+                    if any(path.iterdir()):
+                        break
+                    path.rmdir()
+        except OSError:
+            pass                               # left behind, never in the way of the error
+        finally:
+            os.close(folder)
 
 
 def run_dataset(args: argparse.Namespace) -> int:

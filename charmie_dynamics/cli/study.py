@@ -29,7 +29,7 @@ from ..studies.outputs import CaseLoads, active_constraints, output_names
 from ..studies.runner import RunnerError
 from ..studies.study_file import designs_of
 from .arguments import add_overwrite_argument
-from .output_files import check_output, write_all, write_csv
+from .output_files import check_output, check_targets, write_all, write_csv
 from .plots import plot_input_efforts, plot_response, plot_torque_speed, require_matplotlib
 
 #: The comment on each line of the best model file that the study changed.
@@ -74,6 +74,9 @@ def _progress(total: Optional[int], what: str) -> Iterator[Optional[Callable[[in
 
 def run_study(args: argparse.Namespace) -> int:
     check_output(args.out)
+    # before the designs run (minutes, hours on a cluster): every kind writes report.txt;
+    # the other files are checked with it once they are known
+    check_targets(args.out, ["report.txt"], args.overwrite)
     require_matplotlib("study")
     study = read_study(args.study, bundled_model())
     problem = DesignProblem.of(study)

@@ -35,7 +35,7 @@ class ClockGuard:
         self.node = node
         self.rejected = 0
         for subscription in node.subscriptions:
-            if subscription.msg_type is Clock and subscription.topic_name.endswith("/clock"):
+            if subscription.msg_type is Clock:          # /clock, however remapped
                 subscription.callback = self._guarded(subscription.callback)
 
     def _guarded(self, callback):

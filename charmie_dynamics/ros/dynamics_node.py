@@ -162,8 +162,9 @@ class DynamicsNode(Node):
         self.model_publishers = [name for name in self.p["model_publishers"] if name]
         # the sender of each model text where rclpy names it (run.make_executor then takes
         # the single-threaded executor)
-        self.wants_sender = bool(self.model_publishers) and sender_in_message_info()
-        self.model_awaiting: Optional[tuple[str, tuple, float]] = None
+        self.wants_sender = bool(self.model_publishers and self.model_topic) \
+            and sender_in_message_info()
+        self.model_awaiting: Optional[tuple[str, tuple, float, bool]] = None
         self.names_timer = self.create_timer(0.1, self._check_model_senders)
         self.names_timer.cancel()
         if self.model_topic:
@@ -293,8 +294,12 @@ class DynamicsNode(Node):
             # on the topic now, which a sender that has left already escapes (Humble, Jazzy)
             sender = (info or {}).get("publisher_gid")
             senders = (tuple(sender["data"]),) if sender else tuple(self._model_senders())
-            # the newest text replaces one still waiting for its publishers' names
-            self.model_awaiting = (msg.data, senders, time.monotonic() + PUBLISHER_NAME_WAIT)
+            if self.model_awaiting is not None:        # replaced by the newest text: said
+                self.rejected["model_publisher"] += 1
+                self.get_logger().warning("a model text waiting for its publishers' names was "
+                                          "replaced by a newer one", throttle_duration_sec=2.0)
+            self.model_awaiting = (msg.data, senders, time.monotonic() + PUBLISHER_NAME_WAIT,
+                                   bool(sender))
             self._check_model_senders()
             return
         self.parser.submit(msg.data)
@@ -309,10 +314,13 @@ class DynamicsNode(Node):
     def _check_model_senders(self) -> None:
         """Take or refuse the text waiting for its publishers' names (model_publishers); while
         a name is not discovered yet, look again every 0.1 s, for PUBLISHER_NAME_WAIT s."""
-        text, gids, deadline = self.model_awaiting
+        if self.model_awaiting is None:
+            self.names_timer.cancel()
+            return
+        text, gids, deadline, named_by_message = self.model_awaiting
         now = self._model_senders()
         problem = senders_problem({gid: now.get(gid) for gid in gids},
-                                  self.model_publishers, self.get_namespace())
+                                  self.model_publishers, self.get_namespace(), named_by_message)
         if problem is None and time.monotonic() < deadline:
             self.names_timer.reset()
             return

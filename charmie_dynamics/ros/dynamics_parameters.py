@@ -45,8 +45,9 @@ PARAMETERS = {
                                "that ~/accept_model_update may install; any other pending model is not "
                                "installed (with safety_parameters_read_only: set at start-up only)", False),
     "model_publishers": Param([""], "Nodes (NAME in this namespace, or /NAMESPACE/NAME) that may publish "
-                              "models on model_topic or robot_description: a model text is refused "
-                              "(rejected_model_publisher) while any other node publishes there; "
+                              "models on model_topic or robot_description: a model text from another "
+                              "node is refused (rejected_model_publisher; its sender where rclpy "
+                              "names it, Kilted, else while another node publishes there); "
                               "empty: any node (DDS does not authenticate a node's name: SROS2 does)"),
     "accept_model_updates": Param("once", "once: only the first model (model_file or model_source) is "
                                   "installed, later ones wait for the ~/accept_model_update service | "

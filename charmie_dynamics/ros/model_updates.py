@@ -267,13 +267,19 @@ def publisher_problem(publishers: Sequence[tuple[str, str]], allowed: Sequence[s
 UNKNOWN_NODE_NAME = "_NODE_NAME_UNKNOWN_"
 
 
-def senders_problem(senders: dict, allowed: Sequence[str], namespace: str) -> Optional[str]:
-    """:func:`publisher_problem` for the publishers that were on the topic when a text came
-    (``senders``: endpoint gid -> (namespace, node name) now, or None where it has left):
+def senders_problem(senders: dict, allowed: Sequence[str], namespace: str,
+                    named_by_message: bool = False) -> Optional[str]:
+    """:func:`publisher_problem` for the publishers a text may have come from (``senders``:
+    endpoint gid -> (namespace, node name) now, or None where the graph does not list it):
     None while one of them has no node name yet (rmw knows an endpoint before its node; the
     loader's first, latched text comes then), "" when the text may be taken, else why not.
-    A publisher gone before its name was known may have sent the text: refused."""
+    Those were the publishers on the topic when the text came, unless ``named_by_message``
+    (the message's own sender): an unlisted one then may not be discovered yet (None: wait),
+    while one of the topic's publishers gone before its name was known may have sent the
+    text (refused)."""
     if any(sender is None for sender in senders.values()):
+        if named_by_message:
+            return None
         return "a publisher on the topic left before its node's name was known"
     if any(name == UNKNOWN_NODE_NAME for _, name in senders.values()):
         return None
