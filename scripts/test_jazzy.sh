@@ -50,7 +50,9 @@ status=0
 # launch_testing's pytest plugin imports every module of a folder it collects: test/ without it
 "$venv/bin/python" -m pytest -q -p no:cacheprovider -p no:launch_testing -m ros "${@:-test}" || status=$?
 if [ $# -eq 0 ]; then
-  AMENT_PREFIX_PATH=$venv "$venv/bin/python" -m pytest -q -p no:cacheprovider test_launch || status=$?
+  # as a user with the venv active: ros2 on PATH (test_ros2_cli), the venv as the ament prefix
+  PATH=$venv/bin:$PATH AMENT_PREFIX_PATH=$venv "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+    test_launch || status=$?
 fi
 echo "test_jazzy: done in $((SECONDS - start)) s (pytest exit status $status)"
 exit "$status"
