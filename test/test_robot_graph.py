@@ -169,10 +169,13 @@ def test_feedforward_is_the_core_for_the_merged_state_and_its_stamped_copy(graph
     for msg in received["feedforward_states"]:
         assert list(msg.name) == names
         copies[stamp_key(msg.header.stamp)].append(np.array(msg.effort))
-    # the copy holds exactly what was sent on the feedforward topic, in order
-    sent = [np.array(m.data) for m in received["feedforward"]]
-    copied = [np.array(m.effort) for m in received["feedforward_states"]]
-    assert len(sent) == len(copied) and all(np.array_equal(a, b) for a, b in zip(sent, copied))
+    # the copy holds what was sent on the feedforward topic, in order: the writers keep the
+    # last 10 samples, so a loaded reader can miss one of either topic (seen on Jazzy's run:
+    # 1167 of each, one pair apart); the copies are a subsequence, of at least 90 %
+    remaining = iter([list(m.data) for m in received["feedforward"]])
+    copied = [list(m.effort) for m in received["feedforward_states"]]
+    assert all(copy in remaining for copy in copied), "a copy is not a sent feedforward, in order"
+    assert len(copied) >= 0.9 * len(received["feedforward"])
     checked = 0
     for msg in received["actuator_loads"]:
         assert list(msg.name) == names and msg.header.frame_id == "base_link"
