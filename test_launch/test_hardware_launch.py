@@ -178,12 +178,19 @@ class TestRobotGraph(unittest.TestCase):
         self.assertEqual(list(self.feedforward_states.messages[0].name), hardware)
         # each copy is a feedforward message's, in order; the node's writers keep the last 10
         # samples (reliable, as robot_state_publisher's), so at 500 Hz a loaded reader can miss
-        # one (CI: one of 1054): the copies are a subsequence, of at least 90 %
-        remaining = iter([list(m.data) for m in self.feedforward.messages])
+        # one of either topic (CI: one of 1054): matched in order, each copy looked for among
+        # the next 20 sent, at least 90 % of the copies found
+        sent = [list(m.data) for m in self.feedforward.messages]
         copies = [list(m.effort) for m in self.feedforward_states.messages]
-        self.assertTrue(all(copy in remaining for copy in copies),
-                        "a feedforward_states copy is not a feedforward message, in order")
-        self.assertGreaterEqual(len(copies), 0.9 * len(self.feedforward.messages))
+        at, matched = 0, 0
+        for copy in copies:
+            ahead = sent[at:at + 20]
+            if copy in ahead:
+                at += ahead.index(copy) + 1
+                matched += 1
+        self.assertGreaterEqual(matched, 0.9 * len(copies),
+                                "feedforward_states copies not found among the feedforward sent")
+        self.assertGreaterEqual(len(copies), 0.9 * len(sent))
 
         # every message accounted for: from the first evaluation on (the loader's model in,
         # every publisher heard), each joint_states message is one evaluation, or joint_too_old
