@@ -69,3 +69,16 @@ def state_publisher_joints(model: Model, joint_map: JointMap, base_frame: str = 
                  fixed=bool(model.joint_type[i] == JointType.FIXED),
                  origin=[float(v) for v in b.origin])
             for i, b in enumerate(model.bodies) if b.coordinate not in BASE]
+
+
+def copies_in_order(sent: list[list[float]], copies: list[list[float]], window: int = 20) -> int:
+    """How many of the dynamics node's stamped feedforward copies match the feedforward sent,
+    in order: the node's writers keep the last 10 samples, so a loaded reader can miss a
+    message of either topic; each copy is looked for among the next ``window`` sent."""
+    at, matched = 0, 0
+    for copy in copies:
+        ahead = sent[at:at + window]
+        if copy in ahead:
+            at += ahead.index(copy) + 1
+            matched += 1
+    return matched

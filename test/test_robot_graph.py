@@ -41,7 +41,8 @@ from charmie_dynamics.export.urdf import urdf_from_model  # noqa: E402
 from charmie_dynamics.ros.joint_map import JointMap  # noqa: E402
 from conftest import CHARMIE  # noqa: E402
 from node_process import Child  # noqa: E402
-from robot_graph_config import BASE, FINGERS, WHEELS, broadcasters, state_publisher_joints  # noqa: E402
+from robot_graph_config import (BASE, FINGERS, WHEELS, broadcasters, copies_in_order,  # noqa: E402
+                                state_publisher_joints)
 from ros_harness import (LATE, MODEL, STATUS_NAME, core,  # noqa: E402,F401
                          dump_on_failure, log_dir, node_argv, params, ros, ros_env, stamp_key)
 
@@ -175,12 +176,7 @@ def test_feedforward_is_the_core_for_the_merged_state_and_its_stamped_copy(graph
     # next 20 sent: at least 90 % of the copies found, and as many copies as 90 % of the sent
     sent = [list(m.data) for m in received["feedforward"]]
     copied = [list(m.effort) for m in received["feedforward_states"]]
-    at, matched = 0, 0
-    for copy in copied:
-        ahead = sent[at:at + 20]
-        if copy in ahead:
-            at += ahead.index(copy) + 1
-            matched += 1
+    matched = copies_in_order(sent, copied)
     assert matched >= 0.9 * len(copied) and len(copied) >= 0.9 * len(sent), (matched, len(copied),
                                                                             len(sent))
     checked = 0

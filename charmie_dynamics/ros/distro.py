@@ -8,7 +8,7 @@ Kilted's API lists (test/data/ros_api/).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Optional
 
 import rclpy
 import rclpy.logging
@@ -60,18 +60,11 @@ def events_executor(context: Optional[Context] = None) -> Optional[Executor]:
 def sender_in_message_info() -> bool:
     """Whether rclpy names a message's sender to its subscription callback: a callback of
     two parameters gets ``MessageInfo`` (Jazzy and Kilted), whose ``publisher_gid`` only
-    Kilted's has; Humble passes no info."""
+    Kilted's has; Humble passes no info. Such a callback needs the single-threaded executor:
+    Kilted's events executor ends the process on it ("SystemError: null argument to internal
+    routine"), so :func:`~charmie_dynamics.ros.run.make_executor` takes that one for a node
+    whose ``wants_sender`` is true."""
     info = getattr(rclpy.subscription, "MessageInfo", None)
     return hasattr(Subscription, "CallbackType") and \
         "publisher_gid" in getattr(info, "__annotations__", {})
 
-
-def with_message_info(callback: Callable[[Any, Optional[dict]], None]) -> Callable:
-    """``callback(msg, info)`` as a subscription callback: ``info`` is the message's
-    ``MessageInfo`` where :func:`sender_in_message_info`, else None. Such a callback needs the
-    single-threaded executor: Kilted's events executor ends the process on it ("SystemError:
-    null argument to internal routine"), so :func:`~charmie_dynamics.ros.run.make_executor`
-    takes that one for a node whose ``wants_sender`` is true."""
-    if sender_in_message_info():
-        return callback
-    return lambda msg: callback(msg, None)

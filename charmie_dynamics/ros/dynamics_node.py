@@ -75,7 +75,7 @@ from ..model.isolated import check_in_child
 from ..model.urdf import is_urdf, read_overlay
 from . import qos
 from .clock_guard import ClockGuard
-from .distro import sender_in_message_info, with_message_info
+from .distro import sender_in_message_info
 from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
 from .inputs import (AccelerationEstimator, InputLimits, InputRejected, JointStateValues,
                      StateAssembler, read_joint_state)
@@ -169,7 +169,7 @@ class DynamicsNode(Node):
         self.names_timer.cancel()
         if self.model_topic:
             self.create_subscription(String, self.model_topic,
-                                     with_message_info(self._on_model) if self.wants_sender
+                                     self._on_model if self.wants_sender  # (msg, MessageInfo)
                                      else lambda msg: self._on_model(msg, None), qos.LATCHED)
         self.create_service(Trigger, "~/accept_model_update", self._on_accept_model_update)
         # inputs; actuator_states first: when both are waiting, the executor serves it first,

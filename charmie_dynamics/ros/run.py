@@ -45,7 +45,7 @@ def make_executor(context=None, nodes: Sequence = ()) -> Executor:
     """rclpy's events executor (C++, much less overhead per message: Kilted and newer) where
     it exists, unless ``CHARMIE_DYNAMICS_EXECUTOR=single`` or one of ``nodes`` wants the
     senders of its messages (``wants_sender``: the events executor cannot pass them,
-    distro.with_message_info); else the single-threaded one."""
+    distro.sender_in_message_info); else the single-threaded one."""
     if os.environ.get("CHARMIE_DYNAMICS_EXECUTOR", "events") != "single" and \
             not any(getattr(node, "wants_sender", False) for node in nodes):
         executor = events_executor(context)
