@@ -31,21 +31,30 @@ from conftest import CHARMIE
 from domains import domain_id
 
 
+MODEL = load_model(CHARMIE)
+
+
 def yaw_quaternion(yaw):
     return (0.0, 0.0, math.sin(yaw / 2), math.cos(yaw / 2))
 
 
 def test_odometry_yaw_and_twist_in_the_world_frame():
+    """REP 103: base_link faces x; CHARMIE's body_3 faces its y, turned by -pi/2 in
+    base_link (the model file's base.rotation), so its yaw is the odometry's minus pi/2."""
+    base = MODEL.base
     yaw = 0.7
-    pos, vel = base_from_odometry(1.5, -2.0, yaw_quaternion(yaw), (0.3, 0.1), 0.25)
-    assert pos == pytest.approx({"d1": 1.5, "d2": -2.0, "theta3": yaw}, abs=1e-15)
-    # the robot-frame twist turned by the yaw
+    pos, vel = base_from_odometry(base, 1.5, -2.0, yaw_quaternion(yaw), (0.3, 0.1), 0.25)
+    assert pos == pytest.approx({"d1": 1.5, "d2": -2.0, "theta3": yaw - math.pi / 2}, abs=1e-15)
+    # the twist in base_link turned by base_link's yaw
     assert vel["d1"] == pytest.approx(0.3 * math.cos(yaw) - 0.1 * math.sin(yaw), abs=1e-15)
     assert vel["d2"] == pytest.approx(0.3 * math.sin(yaw) + 0.1 * math.cos(yaw), abs=1e-15)
     assert vel["theta3"] == 0.25
-    # a turn past pi comes back wrapped; a roll does not change the yaw
-    assert base_from_odometry(0, 0, yaw_quaternion(3.5), (0, 0), 0)[0]["theta3"] == \
-        pytest.approx(3.5 - 2 * math.pi, abs=1e-12)
+    # a turn past pi comes back wrapped
+    assert base_from_odometry(base, 0, 0, yaw_quaternion(-2.0), (0, 0), 0)[0]["theta3"] == \
+        pytest.approx(-2.0 - math.pi / 2 + 2 * math.pi, abs=1e-12)
+    # facing forward: body_3's y axis (its front) along the odometry's x
+    theta = base_from_odometry(base, 0, 0, yaw_quaternion(0.0), (0, 0), 0)[0]["theta3"]
+    assert (-math.sin(theta), math.cos(theta)) == pytest.approx((1.0, 0.0), abs=1e-15)
 
 
 @pytest.mark.parametrize("orientation, reason", [
@@ -55,7 +64,7 @@ def test_odometry_yaw_and_twist_in_the_world_frame():
 ])
 def test_odometry_orientation_must_be_a_unit_quaternion(orientation, reason):
     with pytest.raises(InputRejected, match="norm") as info:
-        base_from_odometry(0.0, 0.0, orientation, (0.0, 0.0), 0.0)
+        base_from_odometry(MODEL.base, 0.0, 0.0, orientation, (0.0, 0.0), 0.0)
     assert info.value.reason == reason
 
 
@@ -66,7 +75,7 @@ def test_odometry_orientation_must_be_a_unit_quaternion(orientation, reason):
 def test_odometry_non_finite(args):
     x, y, linear, angular = args
     with pytest.raises(InputRejected) as info:
-        base_from_odometry(x, y, (0.0, 0.0, 0.0, 1.0), linear, angular)
+        base_from_odometry(MODEL.base, x, y, (0.0, 0.0, 0.0, 1.0), linear, angular)
     assert info.value.reason == "non_finite"
 
 

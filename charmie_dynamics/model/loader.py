@@ -20,7 +20,7 @@ from ..documents import bounded
 from ..linalg import direction_and_length
 from .cut_joints import CUT_TYPES, CutJoint, Loops, loop_groups, t_needs_axis
 from .model import (Actuator, Balancer, Body, Friction, JointLimits, JointType, Model,
-                    PointRef, Spring, SpringParams)
+                    PlanarBase, PointRef, Spring, SpringParams)
 from .parameters import FREE_FLYER_CONFIGURATION, FREE_FLYER_VELOCITIES, TorsionSpring
 from .rotations import AXES, quaternion_matrix, rpy_to_matrix
 from .validation import (FieldReader, INERTIA_ABSOLUTE_TOLERANCE, INERTIA_RELATIVE_TOLERANCE,
@@ -587,7 +587,7 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     base = FieldReader(source, 1.0, 1.0)
     data = base.mapping(data, "top level")
     base.check_keys(data, {"format", "name", "units", "gravity", "bodies", "actuators", "springs",
-                           "balancers", "torsion_springs", "loops"}, "top level")
+                           "balancers", "torsion_springs", "loops", "base"}, "top level")
     fmt = base.get(data, "format", "top level")
     if fmt != FORMAT:
         raise base.fail("format", f"got {show(fmt)}, expected {show(FORMAT)}")
@@ -646,6 +646,8 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
                          "driven by an actuator")
     if data.get("loops") is not None:
         sections["loops"] = _loops(r, tree, data["loops"], driven)
+    if data.get("base") is not None:
+        sections["base"] = _planar_base(r, tree, data["base"])
     model = tree if not any(sections.values()) else \
         Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies), **sections)
     from .actuator_geometry import check_actuator_geometry
@@ -655,6 +657,51 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
         except ValueError as exc:
             raise r.fail(f"actuators ({a.name})", str(exc)) from None
     return model
+
+
+#: The planar base's joints in order (docs/model_format.md "Base"): type, axis, parent
+_BASE_JOINTS = ((JointType.PRISMATIC, (1.0, 0.0, 0.0), "x"), (JointType.PRISMATIC, (0.0, 1.0, 0.0), "y"),
+                (JointType.REVOLUTE, (0.0, 0.0, 1.0), "yaw"))
+
+
+def _planar_base(r: FieldReader, tree: Model, data: Any) -> PlanarBase:
+    """``base: {coordinates: [x, y, yaw], rotation: ...}``: three joints in a chain from the
+    world, prismatic along the world's x, then y, then revolute about z, none turned,
+    offset or coupled, and none moved off the z axis (the odometry's x, y and yaw are then
+    the coordinates themselves, the yaw shifted by the base's heading in base_link)."""
+    data = r.mapping(data, "base")
+    r.check_keys(data, {"coordinates", "rotation"}, "base")
+    names = r.get(data, "coordinates", "base")
+    if not isinstance(names, (list, tuple)) or len(names) != 3:
+        raise r.fail("base.coordinates", f"got {show(names)}, expected [x, y, yaw]: the names "
+                                         "of the base's three planar coordinates")
+    parent = -1
+    for k, (name, (jtype, axis, role)) in enumerate(zip(names, _BASE_JOINTS)):
+        where = f"base.coordinates[{k}]"
+        moved = [i for i, b in enumerate(tree.bodies) if b.coordinate == name] \
+            if isinstance(name, str) else []
+        if len(moved) != 1:
+            raise r.fail(where, f"got {show(name)}, expected the coordinate of the base's {role} "
+                                "joint, moving one body")
+        i = moved[0]
+        b = tree.bodies[i]
+        plain = (int(tree.parent[i]) == parent and b.joint_type == jtype
+                 and np.allclose(b.axis, axis, atol=1e-12) and b.multiplier == 1.0
+                 and b.offset == 0.0 and np.allclose(b.rotation, np.eye(3), atol=1e-12)
+                 and np.allclose(b.origin[:2], 0.0, atol=1e-12))
+        if not plain:
+            after = "the world" if parent < 0 else tree.body_names[parent]
+            raise r.fail(where, f"{show(name)} moves {b.name}, expected the base's {role} joint: "
+                                f"{jtype.name.lower()} along/about {role if k < 2 else 'z'} "
+                                f"{tuple(axis)}, the child of {after}, no rotation, no x or y "
+                                "in its origin, multiplier 1, offset 0")
+        parent = i
+    rotation = _rotation(r, r.get(data, "rotation", "base", [0.0, 0.0, 0.0]), "base.rotation")
+    if abs(rotation[2, 2] - 1.0) > 1e-9:
+        raise r.fail("base.rotation", "expected a rotation about z (the base body's frame in "
+                                      "REP 103's base_link, whose z is up as the world's)")
+    rotation.flags.writeable = False
+    return PlanarBase(tuple(names), tree.body_names[parent], rotation)
 
 
 def _cut(r: FieldReader, tree: Model, data: Any, k: int) -> CutJoint:

@@ -13,7 +13,7 @@ import numpy as np
 
 from .compiled import CompiledModel
 from .parameters import (Actuator, Balancer, Body, Friction, JointLimits, JointType,  # noqa: F401
-                         ModelParameters, PointRef, Spring, SpringParams)
+                         ModelParameters, PlanarBase, PointRef, Spring, SpringParams)
 
 
 class Model(ModelParameters):

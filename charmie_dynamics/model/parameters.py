@@ -7,6 +7,7 @@ parameters without importing the module that holds them.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import cached_property
@@ -184,6 +185,26 @@ class TorsionSpring:
     params: SpringParams           # torque = stiffness (angle - free angle) + preload
 
 
+@dataclass(frozen=True, eq=False)
+class PlanarBase:
+    """A mobile base (the model file's ``base:``, docs/model_format.md "Base"): the
+    coordinates of its planar joints, x and y along the world's x and y axes and the yaw about
+    its z axis (CHARMIE's d1, d2, theta3: seed 000 section 3.1), which a base controller's
+    odometry gives; ``body``, the body the yaw turns (the base body); ``rotation``, that body's
+    frame in REP 103's ``base_link`` (x forward, y left, z up), a rotation about z (CHARMIE's
+    body_3 has x to the robot's right and y forward: Rz(-pi/2))."""
+
+    coordinates: tuple[str, str, str]
+    body: str
+    rotation: np.ndarray
+
+    @property
+    def heading(self) -> float:
+        """The base body's yaw in base_link (rad): the model's yaw coordinate is the
+        odometry's yaw plus this (-pi/2 for CHARMIE)."""
+        return math.atan2(self.rotation[1, 0], self.rotation[0, 0])
+
+
 def _frozen(a: np.ndarray) -> np.ndarray:
     a = np.array(a, dtype=float)
     a.flags.writeable = False
@@ -218,6 +239,7 @@ class ModelParameters:
     balancers: tuple[Balancer, ...] = ()
     torsion_springs: tuple[TorsionSpring, ...] = ()
     loops: Optional[Loops] = None              # closed loops (cut_joints.py), None for a tree
+    base: Optional[PlanarBase] = None          # a mobile base's planar joints, None if none
     coordinate_names: tuple[str, ...] = field(init=False)
     body_names: tuple[str, ...] = field(init=False)
     parent: np.ndarray = field(init=False)

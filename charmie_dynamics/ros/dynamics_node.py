@@ -86,9 +86,9 @@ from .model_source import model_from_description, urdf_as_document
 from .model_updates import (Decision, ModelParser, ModelUpdates, PreparedModel, UpdateRefused,
                             model_change, prepare_model, senders_problem)
 from .node_status import dynamics_status
-from .odometry import BASE_COORDINATES, base_from_odometry
+from .odometry import base_from_odometry
 from .monitoring import MonitoringPublisher
-from .outputs import FeedforwardMap, StampGrid, frame_plan
+from .outputs import FeedforwardMap, OutputUnits, StampGrid, frame_plan
 from .parameters import declare_parameters
 from .reference import Reference, check_serialized_reference, input_accelerations, read_reference
 from .stale_policy import Action, StalePolicy
@@ -132,8 +132,10 @@ class DynamicsNode(Node):
         self.reference: Optional[Reference] = None
         # outputs: the feedforward here, on the input's callback; the monitoring outputs
         # (loads, wrenches, /tf, markers) on a worker thread, so they never delay it
-        self.monitoring = MonitoringPublisher(self, self.p["completed_joint_states_topic"],
-                                              self._on_monitoring_error)
+        self.monitoring = MonitoringPublisher(
+            self, self.p["completed_joint_states_topic"], self._on_monitoring_error,
+            self.p["joint_states_topic"] if self.p["publish_solved_joint_states"] else "")
+        self.solved_names: frozenset[str] = frozenset()     # hardware names of the solved
         self.pub_feedforward = self.create_publisher(Float64MultiArray, self.p["feedforward_topic"], qos.OUTPUT)
         self.msg_feedforward = Float64MultiArray()
         self.pub_feedforward_state = self.create_publisher(
@@ -253,18 +255,30 @@ class DynamicsNode(Node):
         self.updates.installed(prepared)
         self.evaluator = prepared.evaluator
         inputs = self.evaluator.input_names      # a model with loops: the independent ones
-        self.feedforward = FeedforwardMap(model, inputs, prepared.joints)
-        base = tuple(c for c in BASE_COORDINATES if c in inputs) \
-            if self.p["odometry_topic"] else ()
+        self.feedforward = FeedforwardMap(model, inputs, prepared.joints,
+                                          self.joint_map.effort_out(prepared.joints))
+        base = ()
+        if self.p["odometry_topic"] and model.base is None:
+            self.get_logger().warning(f"odometry_topic {self.p['odometry_topic']!r} is set but "
+                                      f"the model {model.name!r} has no base: section; the "
+                                      "odometry is ignored")
+        elif self.p["odometry_topic"]:
+            base = tuple(c for c in model.base.coordinates if c in inputs)
         self.assembler = StateAssembler(model, base, inputs, tuple(
             n for n in model.input_names if n not in inputs))
+        solved = [c for c in model.coordinate_names if c not in inputs] \
+            if self.p["publish_solved_joint_states"] else []
+        self.solved_names = frozenset(self.joint_map.to_hardware(solved))
         self.limits = InputLimits.of(model)
         self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
         frames = self.evaluator.frames
+        # the solved coordinates on joint_states: robot_state_publisher places their bodies
         self.plan = frame_plan(model, frames.parents, frames.children,
-                               sum(1 for j in model.joint_type if j != JointType.FIXED), inputs,
+                               sum(1 for j in model.joint_type if j != JointType.FIXED),
+                               model.coordinate_names if solved else inputs,
                                self.p["publish_tf"], self.p["publish_base_transform"],
-                               self.p["base_frame"], self.p["world_frame"], self.p["frame_prefix"])
+                               self.p["base_frame"], self.p["world_frame"], self.p["frame_prefix"],
+                               self.joint_map.links)
         # messages refilled by every evaluation: names and frames are set once; names are
         # the hardware's (joint_name_map)
         hardware = self.joint_map.to_hardware
@@ -277,7 +291,8 @@ class DynamicsNode(Node):
         self.monitoring.install(
             self.plan, hardware(model.coordinate_names), hardware(inputs),
             {body: model.body_index(body) for body in prepared.wrench_bodies},
-            self.p["world_frame"], self.evaluator.result)
+            self.p["world_frame"], self.evaluator.result,
+            OutputUnits.of(self.joint_map, model.coordinate_names, inputs, solved))
         self._publish_static_frames()
         summary = f"model {model.name!r} from {prepared.source}: {model.n_bodies} bodies, " \
                   f"{len(inputs)} inputs, {model.total_mass:.6g} kg"
@@ -377,11 +392,15 @@ class DynamicsNode(Node):
         URDF, robot_state_publisher's)."""
         if not self.plan.static:
             return
-        m, frame = self.model, self.plan.frame
+        m, plan = self.model, self.plan
         stamp = self.get_clock().now().to_msg()
-        parent = lambda i: frame[self.p["world_frame"] if m.parent[i] < 0  # noqa: E731
-                                 else m.body_names[m.parent[i]]]
-        transforms = [transform(stamp, parent(i), frame[m.body_names[i]], m.rotation[i], m.origin[i])
+        parent = lambda i: self.p["world_frame"] if m.parent[i] < 0 \
+            else m.body_names[m.parent[i]]      # noqa: E731
+        # a fixed body on the base body: its pose in base_link (REP 103)
+        turn = lambda i: plan.turn if plan.turn is not None \
+            and parent(i) == plan.base_body else np.eye(3)      # noqa: E731
+        transforms = [transform(stamp, plan.frame[parent(i)], plan.frame[m.body_names[i]],
+                                turn(i) @ m.rotation[i], turn(i) @ m.origin[i])
                       for i in range(m.n_bodies) if m.joint_type[i] == JointType.FIXED]
         self.pub_tf_static.publish(TFMessage(transforms=transforms))
 
@@ -458,8 +477,11 @@ class DynamicsNode(Node):
         now = self._now()
         try:
             self.stamps.check_lead(to_nanoseconds(msg.header.stamp), now)
+            if not self.assembler.base_coordinates:
+                self.events["odometry_unused"] += 1      # the model has no base: section
+                return
             positions, velocities = base_from_odometry(
-                pose.position.x, pose.position.y, (o.x, o.y, o.z, o.w),
+                self.model.base, pose.position.x, pose.position.y, (o.x, o.y, o.z, o.w),
                 (twist.linear.x, twist.linear.y), twist.angular.z)
             self._store(positions, velocities, now)
         except InputRejected as exc:
@@ -496,6 +518,8 @@ class DynamicsNode(Node):
         self.received["joint_states"] += 1
         if self.model is None:
             return self._reject("no_model", "no model yet")
+        if self.solved_names and msg.name and self.solved_names.issuperset(msg.name):
+            return                  # the node's own solved joints (publish_solved_joint_states)
         now = self._now()
         try:
             stamp = to_nanoseconds(msg.header.stamp)

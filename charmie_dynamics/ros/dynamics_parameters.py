@@ -64,9 +64,13 @@ PARAMETERS = {
                             "(a mapped input under its hardware name only) and written on every "
                             "output; unmapped names are the model's"),
     "joint_map_file": Param("", "YAML file with the sections names (model: hardware), scale and offset "
-                            "(model value = scale * measured + offset); empty: none"),
+                            "(model value = scale * measured + offset; inverted on every published "
+                            "position), effort_scale (published effort = effort_scale * N or N m) "
+                            "and links (model body: URDF link, every published frame); empty: none"),
     "actuator_states_topic": Param("actuator_states", "sensor_msgs/JointState of the actuator lengths, m and m/s", topic=True),
-    "odometry_topic": Param("", "nav_msgs/Odometry giving d1, d2, theta3; empty: from joint_states", topic=True),
+    "odometry_topic": Param("", "nav_msgs/Odometry of REP 103's base_link giving the model's planar base "
+                            "coordinates (its base: section; CHARMIE's d1, d2, theta3); empty: from "
+                            "joint_states", topic=True),
     "reference_topic": Param("reference_trajectory", "trajectory_msgs/JointTrajectory for acceleration_source=reference", topic=True),
     "max_reference_points": Param(MAX_REFERENCE_POINTS, "Most points of a reference trajectory; longer ones "
                                   "are refused (invalid_value) before they are read", False, 1, 1_000_000),
@@ -77,8 +81,16 @@ PARAMETERS = {
                         "completed_joint_states places every body) | none"),
     "publish_base_transform": Param(True, "Publish the planar base's transforms (world -> base body); false "
                                     "when the base driver's odometry owns odom -> base_link"),
-    "base_frame": Param("", "Published name of the base body's frame (the body the base coordinates "
-                        "d1, d2, theta3 move), e.g. base_link; empty: the body's own name"),
+    "base_frame": Param("", "Published name of the base body's frame (the body the model's base: "
+                        "section turns; published as REP 103's base_link, x forward), e.g. "
+                        "base_link; empty: its links: name or the body's own"),
+    "publish_solved_joint_states": Param(False, "Publish the coordinates the node solves (indirectly "
+                                         "actuated joints, loops' dependent joints), in hardware "
+                                         "names and units, stamped with the evaluated input's stamp, "
+                                         "on joint_states_topic at tf_rate: one more partial "
+                                         "publisher for robot_state_publisher and MoveIt (the node "
+                                         "skips its own message); with publish_tf not_in_urdf the "
+                                         "bodies they move are then robot_state_publisher's"),
     "completed_joint_states_topic": Param("completed_joint_states", "sensor_msgs/JointState of every "
                                           "coordinate, solved ones included, in hardware names, at "
                                           "tf_rate (for robot_state_publisher)", topic=True),

@@ -11,23 +11,36 @@ the model names its coordinates after the papers (``theta7a``, ``act4``): the
       act4: 0.001          # the sensor reports millimetres
     offset:
       act4: 0.45           # ... from another zero
+    effort_scale:          # hardware effort = effort_scale * model effort (N, N m)
+      act4: 0.0125         # the drive takes amperes: 80 N per A
+    links:                 # model body: URDF link
+      body_3: base_link
+      body_4: lift_link
 
 map every name the dynamics node reads (joint_states, actuator_states) and writes
-(joint_loads, actuator_loads, the feedforward and its stamped copy, completed_joint_states).
-Unmapped names keep the model's name; a mapped one is read under its hardware name only. Scale
-and offset apply to the measured positions and velocities only; every output is in the model's
-SI units.
+(joint_loads, actuator_loads, the feedforward and its stamped copy, completed_joint_states,
+solved_joint_states). Unmapped names keep the model's name; a mapped one is read under its
+hardware name only. Scale and offset convert the measured positions and velocities into the
+model's SI units, and back on every position and velocity the node publishes; ``effort_scale``
+converts every effort it publishes (the feedforward, joint and actuator loads) into the
+drive's unit; it is not derived from ``scale``: a drive's command unit (A, a percentage) need
+not be the conjugate of its position unit. The feedforward is clamped and checked against the
+model's limits before it is scaled. ``links`` names the frame of each model body after the
+robot's URDF link (TF, the loads' and wrenches' frames, the exported URDF); unmapped bodies
+keep their names.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
+
+import numpy as np
 
 from ..documents import DocumentError, parse_yaml, read_text
 from ..model.validation import DECIMAL_EXPONENT_TEXT
 
-FILE_SECTIONS = ("names", "scale", "offset")
+FILE_SECTIONS = ("names", "scale", "offset", "effort_scale", "links")
 
 
 class JointMapError(ValueError):
@@ -43,6 +56,8 @@ class JointMap:
     scale: Mapping[str, float] = field(default_factory=dict)    # model name -> factor
     offset: Mapping[str, float] = field(default_factory=dict)   # model name -> m or rad
     source: str = "joint_name_map"
+    effort_scale: Mapping[str, float] = field(default_factory=dict)   # model name -> factor
+    links: Mapping[str, str] = field(default_factory=dict)     # model body -> URDF link
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "model", {hw: m for m, hw in self.hardware.items()})
@@ -80,12 +95,55 @@ class JointMap:
                 if name in velocities:
                     velocities[name] = k * velocities[name]
 
+    def position_out(self, names: Sequence[str]) -> Optional[tuple[np.ndarray, np.ndarray]]:
+        """(scale, offset) arrays over ``names`` (model names) that turn published positions
+        into the hardware's units, ``(q - offset) / scale`` (velocities ``qd / scale``), or
+        None where no name is converted."""
+        if not any(n in self.scale or n in self.offset for n in names):
+            return None
+        return (np.array([self.scale.get(n, 1.0) for n in names]),
+                np.array([self.offset.get(n, 0.0) for n in names]))
+
+    def effort_out(self, names: Sequence[str]) -> Optional[np.ndarray]:
+        """The ``effort_scale`` factors over ``names`` (model names), or None where none is
+        given."""
+        if not any(n in self.effort_scale for n in names):
+            return None
+        return np.array([self.effort_scale.get(n, 1.0) for n in names])
+
+    def check_links(self, body_names: Sequence[str], base_body: Optional[str], base_frame: str,
+                    world_frame: str, model_source: str) -> None:
+        """Raise :class:`JointMapError` for a ``links`` entry naming a body the model does not
+        have, two bodies on one frame, a link named as ``world_frame``, or a base body's link
+        other than ``base_frame``."""
+        known = set(body_names)
+        for body, link in self.links.items():
+            if body not in known:
+                raise JointMapError(f"{self.source}: links.{body}: not a body of the model "
+                                    f"{model_source} (expected one of "
+                                    f"{', '.join(list(body_names)[:8])}...)")
+            if link == world_frame:
+                raise JointMapError(f"{self.source}: links.{body}: {link!r} is world_frame, "
+                                    "expected a link of the robot")
+        if base_body in self.links and base_frame and self.links[base_body] != base_frame:
+            raise JointMapError(f"{self.source}: links.{base_body}: {self.links[base_body]!r}, "
+                                f"but base_frame names the base body {base_frame!r}: expected "
+                                "the same name (or base_frame empty)")
+        seen: dict[str, str] = {}
+        for body in body_names:
+            frame = base_frame if body == base_body and base_frame else self.links.get(body, body)
+            if frame in seen:
+                raise JointMapError(f"{self.source}: links: bodies {seen[frame]!r} and {body!r} "
+                                    f"would both be frame {frame!r}, expected one body per link")
+            seen[frame] = body
+
     def check(self, model_names: Sequence[str], model_source: str) -> None:
         """Raise :class:`JointMapError` for a mapped name the model does not know, or a
         hardware name that is another of the model's names (a message could not tell them
         apart)."""
         known = set(model_names)
-        for name in list(self.hardware) + list(self.scale) + list(self.offset):
+        for name in list(self.hardware) + list(self.scale) + list(self.offset) \
+                + list(self.effort_scale):
             if name not in known:
                 raise JointMapError(f"{self.source}: {name!r} is not an input or coordinate of "
                                     f"the model {model_source} (expected one of "
@@ -124,9 +182,9 @@ def _numbers(section: object, path: str, name: str) -> dict[str, float]:
             raise JointMapError(f"{path}: {name}.{key}: {value!r} is text to YAML 1.1 (an "
                                 "exponent needs a dot and a sign, as 1.0e-3), expected a number")
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not math.isfinite(value) or (name == "scale" and value == 0):
+                or not math.isfinite(value) or (name != "offset" and value == 0):
             raise JointMapError(f"{path}: {name}.{key}: {value!r}, expected a finite number"
-                                + (", not 0" if name == "scale" else ""))
+                                + (", not 0" if name != "offset" else ""))
         values[str(key)] = float(value)
     return values
 
@@ -138,6 +196,8 @@ def read_joint_map(entries: Sequence[str], path: str = "", max_bytes: int = 1 <<
     hardware = _entries(entries)
     scale: dict[str, float] = {}
     offset: dict[str, float] = {}
+    effort_scale: dict[str, float] = {}
+    links: dict[str, str] = {}
     source = "joint_name_map"
     if path:
         source = f"joint_name_map and {path}" if hardware else path
@@ -160,10 +220,30 @@ def read_joint_map(entries: Sequence[str], path: str = "", max_bytes: int = 1 <<
             hardware[model] = hw
         scale = _numbers(document.get("scale"), path, "scale")
         offset = _numbers(document.get("offset"), path, "offset")
+        effort_scale = _numbers(document.get("effort_scale"), path, "effort_scale")
+        links = _links(document.get("links"), path)
     seen: dict[str, str] = {}
     for model, hw in hardware.items():
         if hw in seen:
             raise JointMapError(f"{source}: {seen[hw]!r} and {model!r} both map to {hw!r}, "
                                 "expected one model name per hardware name")
         seen[hw] = model
-    return JointMap(hardware, scale, offset, source)
+    return JointMap(hardware, scale, offset, source, effort_scale, links)
+
+
+def _links(section: object, path: str) -> dict[str, str]:
+    """The ``links`` section: model body -> URDF link, one body per link."""
+    if section is None:
+        return {}
+    if not isinstance(section, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and v.strip() == v and v
+            for k, v in section.items()):
+        raise JointMapError(f"{path}: links: expected a mapping MODEL_BODY: URDF_LINK (names "
+                            "without spaces around them)")
+    seen: dict[str, str] = {}
+    for body, link in section.items():
+        if link in seen:
+            raise JointMapError(f"{path}: links: {seen[link]!r} and {body!r} both map to link "
+                                f"{link!r}, expected one body per link")
+        seen[link] = body
+    return dict(section)

@@ -321,6 +321,11 @@ def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequ
     clash = frame_name_clash(model, *frames)
     if clash:
         raise ModelError(f"{source}: {clash}")
+    try:
+        joint_map.check_links(model.body_names, model.base.body if model.base else None,
+                              frames[1], frames[0], source)
+    except JointMapError as exc:
+        raise ModelError(str(exc)) from None
     # the evaluator's first evaluation compiles (or loads from numba's disk cache) the
     # kernels now, not at the first input, and proves that the model assembles at its
     # default inputs (a model with loops: at its loops' guess, LoopAssemblyError otherwise)

@@ -38,7 +38,8 @@ from visualization_msgs.msg import Marker, MarkerArray
 from ..evaluators.evaluator import Evaluation
 from . import qos
 from .messages import joint_state, set_transform, set_vector3
-from .outputs import FramePlan, wrench_topic
+from .outputs import (FramePlan, OutputUnits, hardware_efforts, hardware_positions,
+                      wrench_topic)
 
 #: Snapshots per model: the worker may fall this many monitoring evaluations behind (80 ms
 #: at the default 100 Hz) before one is skipped
@@ -59,13 +60,16 @@ class Layout:
     actuator_loads: JointState
     completed: JointState
     tf: TFMessage
-    wrenches: list[tuple[int, WrenchStamped, object]]   # (body index, message, publisher)
+    units: OutputUnits
+    solved: Optional[JointState]      # the solved coordinates (publish_solved_joint_states)
+    # (body index, message, publisher, the base_link turn of the base body's or None)
+    wrenches: list[tuple[int, WrenchStamped, object, Optional[np.ndarray]]]
     world_frame: str
     free: list["Snapshot"] = field(default_factory=list)
 
     @property
     def wrench_index(self) -> np.ndarray:
-        return np.array([i for i, _, _ in self.wrenches], dtype=np.int64)
+        return np.array([w[0] for w in self.wrenches], dtype=np.int64)
 
 
 @dataclass(eq=False)
@@ -126,16 +130,19 @@ class MonitoringPublisher:
     monitoring was skipped. ``start`` starts the worker."""
 
     def __init__(self, node: Node, completed_topic: str,
-                 on_error: Callable[[BaseException], None]) -> None:
-        """``completed_topic``: where completed joint states go; ``on_error``: told of an
-        exception the worker met while publishing (that snapshot is skipped and counted; the
-        worker goes on)."""
+                 on_error: Callable[[BaseException], None], solved_topic: str = "") -> None:
+        """``completed_topic``: where completed joint states go; ``solved_topic``: where the
+        solved coordinates go ("" none); ``on_error``: told of an exception the worker met
+        while publishing (that snapshot is skipped and counted; the worker goes on)."""
         self.node = node
         self.on_error = on_error
         self.pub_joint_loads = node.create_publisher(JointState, "joint_loads", qos.OUTPUT)
         self.pub_actuator_loads = node.create_publisher(JointState, "actuator_loads", qos.OUTPUT)
         self.pub_completed = node.create_publisher(
             JointState, completed_topic, qos.OUTPUT)
+        # as a joint_state_broadcaster publishes (reliable, depth 10)
+        self.pub_solved = node.create_publisher(JointState, solved_topic, qos.OUTPUT) \
+            if solved_topic else None
         self.pub_markers = node.create_publisher(MarkerArray, "wrench_markers", qos.OUTPUT)
         self.pub_tf = node.create_publisher(TFMessage, "/tf", qos.TF)
         self.pub_wrenches: dict[str, object] = {}     # publishers outlive a model change
@@ -152,10 +159,12 @@ class MonitoringPublisher:
         self._thread.start()
 
     def install(self, plan: FramePlan, coordinates: list[str], inputs: list[str],
-                wrench_bodies: dict[str, int], world_frame: str, result: Evaluation) -> None:
-        """A new model's messages (``coordinates`` and ``inputs``: hardware names) and
-        snapshots shaped as its evaluator's ``result``; snapshots of the previous model still
-        queued are published with its own messages."""
+                wrench_bodies: dict[str, int], world_frame: str, result: Evaluation,
+                units: OutputUnits = OutputUnits()) -> None:
+        """A new model's messages (``coordinates`` and ``inputs``: hardware names; ``units``:
+        the joint map's conversions and the solved coordinates) and snapshots shaped as its
+        evaluator's ``result``; snapshots of the previous model still queued are published
+        with its own messages."""
         for body in wrench_bodies:
             if body not in self.pub_wrenches:
                 self.pub_wrenches[body] = self.node.create_publisher(
@@ -166,7 +175,11 @@ class MonitoringPublisher:
             JointState(header=header(), name=inputs), JointState(header=header(), name=coordinates),
             TFMessage(transforms=[TransformStamped(header=Header(frame_id=parent), child_frame_id=child)
                                   for parent, child in zip(plan.parents, plan.children)]),
-            [(i, WrenchStamped(header=Header(frame_id=plan.frame[body])), self.pub_wrenches[body])
+            units,
+            JointState(name=[coordinates[c] for c in units.solved])
+            if self.pub_solved is not None and units.solved else None,
+            [(i, WrenchStamped(header=Header(frame_id=plan.frame[body])), self.pub_wrenches[body],
+              plan.turn if body == plan.base_body else None)
              for body, i in wrench_bodies.items()],
             world_frame)
         layout = self.layout
@@ -218,23 +231,35 @@ class MonitoringPublisher:
     def _publish(self, s: Snapshot) -> None:
         """One snapshot's messages: loads and wrenches, then completed joint states, /tf and
         the markers."""
-        layout, stamp = s.layout, s.stamp
+        layout, stamp, units = s.layout, s.stamp, s.layout.units
+        q, qd = hardware_positions(units.coordinates, s.q, s.qd)
         if s.loads:
-            self.pub_joint_loads.publish(joint_state(stamp, (), s.q, s.qd, s.coordinate_effort,
-                                                     layout.joint_loads))
-            self.pub_actuator_loads.publish(joint_state(stamp, (), s.x, s.xd, s.efforts,
-                                                        layout.actuator_loads))
-            for k, (_, msg, pub) in enumerate(layout.wrenches):
+            self.pub_joint_loads.publish(joint_state(
+                stamp, (), q, qd, hardware_efforts(units.coordinate_efforts, s.coordinate_effort),
+                layout.joint_loads))
+            self.pub_actuator_loads.publish(joint_state(
+                stamp, (), *hardware_positions(units.inputs, s.x, s.xd),
+                hardware_efforts(units.input_efforts, s.efforts), layout.actuator_loads))
+            for k, (_, msg, pub, turn) in enumerate(layout.wrenches):
                 msg.header.stamp = stamp
-                set_vector3(msg.wrench.force, s.joint_force[k])
-                set_vector3(msg.wrench.torque, s.joint_torque[k])
+                force, torque = s.joint_force[k], s.joint_torque[k]
+                if turn is not None:                 # in base_link, REP 103
+                    force, torque = turn @ force, turn @ torque
+                set_vector3(msg.wrench.force, force)
+                set_vector3(msg.wrench.torque, torque)
                 pub.publish(msg)
         if not s.tf:
             return
-        self.pub_completed.publish(joint_state(stamp, (), s.q, s.qd, (), layout.completed))
-        if layout.plan.poses:
-            for msg, k in zip(layout.tf.transforms, layout.plan.poses):
-                set_transform(msg, stamp, s.translations[k], s.quaternions[k])
+        self.pub_completed.publish(joint_state(stamp, (), q, qd, (), layout.completed))
+        if layout.solved is not None:
+            solved = list(units.solved)
+            self.pub_solved.publish(joint_state(stamp, (), q[solved], qd[solved], (),
+                                                layout.solved))
+        plan = layout.plan
+        if plan.poses:
+            for j, (msg, k) in enumerate(zip(layout.tf.transforms, plan.poses)):
+                pose = (s.translations[k], s.quaternions[k])
+                set_transform(msg, stamp, *(pose if plan.turn is None else plan.turned(j, *pose)))
             self.pub_tf.publish(layout.tf)
         if layout.wrenches and self.pub_markers.get_subscription_count() > 0:
             self.pub_markers.publish(MarkerArray(markers=[

@@ -1,24 +1,28 @@
 """The planar base's coordinates from an odometry message's numbers (pure Python: no rclpy
-here). nav_msgs/Odometry gives the pose in the odometry frame and the twist in the robot's
-own frame; the model's base coordinates d1, d2, theta3 and their rates are in the world."""
+here). nav_msgs/Odometry gives the pose of REP 103's ``base_link`` (x forward) in the
+odometry frame and the twist in base_link; the model's base coordinates (``PlanarBase``: x,
+y along the world, which is the odometry frame, and the yaw of the base body, whose frame
+may sit turned in base_link) and their rates are in the world."""
 from __future__ import annotations
 
 import math
 
+from ..model.model import PlanarBase
 from .inputs import InputRejected
 
-BASE_COORDINATES = ("d1", "d2", "theta3")
 #: How far from 1 the orientation quaternion's norm may be (float32 sources round it)
 NORM_TOLERANCE = 1e-3
 
 
-def base_from_odometry(x: float, y: float, orientation: tuple[float, float, float, float],
+def base_from_odometry(base: PlanarBase, x: float, y: float,
+                       orientation: tuple[float, float, float, float],
                        linear: tuple[float, float], angular_z: float
                        ) -> tuple[dict[str, float], dict[str, float]]:
-    """Positions and velocities of :data:`BASE_COORDINATES` from the pose (``x``, ``y``, the
-    unit quaternion ``orientation`` x y z w) and the twist (``linear`` x y in the robot's
-    frame, ``angular_z``). Raises ``invalid_value`` for an orientation that is not a unit
-    quaternion, ``non_finite`` for NaN or infinite values."""
+    """Positions and velocities of ``base.coordinates`` from the pose of base_link (``x``,
+    ``y``, the unit quaternion ``orientation`` x y z w) and its twist (``linear`` x y in
+    base_link, ``angular_z``): the yaw coordinate is base_link's yaw plus the base body's
+    heading in base_link (``PlanarBase.heading``), in [-pi, pi]. Raises ``invalid_value`` for an orientation
+    that is not a unit quaternion, ``non_finite`` for NaN or infinite values."""
     qx, qy, qz, qw = orientation
     norm = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
     if not (math.isfinite(norm) and abs(norm - 1.0) < NORM_TOLERANCE):
@@ -28,5 +32,5 @@ def base_from_odometry(x: float, y: float, orientation: tuple[float, float, floa
     if not all(math.isfinite(v) for v in (x, y, yaw, vx, vy, angular_z)):
         raise InputRejected("non_finite", "odometry")
     c, s = math.cos(yaw), math.sin(yaw)     # the twist turned into the world frame
-    return (dict(zip(BASE_COORDINATES, (x, y, yaw))),
-            dict(zip(BASE_COORDINATES, (c * vx - s * vy, s * vx + c * vy, angular_z))))
+    return (dict(zip(base.coordinates, (x, y, math.remainder(yaw + base.heading, 2.0 * math.pi)))),
+            dict(zip(base.coordinates, (c * vx - s * vy, s * vx + c * vy, angular_z))))

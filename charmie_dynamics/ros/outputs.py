@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from types import MappingProxyType
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
 from ..dynamics.actuation import actuator_space
 from ..dynamics.inverse import base_body
 from ..model.model import Model
-from .odometry import BASE_COORDINATES
+from ..model.rotations import quaternion_matrix, quaternions
+from .joint_map import JointMap
 
 WRENCH_TOPICS = "joint_wrenches"
 #: Which frames the dynamics node publishes (parameter ``publish_tf``)
@@ -21,10 +23,13 @@ TF_POLICIES = ("all", "not_in_urdf", "auxiliary", "none")
 
 
 def base_bodies(model: Model) -> tuple[set[int], Optional[int]]:
-    """The bodies the base coordinates move (the odometry's with ``publish_base_transform:
-    false``), and the base body: the deepest of them (bodies are in tree order), or None."""
-    chain = {i for i, body in enumerate(model.bodies) if body.coordinate in BASE_COORDINATES}
-    return chain, max(chain, default=None)
+    """The bodies the planar base's coordinates move (``model.base``; the odometry's with
+    ``publish_base_transform: false``), and the base body, or None for a model without
+    ``base:``."""
+    if model.base is None:
+        return set(), None
+    chain = {i for i, body in enumerate(model.bodies) if body.coordinate in model.base.coordinates}
+    return chain, model.body_index(model.base.body)
 
 
 def frame_name_clash(model: Model, world_frame: str, base_frame: str) -> Optional[str]:
@@ -42,7 +47,11 @@ def frame_name_clash(model: Model, world_frame: str, base_frame: str) -> Optiona
 class FramePlan:
     """What the dynamics node publishes of the evaluator's poses: the indices of the poses
     on /tf, each pose's (parent, child) frame names, whether fixed bodies go on /tf_static,
-    and the root frame (the frame of the loads' headers and the markers)."""
+    and the root frame (the frame of the loads' headers and the markers). The base body's
+    frame is published as REP 103's base_link: ``turn`` (its frame in base_link, None where
+    that is the identity) turns the poses of ``turned_parents`` (entries of ``poses`` whose
+    parent is the base body: turn * pose) and ``turned_children`` (whose child it is: pose *
+    turn^T), and the base body's wrench (``base_body``)."""
 
     poses: tuple[int, ...]
     parents: tuple[str, ...]
@@ -50,28 +59,45 @@ class FramePlan:
     static: bool
     root: str
     frame: dict[str, str]              # body name -> published frame name (prefix included)
+    turn: Optional[np.ndarray] = None
+    turned_parents: tuple[int, ...] = ()
+    turned_children: tuple[int, ...] = ()
+    base_body: Optional[str] = None
+
+    def turned(self, k: int, translation: np.ndarray, quaternion: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Entry ``k`` of ``poses`` (translation, quaternion x y z w) with the base body's
+        frame replaced by base_link's."""
+        if k in self.turned_parents:
+            return self.turn @ translation, \
+                quaternions(self.turn @ quaternion_matrix(*quaternion))
+        if k in self.turned_children:
+            return translation, quaternions(quaternion_matrix(*quaternion) @ self.turn.T)
+        return translation, quaternion
 
 
 def frame_plan(model: Model, pose_parents: Sequence[Optional[str]],
                pose_children: Sequence[str], n_body_poses: int, inputs: Sequence[str], policy: str,
                publish_base: bool, base_frame: str, world_frame: str,
-               prefix: str) -> FramePlan:
+               prefix: str, links: Mapping[str, str] = MappingProxyType({})) -> FramePlan:
     """The frames to publish (see :data:`TF_POLICIES`). ``pose_parents``/``pose_children``:
     the evaluator's poses (its first ``n_body_poses`` the moving bodies, parent None for the
     world, then the auxiliary segments). ``not_in_urdf``: a body whose joint coordinate is
-    not among ``inputs`` (an indirectly actuated joint's, a loop's dependent one: no
-    joint_states value, so robot_state_publisher cannot place it) and every auxiliary
-    segment (not a URDF joint). ``auxiliary``: the segments alone (robot_state_publisher fed
-    with completed_joint_states places every body). ``publish_base`` false: no transform of
-    a body moved by a base coordinate; the base body (:func:`base_bodies`) is named
-    ``base_frame`` (when given) and is the root."""
+    not among ``inputs`` (the coordinates on /joint_states: without the node's solved joint
+    states, an indirectly actuated joint's or a loop's dependent one has no value there, so
+    robot_state_publisher cannot place it) and every auxiliary segment (not a URDF joint).
+    ``auxiliary``: the segments alone. ``publish_base`` false: no transform of a body moved by
+    a base coordinate; the base body (:func:`base_bodies`) is the root. Frames are named
+    ``prefix`` + the URDF link of ``links`` (body -> link; the joint map's ``links:``) or the
+    body's name; the base body ``base_frame`` when given."""
     bodies = {name: i for i, name in enumerate(model.body_names)}
     base_chain, base = base_bodies(model)
-    frame = {name: prefix + name for name in model.body_names}
+    frame = {name: prefix + links.get(name, name) for name in model.body_names}
     frame[world_frame] = prefix + world_frame
-    if base is not None and base_frame:
-        frame[model.body_names[base]] = prefix + base_frame
-    root = frame[model.body_names[base]] if base is not None and not publish_base \
+    base_name = model.body_names[base] if base is not None else None
+    if base_name is not None and base_frame:
+        frame[base_name] = prefix + base_frame
+    root = frame[base_name] if base_name is not None and not publish_base \
         else frame[world_frame]
     measured = set(inputs)
     kept = []
@@ -86,10 +112,16 @@ def frame_plan(model: Model, pose_parents: Sequence[Optional[str]],
             continue
         kept.append(k)
     names = lambda n: frame.get(n, prefix + n)       # noqa: E731 (segments: own names)
-    return FramePlan(tuple(kept),
-                     tuple(names(pose_parents[k] or world_frame) for k in kept),
-                     tuple(names(pose_children[k]) for k in kept),
-                     policy == "all", root, frame)
+    turn = None
+    if base_name is not None and not np.allclose(model.base.rotation, np.eye(3), atol=1e-15):
+        turn = model.base.rotation
+    return FramePlan(
+        tuple(kept), tuple(names(pose_parents[k] or world_frame) for k in kept),
+        tuple(names(pose_children[k]) for k in kept), policy == "all", root, frame, turn,
+        tuple(j for j, k in enumerate(kept) if turn is not None and pose_parents[k] == base_name),
+        tuple(j for j, k in enumerate(kept) if turn is not None and k < n_body_poses
+              and pose_children[k] == base_name),
+        base_name if turn is not None else None)
 
 
 def wrench_bodies(model: Model, names: Sequence[str]) -> list[str]:
@@ -111,11 +143,15 @@ def wrench_topic(body: str) -> str:
 
 class FeedforwardMap:
     """Efforts in ``names`` order (the evaluator's inputs: ``model.input_names``, or a model
-    with loops' independent coordinates) -> the feedforward in ``joints`` order."""
+    with loops' independent coordinates) -> the feedforward in ``joints`` order, in the
+    drives' units (``factors``: the joint map's ``effort_scale`` in ``joints`` order, or
+    None)."""
 
-    def __init__(self, model: Model, names: Sequence[str], joints: Sequence[str]) -> None:
+    def __init__(self, model: Model, names: Sequence[str], joints: Sequence[str],
+                 factors: Optional[np.ndarray] = None) -> None:
         self.names = tuple(names)
         self.index = [self.names.index(j) for j in joints]
+        self.factors = factors
         self.effort_limit = actuator_space(model).effort_limit[
             [model.input_names.index(n) for n in self.names]]
 
@@ -128,10 +164,44 @@ class FeedforwardMap:
         """The feedforward, clamped at the model's limits with ``clamp``."""
         if clamp:
             efforts = np.clip(efforts, -self.effort_limit, self.effort_limit)
-        return efforts[self.index]
+        return efforts[self.index] if self.factors is None else efforts[self.index] * self.factors
 
     def zeros(self) -> np.ndarray:
         return np.zeros(len(self.index))
+
+
+@dataclass(frozen=True)
+class OutputUnits:
+    """The joint map's conversions of the published numbers (``JointMap.position_out`` and
+    ``effort_out``, None where a group has none): positions and velocities of every coordinate
+    and of the inputs, efforts of both; and which coordinates the node solves (published on
+    joint_states with ``publish_solved_joint_states``)."""
+
+    coordinates: Optional[tuple[np.ndarray, np.ndarray]] = None
+    coordinate_efforts: Optional[np.ndarray] = None
+    inputs: Optional[tuple[np.ndarray, np.ndarray]] = None
+    input_efforts: Optional[np.ndarray] = None
+    solved: tuple[int, ...] = ()
+
+    @classmethod
+    def of(cls, joint_map: JointMap, coordinates: Sequence[str], inputs: Sequence[str],
+           solved: Sequence[str] = ()) -> "OutputUnits":
+        return cls(joint_map.position_out(coordinates), joint_map.effort_out(coordinates),
+                   joint_map.position_out(inputs), joint_map.effort_out(inputs),
+                   tuple(list(coordinates).index(c) for c in solved))
+
+
+def hardware_positions(conversion: Optional[tuple[np.ndarray, np.ndarray]], q: np.ndarray,
+                       qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and velocities in the hardware's units: ``(q - offset) / scale``."""
+    if conversion is None:
+        return q, qd
+    scale, offset = conversion
+    return (q - offset) / scale, qd / scale
+
+
+def hardware_efforts(factors: Optional[np.ndarray], efforts: np.ndarray) -> np.ndarray:
+    return efforts if factors is None else efforts * factors
 
 
 @dataclass
