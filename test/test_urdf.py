@@ -38,22 +38,41 @@ def floats(text):
 
 # --- structure -----------------------------------------------------------------------------
 
+def body_links(model):
+    """The exported links of the bodies, in order: a base turned in REP 103's base_link
+    (``base:``, CHARMIE's) gets that link before its own."""
+    turned = model.base is not None and not np.allclose(model.base.rotation, np.eye(3))
+    return [n for b in model.body_names
+            for n in (["base_link", b] if turned and b == model.base.body else [b])]
+
+
 def test_structure(any_model):
     root = parse(any_model, include_auxiliary=False)
     assert root.tag == "robot" and root.get("name") == any_model.name
     links = [link.get("name") for link in root.findall("link")]
-    assert links == ["world", *any_model.body_names]
+    assert links == ["world", *body_links(any_model)]
     joints = root.findall("joint")
     names = [j.get("name") for j in joints]
-    assert len(names) == len(set(names)) == any_model.n_bodies
+    assert len(names) == len(set(names)) == len(links) - 1
     assert set(any_model.coordinate_names) <= set(names)
     by_child = joints_by_child(root)
-    assert set(by_child) == set(any_model.body_names)
+    assert set(by_child) == set(links[1:])
     for i, body in enumerate(any_model.bodies):
         joint = by_child[body.name]
         parent = "world" if any_model.parent[i] < 0 else any_model.body_names[any_model.parent[i]]
-        assert joint.find("parent").get("link") == parent
         origin = joint.find("origin")
+        if "base_link" in by_child and body.name == any_model.base.body:
+            # the yaw joint moves base_link (turned back by the base's rotation, which
+            # commutes with it), base_link carries the body's frame
+            yaw = by_child["base_link"]
+            assert yaw.find("parent").get("link") == parent and yaw.get("name") == body.coordinate
+            turn = any_model.base.rotation
+            assert np.abs(rpy_to_matrix(*floats(yaw.find("origin").get("rpy")))
+                          - any_model.rotation[i] @ turn.T).max() < 1e-13
+            assert joint.get("type") == "fixed" and joint.find("parent").get("link") == "base_link"
+            assert np.abs(rpy_to_matrix(*floats(origin.get("rpy"))) - turn).max() < 1e-13
+            continue
+        assert joint.find("parent").get("link") == parent
         assert np.abs(floats(origin.get("xyz")) - any_model.origin[i]).max() < 1e-15
         assert np.abs(rpy_to_matrix(*floats(origin.get("rpy"))) - any_model.rotation[i]).max() < 1e-13
         link = root.find(f"link[@name='{body.name}']")
@@ -169,9 +188,9 @@ def test_auxiliary_links(any_model):
     fk = forward_kinematics(any_model, state.q)
     segments = auxiliary_segments(any_model, fk)
     links = [l.get("name") for l in root.findall("link")]
-    assert links == ["world", *any_model.body_names, *[s.name for s in segments]]
+    assert links == ["world", *body_links(any_model), *[s.name for s in segments]]
     assert [l.get("name") for l in parse(any_model, include_auxiliary=False).findall("link")] == \
-        ["world", *any_model.body_names]
+        ["world", *body_links(any_model)]
     by_child = joints_by_child(root)
     radius = {}
     for seg in segments:
@@ -196,7 +215,7 @@ def test_auxiliary_links(any_model):
 
 
 def test_charmie_auxiliary_names(charmie):
-    names = [l.get("name") for l in parse(charmie).findall("link")][1 + charmie.n_bodies:]
+    names = [l.get("name") for l in parse(charmie).findall("link")][2 + charmie.n_bodies:]
     assert names == ["act4", "act5", "spring_5s", "balancer_left_lever", "balancer_left_hanger",
                      "balancer_left_spring", "balancer_right_lever", "balancer_right_hanger",
                      "balancer_right_spring"]

@@ -54,7 +54,8 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from typing import Optional
+from types import MappingProxyType
+from typing import Mapping, Optional
 
 import numpy as np
 
@@ -177,8 +178,9 @@ def _leader_origin(model: Model, i: int) -> tuple[np.ndarray, np.ndarray]:
     return origin, R_c @ axis_rotation(model.axis[i], o)
 
 
-def _joint_plan(model: Model) -> list[dict]:
-    """Name, type, axis, limits and mimic of the URDF joint preceding each body."""
+def _joint_plan(model: Model, names: Mapping[str, str] = MappingProxyType({})) -> list[dict]:
+    """Name, type, axis, limits and mimic of the URDF joint preceding each body; a leading
+    joint is named after its coordinate, or the coordinate's ``names`` entry."""
     leader: dict[str, int] = {}
     coord_limits: dict[str, list[Optional[float]]] = {}
     for c in model.coordinate_names:
@@ -208,13 +210,13 @@ def _joint_plan(model: Model) -> list[dict]:
             continue
         c = b.coordinate
         if leader[c] == i:
-            entry.update(name=c, axis=np.sign(b.multiplier) * model.axis[i],
+            entry.update(name=names.get(c, c), axis=np.sign(b.multiplier) * model.axis[i],
                          limits=coord_limits[c], origin=_leader_origin(model, i))
         else:
             entry.update(name=f"{c}_{b.name}", axis=model.axis[i],
                          limits=_merge(_joint_limits(b),
                                        _scale_limits(coord_limits[c], b.multiplier, b.offset)),
-                         mimic=(c, b.multiplier))
+                         mimic=(names.get(c, c), b.multiplier))
         lower, upper = entry["limits"][:2]
         if b.joint_type.linear:
             entry["type"] = "prismatic"
@@ -224,6 +226,49 @@ def _joint_plan(model: Model) -> list[dict]:
             entry["type"] = "revolute"
         plan.append(entry)
     return plan
+
+
+def _link_names(model: Model, links: Mapping[str, str]
+                ) -> tuple[dict[str, str], Optional[int], str]:
+    """Each body's URDF link (``links`` or its name) and the base body whose frame is turned
+    in REP 103's base_link (``model.base``), or None. That body's link keeps the model's
+    frame under the body's own name, a fixed child of ``links[body]`` (``base_link`` by
+    default), the link the yaw joint moves (the dynamics node's base frame): its name third."""
+    link_of = {b.name: links.get(b.name, b.name) for b in model.bodies}
+    if model.base is None or np.allclose(model.base.rotation, np.eye(3), atol=1e-15):
+        return link_of, None, ""
+    base_link = links.get(model.base.body, "base_link")
+    link_of[model.base.body] = model.base.body
+    return link_of, model.body_index(model.base.body), base_link
+
+
+def _base_link(robot: ET.Element, model: Model, i: int, joint: dict, frame_prefix: str,
+               link_of: Mapping[str, str], base_link: str, joint_names: list,
+               link_names: list) -> None:
+    """The yaw joint to REP 103's base_link, then base_link -> the base body's own frame
+    (fixed, ``model.base.rotation``). The turn about z commutes with the yaw joint's turn
+    about z, so it is folded into the joint's origin."""
+    body = model.bodies[i]
+    ET.SubElement(robot, "link", name=frame_prefix + base_link)
+    link_names.append(base_link)
+    element = ET.SubElement(robot, "joint", name=joint["name"], type=joint["type"])
+    joint_names.append(joint["name"])
+    ET.SubElement(element, "parent", link=frame_prefix + link_of[model.body_names[model.parent[i]]])
+    ET.SubElement(element, "child", link=frame_prefix + base_link)
+    xyz, R_c = joint["origin"]
+    _origin(element, xyz, R_c @ model.base.rotation.T)
+    ET.SubElement(element, "axis", xyz=_vec(joint["axis"]))
+    lower, upper, velocity, effort = joint["limits"]
+    attributes = {} if joint["type"] == "continuous" else {
+        "lower": _num(-UNBOUNDED if lower is None else lower),
+        "upper": _num(UNBOUNDED if upper is None else upper)}
+    ET.SubElement(element, "limit", {**attributes, "effort": _num(effort or 0.0),
+                                     "velocity": _num(velocity or 0.0)})
+    fixed = ET.SubElement(robot, "joint", name=f"{body.name}_joint", type="fixed")
+    joint_names.append(f"{body.name}_joint")
+    ET.SubElement(fixed, "parent", link=frame_prefix + base_link)
+    ET.SubElement(fixed, "child", link=frame_prefix + body.name)
+    _origin(fixed, np.zeros(3), model.base.rotation)
 
 
 def _chains(model: Model) -> list[int]:
@@ -257,10 +302,12 @@ def _reference_segments(model: Model):
 
 
 def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
-                    frame_prefix: str = "") -> str:
+                    frame_prefix: str = "", names: Mapping[str, str] = MappingProxyType({}),
+                    links: Mapping[str, str] = MappingProxyType({})) -> str:
     """The model as a URDF document (see the module docstring for the conventions); a model
     with a free-flyer is refused (ModelError): not written yet; so is one with a helical
-    joint, which URDF cannot describe."""
+    joint, which URDF cannot describe. ``names`` (coordinate -> the robot's joint name) and
+    ``links`` (body -> URDF link): a joint map's sections, as the dynamics node uses them."""
     if model.free_flyers:
         raise ModelError(f"{model.source}: URDF export of {model.name!r}: body "
                          f"{model.body_names[model.free_flyers[0]]!r} has a floating joint "
@@ -283,10 +330,14 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
     link_names = ["world"]
     joint_names: list[str] = []
     ET.SubElement(robot, "link", name=frame_prefix + "world")
-    plan = _joint_plan(model)
+    plan = _joint_plan(model, names)
+    link_of, turned, base_link = _link_names(model, links)
     for i, (body, joint) in enumerate(zip(model.bodies, plan)):
-        link = ET.SubElement(robot, "link", name=frame_prefix + body.name)
-        link_names.append(body.name)
+        if i == turned:       # REP 103's base_link, massless, turned from the base body
+            _base_link(robot, model, i, joint, frame_prefix, link_of, base_link, joint_names,
+                       link_names)
+        link = ET.SubElement(robot, "link", name=frame_prefix + link_of[body.name])
+        link_names.append(link_of[body.name])
         if not body.virtual:
             inertial = ET.SubElement(link, "inertial")
             _origin(inertial, body.com)
@@ -306,12 +357,14 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
                 seen.append(point)
                 _cylinder(link, np.zeros(3), np.asarray(point), BODY_RADIUS, material)
 
+        if i == turned:
+            continue
         element = ET.SubElement(robot, "joint", name=joint["name"], type=joint["type"])
         joint_names.append(joint["name"])
         p = int(model.parent[i])
         ET.SubElement(element, "parent",
-                      link=frame_prefix + ("world" if p < 0 else model.bodies[p].name))
-        ET.SubElement(element, "child", link=frame_prefix + body.name)
+                      link=frame_prefix + ("world" if p < 0 else link_of[model.bodies[p].name]))
+        ET.SubElement(element, "child", link=frame_prefix + link_of[body.name])
         _origin(element, *joint["origin"])
         if joint["type"] != "fixed":
             ET.SubElement(element, "axis", xyz=_vec(joint["axis"]))
@@ -344,7 +397,7 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
                       AUX_RADIUS.get(seg.kind, 0.01), f"{model.name}_{seg.kind}")
             element = ET.SubElement(robot, "joint", name=f"{seg.name}_joint", type="floating")
             joint_names.append(f"{seg.name}_joint")
-            ET.SubElement(element, "parent", link=frame_prefix + model.bodies[seg.body].name)
+            ET.SubElement(element, "parent", link=frame_prefix + link_of[model.bodies[seg.body].name])
             ET.SubElement(element, "child", link=frame_prefix + seg.name)
             Rb = placements.rotation_world[seg.body]
             Ob = placements.origin_world[seg.body]

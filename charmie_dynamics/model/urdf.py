@@ -20,6 +20,8 @@ Mapping (docs/model_format.md, "URDF"):
 * a ``floating`` joint is a free-flyer (``type: floating``, its coordinate the joint's name;
   model/joint.py), accepted only where its parent is the world link (the loader refuses it
   elsewhere); ``planar`` joints are refused;
+* the overlay's ``base: {coordinates: [x, y, yaw]}`` puts the root link (base_link, REP 103)
+  on a planar base fed by the odometry (:func:`_planar_base`);
 * ``floating_base=True`` (Pinocchio's ``buildModelFromUrdf(path, JointModelFreeFlyer())``)
   joins the root link to the world by a free-flyer named ``root_joint`` instead of fixing
   it; refused where the root link is ``world`` (the ground cannot fly).
@@ -52,7 +54,7 @@ from .rotations import rpy_to_matrix
 
 OVERLAY_FORMAT = "charmie_dynamics/overlay/1"
 OVERLAY_KEYS = {"format", "units", "gravity", "links", "joints", "actuators", "springs",
-                "balancers", "torsion_springs"}
+                "balancers", "torsion_springs", "base"}
 JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "F",
                "floating": "floating"}
 ROOT_JOINT = "root_joint"           # Pinocchio's name of the free-flyer of floating_base
@@ -445,9 +447,45 @@ def _merge_overlay(doc: dict, overlay: Mapping, source: str, joints: Mapping[str
                                 "expected the name of a moving joint of the URDF")
         actuators.append({**entry, "drives": child_of[drives]})
     doc["actuators"] = actuators
+    if overlay.get("base") is not None:
+        _planar_base(doc, overlay["base"], source)
     doc["springs"] = _section(overlay, "springs", source, list)
     doc["balancers"] = _section(overlay, "balancers", source, list)
     doc["torsion_springs"] = _section(overlay, "torsion_springs", source, list)
+
+
+def _planar_base(doc: dict, entry: Any, source: str) -> None:
+    """``base: {coordinates: [x, y, yaw]}``: the URDF's root link (REP 103's base_link, its
+    frame the base_link the odometry moves) rides a planar base, two massless bodies
+    ``<root>_base_x`` and ``<root>_base_y`` sliding along the world's x and y and the root
+    turning about z, as the model file's ``base:`` (docs/model_format.md "Base")."""
+    if not isinstance(entry, Mapping) or set(entry) != {"coordinates"}:
+        raise _overlay_fail(source, "base", f"got {show(entry)}, expected {{coordinates: [x, y, "
+                                            "yaw]}}: the names of the base's planar coordinates")
+    names = entry["coordinates"]
+    taken = {b.get("joint", {}).get("coordinate") for b in doc["bodies"]}
+    if not (isinstance(names, list) and len(names) == 3 and len(set(map(str, names))) == 3
+            and all(isinstance(n, str) and n and n not in taken for n in names)):
+        raise _overlay_fail(source, "base.coordinates", f"got {show(names)}, expected three new "
+                                                        "coordinate names [x, y, yaw]")
+    roots = [b for b in doc["bodies"] if b["parent"] == "world"]
+    if len(roots) != 1 or roots[0]["joint"].get("type") != "F":
+        raise _overlay_fail(source, "base", "expected a URDF whose root link is the robot's base "
+                                            "(fixed to the world), got "
+                                            f"{show([b['name'] for b in roots])}")
+    root = roots[0]
+    x_body, y_body = f"{root['name']}_base_x", f"{root['name']}_base_y"
+    if {x_body, y_body} & {b["name"] for b in doc["bodies"]}:
+        raise _overlay_fail(source, "base", f"links {x_body} or {y_body} exist, expected the "
+                                            "names free for the planar base's bodies")
+    doc["bodies"] += [
+        {"name": x_body, "parent": "world", "virtual": True,
+         "joint": {"type": "P", "axis": "x", "coordinate": names[0]}},
+        {"name": y_body, "parent": x_body, "virtual": True,
+         "joint": {"type": "P", "axis": "y", "coordinate": names[1]}}]
+    root["parent"] = y_body
+    root["joint"] = {"type": "R", "axis": "z", "coordinate": names[2]}
+    doc["base"] = {"coordinates": list(names)}
 
 
 def read_overlay(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:

@@ -88,7 +88,7 @@ from .model_updates import (Decision, ModelParser, ModelUpdates, PreparedModel, 
 from .node_status import dynamics_status
 from .odometry import base_from_odometry
 from .monitoring import MonitoringPublisher
-from .outputs import FeedforwardMap, OutputUnits, StampGrid, frame_plan
+from .outputs import FeedforwardMap, OutputUnits, StampGrid, frame_plan, static_frames
 from .parameters import declare_parameters
 from .reference import Reference, check_serialized_reference, input_accelerations, read_reference
 from .stale_policy import Action, StalePolicy
@@ -392,16 +392,9 @@ class DynamicsNode(Node):
         URDF, robot_state_publisher's)."""
         if not self.plan.static:
             return
-        m, plan = self.model, self.plan
         stamp = self.get_clock().now().to_msg()
-        parent = lambda i: self.p["world_frame"] if m.parent[i] < 0 \
-            else m.body_names[m.parent[i]]      # noqa: E731
-        # a fixed body on the base body: its pose in base_link (REP 103)
-        turn = lambda i: plan.turn if plan.turn is not None \
-            and parent(i) == plan.base_body else np.eye(3)      # noqa: E731
-        transforms = [transform(stamp, plan.frame[parent(i)], plan.frame[m.body_names[i]],
-                                turn(i) @ m.rotation[i], turn(i) @ m.origin[i])
-                      for i in range(m.n_bodies) if m.joint_type[i] == JointType.FIXED]
+        transforms = [transform(stamp, parent, child, R, p) for parent, child, R, p
+                      in static_frames(self.model, self.plan, self.p["world_frame"])]
         self.pub_tf_static.publish(TFMessage(transforms=transforms))
 
     # ------------------------------------------------------------------ inputs

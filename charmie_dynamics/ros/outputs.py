@@ -13,7 +13,7 @@ import numpy as np
 
 from ..dynamics.actuation import actuator_space
 from ..dynamics.inverse import base_body
-from ..model.model import Model
+from ..model.model import JointType, Model
 from ..model.rotations import quaternion_matrix, quaternions
 from .joint_map import JointMap
 
@@ -122,6 +122,19 @@ def frame_plan(model: Model, pose_parents: Sequence[Optional[str]],
         tuple(j for j, k in enumerate(kept) if turn is not None and k < n_body_poses
               and pose_children[k] == base_name),
         base_name if turn is not None else None)
+
+
+def static_frames(model: Model, plan: FramePlan, world_frame: str
+                  ) -> list[tuple[str, str, np.ndarray, np.ndarray]]:
+    """(parent frame, child frame, rotation, translation) of every fixed body (/tf_static with
+    ``publish_tf: all``); one fixed on the base body is placed in base_link (``plan.turn``)."""
+    out = []
+    for i in np.flatnonzero(model.joint_type == JointType.FIXED):
+        parent = world_frame if model.parent[i] < 0 else model.body_names[model.parent[i]]
+        turn = plan.turn if plan.turn is not None and parent == plan.base_body else np.eye(3)
+        out.append((plan.frame[parent], plan.frame[model.body_names[i]],
+                    turn @ model.rotation[i], turn @ model.origin[i]))
+    return out
 
 
 def wrench_bodies(model: Model, names: Sequence[str]) -> list[str]:
