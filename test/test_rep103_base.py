@@ -350,11 +350,19 @@ def test_exported_urdf_with_the_joint_map_is_the_robots(model, tmp_path):
     for _ in range(5):
         values = {name: rng.uniform(-0.5, 0.5) for name in robot.names[1:]}
         placements = []
-        for pm in (exported, robot):
+        for pm, text in ((exported, (tmp_path / "charmie.urdf").read_text()), (robot, URDF.read_text())):
+            # a mimic joint follows its leader (Pinocchio reads it as a joint of its own)
+            mimic = {j.get("name"): (m.get("joint"), float(m.get("multiplier", 1)),
+                                     float(m.get("offset", 0)))
+                     for j in ET.fromstring(text).iter("joint") if (m := j.find("mimic")) is not None}
             q = pin.neutral(pm)
             for j in range(1, pm.njoints):
-                if pm.names[j] in values and pm.joints[j].nq == 1:
-                    q[pm.joints[j].idx_q] = values[pm.names[j]]
+                name = pm.names[j]
+                if name in mimic:
+                    leader, k, offset = mimic[name]
+                    q[pm.joints[j].idx_q] = k * values[leader] + offset
+                elif name in values and pm.joints[j].nq == 1:
+                    q[pm.joints[j].idx_q] = values[name]
             data = pm.createData()
             pin.framesForwardKinematics(pm, data, q)
             base = data.oMf[pm.getFrameId(BASE_LINK)]
