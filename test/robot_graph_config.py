@@ -9,12 +9,17 @@ joints; the base's coordinates come from the odometry.
 from __future__ import annotations
 
 import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from charmie_dynamics.kinematics.limits import InputLimits
-from charmie_dynamics.model.model import JointType, Model
-from charmie_dynamics.ros.joint_map import JointMap
+from charmie_dynamics.model.model import Model
+from charmie_dynamics.ros.joint_map import JointMap, read_joint_map
 
 BASE = ("d1", "d2", "theta3")
+DATA = Path(__file__).resolve().parent / "data" / "charmie_robot"
+ROBOT_URDF = DATA / "charmie.urdf"          # CHARMIE as its designers' URDF: links, REP 103
+ROBOT_MAP = DATA / "joint_map.yaml"         # its names, the actuators' units, its links
 WHEELS = [f"wheel_{w}_joint" for w in ("front_left", "front_right", "rear_left", "rear_right")]
 FINGERS = ["left_finger_joint", "right_finger_joint"]
 
@@ -56,19 +61,34 @@ def broadcasters(model: Model, joint_map: JointMap, frequency: float) -> tuple[d
                  + [[f, 0.01, 0.005, 0.5, 0.0] for f in FINGERS]))
 
 
-def state_publisher_joints(model: Model, joint_map: JointMap, base_frame: str = "base_link",
-                           odom: str = "odom") -> list:
-    """The URDF's joints as robot_state_publisher sees them: each body's joint under its
-    coordinate's hardware name (fixed ones ``<body>_joint``), the base body's link named
-    ``base_frame``; the planar base's joints left out (the odometry's)."""
-    base_body = max(i for i, b in enumerate(model.bodies) if b.coordinate in BASE)
-    link = {name: name for name in model.body_names} | {"world": odom}
-    link[model.body_names[base_body]] = base_frame
-    return [dict(name=joint_map.to_hardware([b.coordinate])[0] if b.coordinate else f"{b.name}_joint",
-                 parent=link[b.parent], child=link[b.name],
-                 fixed=bool(model.joint_type[i] == JointType.FIXED),
-                 origin=[float(v) for v in b.origin])
-            for i, b in enumerate(model.bodies) if b.coordinate not in BASE]
+def robot_map() -> JointMap:
+    """The joint map of the designers' URDF (``ROBOT_MAP``): names, units, links."""
+    return read_joint_map([], str(ROBOT_MAP))
+
+
+def movable_joints(urdf: str) -> set[str]:
+    """The URDF's joints that take a value on /joint_states: every movable one but mimics."""
+    return {j.get("name") for j in ET.fromstring(urdf).iter("joint")
+            if j.get("type") != "fixed" and j.find("mimic") is None}
+
+
+def frame_chains(parents: dict[str, set[str]], root: str = "odom") -> dict[str, str]:
+    """Why each frame of a /tf listener's ``parents`` (child -> the parents it was published
+    with) does not reach ``root`` through one parent each ({} when all do)."""
+    problems = {}
+    for frame in parents:
+        seen, at = [frame], frame
+        while at != root:
+            above = parents.get(at, set())
+            if len(above) != 1:
+                problems[frame] = f"{at} has parents {sorted(above)} (path {seen})"
+                break
+            at = next(iter(above))
+            if at in seen:
+                problems[frame] = f"a cycle {seen + [at]}"
+                break
+            seen.append(at)
+    return problems
 
 
 def copies_in_order(sent: list[list[float]], copies: list[list[float]], window: int = 20) -> int:

@@ -16,10 +16,10 @@ They behave as the real ones do where the dynamics node meets them:
 - ``odometry``: ``nav_msgs/Odometry`` on ``/odom`` (pose in ``odom``, twist in
   ``base_link``) and ``odom -> base_link`` on ``/tf`` at ``rate`` Hz (REP 105); ``scale`` 0
   holds the base still at the origin.
-- ``rsp``: ``/robot_description`` (transient local) and, for every movable URDF joint whose
-  value arrives on ``/joint_states``, ``parent -> child`` on ``/tf``; fixed joints on
-  ``/tf_static``. The transforms' values are the joints' origins only (the test checks who
-  publishes which frame, not robot_state_publisher's arithmetic).
+- ``rsp``: ``/robot_description`` (transient local) and, for every movable joint of the
+  URDF whose value (or, a mimic joint, whose leader's) arrives on ``/joint_states``,
+  ``parent -> child`` on ``/tf`` at that value; fixed joints on ``/tf_static``, as
+  robot_state_publisher does.
 """
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ import json
 import math
 import os
 import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
 
 import rclpy
 from geometry_msgs.msg import TransformStamped
@@ -103,35 +106,96 @@ class BaseOdometry(Node):
         self.pub_tf.publish(TFMessage(transforms=[tf]))
 
 
+def _rotation(rpy) -> np.ndarray:
+    """URDF's fixed-axis roll, pitch, yaw: Rz(yaw) Ry(pitch) Rx(roll)."""
+    (cr, cp, cy), (sr, sp, sy) = np.cos(rpy), np.sin(rpy)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def _about(axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rodrigues' rotation about a unit axis."""
+    k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    return np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * k @ k
+
+
+def _quaternion(R: np.ndarray) -> tuple[float, float, float, float]:
+    """x, y, z, w of a rotation matrix (w >= 0 branch first, then the largest diagonal)."""
+    t = np.trace(R)
+    if t > 0:
+        s = 2.0 * math.sqrt(1.0 + t)
+        return ((R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, s / 4)
+    i = int(np.argmax(np.diag(R)))
+    j, k = (i + 1) % 3, (i + 2) % 3
+    s = 2.0 * math.sqrt(1.0 + R[i, i] - R[j, j] - R[k, k])
+    q = [0.0, 0.0, 0.0, (R[k, j] - R[j, k]) / s]
+    q[i], q[j], q[k] = s / 4, (R[j, i] + R[i, j]) / s, (R[k, i] + R[i, k]) / s
+    return tuple(q)
+
+
+def urdf_joints(text: str) -> list[dict]:
+    """Every joint of a URDF: name, type, parent and child links, origin (xyz, rpy), unit
+    axis, mimic (leader, multiplier, offset) or None."""
+    def numbers(element, attribute, default):
+        return np.array([float(v) for v in element.get(attribute, default).split()]) \
+            if element is not None else np.array([float(v) for v in default.split()])
+    joints = []
+    for joint in ET.fromstring(text).iter("joint"):
+        origin, axis, mimic = joint.find("origin"), joint.find("axis"), joint.find("mimic")
+        direction = numbers(axis, "xyz", "1 0 0")
+        joints.append(dict(
+            name=joint.get("name"), type=joint.get("type"),
+            parent=joint.find("parent").get("link"), child=joint.find("child").get("link"),
+            xyz=numbers(origin, "xyz", "0 0 0"), rpy=numbers(origin, "rpy", "0 0 0"),
+            axis=direction / np.linalg.norm(direction),
+            mimic=None if mimic is None else (mimic.get("joint"), float(mimic.get("multiplier", 1)),
+                                              float(mimic.get("offset", 0)))))
+    return joints
+
+
 class StatePublisher(Node):
+    """robot_state_publisher from a URDF text (``urdf``): each joint's transform is its
+    origin times its motion at the value received (a mimic joint: its leader's, times the
+    multiplier plus the offset); fixed joints once on /tf_static."""
+
     def __init__(self, config: dict) -> None:
         super().__init__("robot_state_publisher")
-        # name (a mimic joint: its leader's), parent, child, fixed, origin
-        self.joints = config["joints"]
+        self.joints = urdf_joints(config["urdf"])
         self.create_publisher(String, "/robot_description", LATCHED).publish(
             String(data=config["urdf"]))
         self.pub_tf = self.create_publisher(TFMessage, "/tf", TF)
         static = self.create_publisher(TFMessage, "/tf_static", LATCHED)
         stamp = self.get_clock().now().to_msg()
-        static.publish(TFMessage(transforms=[self.transform(j, stamp) for j in self.joints
-                                             if j["fixed"]]))
+        static.publish(TFMessage(transforms=[self.transform(j, 0.0, stamp) for j in self.joints
+                                             if j["type"] == "fixed"]))
         self.create_subscription(JointState, "/joint_states", self.on_joint_states, RELIABLE)
 
     @staticmethod
-    def transform(joint: dict, stamp) -> TransformStamped:
+    def transform(joint: dict, value: float, stamp) -> TransformStamped:
+        R, p = _rotation(joint["rpy"]), joint["xyz"]
+        if joint["type"] == "prismatic":
+            p = p + R @ joint["axis"] * value
+        elif joint["type"] in ("revolute", "continuous"):
+            R = R @ _about(joint["axis"], value)
         tf = TransformStamped()
         tf.header.stamp, tf.header.frame_id, tf.child_frame_id = stamp, joint["parent"], joint["child"]
-        x, y, z = joint["origin"]
-        tf.transform.translation.x, tf.transform.translation.y, tf.transform.translation.z = x, y, z
-        tf.transform.rotation.w = 1.0
+        t, r = tf.transform.translation, tf.transform.rotation
+        t.x, t.y, t.z = (float(v) for v in p)
+        r.x, r.y, r.z, r.w = (float(v) for v in _quaternion(R))
         return tf
 
     def on_joint_states(self, msg: JointState) -> None:
-        names = set(msg.name)
-        moved = [j for j in self.joints if not j["fixed"] and j["name"] in names]
+        values = dict(zip(msg.name, msg.position))
+        moved = []
+        for joint in self.joints:
+            if joint["type"] == "fixed":
+                continue
+            leader, k, offset = joint["mimic"] or (joint["name"], 1.0, 0.0)
+            if leader in values:
+                moved.append(self.transform(joint, k * values[leader] + offset, msg.header.stamp))
         if moved:
-            self.pub_tf.publish(TFMessage(transforms=[self.transform(j, msg.header.stamp)
-                                                      for j in moved]))
+            self.pub_tf.publish(TFMessage(transforms=moved))
 
 
 ROLES = {"broadcaster": Broadcaster, "odometry": BaseOdometry, "rsp": StatePublisher}

@@ -6,17 +6,22 @@
   millimetres from another zero) and the claws' fingers; every model name under a hardware
   name (joint_map_file);
 * the base controller publishes /odom and odom -> base_link on /tf;
-* robot_state_publisher publishes /robot_description and the URDF joints it gets on
-  /joint_states;
-* the dynamics node: merge policy, odometry_topic odom, publish_tf not_in_urdf,
+* robot_state_publisher publishes /robot_description and the frames of the designers' URDF
+  (test/data/charmie_robot: its own link and joint names, base_link REP 103) for the joints
+  it gets on /joint_states;
+* the dynamics node: merge policy, that URDF's joint map (names, the actuators' units,
+  links), odometry_topic odom, publish_tf not_in_urdf, publish_solved_joint_states,
   publish_base_transform false, base_frame base_link, world_frame odom.
 
 Checked: every message is accounted for (evaluated, or counted by reason while the second
-publisher or the odometry had not been heard yet), the feedforward equals the core's inverse
-dynamics for the merged state the node reports to 1e-9, its stamped copy is the same numbers,
-no frame on /tf or /tf_static has two publishers and base_link one parent, robot_description
-one publisher, the loads carry a frame, completed_joint_states every coordinate in hardware
-names.
+publisher or the odometry had not been heard yet; the node's own solved joint states skipped
+and counted apart), the feedforward equals the core's inverse dynamics for the merged state
+the node reports to 1e-9, its stamped copy is the same numbers, no frame on /tf or
+/tf_static has two publishers and every frame reaches odom through one parent chain (one
+TF tree), robot_state_publisher places the solved lower body and torso from the node's
+message, /joint_states holds every movable joint of the URDF, robot_description has one
+publisher, the loads carry a frame, completed_joint_states every coordinate in hardware
+names and units.
 """
 from __future__ import annotations
 
@@ -37,20 +42,17 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-from charmie_dynamics.export.urdf import urdf_from_model  # noqa: E402
-from charmie_dynamics.ros.joint_map import JointMap  # noqa: E402
 from conftest import CHARMIE  # noqa: E402
 from node_process import Child  # noqa: E402
-from robot_graph_config import (BASE, FINGERS, WHEELS, broadcasters, copies_in_order,  # noqa: E402
-                                state_publisher_joints)
+from robot_graph_config import (FINGERS, ROBOT_MAP, ROBOT_URDF, WHEELS, broadcasters,  # noqa: E402
+                                copies_in_order, frame_chains, movable_joints, robot_map)
 from ros_harness import (LATE, MODEL, STATUS_NAME, core,  # noqa: E402,F401
                          dump_on_failure, log_dir, node_argv, params, ros, ros_env, stamp_key)
 
 HERE = Path(__file__).resolve().parent
-HARDWARE = {n: f"charmie/{n}_joint" for n in MODEL.input_names if n not in BASE}
-MM, ZERO = 1000.0, 0.3          # actuators reported in mm from 0.3 m: model = mm / 1000 + 0.3
-JOINT_MAP = JointMap(HARDWARE, {a: 1 / MM for a in MODEL.actuator_names},
-                     {a: ZERO for a in MODEL.actuator_names})
+JOINT_MAP = robot_map()          # actuators in mm from 0.33 m: model = mm / 1000 + 0.33
+HARDWARE = dict(JOINT_MAP.hardware)
+SOLVED = {"lift_joint", "torso_pitch_joint"}       # d4, theta5: the node's
 
 
 @pytest.fixture(scope="module")
@@ -61,24 +63,24 @@ def graph(ros, ros_env, log_dir, tmp_path_factory):
         path = folder / f"{name}.json"
         path.write_text(json.dumps(value))
         return str(path)
-    joint_map = folder / "joint_map.yaml"
-    joint_map.write_text(json.dumps({"names": HARDWARE, "scale": dict(JOINT_MAP.scale),
-                                     "offset": dict(JOINT_MAP.offset)}))
     fast, slow = broadcasters(MODEL, JOINT_MAP, frequency=0.2)
     standin = lambda role, cfg: [sys.executable, str(HERE / "robot_standins.py"), role, cfg]  # noqa: E731
     dynamics = Child("graph_dynamics", node_argv("dynamics_node", *params(
-        model_file=CHARMIE, joint_map_file=str(joint_map), odometry_topic="odom",
-        publish_tf="not_in_urdf", publish_base_transform="false", base_frame="base_link",
+        model_file=CHARMIE, joint_map_file=str(ROBOT_MAP), odometry_topic="odom",
+        publish_tf="not_in_urdf", publish_solved_joint_states="true",
+        publish_base_transform="false", base_frame="base_link",
         world_frame="odom", acceleration_source="zero", output_rate=100.0, tf_rate=50.0,
         max_joint_age=1.0, stale_timeout=1.0, diagnostics_period=0.2)), ros_env, log_dir)
     children = [dynamics]
     received = defaultdict(list)
     tf_sources = defaultdict(set)                      # child frame -> {(publisher, parent)}
+    last_tf = received["last_tf"] = {}                 # child frame -> its last transform
 
     def on_tf(msg, info):
         gid = bytes(info["publisher_gid"]["data"]) if info.get("publisher_gid") else None
         for t in msg.transforms:
             tf_sources[t.child_frame_id].add((gid, t.header.frame_id))
+            last_tf[t.child_frame_id] = t
     node = ros.node
     # deep queues: this process reads ~1,500 messages a second and must lose none
     deep = QoSProfile(depth=2000, reliability=ReliabilityPolicy.RELIABLE)
@@ -90,6 +92,8 @@ def graph(ros, ros_env, log_dir, tmp_path_factory):
             node.create_subscription(JointState, "joint_loads", received["joint_loads"].append, deep),
             node.create_subscription(JointState, "completed_joint_states",
                                      received["completed"].append, deep),
+            node.create_subscription(JointState, "/joint_states", received["joint_states"].append,
+                                     deep),
             node.create_subscription(DiagnosticArray, "/diagnostics", received["diagnostics"].append, deep),
             node.create_subscription(TFMessage, "/tf", on_tf, deep),
             node.create_subscription(TFMessage, "/tf_static", on_tf, LATE)]
@@ -105,13 +109,13 @@ def graph(ros, ros_env, log_dir, tmp_path_factory):
                      Child("jsb_slow", standin("broadcaster", config("slow", slow)), ros_env, log_dir),
                      Child("base_controller", standin("odometry", config("odom", dict(rate=50.0))),
                            ros_env, log_dir),
-                     Child("rsp", standin("rsp", config("rsp", dict(
-                               urdf=urdf_from_model(MODEL), joints=state_publisher_joints(MODEL, JOINT_MAP)))),
+                     Child("rsp", standin("rsp", config("rsp", dict(urdf=ROBOT_URDF.read_text()))),
                            ros_env, log_dir)]
         ros.watched = children
         # every stand-in heard (robot_state_publisher's frames too), and 200 evaluations
         assert ros.spin_until(lambda: len(received["actuator_loads"]) >= 200
-                              and {"body_7a", "body_6a", "base_link"} <= set(tf_sources), 60.0), \
+                              and {"left_arm_link_1", "left_arm_mount_link", "base_link",
+                                   "lift_link", "act4"} <= set(tf_sources), 60.0), \
             ({k: len(v) for k, v in received.items()}, sorted(tf_sources))
         received["description_publishers"] = node.get_publishers_info_by_topic("/robot_description")
         for child in children[1:]:
@@ -160,6 +164,7 @@ def test_every_merged_message_is_evaluated_or_counted(graph):
     assert evaluated >= 200
     assert values["ignored_joint_names"] == ", ".join(sorted(WHEELS + FINGERS))
     assert int(values["messages_with_ignored_names"]) == taken
+    assert int(values["solved_joint_states_skipped"]) > 0      # its own, not counted above
 
 
 @dump_on_failure
@@ -185,7 +190,8 @@ def test_feedforward_is_the_core_for_the_merged_state_and_its_stamped_copy(graph
         by_name = dict(zip(MODEL.input_names, zip(msg.position, msg.velocity)))
         pos = {n: p for n, (p, _) in by_name.items()}
         vel = {n: v for n, (_, v) in by_name.items()}
-        assert 0.33 < pos["act4"] < 0.47                # mm from another zero, converted
+        assert 0.0 < pos["act4"] < 140.0                # published as the hardware reports it
+        JOINT_MAP.convert(pos, vel)                     # mm from 0.33 m -> m
         if stamp_key(msg.header.stamp) not in copies:
             # the node's writers keep the last 10 samples (reliable, as robot_state_publisher's):
             # at 500 Hz a copy can be overwritten before a loaded reader takes it (CI: one)
@@ -198,20 +204,52 @@ def test_feedforward_is_the_core_for_the_merged_state_and_its_stamped_copy(graph
 
 
 @dump_on_failure
-def test_one_authority_per_frame_beside_rsp_and_odometry(graph, ros):
+def test_one_tf_tree_beside_rsp_and_odometry(graph, ros):
     received, tf_sources = graph
     shared = {frame: sources for frame, sources in tf_sources.items()
               if len({gid for gid, _ in sources}) != 1}
     assert not shared, shared
-    assert {parent for _, parent in tf_sources["base_link"]} == {"odom"}
-    ours = {frame for frame, sources in tf_sources.items()
-            if any(parent == "base_link" for _, parent in sources) and frame == "body_4"}
-    assert ours == {"body_4"}                           # the solved lower body hangs there
-    for frame in ("body_4", "body_5", "act4", "act5", "body_7a", "body_6a"):
-        assert frame in tf_sources, (frame, sorted(tf_sources))
+    parents = {frame: {parent for _, parent in sources} for frame, sources in tf_sources.items()}
+    assert parents["base_link"] == {"odom"}
+    assert frame_chains(parents) == {}
+    # robot_state_publisher places the solved lower body and torso (the node's joint
+    # states); the node only what no URDF joint describes: actuators, springs, balancers
+    publisher = {frame: next(iter(sources))[0] for frame, sources in tf_sources.items()}
+    rsp = publisher["left_arm_link_1"]
+    assert publisher["lift_link"] == publisher["torso_link"] == rsp
+    ours = {frame for frame, gid in publisher.items() if gid not in (rsp, publisher["base_link"])}
+    assert {"act4", "act5", "spring_5s"} <= ours
+    # ... hung from the robot's links (or from one another: a balancer's hanger on its lever)
+    links = set(JOINT_MAP.links.values()) | ours
+    assert all(parents[frame] <= links for frame in ours), {f: parents[f] for f in ours}
+    # the lift actuator starts at body_3's E3, which the model gives with y forward; in
+    # REP 103's base_link x is forward: (y, -x, z)
+    e3 = MODEL.bodies[MODEL.body_index("body_3")].points["E3"]
+    start = received["last_tf"]["act4"].transform.translation
+    np.testing.assert_allclose([start.x, start.y, start.z], [e3[1], -e3[0], e3[2]], atol=1e-9)
     assert [p.node_name for p in received["description_publishers"]] == ["robot_state_publisher"]
     for msg in received["joint_loads"][:5]:
         assert msg.header.frame_id == "base_link"
     completed = received["completed"][-1]
     assert list(completed.name) == [HARDWARE.get(n, n) for n in MODEL.coordinate_names]
     assert len(completed.position) == MODEL.n_coordinates and not completed.effort
+
+
+@dump_on_failure
+def test_joint_states_hold_every_movable_urdf_joint(graph):
+    """The broadcasters' joints and the node's solved ones: MoveIt's current state is complete;
+    the node's message carries the completed state's values at the evaluated input's stamp."""
+    received, _ = graph
+    names = set().union(*(set(m.name) for m in received["joint_states"]))
+    assert movable_joints(ROBOT_URDF.read_text()) <= names, \
+        movable_joints(ROBOT_URDF.read_text()) - names
+    solved = [m for m in received["joint_states"] if set(m.name) == SOLVED]
+    assert len(solved) >= 20               # tf_rate 50 Hz for the 200 evaluations
+    completed = {stamp_key(m.header.stamp): dict(zip(m.name, m.position)) for m in received["completed"]}
+    matched = 0
+    for msg in solved:
+        key = stamp_key(msg.header.stamp)
+        if key in completed:              # the same evaluation (a loaded reader may miss one)
+            assert dict(zip(msg.name, msg.position)) == {n: completed[key][n] for n in msg.name}
+            matched += 1
+    assert matched >= 0.9 * len(solved)

@@ -4,21 +4,22 @@ test/robot_graph_config.py):
 
 * two joint_state_broadcasters on /joint_states, 500 Hz (the arms, four wheels) and 100 Hz
   (claws, neck, both actuators in millimetres from 0.33 m, the claws' fingers), every joint
-  under the hardware names of config/joint_map_example.yaml (``joint_map_file:=``), the robot
-  held still;
+  under the hardware names of the designers' URDF (test/data/charmie_robot, its joint map
+  as ``joint_map_file:=``: names, units, links), the robot held still;
 * the base controller: /odom and odom -> base_link on /tf;
-* robot_state_publisher: /robot_description and the URDF joints it gets on /joint_states;
+* robot_state_publisher: /robot_description and the frames of that URDF (its own link names,
+  base_link REP 103) for the joints it gets on /joint_states;
 * the package's nodes with config/hardware.yaml as installed (merge policy, publish_tf
-  not_in_urdf, publish_base_transform false, the odometry feeding the base coordinates,
-  publish_robot_description false).
+  not_in_urdf, publish_solved_joint_states, publish_base_transform false, the odometry
+  feeding the base coordinates, publish_robot_description false).
 
 Asserted: every merged message is evaluated once the loader's model is in and every publisher
 was heard, or counted as joint_too_old where a starved broadcaster fell behind (before that:
 no_model and missing_name too, nothing else); every feedforward while the robot publishes equals the core's
 inverse dynamics at the mapped state to 1e-9, its stamped copy (feedforward_states) holds the
 same numbers under hardware names; once the broadcasters stop, the safe policy's (gravity at
-the last state); no frame on /tf or /tf_static has two publishers and base_link one parent
-(odom); /robot_description has one publisher (robot_state_publisher); the loads carry the
+the last state); no frame on /tf or /tf_static has two publishers, base_link one parent
+(odom) and every frame reaches odom (one TF tree); /robot_description has one publisher (robot_state_publisher); the loads carry the
 base frame; every process exits with status 0.
 """
 from __future__ import annotations
@@ -34,7 +35,6 @@ import launch_testing
 import launch_testing.asserts
 import numpy as np
 import pytest
-from ament_index_python.packages import get_package_share_directory
 from diagnostic_msgs.msg import DiagnosticArray
 from launch import LaunchDescription
 from launch.actions import ExecuteProcess
@@ -43,20 +43,18 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from tf2_msgs.msg import TFMessage
 
-from charmie_dynamics.export.urdf import urdf_from_model
 from charmie_dynamics.model import load_model, model_from_text
 from charmie_dynamics.resources import bundled_model
-from charmie_dynamics.ros.joint_map import read_joint_map
 
 sys.path.insert(0, str(ROOT / "test"))
-from robot_graph_config import BASE, broadcasters, copies_in_order, state_publisher_joints  # noqa: E402
+from robot_graph_config import (BASE, ROBOT_MAP, ROBOT_URDF, broadcasters,  # noqa: E402
+                                copies_in_order, frame_chains, robot_map)
 
 pytestmark = [pytest.mark.launch, pytest.mark.ros]
 START_TIMEOUT = 90.0          # s: several nodes importing numpy, numba and rclpy on 2 cores
 EVALUATIONS = 100
-SHARE = Path(get_package_share_directory("charmie_dynamics"))
-JOINT_MAP_FILE = SHARE / "config" / "joint_map_example.yaml"
-JOINT_MAP = read_joint_map([], str(JOINT_MAP_FILE))
+JOINT_MAP_FILE = ROBOT_MAP               # the designers' URDF's names, units and links
+JOINT_MAP = robot_map()
 MODEL = load_model(bundled_model())
 WORK = Path(tempfile.mkdtemp(prefix="charmie_robot_graph_"))
 STOP = WORK / "robot_silent"              # the broadcasters stop once it exists
@@ -78,8 +76,7 @@ def generate_test_description():
     standins = [_standin("broadcaster", dict(FAST, stop_file=str(STOP))),
                 _standin("broadcaster", dict(SLOW, stop_file=str(STOP))),
                 _standin("odometry", dict(rate=50.0, scale=0.0)),
-                _standin("rsp", dict(urdf=urdf_from_model(MODEL),
-                                     joints=state_publisher_joints(MODEL, JOINT_MAP)))]
+                _standin("rsp", dict(urdf=ROBOT_URDF.read_text()))]
     return LaunchDescription([*actions, *standins, ready])
 
 
@@ -138,7 +135,8 @@ class TestRobotGraph(unittest.TestCase):
         self.assertLessEqual({"/model_loader", "/dynamics", "/robot_state_publisher"}, running)
         self.assertTrue(self.ros.spin_until(
             lambda: len(self.actuator_loads.messages) >= EVALUATIONS
-            and {"body_7a", "body_6a", "body_4", "act4", "base_link"} <= set(self.tf_sources),
+            and {"left_arm_link_1", "left_arm_mount_link", "lift_link", "act4", "base_link"}
+            <= set(self.tf_sources),
             START_TIMEOUT), (len(self.actuator_loads.messages), sorted(self.tf_sources)))
         # and a full diagnostics period with every publisher heard (the accounting below)
         def evaluations() -> list[int]:
@@ -159,12 +157,13 @@ class TestRobotGraph(unittest.TestCase):
             and np.allclose(self.feedforward.messages[-1].data, fallback, **TOL), 20.0),
             "the feedforward did not turn to the safe policy's after the robot fell silent")
 
-        # the merged state, in hardware names and SI, is the robot's
+        # the merged state, in hardware names and units, is the robot's
         hardware = JOINT_MAP.to_hardware(model.input_names)
+        scale, offset = JOINT_MAP.position_out(model.input_names)
         for msg in self.actuator_loads.messages:
             self.assertEqual(list(msg.name), hardware)
             self.assertEqual(msg.header.frame_id, "base_link")
-            np.testing.assert_allclose(msg.position, x, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(msg.position, (x - offset) / scale, rtol=0, atol=1e-9)
         self.assertEqual(self.joint_loads.messages[-1].header.frame_id, "base_link")
         # the core's efforts while it published, the safe policy's after: nothing else, in order
         kinds = ["core" if np.allclose(m.data, expected, **TOL)
@@ -210,7 +209,9 @@ class TestRobotGraph(unittest.TestCase):
         # one authority per frame
         shared = {f: s for f, s in self.tf_sources.items() if len({g for g, _ in s}) != 1}
         self.assertFalse(shared, shared)
-        self.assertEqual({parent for _, parent in self.tf_sources["base_link"]}, {"odom"})
+        parents = {f: {parent for _, parent in s} for f, s in self.tf_sources.items()}
+        self.assertEqual(parents["base_link"], {"odom"})
+        self.assertEqual(frame_chains(parents), {})      # one TF tree
 
 
 @launch_testing.post_shutdown_test()

@@ -508,11 +508,13 @@ class DynamicsNode(Node):
 
     def _on_joint_state(self, msg: JointState) -> None:
         received = time.perf_counter()
+        if self.solved_names and msg.name and self.solved_names.issuperset(msg.name):
+            # the node's own solved joints (publish_solved_joint_states): not an input
+            self.events["solved_joint_states_skipped"] += 1
+            return
         self.received["joint_states"] += 1
         if self.model is None:
             return self._reject("no_model", "no model yet")
-        if self.solved_names and msg.name and self.solved_names.issuperset(msg.name):
-            return                  # the node's own solved joints (publish_solved_joint_states)
         now = self._now()
         try:
             stamp = to_nanoseconds(msg.header.stamp)

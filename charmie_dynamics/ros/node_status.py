@@ -12,7 +12,8 @@ from .inputs import REASONS
 TOPICS = ("joint_states", "actuator_states", "odometry", "reference", "model")
 EVENTS = ("models_taken", "models_held", "models_unchanged", "model_changes", "clock_jumps", "clock_rejected",
           "efforts_beyond_limits", "messages_with_ignored_names",
-          "joint_states_without_model_joints", "gravity_fallback_zero", "monitoring_skipped")
+          "joint_states_without_model_joints", "gravity_fallback_zero", "monitoring_skipped",
+          "solved_joint_states_skipped", "odometry_unused")
 REJECTIONS = REASONS + ("bad_model", "model_publisher")
 
 
