@@ -373,3 +373,22 @@ def test_exported_urdf_with_the_joint_map_is_the_robots(model, tmp_path):
     srdf = ET.fromstring((tmp_path / "charmie.srdf").read_text())
     assert [p.get("name") for p in srdf.findall("passive_joint")] == ["lift_joint",
                                                                        "torso_pitch_joint"]
+
+
+def test_no_static_frame_hangs_from_a_frame_left_to_the_odometry(model, prepared):
+    """A fixed body on one of the planar base's massless bodies (not published with
+    publish_base_transform false) is left out of /tf_static, where it would hang from a frame
+    no one publishes; with the base's transforms published it is there."""
+    import yaml
+    from charmie_dynamics.model import model_from_dict
+    document = yaml.safe_load(MODEL.read_text())
+    document["bodies"].append({"name": "floor_marker", "parent": "body_2", "joint": {"type": "F"},
+                              "virtual": True})
+    marked = model_from_dict(document, "charmie + floor_marker")
+    frames = prepare_model(marked, "", "test", [""], [""], frames=(WORLD, BASE_LINK)).evaluator.frames
+    n_moving = sum(1 for j in marked.joint_type if j != JointType.FIXED)
+    for publish_base, expected in ((False, set()), (True, {"floor_marker"})):
+        plan = frame_plan(marked, frames.parents, frames.children, n_moving, marked.input_names,
+                          "all", publish_base, BASE_LINK, WORLD, "")
+        children = {child for _, child, _, _ in static_frames(marked, plan, WORLD)}
+        assert children & {"floor_marker"} == expected

@@ -82,8 +82,9 @@ def generate_test_description():
 
 def held_state() -> tuple[np.ndarray, np.ndarray]:
     """The robot's state in the model's inputs (SI): the broadcasters' still positions through
-    the map's scale and offset, the odometry's origin; velocities zero."""
-    positions = dict.fromkeys(BASE, 0.0)
+    the map's scale and offset, the odometry's origin (REP 103); velocities zero."""
+    # base_link at odom's origin facing its x: body_3, whose y is forward, at theta3 -pi/2
+    positions = dict(zip(BASE, (0.0, 0.0, -np.pi / 2)))
     for name, center, amplitude, _, phase in FAST["joints"] + SLOW["joints"]:
         model_name = JOINT_MAP.to_model([name])[0]
         if model_name in MODEL.input_names:

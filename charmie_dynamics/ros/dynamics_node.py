@@ -18,9 +18,12 @@ Joint states as robots send them (``joint_state_policy: merge``): names the mode
 use are ignored and counted, partial messages from several publishers are merged joint by
 joint (each joint keeps its value and stamp; the merged state's stamp is the newest, every
 joint within ``max_joint_age`` of it); ``strict`` takes only messages holding exactly the
-model's inputs. ``joint_name_map``/``joint_map_file`` give the robot's names (inputs and
-outputs) and units (inputs). ``publish_tf``, ``publish_base_transform`` and ``base_frame``
-leave robot_state_publisher and the base's odometry their frames (``outputs.frame_plan``).
+model's inputs. ``joint_name_map``/``joint_map_file`` give the robot's names, units (inputs
+and outputs), drive units (efforts out) and links (frames). ``publish_tf``,
+``publish_base_transform`` and ``base_frame`` leave robot_state_publisher and the base's
+odometry their frames (``outputs.frame_plan``); the model's ``base:`` section turns its base
+body into REP 103's base_link (TF, odometry); ``publish_solved_joint_states`` adds the
+solved coordinates to ``joint_states`` (the node skips its own message).
 
 A model with loops (``loops:``) is evaluated by ``evaluators.loop_evaluator``: its inputs are
 the loops' independent coordinates (names of dependent ones are accepted and ignored: the

@@ -127,9 +127,15 @@ def frame_plan(model: Model, pose_parents: Sequence[Optional[str]],
 def static_frames(model: Model, plan: FramePlan, world_frame: str
                   ) -> list[tuple[str, str, np.ndarray, np.ndarray]]:
     """(parent frame, child frame, rotation, translation) of every fixed body (/tf_static with
-    ``publish_tf: all``); one fixed on the base body is placed in base_link (``plan.turn``)."""
+    ``publish_tf: all``); one fixed on the base body is placed in base_link (``plan.turn``);
+    none on a body above the base body whose frame is not published (the odometry's)."""
+    chain, base = base_bodies(model)
+    unpublished = chain - {base} if base is not None \
+        and plan.root == plan.frame[model.body_names[base]] else set()
     out = []
     for i in np.flatnonzero(model.joint_type == JointType.FIXED):
+        if model.parent[i] in unpublished:
+            continue
         parent = world_frame if model.parent[i] < 0 else model.body_names[model.parent[i]]
         turn = plan.turn if plan.turn is not None and parent == plan.base_body else np.eye(3)
         out.append((plan.frame[parent], plan.frame[model.body_names[i]],
