@@ -392,3 +392,75 @@ def test_no_static_frame_hangs_from_a_frame_left_to_the_odometry(model, prepared
                           "all", publish_base, BASE_LINK, WORLD, "")
         children = {child for _, child, _, _ in static_frames(marked, plan, WORLD)}
         assert children & {"floor_marker"} == expected
+
+
+def in_world(frames, child: str, world: str) -> pin.SE3:
+    pose = pin.SE3.Identity()
+    for _ in range(len(frames) + 1):
+        if child == world:
+            return pose
+        assert child in frames, f"{child} does not reach {world}"
+        parent, M = frames[child]
+        pose, child = M * pose, parent
+    raise AssertionError(f"a loop in the parents of {child}")
+
+
+def test_alone_the_node_and_the_loaders_urdf_agree_on_every_link(model, prepared):
+    """Simulation (config/sim.yaml: publish_tf all, the base's transforms published, no
+    base_frame, the loader's robot_description from export): the turned base body is
+    published as base_link with the body's own frame its fixed child, as the exported URDF
+    has them, so RViz draws every link of that URDF where the node's /tf puts it."""
+    from charmie_dynamics.export.urdf import urdf_from_model
+    text = urdf_from_model(model, include_auxiliary=False)
+    pm = pin.buildModelFromXML(text)
+    pd = pm.createData()
+    mimic = {j.get("name"): (m.get("joint"), float(m.get("multiplier")), float(m.get("offset")))
+             for j in ET.fromstring(text).iter("joint") if (m := j.find("mimic")) is not None}
+    frames = prepared.evaluator.frames
+    plan = frame_plan(model, frames.parents, frames.children,
+                      sum(1 for j in model.joint_type if j != JointType.FIXED),
+                      prepared.evaluator.input_names, "all", True, "", "world", "")
+    assert plan.frame[model.base.body] == BASE_LINK
+    zeros = np.zeros(len(prepared.evaluator.input_names))
+    rng = np.random.default_rng(5)
+    links = [f.name for f in pm.frames if f.type == pin.FrameType.BODY and f.name != "world"]
+    assert {BASE_LINK, "body_3", "body_4", "body_13a2"} <= set(links)
+    for _ in range(5):
+        result = prepared.evaluator(random_inputs(model, rng), zeros, zeros)
+        node = {}
+        for j, k in enumerate(plan.poses):
+            t, xyzw = plan.turned(j, result.translations[k], result.quaternions[k])
+            node[plan.children[j]] = (plan.parents[j], pin.SE3(
+                pin.Quaternion(xyzw[3], xyzw[0], xyzw[1], xyzw[2]).toRotationMatrix(), np.array(t)))
+        for parent, child, R, t in static_frames(model, plan, "world"):
+            node[child] = (parent, pin.SE3(np.array(R), np.array(t, dtype=float)))
+        q = pin.neutral(pm)
+        value = dict(zip(model.coordinate_names, result.state.q))
+        for j in range(1, pm.njoints):
+            name = pm.names[j]
+            leader, k, offset = mimic.get(name, (name, 1.0, 0.0))
+            angle, at = k * value[leader] + offset, pm.joints[j].idx_q
+            if pm.joints[j].nq == 2:           # continuous (theta3): cos, sin
+                q[at:at + 2] = math.cos(angle), math.sin(angle)
+            else:
+                q[at] = angle
+        pin.framesForwardKinematics(pm, pd, q)
+        for link in links:
+            got = in_world(node, link, "world")
+            expected = pd.oMf[pm.getFrameId(link, pin.FrameType.BODY)]
+            assert np.abs(got.homogeneous - expected.homogeneous).max() < 1e-9, link
+
+
+def test_the_loaders_robot_description_takes_the_joint_map(tmp_path):
+    """model_loader's ``joint_map_file``: the URDF it publishes for a YAML model carries the
+    robot's joint and link names; a map naming a body the model lacks is the file's error."""
+    from charmie_dynamics.model import ModelError
+    from charmie_dynamics.ros.model_source import model_to_publish
+    published = model_to_publish(MODEL, None, 1 << 22, "", read_joint_map([], str(JOINT_MAP)))
+    robot = ET.fromstring(published.description)
+    assert {"lift_link", "torso_link", BASE_LINK, "body_3"} <= {e.get("name") for e in robot.iter("link")}
+    assert {"lift_joint", "left_gripper_joint"} <= {e.get("name") for e in robot.iter("joint")}
+    bad = tmp_path / "map.yaml"
+    bad.write_text("links: {body_99: somewhere_link}\n")
+    with pytest.raises(ModelError, match=r"map\.yaml: links\.body_99"):
+        model_to_publish(MODEL, None, 1 << 22, "", read_joint_map([], str(bad)))

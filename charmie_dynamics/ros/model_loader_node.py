@@ -33,6 +33,7 @@ from ..model import ModelError
 from ..resources import bundled_model
 from . import qos
 from .clock_guard import ClockGuard
+from .joint_map import read_joint_map
 from .model_source import model_to_publish
 from .param_spec import Param
 from .parameters import declare_parameters
@@ -55,7 +56,11 @@ class ModelLoaderNode(Node):
             "publish_robot_description": Param(True, "Publish the URDF on robot_description; set "
                                                "false beside robot_state_publisher/ros2_control, "
                                                "which own that topic"),
+            "joint_map_file": Param("", "The dynamics node's joint_map_file: the URDF made from a "
+                                    "YAML model_file names its joints by its names: and its "
+                                    "links by its links:; empty: the model's names"),
         })
+        self.joint_map = read_joint_map((), self.p["joint_map_file"], self.p["max_model_bytes"])
         self.path = Path(self.p["model_file"])
         self.overlay = Path(self.p["overlay_file"]) if self.p["overlay_file"] else None
         self.pub_model = self.create_publisher(String, self.p["model_topic"], qos.LATCHED)
@@ -67,7 +72,7 @@ class ModelLoaderNode(Node):
 
     def _load(self) -> str:
         loaded = model_to_publish(self.path, self.overlay, self.p["max_model_bytes"],
-                                  self.p["frame_prefix"])
+                                  self.p["frame_prefix"], self.joint_map)
         model = loaded.model
         if model.loops is not None:     # assembly and mobility, as validate-model checks them
             ClosedChain.build(model)

@@ -21,6 +21,7 @@ from ..export.urdf import urdf_from_model
 from ..model import ModelError, model_from_text
 from ..model.model import Model
 from ..model.urdf import is_urdf, read_overlay, urdf_document
+from .joint_map import JointMap, JointMapError
 
 #: ``topic``: model texts on model_topic; ``robot_description``: URDFs on robot_description
 #: with overlay_file; ``file``: model_file only, nothing from DDS
@@ -37,13 +38,23 @@ class PublishedModel:
 
 
 def model_to_publish(path: str | Path, overlay: Optional[str | Path], max_bytes: int,
-                     frame_prefix: str = "") -> PublishedModel:
+                     frame_prefix: str = "", joint_map: JointMap = JointMap()) -> PublishedModel:
     """Read ``path`` (YAML, or a URDF with the mechanism ``overlay`` file); raises
-    :class:`ModelError` naming the file and field."""
+    :class:`ModelError` naming the file and field. The URDF made from a YAML model names its
+    joints and links by ``joint_map`` (its ``names`` and ``links``, as the dynamics node
+    publishes them)."""
     text = read_text(path, "model file", max_bytes, error=ModelError)
     if not is_urdf(text):
         model = model_from_text(text, str(path), max_bytes, overlay=overlay)   # refuses an overlay
-        return PublishedModel(model, text, urdf_from_model(model, frame_prefix=frame_prefix))
+        try:
+            joint_map.check(tuple(dict.fromkeys(model.input_names + model.coordinate_names)),
+                            str(path))
+            joint_map.check_links(model.body_names, model.base.body if model.base else None,
+                                  "", "world", str(path))
+        except JointMapError as exc:
+            raise ModelError(str(exc)) from None
+        return PublishedModel(model, text, urdf_from_model(
+            model, frame_prefix=frame_prefix, names=joint_map.hardware, links=joint_map.links))
     if frame_prefix:
         raise ModelError(f"{path}: frame_prefix {frame_prefix!r} with a URDF model file, "
                          "expected '' (a URDF is published as read; robot_state_publisher's "

@@ -63,6 +63,7 @@ class FramePlan:
     turned_parents: tuple[int, ...] = ()
     turned_children: tuple[int, ...] = ()
     base_body: Optional[str] = None
+    prefix: str = ""
 
     def turned(self, k: int, translation: np.ndarray, quaternion: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -89,14 +90,19 @@ def frame_plan(model: Model, pose_parents: Sequence[Optional[str]],
     ``auxiliary``: the segments alone. ``publish_base`` false: no transform of a body moved by
     a base coordinate; the base body (:func:`base_bodies`) is the root. Frames are named
     ``prefix`` + the URDF link of ``links`` (body -> link; the joint map's ``links:``) or the
-    body's name; the base body ``base_frame`` when given."""
+    body's name; the base body ``base_frame`` when given, else, where the model's ``base:``
+    turns it, its ``links`` name or ``base_link``."""
     bodies = {name: i for i, name in enumerate(model.body_names)}
     base_chain, base = base_bodies(model)
     frame = {name: prefix + links.get(name, name) for name in model.body_names}
     frame[world_frame] = prefix + world_frame
     base_name = model.body_names[base] if base is not None else None
-    if base_name is not None and base_frame:
-        frame[base_name] = prefix + base_frame
+    turn = None
+    if base_name is not None and not np.allclose(model.base.rotation, np.eye(3), atol=1e-15):
+        turn = model.base.rotation
+    if base_name is not None and (base_frame or turn is not None):
+        # a turned base body's frame is base_link, not the body's (export-urdf's name too)
+        frame[base_name] = prefix + (base_frame or links.get(base_name, "base_link"))
     root = frame[base_name] if base_name is not None and not publish_base \
         else frame[world_frame]
     measured = set(inputs)
@@ -112,23 +118,22 @@ def frame_plan(model: Model, pose_parents: Sequence[Optional[str]],
             continue
         kept.append(k)
     names = lambda n: frame.get(n, prefix + n)       # noqa: E731 (segments: own names)
-    turn = None
-    if base_name is not None and not np.allclose(model.base.rotation, np.eye(3), atol=1e-15):
-        turn = model.base.rotation
     return FramePlan(
         tuple(kept), tuple(names(pose_parents[k] or world_frame) for k in kept),
         tuple(names(pose_children[k]) for k in kept), policy == "all", root, frame, turn,
         tuple(j for j, k in enumerate(kept) if turn is not None and pose_parents[k] == base_name),
         tuple(j for j, k in enumerate(kept) if turn is not None and k < n_body_poses
               and pose_children[k] == base_name),
-        base_name if turn is not None else None)
+        base_name if turn is not None else None, prefix)
 
 
 def static_frames(model: Model, plan: FramePlan, world_frame: str
                   ) -> list[tuple[str, str, np.ndarray, np.ndarray]]:
     """(parent frame, child frame, rotation, translation) of every fixed body (/tf_static with
     ``publish_tf: all``); one fixed on the base body is placed in base_link (``plan.turn``);
-    none on a body above the base body whose frame is not published (the odometry's)."""
+    none on a body above the base body whose frame is not published (the odometry's). A
+    turned base body's own frame is base_link's fixed child under the body's name, as in
+    ``export-urdf``'s URDF (whose links draw the body there)."""
     chain, base = base_bodies(model)
     unpublished = chain - {base} if base is not None \
         and plan.root == plan.frame[model.body_names[base]] else set()
@@ -140,6 +145,9 @@ def static_frames(model: Model, plan: FramePlan, world_frame: str
         turn = plan.turn if plan.turn is not None and parent == plan.base_body else np.eye(3)
         out.append((plan.frame[parent], plan.frame[model.body_names[i]],
                     turn @ model.rotation[i], turn @ model.origin[i]))
+    if plan.turn is not None:       # the base body's own frame, as export-urdf writes it
+        out.append((plan.frame[plan.base_body], plan.prefix + plan.base_body, plan.turn,
+                    np.zeros(3)))
     return out
 
 
