@@ -717,3 +717,19 @@ def test_a_text_waits_for_the_names_of_the_publishers_it_may_have_come_from():
     assert "left before" in senders_problem({b"a": loader, b"b": None}, ["model_loader"], "/")
     assert "/intruder" in senders_problem({b"a": loader, b"b": ("/", "intruder")},
                                           ["model_loader"], "/")
+
+
+def test_reference_in_the_robots_names_and_units():
+    """reference_trajectory speaks the robot's names and units, as joint_states: the map's
+    hardware names are read as the model's inputs and the accelerations scaled into SI; a
+    model name the map renames is unknown."""
+    from charmie_dynamics.ros.joint_map import JointMap
+    joint_map = JointMap({"a": "lift_actuator"}, {"a": 0.001})
+    ref = read_reference(joint_map.message_to_model(["lift_actuator", "b"]),
+                         [(0, [200.0, 1.0]), (10**9, [100.0, 2.0])], 0, INPUTS, NO_LIMITS, CAP,
+                         joint_map.scale)
+    np.testing.assert_allclose(ref.accelerations, [[0.2, 1.0], [0.1, 2.0]], rtol=1e-15)
+    with pytest.raises(InputRejected) as info:
+        read_reference(joint_map.message_to_model(["a"]), [(0, [1.0])], 0, INPUTS, NO_LIMITS,
+                       CAP, joint_map.scale)
+    assert info.value.reason == "unknown_name"

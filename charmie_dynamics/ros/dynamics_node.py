@@ -502,10 +502,11 @@ class DynamicsNode(Node):
             t0 = to_nanoseconds(msg.header.stamp)
             if t0 == 0:
                 t0 = self.stamps.last if self.stamps.last is not None else self._now()
+            # the robot's names and units, as on joint_states
             self.reference = read_reference(
-                msg.joint_names, [(to_nanoseconds(p.time_from_start, "time_from_start"),
-                                   p.accelerations) for p in msg.points],
-                t0, names, self.limits, cap)
+                self.joint_map.message_to_model(msg.joint_names),
+                [(to_nanoseconds(p.time_from_start, "time_from_start"), p.accelerations)
+                 for p in msg.points], t0, names, self.limits, cap, self.joint_map.scale)
         except InputRejected as exc:
             self._reject(exc.reason, exc.detail)
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from types import MappingProxyType
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -70,9 +71,12 @@ def _after_string(data: bytes, at: int, u32) -> int:
 
 def read_reference(names: Sequence[str], points: Sequence[tuple[int, Sequence[float]]],
                    start_ns: int, input_names: Sequence[str], limits: InputLimits,
-                   max_points: int) -> Reference:
+                   max_points: int, scale: Mapping[str, float] = MappingProxyType({})
+                   ) -> Reference:
     """``points``: (time from start in ns, accelerations, empty for zeros) of each point;
-    ``start_ns``: the absolute time of the start. Raises ``invalid_value`` (no points, more
+    ``start_ns``: the absolute time of the start; ``names``: the model's names, the
+    accelerations in the hardware's units, times ``scale`` (the joint map's) in the model's.
+    Raises ``invalid_value`` (no points, more
     than ``max_points``, times that do not increase), ``duplicate_name``, ``unknown_name``,
     ``length_mismatch``, ``non_finite`` or ``beyond_limits`` (an acceleration beyond
     ``limits``: implausible, as for measured inputs)."""
@@ -91,6 +95,8 @@ def read_reference(names: Sequence[str], points: Sequence[tuple[int, Sequence[fl
         raise InputRejected("length_mismatch", "reference trajectory accelerations")
     times = np.array([(start_ns + t) * 1e-9 for t, _ in points])
     acc = np.array([list(a) or [0.0] * len(names) for _, a in points], dtype=float)
+    if scale:
+        acc = acc * np.array([scale.get(n, 1.0) for n in names])
     if not np.all(np.isfinite(acc)):
         raise InputRejected("non_finite", "reference trajectory accelerations")
     problem = limits.violation({}, {}, math.inf, math.inf, dict(zip(names, acc.T)))
