@@ -14,7 +14,11 @@ puts the robot a quarter turn off, which no test of the parts alone sees. So:
 * the transforms the node publishes, chained up to base_link, place every link of the
   designers' URDF (test/data/charmie_robot) where Pinocchio places it;
 * the joint map's units: hardware -> model -> hardware round trip, the feedforward scaled
-  after clamping, and ``links:`` errors that name the file and the field.
+  after clamping, and ``links:`` errors that name the file and the field;
+* ``export-urdf --joint-map`` and the loader's robot_description: the designers' links where
+  their URDF has them, the passive joints in the SRDF; alone (simulation), the node's /tf
+  and the exported URDF place every link alike; no static frame hangs from a frame left to
+  the odometry.
 
 Each of the first two tests also runs the mutation (base rotation or turn dropped) and
 asserts that it is caught.
@@ -167,7 +171,7 @@ def node_plan(model, prepared, joint_map):
                       "all", False, BASE_LINK, WORLD, "", joint_map.links)
 
 
-def published(model, plan, result) -> dict[str, tuple[str, pin.SE3]]:
+def published(model, plan, result, world: str = WORLD) -> dict[str, tuple[str, pin.SE3]]:
     """child -> (parent, pose): /tf as monitoring._publish fills it, then /tf_static
     (DynamicsNode._publish_static_frames); no frame twice."""
     out: dict[str, tuple[str, pin.SE3]] = {}
@@ -177,20 +181,20 @@ def published(model, plan, result) -> dict[str, tuple[str, pin.SE3]]:
         t, xyzw = pose if plan.turn is None else plan.turned(j, *pose)
         R = pin.Quaternion(xyzw[3], xyzw[0], xyzw[1], xyzw[2]).toRotationMatrix()
         transforms.append((plan.parents[j], plan.children[j], R, np.asarray(t)))
-    transforms += static_frames(model, plan, WORLD)
+    transforms += static_frames(model, plan, world)
     for parent, child, R, t in transforms:
         assert child not in out, f"{child} published twice"
         out[child] = (parent, pin.SE3(np.array(R), np.array(t, dtype=float)))
     return out
 
 
-def in_base_link(frames, child: str) -> pin.SE3:
-    """Compose parents up to base_link (fails for a frame that does not reach it)."""
+def in_frame(frames, child: str, root: str = BASE_LINK) -> pin.SE3:
+    """Compose parents up to ``root`` (fails for a frame that does not reach it)."""
     pose = pin.SE3.Identity()
     for _ in range(len(frames) + 1):
-        if child == BASE_LINK:
+        if child == root:
             return pose
-        assert child in frames, f"{child} does not reach {BASE_LINK}"
+        assert child in frames, f"{child} does not reach {root}"
         parent, M = frames[child]
         pose, child = M * pose, parent
     raise AssertionError(f"a loop in the parents of {child}")
@@ -256,11 +260,11 @@ def test_published_frames_coincide_with_the_robots_urdf_links(model, prepared, j
             base = pd.oMf[pm.getFrameId(BASE_LINK, pin.FrameType.BODY)]
             for link in compared:
                 expected = base.actInv(pd.oMf[pm.getFrameId(link, pin.FrameType.BODY)])
-                got = in_base_link(frames, link)
+                got = in_frame(frames, link)
                 error = max(error, np.abs(got.translation - expected.translation).max(),
                             np.abs(got.rotation - expected.rotation).max())
             for child in frames:                 # the segments too reach base_link
-                in_base_link(frames, child)
+                in_frame(frames, child)
         return error
 
     assert plan.root == BASE_LINK and plan.turn is not None
@@ -370,6 +374,19 @@ def test_exported_urdf_with_the_joint_map_is_the_robots(model, tmp_path):
         for name in shared:
             assert np.abs(placements[0][name].homogeneous - placements[1][name].homogeneous).max() \
                 < 1e-9, name
+    # and loads back, with its overlay, as the model under the robot's names
+    from charmie_dynamics.dynamics.inverse import inverse_dynamics
+    from charmie_dynamics.kinematics.state import resolve_state
+    back = load_model(tmp_path / "charmie.urdf", overlay=tmp_path / "overlay.yaml")
+    hardware = read_joint_map([], str(JOINT_MAP)).to_hardware
+    assert back.input_names == tuple(n if n in model.actuator_names else hardware([n])[0]
+                                     for n in model.input_names)     # actuators keep theirs
+    x = random_inputs(model, np.random.default_rng(2))
+    xd = np.random.default_rng(4).normal(size=x.size) * 0.1
+    efforts = [inverse_dynamics(m, resolve_state(m, x, xd, xd)).coordinate_effort
+               for m in (model, back)]
+    order = [back.coordinate_names.index(n) for n in hardware(model.coordinate_names)]
+    np.testing.assert_allclose(efforts[1][order], efforts[0], rtol=1e-10, atol=1e-10)
     srdf = ET.fromstring((tmp_path / "charmie.srdf").read_text())
     assert [p.get("name") for p in srdf.findall("passive_joint")] == ["lift_joint",
                                                                        "torso_pitch_joint"]
@@ -394,17 +411,6 @@ def test_no_static_frame_hangs_from_a_frame_left_to_the_odometry(model, prepared
         assert children & {"floor_marker"} == expected
 
 
-def in_world(frames, child: str, world: str) -> pin.SE3:
-    pose = pin.SE3.Identity()
-    for _ in range(len(frames) + 1):
-        if child == world:
-            return pose
-        assert child in frames, f"{child} does not reach {world}"
-        parent, M = frames[child]
-        pose, child = M * pose, parent
-    raise AssertionError(f"a loop in the parents of {child}")
-
-
 def test_alone_the_node_and_the_loaders_urdf_agree_on_every_link(model, prepared):
     """Simulation (config/sim.yaml: publish_tf all, the base's transforms published, no
     base_frame, the loader's robot_description from export): the turned base body is
@@ -427,13 +433,7 @@ def test_alone_the_node_and_the_loaders_urdf_agree_on_every_link(model, prepared
     assert {BASE_LINK, "body_3", "body_4", "body_13a2"} <= set(links)
     for _ in range(5):
         result = prepared.evaluator(random_inputs(model, rng), zeros, zeros)
-        node = {}
-        for j, k in enumerate(plan.poses):
-            t, xyzw = plan.turned(j, result.translations[k], result.quaternions[k])
-            node[plan.children[j]] = (plan.parents[j], pin.SE3(
-                pin.Quaternion(xyzw[3], xyzw[0], xyzw[1], xyzw[2]).toRotationMatrix(), np.array(t)))
-        for parent, child, R, t in static_frames(model, plan, "world"):
-            node[child] = (parent, pin.SE3(np.array(R), np.array(t, dtype=float)))
+        node = published(model, plan, result, "world")
         q = pin.neutral(pm)
         value = dict(zip(model.coordinate_names, result.state.q))
         for j in range(1, pm.njoints):
@@ -446,7 +446,7 @@ def test_alone_the_node_and_the_loaders_urdf_agree_on_every_link(model, prepared
                 q[at] = angle
         pin.framesForwardKinematics(pm, pd, q)
         for link in links:
-            got = in_world(node, link, "world")
+            got = in_frame(node, link, "world")
             expected = pd.oMf[pm.getFrameId(link, pin.FrameType.BODY)]
             assert np.abs(got.homogeneous - expected.homogeneous).max() < 1e-9, link
 

@@ -72,9 +72,14 @@ def test_structure(any_model):
             assert joint.get("type") == "fixed" and joint.find("parent").get("link") == "base_link"
             assert np.abs(rpy_to_matrix(*floats(origin.get("rpy"))) - turn).max() < 1e-13
             continue
+        turn = np.eye(3)
+        if "base_link" in by_child and parent == any_model.base.body:
+            # the base body's children hang from base_link, in its axes
+            parent, turn = "base_link", any_model.base.rotation
         assert joint.find("parent").get("link") == parent
-        assert np.abs(floats(origin.get("xyz")) - any_model.origin[i]).max() < 1e-15
-        assert np.abs(rpy_to_matrix(*floats(origin.get("rpy"))) - any_model.rotation[i]).max() < 1e-13
+        assert np.abs(floats(origin.get("xyz")) - turn @ any_model.origin[i]).max() < 1e-15
+        assert np.abs(rpy_to_matrix(*floats(origin.get("rpy")))
+                      - turn @ any_model.rotation[i]).max() < 1e-13
         link = root.find(f"link[@name='{body.name}']")
         inertial = link.find("inertial")
         if body.virtual:
@@ -196,11 +201,14 @@ def test_auxiliary_links(any_model):
     for seg in segments:
         joint = by_child[seg.name]
         assert joint.get("name") == f"{seg.name}_joint" and joint.get("type") == "floating"
-        assert joint.find("parent").get("link") == any_model.body_names[seg.body]
+        parent, R_parent = any_model.body_names[seg.body], fk.rotation_world[seg.body]
+        if "base_link" in by_child and parent == any_model.base.body:
+            parent, R_parent = "base_link", R_parent @ any_model.base.rotation.T
+        assert joint.find("parent").get("link") == parent
         o = joint.find("origin")
-        # body placement * joint origin = the segment's frame at the reference configuration
-        R = fk.rotation_world[seg.body] @ rpy_to_matrix(*floats(o.get("rpy")))
-        p = fk.origin_world[seg.body] + fk.rotation_world[seg.body] @ floats(o.get("xyz"))
+        # parent placement * joint origin = the segment's frame at the reference configuration
+        R = R_parent @ rpy_to_matrix(*floats(o.get("rpy")))
+        p = fk.origin_world[seg.body] + R_parent @ floats(o.get("xyz"))
         assert np.abs(R - seg.rotation).max() < 1e-12 and np.abs(p - seg.start).max() < 1e-12
         link = root.find(f"link[@name='{seg.name}']")
         assert link.find("inertial") is None

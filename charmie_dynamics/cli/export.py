@@ -59,7 +59,8 @@ def _cmd_export_urdf(args: argparse.Namespace) -> int:
     # auxiliary bodies: the overlay's
     urdf = urdf_from_model(model, include_auxiliary=False, names=joint_map.hardware,
                            links=joint_map.links)
-    overlay = yaml.safe_dump(overlay_from_model(model), sort_keys=False)
+    overlay = yaml.safe_dump(overlay_from_model(model, joint_map.hardware, joint_map.links),
+                             sort_keys=False)
     srdf = srdf_passive_joints(model, joint_map)
     out: Path = args.out
     name = f"{model.name}.urdf"

@@ -61,7 +61,7 @@ import numpy as np
 
 from ..documents import bounded
 from ..model.validation import MAX_ERROR, ModelError
-from ..model.model import Body, JointType, Model, SpringParams
+from ..model.model import Body, JointType, Model, PointRef, SpringParams
 from ..model.rotations import axis_rotation
 from ..model.rotations import rpy_to_matrix  # noqa: F401  (view/drawing.py imports it from here)
 from ..model.urdf import OVERLAY_FORMAT
@@ -232,8 +232,10 @@ def _link_names(model: Model, links: Mapping[str, str]
                 ) -> tuple[dict[str, str], Optional[int], str]:
     """Each body's URDF link (``links`` or its name) and the base body whose frame is turned
     in REP 103's base_link (``model.base``), or None. That body's link keeps the model's
-    frame under the body's own name, a fixed child of ``links[body]`` (``base_link`` by
-    default), the link the yaw joint moves (the dynamics node's base frame): its name third."""
+    frame (its inertia, its drawing, the overlay's points) under the body's own name, a fixed
+    child of ``links[body]`` (``base_link`` by default), the link the yaw joint moves and
+    every child of the body hangs from, in its axes, as the dynamics node publishes them: its
+    name third."""
     link_of = {b.name: links.get(b.name, b.name) for b in model.bodies}
     if model.base is None or np.allclose(model.base.rotation, np.eye(3), atol=1e-15):
         return link_of, None, ""
@@ -362,10 +364,13 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
         element = ET.SubElement(robot, "joint", name=joint["name"], type=joint["type"])
         joint_names.append(joint["name"])
         p = int(model.parent[i])
-        ET.SubElement(element, "parent",
-                      link=frame_prefix + ("world" if p < 0 else link_of[model.bodies[p].name]))
+        xyz, R_c = joint["origin"]
+        parent = "world" if p < 0 else link_of[model.bodies[p].name]
+        if p == turned:      # on base_link, in its axes: the dynamics node's /tf
+            parent, xyz, R_c = base_link, model.base.rotation @ xyz, model.base.rotation @ R_c
+        ET.SubElement(element, "parent", link=frame_prefix + parent)
         ET.SubElement(element, "child", link=frame_prefix + link_of[body.name])
-        _origin(element, *joint["origin"])
+        _origin(element, xyz, R_c)
         if joint["type"] != "fixed":
             ET.SubElement(element, "axis", xyz=_vec(joint["axis"]))
             lower, upper, velocity, effort = joint["limits"]
@@ -397,10 +402,13 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
                       AUX_RADIUS.get(seg.kind, 0.01), f"{model.name}_{seg.kind}")
             element = ET.SubElement(robot, "joint", name=f"{seg.name}_joint", type="floating")
             joint_names.append(f"{seg.name}_joint")
-            ET.SubElement(element, "parent", link=frame_prefix + link_of[model.bodies[seg.body].name])
-            ET.SubElement(element, "child", link=frame_prefix + seg.name)
             Rb = placements.rotation_world[seg.body]
             Ob = placements.origin_world[seg.body]
+            parent = link_of[model.bodies[seg.body].name]
+            if seg.body == turned:
+                parent, Rb = base_link, Rb @ model.base.rotation.T
+            ET.SubElement(element, "parent", link=frame_prefix + parent)
+            ET.SubElement(element, "child", link=frame_prefix + seg.name)
             _origin(element, Rb.T @ (seg.start - Ob), Rb.T @ seg.rotation)
 
     for kind, names in (("link", link_names), ("joint", joint_names)):
@@ -433,16 +441,32 @@ def _spring_fields(params: SpringParams) -> dict:
             "preload": params.preload}
 
 
-def overlay_from_model(model: Model) -> dict:
+def overlay_from_model(model: Model, names: Mapping[str, str] = MappingProxyType({}),
+                       links: Mapping[str, str] = MappingProxyType({})) -> dict:
     """The mechanism overlay (charmie_dynamics/model/urdf.py) that, with the URDF of
-    ``urdf_from_model(model, include_auxiliary=False)``, loads back as ``model``: named
-    points, actuators (driving the URDF joint of their body), springs, balancers, torsion
-    springs, gravity; SI units."""
-    plan = _joint_plan(model)
+    ``urdf_from_model(model, include_auxiliary=False, names=names, links=links)``, loads back
+    as ``model``: named points, actuators (driving the URDF joint of their body), springs,
+    balancers, torsion springs, gravity; SI units. A turned base body keeps its points on its
+    own link (the body's frame: the balancers' equations are written in it); an actuator's
+    point on it is also given on base_link, in its axes, the parent of the joints it drives."""
+    plan = _joint_plan(model, names)
+    link_of, turned, base_link = _link_names(model, links)
+
+    def point(p: PointRef) -> str:
+        return f"{link_of[model.body_names[p.body]]}.{p.name.split('.', 1)[1]}"
+
+    def actuator_point(p: PointRef) -> str:
+        return f"{base_link}.{p.name.split('.', 1)[1]}" if p.body == turned else point(p)
+
+    points = {link_of[b.name]: {k: [float(x) for x in v] for k, v in b.points.items()}
+              for b in model.bodies if b.points}
+    if turned is not None:
+        points[base_link] = {p.name.split(".", 1)[1]: [float(x) for x in model.base.rotation @ p.local]
+                             for a in model.actuators for p in (a.base, a.end) if p.body == turned}
     actuators = []
     for a in model.actuators:
-        entry = {"name": a.name, "drives": plan[a.drives]["name"], "base": a.base.name,
-                 "end": a.end.name, "branch": a.branch, "stroke": list(a.stroke),
+        entry = {"name": a.name, "drives": plan[a.drives]["name"], "base": actuator_point(a.base),
+                 "end": actuator_point(a.end), "branch": a.branch, "stroke": list(a.stroke),
                  "default_length": a.default_length}
         if a.force_limit is not None:
             entry["force_limit"] = a.force_limit
@@ -455,18 +479,17 @@ def overlay_from_model(model: Model) -> dict:
         "format": OVERLAY_FORMAT,
         "units": {"length": "m"},
         "gravity": [float(g) for g in model.gravity],
-        "links": {b.name: {"points": {k: [float(x) for x in v] for k, v in b.points.items()}}
-                  for b in model.bodies if b.points},
+        "links": {name: {"points": p} for name, p in points.items() if p},
         "actuators": actuators,
-        "springs": [{"name": sp.name, "between": [sp.start.name, sp.end.name],
+        "springs": [{"name": sp.name, "between": [point(sp.start), point(sp.end)],
                      **_spring_fields(sp.params)} for sp in model.springs],
-        "balancers": [{"name": b.name, "pivot": b.pivot.name, "hanger": b.hanger.name,
+        "balancers": [{"name": b.name, "pivot": point(b.pivot), "hanger": point(b.hanger),
                        "lever_length": b.lever_length, "hanger_length": b.hanger_length,
                        "spring_attach": b.spring_attach, "side": b.side,
-                       "spring": {"anchor": b.spring_anchor.name, **_spring_fields(b.spring)}}
+                       "spring": {"anchor": point(b.spring_anchor), **_spring_fields(b.spring)}}
                       for b in model.balancers],
-        "torsion_springs": [{"name": t.name, "between": [model.body_names[t.start],
-                                                         model.body_names[t.end]],
+        "torsion_springs": [{"name": t.name, "between": [link_of[model.body_names[t.start]],
+                                                         link_of[model.body_names[t.end]]],
                              "axis": t.axis.tolist(), "start_reference": t.start_reference.tolist(),
                              "end_reference": t.end_reference.tolist(),
                              "stiffness": t.params.stiffness, "free_angle": t.params.free_length,
