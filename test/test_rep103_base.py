@@ -323,15 +323,22 @@ def test_hardware_units_round_trip_and_feedforward_scaled_after_clamping(model, 
     np.testing.assert_allclose(feedforward(u, clamp=False), [62.5, -80.0, 5.0], rtol=1e-15)
 
 
-@pytest.mark.parametrize("links, problem", [
-    ("{body_4: lift_link, body_5: lift_link}", r"links: 'body_4' and 'body_5' both map to "
-                                               r"link 'lift_link'"),
-    ("{body_99: nowhere_link}", r"links\.body_99: not a body of the model"),
-    ("{body_3: chassis_link}", r"links\.body_3: 'chassis_link', but base_frame"),
+@pytest.mark.parametrize("section, problem", [
+    ("links: {body_4: lift_link, body_5: lift_link}", r"links: 'body_4' and 'body_5' both map "
+                                                      r"to link 'lift_link'"),
+    ("links: {body_99: nowhere_link}", r"links\.body_99: not a body of the model"),
+    ("links: {body_3: chassis_link}", r"links\.body_3: 'chassis_link', but base_frame"),
+    # names tf2 or a URDF parser refuses (the attack's: published as frames before)
+    ("links: {body_5: /torso_link}", r"links\.body_5: got '/torso_link', expected a name"),
+    ("links: {body_5: 'torso link'}", r"links\.body_5: got 'torso link', expected a name"),
+    ("names: {theta8a: 'left arm joint 2'}", r"names\.theta8a: got 'left arm joint 2'"),
+    # a factor that turns a finite effort into inf (the attack's: inf on the feedforward)
+    ("effort_scale: {act4: 1.7e+308}", r"effort_scale\.act4: 1\.7e\+308, expected a finite "
+                                       r"number, not 0, at most 1e\+06 in size"),
 ])
-def test_bad_links_name_the_file_and_the_field(model, tmp_path, links, problem):
+def test_bad_maps_name_the_file_and_the_field(model, tmp_path, section, problem):
     path = tmp_path / "map.yaml"
-    path.write_text(f"links: {links}\n")
+    path.write_text(f"{section}\n")
     with pytest.raises(JointMapError) as info:
         read_joint_map([], str(path)).check_links(model.body_names, "body_3", BASE_LINK,
                                                   WORLD, "charmie.yaml")
@@ -451,6 +458,19 @@ def test_alone_the_node_and_the_loaders_urdf_agree_on_every_link(model, prepared
             assert np.abs(got.homogeneous - expected.homogeneous).max() < 1e-9, link
 
 
+def test_an_overlay_base_may_not_take_a_urdf_joints_name(tmp_path):
+    """The attack's: a mimic joint's name as the base's yaw read the gripper's angle as the
+    base's heading from joint_states."""
+    from charmie_dynamics.model import ModelError
+    overlay = tmp_path / "overlay.yaml"
+    for names, field in (("[x, y, left_gripper_mimic_joint]", "base.coordinates"),
+                         ("[x, y, left_arm_mount_joint]", "base.coordinates"),
+                         ("[x, ' y', yaw]", r"base.coordinates\[1\]")):
+        overlay.write_text(f"format: charmie_dynamics/overlay/1\nbase: {{coordinates: {names}}}\n")
+        with pytest.raises(ModelError, match=f"overlay.yaml: {field}: got"):
+            load_model(URDF, overlay=overlay)
+
+
 def test_the_loaders_robot_description_takes_the_joint_map(tmp_path):
     """model_loader's ``joint_map_file``: the URDF it publishes for a YAML model carries the
     robot's joint and link names; a map naming a body the model lacks is the file's error."""
@@ -464,3 +484,6 @@ def test_the_loaders_robot_description_takes_the_joint_map(tmp_path):
     bad.write_text("links: {body_99: somewhere_link}\n")
     with pytest.raises(ModelError, match=r"map\.yaml: links\.body_99"):
         model_to_publish(MODEL, None, 1 << 22, "", read_joint_map([], str(bad)))
+    # a URDF is published as read: a map for it is a mistake, said (the attack's: ignored)
+    with pytest.raises(ModelError, match=r"charmie\.urdf: joint_map_file .* with a URDF"):
+        model_to_publish(URDF, None, 1 << 22, "", read_joint_map([], str(JOINT_MAP)))

@@ -685,16 +685,20 @@ def _planar_base(r: FieldReader, tree: Model, data: Any) -> PlanarBase:
                                 "joint, moving one body")
         i = moved[0]
         b = tree.bodies[i]
-        plain = (int(tree.parent[i]) == parent and b.joint_type == jtype
-                 and np.allclose(b.axis, axis, atol=1e-12) and b.multiplier == 1.0
-                 and b.offset == 0.0 and np.allclose(b.rotation, np.eye(3), atol=1e-12)
-                 and np.allclose(b.origin[:2], 0.0, atol=1e-12))
-        if not plain:
-            after = "the world" if parent < 0 else tree.body_names[parent]
-            raise r.fail(where, f"{show(name)} moves {b.name}, expected the base's {role} joint: "
-                                f"{jtype.name.lower()} along/about {role if k < 2 else 'z'} "
-                                f"{tuple(axis)}, the child of {after}, no rotation, no x or y "
-                                "in its origin, multiplier 1, offset 0")
+        after = "the world" if parent < 0 else tree.body_names[parent]
+        problems = (
+            (int(tree.parent[i]) != parent, f"its parent is not {after}"),
+            (b.joint_type != jtype, f"its joint is not {jtype.name.lower()}"),
+            (not np.allclose(b.axis, axis, atol=1e-12), f"its axis is not {list(axis)}"),
+            (b.multiplier != 1.0 or b.offset != 0.0, "it has a multiplier or an offset"),
+            (not np.allclose(b.rotation, np.eye(3), atol=1e-12), "its joint has a rotation"),
+            (not np.allclose(b.origin[:2], 0.0, atol=1e-12), "its origin has an x or a y"))
+        problem = next((text for failed, text in problems if failed), None)
+        if problem:
+            raise r.fail(where, f"{show(name)} moves {b.name}: {problem}, expected the base's "
+                                f"{role} joint ({jtype.name.lower()} about/along "
+                                f"{list(axis)}, the child of {after}, no rotation, no x or y "
+                                "in its origin, multiplier 1, offset 0)")
         parent = i
     rotation = _rotation(r, r.get(data, "rotation", "base", [0.0, 0.0, 0.0]), "base.rotation")
     if abs(rotation[2, 2] - 1.0) > 1e-9:

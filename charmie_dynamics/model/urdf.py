@@ -48,7 +48,7 @@ from ..documents import DEFAULT_MAX_BYTES, bounded, check_size, parse_yaml, read
 from ..linalg import direction_and_length
 from .loader import FORMAT, LENGTH_UNITS, model_from_dict
 from .validation import (MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_BODIES, MAX_EFFORT,
-                         MAX_LENGTH_M, MAX_LINEAR_VELOCITY, ModelError, show)
+                         MAX_LENGTH_M, MAX_LINEAR_VELOCITY, ModelError, name_problem, show)
 from .model import Model
 from .rotations import rpy_to_matrix
 
@@ -448,13 +448,13 @@ def _merge_overlay(doc: dict, overlay: Mapping, source: str, joints: Mapping[str
         actuators.append({**entry, "drives": child_of[drives]})
     doc["actuators"] = actuators
     if overlay.get("base") is not None:
-        _planar_base(doc, overlay["base"], source)
+        _planar_base(doc, overlay["base"], source, joints)
     doc["springs"] = _section(overlay, "springs", source, list)
     doc["balancers"] = _section(overlay, "balancers", source, list)
     doc["torsion_springs"] = _section(overlay, "torsion_springs", source, list)
 
 
-def _planar_base(doc: dict, entry: Any, source: str) -> None:
+def _planar_base(doc: dict, entry: Any, source: str, joints: Mapping[str, ET.Element]) -> None:
     """``base: {coordinates: [x, y, yaw]}``: the URDF's root link (REP 103's base_link, its
     frame the base_link the odometry moves) rides a planar base, two massless bodies
     ``<root>_base_x`` and ``<root>_base_y`` sliding along the world's x and y and the root
@@ -463,11 +463,18 @@ def _planar_base(doc: dict, entry: Any, source: str) -> None:
         raise _overlay_fail(source, "base", f"got {show(entry)}, expected {{coordinates: [x, y, "
                                             "yaw]}}: the names of the base's planar coordinates")
     names = entry["coordinates"]
-    taken = {b.get("joint", {}).get("coordinate") for b in doc["bodies"]}
+    # a URDF joint's name, a mimic's or a fixed one's included, would read that joint's
+    # value from joint_states as the base's
+    taken = {b.get("joint", {}).get("coordinate") for b in doc["bodies"]} | set(joints)
     if not (isinstance(names, list) and len(names) == 3 and len(set(map(str, names))) == 3
-            and all(isinstance(n, str) and n and n not in taken for n in names)):
-        raise _overlay_fail(source, "base.coordinates", f"got {show(names)}, expected three new "
-                                                        "coordinate names [x, y, yaw]")
+            and all(isinstance(n, str) and n not in taken for n in names)):
+        raise _overlay_fail(source, "base.coordinates", f"got {show(names)}, expected three "
+                                                        "coordinate names [x, y, yaw] that no "
+                                                        "URDF joint has")
+    for k, name in enumerate(names):
+        problem = name_problem(name)
+        if problem:
+            raise _overlay_fail(source, f"base.coordinates[{k}]", problem)
     roots = [b for b in doc["bodies"] if b["parent"] == "world"]
     if len(roots) != 1 or roots[0]["joint"].get("type") != "F":
         raise _overlay_fail(source, "base", "expected a URDF whose root link is the robot's base "

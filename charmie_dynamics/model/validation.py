@@ -209,16 +209,23 @@ class FieldReader:
         / but not a leading / (names become TF frame ids, which tf2 refuses with a leading
         /): a reference BODY.POINT is split at its last '.', so point names never hold a
         '.'."""
-        if (not isinstance(value, str) or not value or value.startswith("/")
-                or not _name_characters_allowed(value, dotted)):
-            what = "letters, digits, _, -, . and / (not first)" if dotted else \
-                "letters, digits and _"
-            raise self.fail(where, f"got {show(value)}, expected a name of {what}")
-        if len(value) > MAX_NAME:
-            raise self.fail(where, f"got a name of {len(value)} characters ({show(value)}), "
-                                   f"expected at most {MAX_NAME} (names become topic names "
-                                   "and TF frame ids)")
+        problem = name_problem(value, dotted)
+        if problem:
+            raise self.fail(where, problem)
         return value
+
+
+def name_problem(value: Any, dotted: bool = True) -> Optional[str]:
+    """Why ``value`` is not a name (:meth:`FieldReader.name`), or None: the rule of every
+    name that becomes a frame id, a joint name on a topic or a URDF link."""
+    if (not isinstance(value, str) or not value or value.startswith("/")
+            or not _name_characters_allowed(value, dotted)):
+        what = "letters, digits, _, -, . and / (not first)" if dotted else "letters, digits and _"
+        return f"got {show(value)}, expected a name of {what}"
+    if len(value) > MAX_NAME:
+        return (f"got a name of {len(value)} characters ({show(value)}), expected at most "
+                f"{MAX_NAME} (names become topic names and TF frame ids)")
+    return None
 
 
 _NAME_EXTRA = {False: str.maketrans("", "", "_"), True: str.maketrans("", "", "_-./")}

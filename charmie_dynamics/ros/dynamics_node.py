@@ -422,7 +422,9 @@ class DynamicsNode(Node):
                                   allowed, required, msg.effort, self.p["joint_state_policy"])
         if values.ignored:
             self.events["messages_with_ignored_names"] += 1
-            new = [n for n in values.ignored if n not in self.ignored_names]
+            # as the robot sent them (a solved joint's hardware name, not the model's)
+            new = [n for n in self.joint_map.to_hardware(values.ignored)
+                   if n not in self.ignored_names]
             if new and len(self.ignored_names) < MAX_IGNORED_NAMES:
                 self.ignored_names.update(new[:MAX_IGNORED_NAMES - len(self.ignored_names)])
                 self.get_logger().warning(
@@ -471,11 +473,11 @@ class DynamicsNode(Node):
         pose, twist = msg.pose.pose, msg.twist.twist
         o = pose.orientation
         now = self._now()
+        if not self.assembler.base_coordinates:
+            self.events["odometry_unused"] += 1          # the model has no base: section
+            return
         try:
             self.stamps.check_lead(to_nanoseconds(msg.header.stamp), now)
-            if not self.assembler.base_coordinates:
-                self.events["odometry_unused"] += 1      # the model has no base: section
-                return
             positions, velocities = base_from_odometry(
                 self.model.base, pose.position.x, pose.position.y, (o.x, o.y, o.z, o.w),
                 (twist.linear.x, twist.linear.y), twist.angular.z)

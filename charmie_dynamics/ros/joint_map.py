@@ -38,9 +38,12 @@ from typing import Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from ..documents import DocumentError, parse_yaml, read_text
-from ..model.validation import DECIMAL_EXPONENT_TEXT
+from ..model.validation import DECIMAL_EXPONENT_TEXT, name_problem
 
 FILE_SECTIONS = ("names", "scale", "offset", "effort_scale", "links")
+#: Largest scale, offset or effort scale: 1e6 turns km into mm or N into uN, and keeps a
+#: converted value of plausible size finite
+MAX_FACTOR = 1e6
 
 
 class JointMapError(ValueError):
@@ -167,6 +170,9 @@ def _entries(entries: Sequence[str]) -> dict[str, str]:
                                 "(e.g. theta7a=left_shoulder_joint)")
         if model in pairs:
             raise JointMapError(f"joint_name_map: {model!r} mapped twice, expected once")
+        problem = name_problem(hardware)
+        if problem:
+            raise JointMapError(f"joint_name_map entry {entry!r}: {problem}")
         pairs[model] = hardware
     return pairs
 
@@ -182,9 +188,11 @@ def _numbers(section: object, path: str, name: str) -> dict[str, float]:
             raise JointMapError(f"{path}: {name}.{key}: {value!r} is text to YAML 1.1 (an "
                                 "exponent needs a dot and a sign, as 1.0e-3), expected a number")
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not math.isfinite(value) or (name != "offset" and value == 0):
+                or not math.isfinite(value) or (name != "offset" and value == 0) \
+                or abs(value) > MAX_FACTOR:
             raise JointMapError(f"{path}: {name}.{key}: {value!r}, expected a finite number"
-                                + (", not 0" if name != "offset" else ""))
+                                + (", not 0" if name != "offset" else "")
+                                + f", at most {MAX_FACTOR:g} in size")
         values[str(key)] = float(value)
     return values
 
@@ -214,6 +222,10 @@ def read_joint_map(entries: Sequence[str], path: str = "", max_bytes: int = 1 <<
                 isinstance(k, str) and isinstance(v, str) and v for k, v in names.items()):
             raise JointMapError(f"{path}: names: expected a mapping MODEL_NAME: HARDWARE_NAME")
         for model, hw in names.items():
+            problem = name_problem(hw)           # a URDF joint's name on a topic
+            if problem:
+                raise JointMapError(f"{path}: names.{model}: {problem}")
+        for model, hw in names.items():
             if model in hardware:
                 raise JointMapError(f"{path}: names.{model}: mapped in joint_name_map too, "
                                     "expected once")
@@ -235,13 +247,13 @@ def _links(section: object, path: str) -> dict[str, str]:
     """The ``links`` section: model body -> URDF link, one body per link."""
     if section is None:
         return {}
-    if not isinstance(section, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) and v.strip() == v and v
-            for k, v in section.items()):
-        raise JointMapError(f"{path}: links: expected a mapping MODEL_BODY: URDF_LINK (names "
-                            "without spaces around them)")
+    if not isinstance(section, dict) or not all(isinstance(k, str) for k in section):
+        raise JointMapError(f"{path}: links: expected a mapping MODEL_BODY: URDF_LINK")
     seen: dict[str, str] = {}
     for body, link in section.items():
+        problem = name_problem(link)             # a TF frame id (tf2 refuses a leading /)
+        if problem:
+            raise JointMapError(f"{path}: links.{body}: {problem}")
         if link in seen:
             raise JointMapError(f"{path}: links: {seen[link]!r} and {body!r} both map to link "
                                 f"{link!r}, expected one body per link")

@@ -59,6 +59,9 @@ def model_to_publish(path: str | Path, overlay: Optional[str | Path], max_bytes:
         raise ModelError(f"{path}: frame_prefix {frame_prefix!r} with a URDF model file, "
                          "expected '' (a URDF is published as read; robot_state_publisher's "
                          "frame_prefix renames frames)")
+    if joint_map.hardware or joint_map.links:
+        raise ModelError(f"{path}: joint_map_file {joint_map.source} with a URDF model file, "
+                         "expected '' (a URDF is published as read, under its own names)")
     source = str(path) if overlay is None else f"{path} + {overlay}"
     document = urdf_as_document(text, path, overlay, max_bytes)
     return PublishedModel(model_from_text(document, source, max_bytes), document, text)

@@ -29,8 +29,11 @@ def base_from_odometry(base: PlanarBase, x: float, y: float,
         raise InputRejected("invalid_value", f"odometry orientation norm {norm:g}, expected 1")
     yaw = math.atan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
     vx, vy = linear
-    if not all(math.isfinite(v) for v in (x, y, yaw, vx, vy, angular_z)):
-        raise InputRejected("non_finite", "odometry")
+    values = {"pose.position.x": x, "pose.position.y": y, "pose.orientation": yaw,
+              "twist.linear.x": vx, "twist.linear.y": vy, "twist.angular.z": angular_z}
+    bad = [name for name, value in values.items() if not math.isfinite(value)]
+    if bad:
+        raise InputRejected("non_finite", f"{', '.join(bad)} not finite")
     c, s = math.cos(yaw), math.sin(yaw)     # the twist turned into the world frame
     return (dict(zip(base.coordinates, (x, y, math.remainder(yaw + base.heading, 2.0 * math.pi)))),
             dict(zip(base.coordinates, (c * vx - s * vy, s * vx + c * vy, angular_z))))
