@@ -123,7 +123,8 @@ def test_durations_carry_the_rounding():
 @pytest.mark.ros
 def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
     """The node's odometry callback, called in-process: a scaled or zero quaternion is
-    rejected (invalid_value), a unit one gives theta3 = its yaw."""
+    rejected (invalid_value), a unit one gives theta3 = its yaw less pi/2 (body_3 faces its
+    y axis, base_link its x)."""
     rclpy = pytest.importorskip("rclpy")
 
     from nav_msgs.msg import Odometry
@@ -147,7 +148,8 @@ def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
         assert "theta3" not in node.assembler.positions
         msg.pose.pose.orientation.w, msg.pose.pose.orientation.z = h, h
         node._on_odometry(msg)
-        assert node.assembler.positions["theta3"] == pytest.approx(np.pi / 2)
+        # base_link's yaw pi/2; body_3 faces its y, so theta3 is pi/2 less (REP 103)
+        assert node.assembler.positions["theta3"] == pytest.approx(0.0, abs=1e-12)
         # its stamp: more than max_stamp_lead ahead is future_stamp, nanosec >= 1e9 malformed
         msg.pose.pose.orientation.z = 0.0
         msg.pose.pose.orientation.w = 1.0
@@ -156,7 +158,7 @@ def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
         msg.header.stamp.sec, msg.header.stamp.nanosec = 1, 10**9
         node._on_odometry(msg)
         assert node.rejected["future_stamp"] == 1 and node.rejected["invalid_value"] == 3
-        assert node.assembler.positions["theta3"] == pytest.approx(np.pi / 2)
+        assert node.assembler.positions["theta3"] == pytest.approx(0.0, abs=1e-12)
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)

@@ -165,7 +165,7 @@ def test_frames_not_in_the_urdf_are_the_solved_bodies_and_the_auxiliary_segments
               if b.coordinate is not None and b.coordinate not in charmie.input_names}
     assert solved                                       # the lower and upper body's joints
     children = {c.removeprefix("r1/") for c in beside_rsp.children}
-    segments = set(everything.children) - {"r1/" + n for n in charmie.body_names}
+    segments = set(everything.children) - {everything.frame[n] for n in charmie.body_names}
     assert children == solved | {s.removeprefix("r1/") for s in segments}
     assert {"act4", "act5"} <= children
     assert beside_rsp.root == everything.root == "r1/world"
