@@ -487,3 +487,28 @@ def test_the_loaders_robot_description_takes_the_joint_map(tmp_path):
     # a URDF is published as read: a map for it is a mistake, said (the attack's: ignored)
     with pytest.raises(ModelError, match=r"charmie\.urdf: joint_map_file .* with a URDF"):
         model_to_publish(URDF, None, 1 << 22, "", read_joint_map([], str(JOINT_MAP)))
+
+
+def test_the_urdf_path_keeps_a_planar_base_under_the_robots_names(tmp_path):
+    """model_source robot_description with an overlay's base: the designers' base_link rides
+    x, y, yaw fed by the odometry (REP 103 already: no turn), its links and joints keep
+    their names, and the node's evaluator takes the odometry's coordinates as inputs."""
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text("format: charmie_dynamics/overlay/1\n"
+                       "base: {coordinates: [base_x, base_y, base_yaw]}\n")
+    robot = load_model(URDF, overlay=overlay)
+    assert robot.base.coordinates == ("base_x", "base_y", "base_yaw")
+    assert robot.base.body == BASE_LINK and robot.base.heading == 0.0
+    assert {"lift_link", "left_arm_link_1"} <= set(robot.body_names)
+    prepared = prepare_model(robot, "", "robot_description", [""], [""], frames=(WORLD, ""))
+    assert prepared.evaluator.input_names[:3] == robot.base.coordinates
+    positions, velocities = base_from_odometry(robot.base, 1.0, 2.0, odometry_quaternion(0.3),
+                                               (0.5, 0.0), 0.1)
+    assert positions == pytest.approx({"base_x": 1.0, "base_y": 2.0, "base_yaw": 0.3})
+    assert velocities == pytest.approx({"base_x": 0.5 * math.cos(0.3),
+                                        "base_y": 0.5 * math.sin(0.3), "base_yaw": 0.1})
+    frames = prepared.evaluator.frames
+    plan = frame_plan(robot, frames.parents, frames.children,
+                      sum(1 for j in robot.joint_type if j != JointType.FIXED),
+                      prepared.evaluator.input_names, "not_in_urdf", False, "", WORLD, "")
+    assert plan.root == BASE_LINK and plan.turn is None
