@@ -91,6 +91,8 @@ class _Guarded(SafeConstructor):
     its per-node generators (about three times faster); any other takes PyYAML's way."""
 
     def construct_document(self, node: yaml.Node) -> Any:
+        if not isinstance(node, yaml.ScalarNode):
+            check_expansion(node)
         try:
             return self.plain(node, 0, {})
         except _NotPlain:
@@ -172,6 +174,43 @@ class NestedTooDeeply(RecursionError):
 def _too_deep(node: yaml.Node) -> NestedTooDeeply:
     return NestedTooDeeply(f"collections nested more than {MAX_NESTING} levels deep "
                            f"({node.start_mark})")
+
+
+class AliasesTooLarge(ValueError):
+    """A document whose aliases repeat collections into more than ``MAX_EXPANDED_NODES``
+    entries: built, it is small (aliases share one object), but every reader that walks it
+    (a study's parameters, a model's validation) walks each repeat: a few hundred bytes of
+    nested aliases are billions of entries."""
+
+
+#: Most collection entries of a document counted through its aliases (each repeat of an
+#: anchored collection counted again); a 10,000-body model has about a million
+MAX_EXPANDED_NODES = 10_000_000
+
+
+def check_expansion(root: yaml.Node) -> None:
+    """Raise :class:`AliasesTooLarge` where the composed document ``root`` has more than
+    ``MAX_EXPANDED_NODES`` collection entries counted through its aliases. Each node is
+    counted once (its size remembered), without recursion; a recursive alias counts its
+    cycle once."""
+    size: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        children = node.value if isinstance(node, yaml.SequenceNode) else \
+            [item for pair in node.value for item in pair]
+        collections = [c for c in children if not isinstance(c, yaml.ScalarNode)]
+        if done:
+            total = len(children) + sum(size[id(c)] for c in collections)
+            if total > MAX_EXPANDED_NODES:
+                raise AliasesTooLarge(f"aliases repeat collections into more than "
+                                      f"{MAX_EXPANDED_NODES} entries ({node.start_mark})")
+            size[id(node)] = total
+        elif id(node) not in size:
+            size[id(node)] = 0                   # in progress: a cycle back here counts 0
+            stack.append((node, True))
+            stack.extend((c, False) for c in reversed(collections) if id(c) not in size)
+    return None
 
 
 def check_nesting(root: yaml.Node) -> None:
@@ -354,6 +393,8 @@ def _guarded_parse(parse: Callable[[str], Any], syntax_error: Type[Exception], k
         raise error(f"{source}: not usable {kind}: {TOO_DEEP}") from None
     except MemoryError:
         raise error(f"{source}: not usable {kind}: too large to hold in memory") from None
+    except AliasesTooLarge as exc:
+        raise error(f"{source}: not usable {kind}: {exc}") from None
     except _PARSER_FAILURES as exc:
         raise error(f"{source}: not usable {kind}: {type(exc).__name__}: {bounded(exc)}") from None
 

@@ -71,6 +71,21 @@ def test_plain_yaml_and_aliases_still_load():
     assert documents.SafeLoader is not yaml.SafeLoader
 
 
+def test_an_alias_bomb_is_refused_at_the_parse():
+    """Issue 34's S3: nine levels of ten aliases each (370 bytes) are 10^10 entries to
+    whoever walks the document (a study's parameters ran over 60 s at 585 MB): refused,
+    naming the source, before anything is built."""
+    levels = [f"l{k}: &l{k} [{', '.join([f'*l{k - 1}'] * 10)}]" for k in range(1, 10)]
+    bomb = "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n" + "\n".join(levels) + "\n"
+    with pytest.raises(DocumentError, match=r"^study\.yaml: not usable YAML: aliases repeat "
+                                            r"collections into more than 10000000 entries"):
+        parse_yaml(bomb, "study.yaml")
+    # six levels (a million entries walked) still load, shared
+    six = "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n" + "\n".join(levels[:5]) + "\n"
+    loaded = parse_yaml(six, "s")
+    assert loaded["l5"][0] is loaded["l5"][1] and len(loaded["l5"]) == 10
+
+
 @pytest.mark.parametrize("text", ["9" * 5000, "[" * 100_000, "{\"a\": NaN, ", "\0"])
 def test_hostile_json_is_the_callers_error(text):
     with pytest.raises(DocumentError, match=r"^s: not (valid|usable) JSON: "):

@@ -230,6 +230,13 @@ def test_joblib_and_dask_give_the_single_process_table(tmp_path, no_plots):
      ["parameters[0].paths[1]", "sets a value that parameters[0].paths[0]"]),
     ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\n"
      "constraints: [[stroke]]\n", ["constraints", "[['stroke']]", "a list of stroke"]),
+    # issue 34's S3: an alias bomb inside an accepted key (ran over 60 s at 585 MB)
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2],\n"
+     "  note: [&a [x, x, x, x, x, x, x, x, x, x], &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a],\n"
+     "   &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b], &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c],\n"
+     "   &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d], &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e],\n"
+     "   &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f], &h [*g, *g, *g, *g, *g, *g, *g, *g, *g, *g]]}]\n"
+     "objective: act5.peak_force\n", ["not usable YAML: aliases repeat collections"]),
 ])
 def test_errors_are_one_line_naming_file_and_field(tmp_path, capsys, entry, fragments):
     path = tmp_path / "bad.yaml"
