@@ -151,6 +151,8 @@ class _Guarded(SafeConstructor):
                 if not isinstance(k, Hashable):
                     raise ConstructorError("while constructing a mapping", node.start_mark,
                                            "found unhashable key", key_node.start_mark)
+                if k in value:
+                    raise _duplicate_key(node, key_node, k)
                 value[k] = scalar(value_node) if isinstance(value_node, ScalarNode) else \
                     self.plain(value_node, depth + 1, built)
         else:
@@ -158,12 +160,30 @@ class _Guarded(SafeConstructor):
         built[key] = value
         return value
 
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        """PyYAML's, refusing a key given twice (PyYAML keeps the last without a word)."""
+        seen: set = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                k = self.construct_object(key_node)
+                if isinstance(k, Hashable):
+                    if k in seen:
+                        raise _duplicate_key(node, key_node, k)
+                    seen.add(k)
+        return super().construct_mapping(node, deep)
+
     def flatten_mapping(self, node: yaml.MappingNode) -> None:
         for key_node, _ in node.value:
             if key_node.tag == MERGE_TAG:
                 raise ConstructorError(None, None, "merge keys (<<) are not accepted, expected "
                                        "the entries written out", key_node.start_mark)
         super().flatten_mapping(node)
+
+
+def _duplicate_key(node: yaml.Node, key_node: yaml.Node, key: Any) -> ConstructorError:
+    return ConstructorError("while constructing a mapping", node.start_mark,
+                            f"found the key {bounded(repr(key), 80)} twice, expected each key "
+                            "once", key_node.start_mark)
 
 
 class NestedTooDeeply(RecursionError):
@@ -464,8 +484,8 @@ def _plain_document(text: str) -> Any:
     written out: mappings, sequences and the scalars :meth:`_Guarded.scalar` builds, with no
     anchor, alias or tag (other than the non-specific ``!``), one document, collections
     nested less than ``MAX_NESTING`` deep. It is what PyYAML's safe loader makes of such a
-    document (the same resolver and scalar construction; a mapping's entries in order, a
-    repeated key's last value) without a node object per value (about half the parse of a
+    document (the same resolver and scalar construction; a mapping's entries in order; a
+    repeated key left to the loaders, which refuse it) without a node object per value (about half the parse of a
     large model) and without recursion (libyaml's parser keeps its own stack). Raises
     :class:`_NotPlain` for any other document, and the parser's or a constructor's error for
     invalid text: the loaders of :func:`_safe_load` then construct or refuse it as before."""
@@ -497,6 +517,8 @@ def _plain_document(text: str) -> Any:
             if mapping:
                 pairs = iter(items)
                 value = dict(zip(pairs, pairs))      # TypeError for an unhashable key
+                if 2 * len(value) != len(items):     # a key twice: the loaders below say so
+                    raise _NotPlain
             else:
                 value = items
             items, mapping = stack.pop()

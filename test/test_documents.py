@@ -150,7 +150,6 @@ PLAIN_AND_NOT = {                                          # text: built from th
     "a: &a [1, *a]\n": False,                              # recursive: PyYAML's own way
     "when: 2001-02-03\nbytes: !!binary aGVsbG8=\n=: value\nset: !!set {a, b}\n": False,
     "? [1, 2]\n: unhashable key\n": False,
-    "key: 1\nkey: 2\n": True,
     "a: [1, 2.5, -3, .inf, .nan, null, ~, true, Off, 0x1f, 010, '7', \"8\", text, ! 9]\n": True,
     "a: !!str 1\n": False,
     "--- 1\n--- 2\n": False,                               # two documents: refused below
@@ -368,3 +367,13 @@ def test_scalars_construct_as_pyyaml():
         got = parse_yaml(text, "s")
         assert repr(got) == repr(expected), scalar
         assert [type(v) for v in got["list"]] == [type(v) for v in expected["list"]], scalar
+
+
+@pytest.mark.parametrize("text", ["a: 1\na: 2\n", "x: {b: 1, b: 2}\n", "a: &x {k: 1}\nb: *x\nb: 3\n"])
+def test_a_key_given_twice_is_refused(text):
+    """Issue 34's J1: PyYAML keeps a repeated key's last value without a word (a joint map's
+    `scale: {act4: 0.001, act4: 1000}` read as 1000); every document read is refused,
+    naming the key, whichever loader builds it."""
+    with pytest.raises(DocumentError, match=r"^m\.yaml: not valid YAML: .*found the key '[abx]' "
+                                            r"twice, expected each key once"):
+        parse_yaml(text, "m.yaml")
