@@ -85,10 +85,12 @@ class TestSimLaunch(unittest.TestCase):
         p = self.ros.parameters("/dynamics", ["acceleration_source", "gravity_only",
                                               "stale_policy", "stale_timeout", "frame_prefix"])
 
-        # joint_loads: every coordinate; /tf: every moving body, with the prefix
+        # joint_loads: every coordinate; /tf: every moving body, with the prefix (the base
+        # body, turned into REP 103's axes, as base_link: the model's base: section)
         self.assertEqual(list(self.joint_loads.messages[-1].name), list(model.coordinate_names))
-        moving = {p["frame_prefix"] + model.body_names[i] for i in range(model.n_bodies)
-                  if model.joint_type[i] != JointType.FIXED}
+        frame = {model.base.body: "base_link"} if model.base is not None else {}
+        moving = {p["frame_prefix"] + frame.get(model.body_names[i], model.body_names[i])
+                  for i in range(model.n_bodies) if model.joint_type[i] != JointType.FIXED}
         children = {t.child_frame_id for t in self.tf.messages[-1].transforms}
         self.assertLessEqual(moving, children)
 
