@@ -366,3 +366,41 @@ def test_view_ros_draws_a_loop_model_closed(monkeypatch):
         feed.destroy_node()
     finally:
         rclpy.try_shutdown()
+
+
+@pytest.mark.ros
+def test_two_publishers_of_one_joint_and_a_flood_of_names_are_said(monkeypatch):
+    """Issue 34's G2 and G1, the node's callback called in-process: a joint given by two
+    publishers (messages of different joint sets: theta7a 0.1 from one, 0.6 from another)
+    is counted at every switch and warned; a message of more than MAX_JOINT_NAMES names is
+    too_many_names before its names are read."""
+    rclpy = pytest.importorskip("rclpy")
+
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+
+    from charmie_dynamics.ros.dynamics_node import DynamicsNode
+    from charmie_dynamics.ros.inputs import MAX_JOINT_NAMES
+    from conftest import CHARMIE
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
+    context = rclpy.context.Context()
+    rclpy.init(context=context)
+    try:
+        node = DynamicsNode(context=context, parameter_overrides=[
+            Parameter("model_file", value=str(CHARMIE))])
+        arms = [f"theta{k}a" for k in range(7, 13)]
+        one = JointState(name=arms, position=[0.1] * 6)
+        other = JointState(name=["theta7a", "wheel_joint"], position=[0.6, 0.0])
+        for msg in (one, one, other, one, other):
+            msg.header.stamp = node.get_clock().now().to_msg()
+            node._on_joint_state(msg)
+        assert node.events["joint_source_conflicts"] == 3          # every switch after the first
+        assert node.conflicting == {"theta7a"}
+        flood = JointState(name=[f"foreign_{k}" for k in range(MAX_JOINT_NAMES + 1)],
+                           position=[0.0] * (MAX_JOINT_NAMES + 1))
+        node._on_joint_state(flood)
+        assert node.rejected["too_many_names"] == 1
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)

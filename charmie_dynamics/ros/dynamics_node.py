@@ -80,8 +80,8 @@ from . import qos
 from .clock_guard import ClockGuard
 from .distro import sender_in_message_info
 from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
-from .inputs import (AccelerationEstimator, InputLimits, InputRejected, JointStateValues,
-                     StateAssembler, read_joint_state)
+from .inputs import (MAX_JOINT_NAMES, AccelerationEstimator, InputLimits, InputRejected,
+                     JointStateValues, StateAssembler, read_joint_state)
 from .joint_map import read_joint_map
 from .stamps import StampGuard, to_nanoseconds
 from .messages import diagnostics, float_array, stamp_from_nanoseconds, transform
@@ -117,6 +117,8 @@ class DynamicsNode(Node):
         self.joint_map = read_joint_map(self.p["joint_name_map"], self.p["joint_map_file"],
                                         self.p["max_model_bytes"])
         self.ignored_names: set[str] = set()                  # warned once each
+        self.joint_source: dict[str, int] = {}               # joint -> its last message's names
+        self.conflicting: set[str] = set()                    # joints of two publishers, warned
         self.model: Optional[Model] = None
         self.updates = ModelUpdates(self.p["accept_model_updates"])
         self.last_rejected: Optional[str] = None              # the text last logged as rejected
@@ -418,6 +420,9 @@ class DynamicsNode(Node):
               required: Sequence[str] = ()) -> JointStateValues:
         """A joint_states or actuator_states message in the model's names and units; names
         the model does not use are counted, and each is named once in a WARN."""
+        if len(msg.name) > MAX_JOINT_NAMES:
+            raise InputRejected("too_many_names", f"{len(msg.name)} names, expected at most "
+                                                  f"{MAX_JOINT_NAMES}")
         values = read_joint_state(self.joint_map.message_to_model(msg.name), msg.position, msg.velocity,
                                   allowed, required, msg.effort, self.p["joint_state_policy"])
         if values.ignored:
@@ -438,6 +443,26 @@ class DynamicsNode(Node):
                 raise InputRejected("non_finite", "a value is not finite after the joint map's "
                                                   "scale and offset")
         return values
+
+    def _check_sources(self, names: Sequence[str], taken: dict) -> None:
+        """Merge: a joint that comes in messages of another set of names than last time is
+        given by two publishers (two broadcasters claiming it, a stale driver beside the
+        real one): their values alternate in the feedforward. Counted every time
+        (``joint_source_conflicts``), each joint named once in a WARN."""
+        source = hash(tuple(names))
+        switched = [n for n in taken if self.joint_source.setdefault(n, source) != source]
+        if not switched:
+            return
+        self.events["joint_source_conflicts"] += 1
+        for name in switched:
+            self.joint_source[name] = source
+        new = [n for n in switched if n not in self.conflicting]
+        if new and len(self.conflicting) < MAX_IGNORED_NAMES:
+            self.conflicting.update(new)
+            self.get_logger().warning(
+                f"joints given by two publishers (messages of different joint sets): "
+                f"{', '.join(self.joint_map.to_hardware(new[:20]))}; the newest value is used "
+                "each time, so they alternate: give each joint one publisher")
 
     def _check_stamp(self, stamp: int, now: int) -> None:
         """The stamp checks; after a jump back of the clock, forget the old time base (rate
@@ -533,6 +558,7 @@ class DynamicsNode(Node):
                 # each joint keeps its own stamp; the merged state's is the newest. A message
                 # older in every joint is time_backwards, unless the clock jumped back
                 self.stamps.check_lead(stamp, now)
+                self._check_sources(msg.name, pos)
                 if not self.assembler.anything_new(pos, stamp):
                     self._check_stamp(stamp, now)
                 self._store(pos, vel, now, stamp)

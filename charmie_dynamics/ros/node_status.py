@@ -13,7 +13,7 @@ TOPICS = ("joint_states", "actuator_states", "odometry", "reference", "model")
 EVENTS = ("models_taken", "models_held", "models_unchanged", "model_changes", "clock_jumps", "clock_rejected",
           "efforts_beyond_limits", "messages_with_ignored_names",
           "joint_states_without_model_joints", "gravity_fallback_zero", "monitoring_skipped",
-          "solved_joint_states_skipped", "odometry_unused")
+          "solved_joint_states_skipped", "odometry_unused", "joint_source_conflicts")
 REJECTIONS = REASONS + ("bad_model", "model_publisher")
 
 
@@ -85,6 +85,8 @@ def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
         warnings.append("model update held: ~/accept_model_update installs it")
     if new.get("efforts_beyond_limits"):
         warnings.append(f"efforts beyond the model's limits: {', '.join(effort_flags)}")
+    if new.get("joint_source_conflicts"):
+        warnings.append("joints given by two publishers (joint_source_conflicts)")
     if new.get("monitoring_skipped"):
         warnings.append("monitoring outputs skipped (the monitoring thread fell behind)")
     if stale or last_valid_age is None:
