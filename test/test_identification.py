@@ -189,6 +189,19 @@ def test_commands_record_identify_excite(tmp_path, capsys):
     assert "base parameter" in report and "holdout consistent" in report
     assert (tmp_path / "new_report" / "holdout.png").stat().st_size > 1000
     capsys.readouterr()
-    assert main(["identify", "--log", str(tmp_path / "missing.mcap"), "--out", str(new)]) == 1
+    assert main(["identify", "--log", str(tmp_path / "missing.mcap"), "--out",
+                 str(tmp_path / "other.yaml")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "missing.mcap: cannot read the log" in err[0]
+    # issue 34: an existing --out (a model, a log, a trajectory) or report is replaced only
+    # with --overwrite; refused before any work, nothing written
+    before = new.read_bytes()
+    for argv in (["identify", "--log", str(tmp_path / "fit.mcap"), "--out", str(new)],
+                 ["identify", "--log", str(tmp_path / "fit.mcap"), "--out",
+                  str(tmp_path / "fresh.yaml"), "--report", str(tmp_path / "new_report")],
+                 ["record", "--trajectory", str(traj), "--out", str(tmp_path / "fit.mcap")],
+                 ["excite", "--out", str(traj)]):
+        assert main(argv) == 1, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "give --overwrite" in err[0], err
+    assert new.read_bytes() == before and not (tmp_path / "fresh.yaml").exists()

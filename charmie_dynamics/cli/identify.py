@@ -37,6 +37,8 @@ from ..model.reader import model_from_text, read_model_file
 from ..model.urdf import is_urdf
 from ..ros.model_source import urdf_as_document
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, check_dt, from_csv, input_kinds, motion
+from .arguments import add_overwrite_argument
+from .output_files import check_file_target, check_output, check_targets, write_all, write_file
 from .plots import plot_input_efforts, require_matplotlib
 
 UNITS = {"actuator": "N", "linear": "N", "angular": "N m"}
@@ -63,14 +65,12 @@ def _nonnegative(option: str):
 
 
 def _cmd_record(args: argparse.Namespace) -> int:
+    check_file_target(args.out, args.overwrite)
     model = read_model_file(args.model)[0]
     traj = from_csv(model, str(args.trajectory)) if args.trajectory else \
         motion(model, args.motion, args.dt)
     log = record(model, traj, args.position_noise, args.effort_noise, args.seed)
-    try:
-        write_log(args.out, model, log)
-    except OSError as exc:
-        raise InputError(f"--out {args.out}: cannot write there: {exc.strerror or exc}") from None
+    write_file(args.out, lambda path: write_log(path, model, log), args.overwrite)
     print(f"wrote {args.out}: {len(log.t)} samples over {log.t[-1] - log.t[0]:g} s of "
           f"{model.name}; noise (std) {args.position_noise:g} on positions (rad or m), "
           f"{args.effort_noise:g} on efforts (N m or N)")
@@ -146,8 +146,16 @@ def acceptance_problems(model: Model, identified: Model, result: Identification,
     return problems
 
 
+#: What identify writes into its report folder (holdout.png only with --holdout)
+REPORT_FILES = ("report.txt", "fit.png", "holdout.png")
+
+
 def _cmd_identify(args: argparse.Namespace) -> int:
     require_matplotlib("identify")
+    check_file_target(args.out, args.overwrite)
+    report_dir: Path = args.report or args.out.with_name(args.out.stem + "_report")
+    check_output(report_dir)
+    check_targets(report_dir, REPORT_FILES, args.overwrite)
     model, text = read_model_file(args.model)
     if is_urdf(text):
         # the loader's model document of the URDF (the same model) is edited and written as
@@ -180,21 +188,16 @@ def _cmd_identify(args: argparse.Namespace) -> int:
     if problems and not args.accept_worse:
         raise InputError(f"{args.log}: {args.out} not written: {'; '.join(problems)} "
                          "(--accept-worse writes it anyway)")
-    report_dir: Path = args.report or args.out.with_name(args.out.stem + "_report")
-    try:
-        args.out.write_text(new_text)
-        report_dir.mkdir(parents=True, exist_ok=True)
-        report = report_text(model, result, str(args.log), fit, holdout, args.prior_weight)
-        if problems:
-            report = f"written with --accept-worse although {'; '.join(problems)}\n\n{report}"
-        (report_dir / "report.txt").write_text(report)
-        for name, (time, measured, predicted) in series.items():
-            plot_input_efforts(report_dir / f"{name}.png", time, model,
-                               {"measured": measured, "predicted": predicted},
-                               f"{model.name}: measured and predicted efforts ({name} log)")
-    except OSError as exc:
-        raise InputError(f"cannot write the results: {exc.strerror or exc}: {exc.filename}"
-                         ) from None
+    report = report_text(model, result, str(args.log), fit, holdout, args.prior_weight)
+    if problems:
+        report = f"written with --accept-worse although {'; '.join(problems)}\n\n{report}"
+    # the report first, staged and moved in whole; the model last, renamed into place
+    write_all(report_dir, [("report.txt", lambda path: path.write_text(report))] + [
+        (f"{name}.png", lambda path, name=name, data=data: plot_input_efforts(
+            path, data[0], model, {"measured": data[1], "predicted": data[2]},
+            f"{model.name}: measured and predicted efforts ({name} log)"))
+        for name, data in series.items()], args.overwrite)
+    write_file(args.out, lambda path: path.write_text(new_text), args.overwrite)
     print(f"wrote {args.out} and {report_dir}/ (report.txt, "
           f"{', '.join(f'{k}.png' for k in series)})")
     if problems:
@@ -227,16 +230,17 @@ def _cmd_base_parameters(args: argparse.Namespace) -> int:
 
 
 def _cmd_excite(args: argparse.Namespace) -> int:
+    check_file_target(args.out, args.overwrite)
     model = read_model_file(args.model)[0]
     check_dt(args.dt)
     layout = parameter_layout(model)
     base = base_parameters(model, layout.names, BASE_SAMPLES)
     result = optimise(model, base, args.period, args.harmonics, args.acceleration_ratio,
                       args.evaluations, seed=args.seed)
-    try:
-        traj = write_trajectory(str(args.out), model, result.series, args.dt, args.periods)
-    except OSError as exc:
-        raise InputError(f"--out {args.out}: cannot write there: {exc.strerror or exc}") from None
+    written = []
+    write_file(args.out, lambda path: written.append(write_trajectory(
+        str(path), model, result.series, args.dt, args.periods)), args.overwrite)
+    traj = written[0]
     print(f"wrote {args.out}: {len(traj.t)} samples over {traj.t[-1]:g} s; condition number "
           f"of the column-normalised base regressor ({base.rank} base parameters): "
           f"{result.initial_condition:.4g} for the random start, {result.final_condition:.4g} "
@@ -283,6 +287,7 @@ def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the noise")
     p.add_argument("--out", type=Path, required=True,
                    help="log file: MCAP if it ends in .mcap, else CSV")
+    add_overwrite_argument(p)
     p.set_defaults(func=_cmd_record)
     p = sub.add_parser("identify")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
@@ -300,6 +305,7 @@ def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
                    help="write the model even when it fits the log worse than the "
                         "model or changes its total mass by more than a "
                         f"factor {MAX_MASS_FACTOR:g} (said in the report)")
+    add_overwrite_argument(p)
     p.set_defaults(func=_cmd_identify)
     p = sub.add_parser("base-parameters")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
@@ -323,4 +329,5 @@ def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
                    help="periods written (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random start")
     p.add_argument("--out", type=Path, required=True, help="trajectory CSV to write")
+    add_overwrite_argument(p)
     p.set_defaults(func=_cmd_excite)

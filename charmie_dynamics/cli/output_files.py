@@ -61,6 +61,34 @@ def check_targets(out: Path, names: Iterable[str], overwrite: bool) -> None:
                          "them, or another --out; nothing was written")
 
 
+def check_file_target(path: Path, overwrite: bool) -> None:
+    """Refuse, before any work, an ``--out`` file that is a folder or lies under a file, and,
+    unless ``overwrite``, one that exists (the user's, or an earlier run's)."""
+    check_output(path.parent)
+    if path.is_dir() and not path.is_symlink():
+        raise InputError(f"--out {path}: is a folder, expected the path of a file to write")
+    if (path.exists() or path.is_symlink()) and not overwrite:
+        raise InputError(f"--out {path} exists: give --overwrite to replace it, or another "
+                         "--out; nothing was written")
+
+
+def write_file(path: Path, write: Callable[[Path], None], overwrite: bool) -> None:
+    """``write(tmp)`` to a file beside ``path`` (its suffix kept: writers choose the format
+    by it), then renamed over ``path`` once checked again (:func:`check_file_target`); a
+    failure or Ctrl-C leaves no partial file. Raises :class:`InputError` where it cannot be
+    written."""
+    tmp = path.with_name(f".{path.stem}.{secrets.token_hex(4)}.partial{path.suffix}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write(tmp)
+        check_file_target(path, overwrite)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"--out {path}: cannot write there: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def write_all(out: Path, steps: list[tuple[str, Callable[[Path], None]]],
               overwrite: bool = False) -> None:
     """Write every file (``step(path)``) into a new folder beside ``out``, then move them into
