@@ -46,6 +46,11 @@ UNITS = {"actuator": "N", "linear": "N", "angular": "N m"}
 # total mass differs by more than this factor (a log in other units, x1000, or a negated
 # effort column moves it further), unless --accept-worse.
 MAX_MASS_FACTOR = 2.0
+#: Most the physically consistent fit's residual RMS may exceed the unconstrained one's (the
+#: log's noise), as a factor, plus NOISE_FLOOR (N m or N: a noise-free log's unconstrained
+#: residual is rounding)
+CONSISTENCY_FACTOR = 3.0
+NOISE_FLOOR = 1e-3
 # The consistent estimate weighs samples (WLS) and the prior: its plain residual RMS may
 # exceed the prior's by rounding on a log the prior already fits; more is a worse fit.
 FIT_TOLERANCE = 1e-3
@@ -130,6 +135,16 @@ def acceptance_problems(model: Model, identified: Model, result: Identification,
     # ADMM's convergence is reported, not gated: its estimate is consistent by construction,
     # and the README's own short excitation stops at the iteration cap with a good fit
     problems = []
+    # the unconstrained fit's residual is the log's noise and unmodelled effects; a
+    # physically consistent model (positive masses, inertias) that leaves many times more
+    # explains no robot: efforts negated, in another unit, or of another machine
+    free_rms = min(_total_rms(fit["OLS"]), _total_rms(fit["WLS"]))
+    consistent_rms = _total_rms(fit["consistent"])
+    if not consistent_rms <= CONSISTENCY_FACTOR * free_rms + NOISE_FLOOR:
+        problems.append(f"no physically consistent model explains the log: its residual RMS "
+                        f"{consistent_rms:.4g} is over {CONSISTENCY_FACTOR:g} times the "
+                        f"unconstrained fit's {free_rms:.4g} (efforts negated, in another unit, "
+                        "or of another robot?)")
     new_rms, prior_rms = _total_rms(fit["consistent"]), _total_rms(fit["prior"])
     if not new_rms <= prior_rms * (1.0 + FIT_TOLERANCE):
         problems.append(f"it fits the log worse than the model (residual RMS {new_rms:.4g} "
