@@ -158,6 +158,7 @@ from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from ros_harness import (RELIABLE, Child, dump_on_failure, log_dir, node_argv, params,  # noqa: E402,F401
                          ros, ros_env)
+from std_srvs.srv import Trigger  # noqa: E402
 from test_simulator_node import SimulatedRobot, remapped  # noqa: E402
 
 
@@ -186,6 +187,20 @@ def test_simulator_runs_the_free_fall(ros, ros_env, log_dir, chain, pinocchio_fr
         stopped = next(d for d in robot.diagnostics if d["level"] == "ERROR")
         assert "singular configuration" in stopped["message"], stopped
         ros.spin_until(lambda: False, 0.5)          # still alive
+        fallen = list(robot.states)
+        # issue 34's SIM1: ~/reset brings it back from the stop, to the start at rest
+        client = ros.node.create_client(Trigger, f"/{ns}/simulator/reset")
+        assert client.wait_for_service(timeout_sec=30.0)
+        future = client.call_async(Trigger.Request())
+        assert ros.spin_until(future.done, 30.0)
+        assert future.result().success and "singular configuration" in future.result().message
+        mark = len(robot.diagnostics)
+        assert ros.spin_until(lambda: len(robot.diagnostics) > mark, 10.0)
+        assert robot.diagnostics[-1]["level"] != "ERROR", robot.diagnostics[-1]
+        restarted = robot.states[-1]
+        assert restarted.header.stamp.sec == 0 and restarted.header.stamp.nanosec == 0
+        np.testing.assert_allclose(restarted.position, q_ref[0], rtol=0, atol=1e-9)
+        del robot.states[len(fallen):]              # the fall's states are compared below
     finally:
         ros.watched = []
         simulator.stop()

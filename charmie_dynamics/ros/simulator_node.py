@@ -46,6 +46,11 @@ command: the free fall). joint_states carries every coordinate, dependent ones i
 with the efforts at the independent ones (0 at the others); no actuator_states. A state where
 the loops do not close or are singular (the free fall reaches one) stops the simulation at
 the last valid state (an ERROR in /diagnostics), as an actuator past its stroke does.
+
+``~/reset`` (std_srvs/Trigger) restarts the simulation from the motion's start at rest, the
+assembled state the node started from, at simulated time 0 (/clock goes back; the
+dynamics node re-arms its stamp checks): the way out of a stop, without a restart of the
+node. The last command is forgotten (``wait_for_command`` holds the robot still again).
 """
 from __future__ import annotations
 
@@ -59,6 +64,7 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
 
 from ..dynamics.actuation import (
     actuator_space,
@@ -169,7 +175,26 @@ class SimulatorNode(Node):
             self.create_subscription(Float64MultiArray, p["command_topic"], self._on_command, qos.OUTPUT)
         self.create_timer(1.0 / p["rate"], self._tick)
         self.create_timer(1.0, self._publish_diagnostics)
+        self.create_service(Trigger, "~/reset", self._on_reset)
+        self.x0 = x0
         self._publish_state()
+
+    def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        """Back to the motion's start at rest, at simulated time 0 (module docstring)."""
+        was = self.failed
+        if self.loop is not None:
+            self._start_loops(self.x0)       # it assembled at start-up: it assembles again
+        else:
+            self._start_tree(self.x0)
+        self.t, self.failed, self.command = 0.0, "", None
+        self.effort = np.zeros(len(self.inputs))
+        self.saturated_now = []
+        self._publish_state()
+        response.success = True
+        response.message = "simulation reset to the motion's start at rest" + \
+            (f" (it had stopped: {was})" if was else "")
+        self.get_logger().info(response.message)
+        return response
 
     def _start_loops(self, x0: np.ndarray) -> None:
         """The loops' state at the motion's start, solved from the assembled configuration
