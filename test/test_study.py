@@ -196,6 +196,59 @@ def test_joblib_and_dask_give_the_single_process_table(tmp_path, no_plots):
     assert (dask / "sweep.csv").read_text() == table
 
 
+def test_an_optimisation_on_a_cluster_of_worker_processes(tmp_path, no_plots):
+    """Issue 34: on a real cluster (`dask scheduler` and `dask worker --nworkers 2` on
+    127.0.0.1, separate processes, as a user starts them) the optimisation's second call
+    scattered its problem under the same key the scheduler was releasing: "lost
+    dependencies". Now the same best design as one process."""
+    pytest.importorskip("dask.distributed")
+    import socket
+    import subprocess
+    import sys
+    with socket.socket() as probe:                  # a free port for the scheduler
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    dask = [sys.executable, "-m", "dask"]
+    logs = tmp_path / "cluster.log"
+    with open(logs, "w") as log:
+        cluster = [subprocess.Popen(dask + ["scheduler", "--host", "127.0.0.1", "--port",
+                                            str(port), "--no-dashboard"], stdout=log, stderr=log)]
+        try:
+            cluster.append(subprocess.Popen(dask + ["worker", address, "--nworkers", "2",
+                                                    "--nthreads", "1", "--no-dashboard"],
+                                            stdout=log, stderr=log))
+            from dask.distributed import Client
+            with Client(address, timeout="120s") as client:   # both workers up (busy CI)
+                client.wait_for_workers(2, timeout=120)
+            study = """kind: optimize
+parameters:
+  - {path: springs.spring_5s.stiffness, bounds: [10, 30]}
+  - {path: springs.spring_5s.preload, bounds: [-100, 300]}
+objective: act5.peak_force
+motions: [{samples: 50}]
+optimize: {seed: 2, population: 6, iterations: 3}
+"""
+            alone = _study(tmp_path, "alone", study)
+            # in a process of its own with a time limit: the fault hung the run, not failed it
+            (tmp_path / "clustered.yaml").write_text(f"model: {CHARMIE}\n" + study)
+            clustered = tmp_path / "clustered"
+            run = subprocess.run(
+                [sys.executable, "-c", "import sys; from charmie_dynamics.cli.main import main; "
+                 "sys.exit(main(sys.argv[1:]))", "study", str(tmp_path / "clustered.yaml"),
+                 "--out", str(clustered), "--scheduler", address],
+                capture_output=True, text=True, timeout=600)
+            assert run.returncode == 0, run.stderr[-2000:]
+        finally:
+            for process in reversed(cluster):
+                process.terminate()
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+    assert _best(clustered) == _best(alone), logs.read_text()[-2000:]
+
+
 @pytest.mark.parametrize("entry, fragments", [
     ("parameters: [{path: springs.spring_9s.stiffness, bounds: [1, 2]}]\n"
      "objective: act5.peak_force\n", ["parameters[0].path", "spring_9s"]),

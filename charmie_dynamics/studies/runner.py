@@ -99,7 +99,10 @@ class Runner:
 
     def _dask(self, problem: DesignProblem, batches: list[list]) -> list[Outcome]:
         from dask.distributed import as_completed
-        shared = self.client.scatter(problem, broadcast=True)
+        # a key of its own each call (hash=False): with the problem's hash as its key, an
+        # optimisation's next call scattered the same key while the scheduler released it
+        # for the last call's futures, and its tasks were cancelled ("lost dependencies")
+        shared = self.client.scatter(problem, broadcast=True, hash=False)
         futures = [self.client.submit(evaluate_batch, shared, batch, pure=False)
                    for batch in batches]
         if self.progress:
