@@ -145,14 +145,15 @@ def test_failed_write_leaves_nothing(tmp_path, monkeypatch, capsys):
     assert list(tmp_path.iterdir()) == []             # no out, no temporary folder
 
 
-def test_interrupted_write_keeps_the_old_files(tmp_path, monkeypatch):
+def test_interrupted_write_keeps_the_old_files(tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
     out.mkdir()
     (out / "kinematics.csv").write_text("old")
     (out / "notes.txt").write_text("mine")
     _fail_on_plot(monkeypatch, KeyboardInterrupt())
-    with pytest.raises(KeyboardInterrupt):
-        _analyze(out)
+    # Ctrl-C: one line and status 130, no traceback (issue 34's S6, seen during --jobs 2)
+    assert _analyze(out) == 130
+    assert capsys.readouterr().err == "charmie-dynamics: interrupted\n"
     assert list(tmp_path.iterdir()) == [out]
     assert sorted(p.name for p in out.iterdir()) == ["kinematics.csv", "notes.txt"]
     assert (out / "kinematics.csv").read_text() == "old"

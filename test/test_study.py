@@ -392,3 +392,22 @@ def test_a_run_replaces_no_file_it_was_not_told_to(tmp_path, no_plots, capsys):
     assert main(["study", str(path), "--out", str(out), "--overwrite"]) == 0
     assert (out / "sweep.csv").read_text() != "mine\n" and (out / "report.txt").is_file()
     assert not list(tmp_path.glob(".u.*.partial"))
+
+
+def test_no_more_processes_than_batches(monkeypatch):
+    """Issue 34's S7: `--jobs 16` on 2 designs started 18 processes."""
+    joblib = pytest.importorskip("joblib")
+    from charmie_dynamics.studies.runner import Runner
+    asked = []
+
+    class Recorder(joblib.Parallel):
+        def __init__(self, n_jobs=None, **kwargs):
+            asked.append(n_jobs)
+            super().__init__(n_jobs=1, **kwargs)
+
+    class Problem:
+        def evaluate(self, design):
+            return sum(design)
+    monkeypatch.setattr(joblib, "Parallel", Recorder)
+    assert Runner(jobs=16).evaluate(Problem(), np.array([[1.0], [2.0]])) == [1.0, 2.0]
+    assert asked == [2]

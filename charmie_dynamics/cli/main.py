@@ -443,6 +443,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:            # output piped into a reader that stopped (| head)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:          # Ctrl-C: the writers leave nothing partial (write_all)
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

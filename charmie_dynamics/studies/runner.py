@@ -89,7 +89,8 @@ class Runner:
         except ImportError:
             raise RunnerError("--jobs needs joblib >= 1.3: pip install joblib") from None
         out: list[Outcome] = []
-        results = Parallel(n_jobs=self.jobs, return_as="generator")(
+        # no more processes than batches (--jobs 16 on 2 designs started 18)
+        results = Parallel(n_jobs=min(self.jobs, len(batches)), return_as="generator")(
             delayed(evaluate_batch)(problem, batch) for batch in batches)
         for result in results:
             out += result
