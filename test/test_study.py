@@ -283,6 +283,9 @@ optimize: {seed: 2, population: 6, iterations: 3}
      ["parameters[0].paths[1]", "sets a value that parameters[0].paths[0]"]),
     ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\n"
      "constraints: [[stroke]]\n", ["constraints", "[['stroke']]", "a list of stroke"]),
+    # issue 34's S8: YAML 1.1 reads 1e308 as text; said so, not "got '1e308', expected a number"
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 1e308]}]\n"
+     "objective: act5.peak_force\n", ["parameters[0].bounds", "text to YAML 1.1"]),
     # issue 34's S3: an alias bomb inside an accepted key (ran over 60 s at 585 MB)
     ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2],\n"
      "  note: [&a [x, x, x, x, x, x, x, x, x, x], &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a],\n"

@@ -119,10 +119,9 @@ class FieldReader:
     def number(self, value: Any, where: str, *, positive: bool = False,
                nonnegative: bool = False) -> float:
         if not (type(value) is float and math.isfinite(value)):     # the common case: none
-            if isinstance(value, str) and DECIMAL_EXPONENT_TEXT.fullmatch(value.strip()):
-                raise self.fail(where, f"got {show(value)}, text to YAML 1.1 (a number with "
-                                       "an exponent needs a dot and a signed exponent, as "
-                                       "1.0e+17), expected a number")
+            problem = yaml_exponent_problem(value)
+            if problem:
+                raise self.fail(where, problem)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise self.fail(where, f"got {show(value)}, expected a number")
             try:
@@ -213,6 +212,15 @@ class FieldReader:
         if problem:
             raise self.fail(where, problem)
         return value
+
+
+def yaml_exponent_problem(value: Any) -> Optional[str]:
+    """Why ``value``, a text that reads as a number, is not one (YAML 1.1 reads ``1e308`` as a
+    string: an exponent needs a dot and a sign), or None."""
+    if isinstance(value, str) and DECIMAL_EXPONENT_TEXT.fullmatch(value.strip()):
+        return (f"got {show(value)}, text to YAML 1.1 (a number with an exponent needs a dot "
+                "and a signed exponent, as 1.0e+17), expected a number")
+    return None
 
 
 def name_problem(value: Any, dotted: bool = True) -> Optional[str]:

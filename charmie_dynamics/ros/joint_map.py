@@ -38,7 +38,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from ..documents import DocumentError, parse_yaml, read_text
-from ..model.validation import DECIMAL_EXPONENT_TEXT, name_problem
+from ..model.validation import name_problem, yaml_exponent_problem
 
 FILE_SECTIONS = ("names", "scale", "offset", "effort_scale", "links")
 #: Largest scale, offset or effort scale: 1e6 turns km into mm or N into uN, and keeps a
@@ -184,9 +184,9 @@ def _numbers(section: object, path: str, name: str) -> dict[str, float]:
         raise JointMapError(f"{path}: {name}: expected a mapping MODEL_NAME: NUMBER")
     values = {}
     for key, value in section.items():
-        if isinstance(value, str) and DECIMAL_EXPONENT_TEXT.fullmatch(value.strip()):
-            raise JointMapError(f"{path}: {name}.{key}: {value!r} is text to YAML 1.1 (an "
-                                "exponent needs a dot and a sign, as 1.0e-3), expected a number")
+        problem = yaml_exponent_problem(value)
+        if problem:
+            raise JointMapError(f"{path}: {name}.{key}: {problem}")
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
                 or not math.isfinite(value) or (name != "offset" and value == 0) \
                 or abs(value) > MAX_FACTOR:

@@ -28,7 +28,7 @@ from typing import Any, Optional
 from ..documents import DocumentError, bounded, parse_yaml, read_text
 from ..dynamics import Payload
 from ..model import ModelError, model_from_dict
-from ..model.validation import MAX_MASS_KG
+from ..model.validation import MAX_MASS_KG, yaml_exponent_problem
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS
 from .parameters import Parameter, ParameterPathError, document_value, parse_path
 
@@ -120,6 +120,9 @@ class _Fields:
         return value
 
     def number(self, value: Any, where: str, lo: float = -math.inf, hi: float = math.inf) -> float:
+        problem = yaml_exponent_problem(value)      # '1e308': a string, not a contradiction
+        if problem:
+            raise self.fail(where, problem)
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
                 or not lo <= value <= hi:
             raise self.got(where, value, f"a number in [{lo:g}, {hi:g}]")
