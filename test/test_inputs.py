@@ -1,5 +1,7 @@
 """The dynamics node's input checks (pure functions of charmie_dynamics/ros/inputs.py) and
 the time conversions of its messages."""
+import contextlib
+
 import numpy as np
 import pytest
 from domains import domain_id
@@ -120,14 +122,11 @@ def test_durations_carry_the_rounding():
     assert (t.sec, t.nanosec) == (5, 250_000_000)
 
 
-@pytest.mark.ros
-def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
-    """The node's odometry callback, called in-process: a scaled or zero quaternion is
-    rejected (invalid_value), a unit one gives theta3 = its yaw less pi/2 (body_3 faces its
-    y axis, base_link its x)."""
+@contextlib.contextmanager
+def dynamics_in_process(monkeypatch, **parameters):
+    """A DynamicsNode on CHARMIE in this process (its callbacks called directly), with
+    ``parameters``; destroyed and its context shut down after."""
     rclpy = pytest.importorskip("rclpy")
-
-    from nav_msgs.msg import Odometry
     from rclpy.parameter import Parameter
 
     from charmie_dynamics.ros.dynamics_node import DynamicsNode
@@ -138,7 +137,21 @@ def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
     rclpy.init(context=context)
     try:
         node = DynamicsNode(context=context, parameter_overrides=[
-            Parameter("model_file", value=str(CHARMIE)), Parameter("odometry_topic", value="odom")])
+            Parameter(name, value=value)
+            for name, value in {"model_file": str(CHARMIE), **parameters}.items()])
+        yield node
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
+@pytest.mark.ros
+def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
+    """The node's odometry callback, called in-process: a scaled or zero quaternion is
+    rejected (invalid_value), a unit one gives theta3 = its yaw less pi/2 (body_3 faces its
+    y axis, base_link its x)."""
+    from nav_msgs.msg import Odometry
+    with dynamics_in_process(monkeypatch, odometry_topic="odom") as node:
         msg = Odometry()
         h = np.sqrt(0.5)
         for w, z in ((2 * h, 2 * h), (0.0, 0.0)):
@@ -159,9 +172,6 @@ def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
         node._on_odometry(msg)
         assert node.rejected["future_stamp"] == 1 and node.rejected["invalid_value"] == 3
         assert node.assembler.positions["theta3"] == pytest.approx(0.0, abs=1e-12)
-        node.destroy_node()
-    finally:
-        rclpy.try_shutdown(context=context)
 
 
 @pytest.mark.ros
@@ -374,21 +384,10 @@ def test_two_publishers_of_one_joint_and_a_flood_of_names_are_said(monkeypatch):
     publishers (messages of different joint sets: theta7a 0.1 from one, 0.6 from another)
     is counted at every switch and warned; a message of more than MAX_JOINT_NAMES names is
     too_many_names before its names are read."""
-    rclpy = pytest.importorskip("rclpy")
-
-    from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
 
-    from charmie_dynamics.ros.dynamics_node import DynamicsNode
     from charmie_dynamics.ros.inputs import MAX_JOINT_NAMES
-    from conftest import CHARMIE
-    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
-    context = rclpy.context.Context()
-    rclpy.init(context=context)
-    try:
-        node = DynamicsNode(context=context, parameter_overrides=[
-            Parameter("model_file", value=str(CHARMIE))])
+    with dynamics_in_process(monkeypatch) as node:
         arms = [f"theta{k}a" for k in range(7, 13)]
         one = JointState(name=arms, position=[0.1] * 6)
         other = JointState(name=["theta7a", "wheel_joint"], position=[0.6, 0.0])
@@ -401,6 +400,3 @@ def test_two_publishers_of_one_joint_and_a_flood_of_names_are_said(monkeypatch):
                            position=[0.0] * (MAX_JOINT_NAMES + 1))
         node._on_joint_state(flood)
         assert node.rejected["too_many_names"] == 1
-        node.destroy_node()
-    finally:
-        rclpy.try_shutdown(context=context)
