@@ -334,7 +334,13 @@ def test_hardware_units_round_trip_and_feedforward_scaled_after_clamping(model, 
     ("names: {theta8a: 'left arm joint 2'}", r"names\.theta8a: got 'left arm joint 2'"),
     # a factor that turns a finite effort into inf (the attack's: inf on the feedforward)
     ("effort_scale: {act4: 1.7e+308}", r"effort_scale\.act4: 1\.7e\+308, expected a finite "
-                                       r"number, not 0, at most 1e\+06 in size"),
+                                       r"number, not 0, at least 1e-06 and at most 1e\+06"),
+    # the review's: a tiny scale divides published positions into inf
+    ("scale: {act4: 1.0e-308}", r"scale\.act4: 1e-308, expected a finite number, not 0, at "
+                                r"least 1e-06"),
+    # links onto the turned base's frames (review): two parents for base_link
+    ("links: {body_9c: base_link}", r"bodies 'body_3' and 'body_9c' would both be frame "
+                                    r"'base_link'"),
 ])
 def test_bad_maps_name_the_file_and_the_field(model, tmp_path, section, problem):
     path = tmp_path / "map.yaml"
@@ -394,6 +400,9 @@ def test_exported_urdf_with_the_joint_map_is_the_robots(model, tmp_path):
                for m in (model, back)]
     order = [back.coordinate_names.index(n) for n in hardware(model.coordinate_names)]
     np.testing.assert_allclose(efforts[1][order], efforts[0], rtol=1e-10, atol=1e-10)
+    # the yaw joint, now base_link's, keeps body_3's friction (the review's: it was dropped)
+    assert back.bodies[back.body_index(BASE_LINK)].friction == \
+        model.bodies[model.body_index("body_3")].friction
     srdf = ET.fromstring((tmp_path / "charmie.srdf").read_text())
     assert [p.get("name") for p in srdf.findall("passive_joint")] == ["lift_joint",
                                                                        "torso_pitch_joint"]

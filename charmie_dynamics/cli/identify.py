@@ -170,7 +170,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:
     check_file_target(args.out, args.overwrite)
     report_dir: Path = args.report or args.out.with_name(args.out.stem + "_report")
     check_output(report_dir)
-    check_targets(report_dir, REPORT_FILES, args.overwrite)
+    check_targets(report_dir, REPORT_FILES[:2 if args.holdout is None else 3], args.overwrite)
     model, text = read_model_file(args.model)
     if is_urdf(text):
         # the loader's model document of the URDF (the same model) is edited and written as

@@ -266,6 +266,9 @@ def _base_link(robot: ET.Element, model: Model, i: int, joint: dict, frame_prefi
         "upper": _num(UNBOUNDED if upper is None else upper)}
     ET.SubElement(element, "limit", {**attributes, "effort": _num(effort or 0.0),
                                      "velocity": _num(velocity or 0.0)})
+    if body.friction.viscous or body.friction.coulomb:
+        ET.SubElement(element, "dynamics", damping=_num(body.friction.viscous),
+                      friction=_num(body.friction.coulomb))
     fixed = ET.SubElement(robot, "joint", name=f"{body.name}_joint", type="fixed")
     joint_names.append(f"{body.name}_joint")
     ET.SubElement(fixed, "parent", link=frame_prefix + base_link)
@@ -446,7 +449,9 @@ def overlay_from_model(model: Model, names: Mapping[str, str] = MappingProxyType
     """The mechanism overlay (charmie_dynamics/model/urdf.py) that, with the URDF of
     ``urdf_from_model(model, include_auxiliary=False, names=names, links=links)``, loads back
     as ``model``: named points, actuators (driving the URDF joint of their body), springs,
-    balancers, torsion springs, gravity; SI units. A turned base body keeps its points on its
+    balancers, torsion springs, gravity; SI units. Not the ``base:`` section: loaded back,
+    the planar base's joints are plain joints (the overlay's ``base:`` puts a new planar base
+    under a root link fixed to the world; docs/ros.md). A turned base body keeps its points on its
     own link (the body's frame: the balancers' equations are written in it); an actuator's
     point on it is also given on base_link, in its axes, the parent of the joints it drives."""
     plan = _joint_plan(model, names)

@@ -263,6 +263,10 @@ class DynamicsNode(Node):
         self.feedforward = FeedforwardMap(model, inputs, prepared.joints,
                                           self.joint_map.effort_out(prepared.joints))
         base = ()
+        if model.base is None and (self.p["base_frame"] or not self.p["publish_base_transform"]):
+            self.get_logger().warning(f"base_frame and publish_base_transform take no effect: the "
+                                      f"model {model.name!r} has no base: section (its bodies "
+                                      "are published from world_frame)")
         if self.p["odometry_topic"] and model.base is None:
             self.get_logger().warning(f"odometry_topic {self.p['odometry_topic']!r} is set but "
                                       f"the model {model.name!r} has no base: section; the "
@@ -449,7 +453,7 @@ class DynamicsNode(Node):
         given by two publishers (two broadcasters claiming it, a stale driver beside the
         real one): their values alternate in the feedforward. Counted every time
         (``joint_source_conflicts``), each joint named once in a WARN."""
-        source = hash(tuple(names))
+        source = hash(frozenset(names))          # its set: a reordering is no other
         switched = [n for n in taken if self.joint_source.setdefault(n, source) != source]
         if not switched:
             return

@@ -83,7 +83,8 @@ PARAMETERS = {
                                     "when the base driver's odometry owns odom -> base_link"),
     "base_frame": Param("", "Published name of the base body's frame (the body the model's base: "
                         "section turns; published as REP 103's base_link, x forward), e.g. "
-                        "base_link; empty: its links: name or the body's own"),
+                        "base_link; empty: its links: name, else base_link where the base: section "
+                        "turns it (CHARMIE), else the body's own"),
     "publish_solved_joint_states": Param(False, "Publish the coordinates the node solves (indirectly "
                                          "actuated joints, loops' dependent joints), in hardware "
                                          "names and units, stamped with the evaluated input's stamp, "

@@ -41,8 +41,9 @@ from ..documents import DocumentError, parse_yaml, read_text
 from ..model.validation import name_problem, yaml_exponent_problem
 
 FILE_SECTIONS = ("names", "scale", "offset", "effort_scale", "links")
-#: Largest scale, offset or effort scale: 1e6 turns km into mm or N into uN, and keeps a
-#: converted value of plausible size finite
+#: Largest scale, offset or effort scale, and the inverse of the smallest scale or effort
+#: scale: 1e6 turns km into mm or N into uN, and keeps a converted value (published
+#: positions are divided by the scale) of plausible size finite
 MAX_FACTOR = 1e6
 
 
@@ -115,10 +116,11 @@ class JointMap:
         return np.array([self.effort_scale.get(n, 1.0) for n in names])
 
     def check_links(self, body_names: Sequence[str], base_body: Optional[str], base_frame: str,
-                    world_frame: str, model_source: str) -> None:
+                    world_frame: str, model_source: str, own_frame: Optional[str] = None) -> None:
         """Raise :class:`JointMapError` for a ``links`` entry naming a body the model does not
         have, two bodies on one frame, a link named as ``world_frame``, or a base body's link
-        other than ``base_frame``."""
+        other than ``base_frame``. ``own_frame``: the name of one more frame (a turned base
+        body's own, base_link's fixed child), which no body may take."""
         known = set(body_names)
         for body, link in self.links.items():
             if body not in known:
@@ -132,7 +134,8 @@ class JointMap:
             raise JointMapError(f"{self.source}: links.{base_body}: {self.links[base_body]!r}, "
                                 f"but base_frame names the base body {base_frame!r}: expected "
                                 "the same name (or base_frame empty)")
-        seen: dict[str, str] = {}
+        seen: dict[str, str] = {own_frame: f"{own_frame} (the base body's own frame)"} \
+            if own_frame else {}
         for body in body_names:
             frame = base_frame if body == base_body and base_frame else self.links.get(body, body)
             if frame in seen:
@@ -188,11 +191,12 @@ def _numbers(section: object, path: str, name: str) -> dict[str, float]:
         if problem:
             raise JointMapError(f"{path}: {name}.{key}: {problem}")
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not math.isfinite(value) or (name != "offset" and value == 0) \
-                or abs(value) > MAX_FACTOR:
+                or not math.isfinite(value) or abs(value) > MAX_FACTOR \
+                or (name != "offset" and abs(value) < 1.0 / MAX_FACTOR):
             raise JointMapError(f"{path}: {name}.{key}: {value!r}, expected a finite number"
-                                + (", not 0" if name != "offset" else "")
-                                + f", at most {MAX_FACTOR:g} in size")
+                                + (f", not 0, at least {1.0 / MAX_FACTOR:g} and"
+                                   if name != "offset" else ",")
+                                + f" at most {MAX_FACTOR:g} in size")
         values[str(key)] = float(value)
     return values
 

@@ -30,7 +30,8 @@ from ..model.isolated import CHILD_CHECK_BYTES
 from ..model.model import Model
 from ..model.reader import model_hash
 from .joint_map import JointMap, JointMapError
-from .outputs import frame_name_clash, wrench_bodies, wrench_topic
+from .outputs import (base_frame_name, frame_name_clash, turned_base, wrench_bodies,
+                      wrench_topic)
 
 T = TypeVar("T")
 
@@ -318,12 +319,15 @@ def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequ
         joint_map.check(tuple(dict.fromkeys(model.input_names + model.coordinate_names)), source)
     except JointMapError as exc:
         raise ModelError(str(exc)) from None
-    clash = frame_name_clash(model, *frames)
+    # the base body's frame as frame_plan names it (a turned base: base_link by default)
+    base_frame = base_frame_name(model, frames[1], joint_map.links) or frames[1]
+    clash = frame_name_clash(model, frames[0], base_frame)
     if clash:
         raise ModelError(f"{source}: {clash}")
     try:
         joint_map.check_links(model.body_names, model.base.body if model.base else None,
-                              frames[1], frames[0], source)
+                              base_frame, frames[0], source,
+                              model.base.body if turned_base(model) else None)
     except JointMapError as exc:
         raise ModelError(str(exc)) from None
     # the evaluator's first evaluation compiles (or loads from numba's disk cache) the

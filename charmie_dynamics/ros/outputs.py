@@ -32,14 +32,36 @@ def base_bodies(model: Model) -> tuple[set[int], Optional[int]]:
     return chain, model.body_index(model.base.body)
 
 
+def turned_base(model: Model) -> bool:
+    """Whether the model's ``base:`` turns its base body in base_link (CHARMIE's body_3)."""
+    return model.base is not None and not np.allclose(model.base.rotation, np.eye(3),
+                                                      atol=1e-15)
+
+
+def base_frame_name(model: Model, base_frame: str, links: Mapping[str, str]) -> Optional[str]:
+    """The published name (before the prefix) of the base body's frame: ``base_frame``, else
+    its ``links`` name, else ``base_link`` where the model's ``base:`` turns it, else the
+    body's own; None for a model without ``base:``."""
+    if model.base is None:
+        return None
+    body = model.base.body
+    return base_frame or links.get(body) or ("base_link" if turned_base(model) else body)
+
+
 def frame_name_clash(model: Model, world_frame: str, base_frame: str) -> Optional[str]:
-    """Why ``world_frame`` or ``base_frame`` cannot name frames of ``model`` (the name of
-    another body: a frame would get two parents, or itself as parent), or None."""
+    """Why ``world_frame`` or ``base_frame`` (the base body's published name,
+    :func:`base_frame_name`) cannot name frames of ``model`` (the name of another body, of a
+    turned base body's own frame, or of each other: a frame would get two parents, or itself
+    as parent), or None."""
     base = base_bodies(model)[1]
-    own = model.body_names[base] if base is not None else None
+    # a turned base body's own name is its frame's, base_link's fixed child
+    own = model.body_names[base] if base is not None and not turned_base(model) else None
     for key, name in (("world_frame", world_frame), ("base_frame", base_frame)):
         if name and name != (own if key == "base_frame" else None) and name in model.body_names:
             return f"{key} {name!r} is the name of a body of {model.name}, expected another name"
+    if world_frame and world_frame == base_frame:
+        return (f"world_frame {world_frame!r} is also the base body's frame, expected another "
+                "name (set base_frame)")
     return None
 
 
@@ -97,12 +119,10 @@ def frame_plan(model: Model, pose_parents: Sequence[Optional[str]],
     frame = {name: prefix + links.get(name, name) for name in model.body_names}
     frame[world_frame] = prefix + world_frame
     base_name = model.body_names[base] if base is not None else None
-    turn = None
-    if base_name is not None and not np.allclose(model.base.rotation, np.eye(3), atol=1e-15):
-        turn = model.base.rotation
-    if base_name is not None and (base_frame or turn is not None):
+    turn = model.base.rotation if turned_base(model) else None
+    if base_name is not None:
         # a turned base body's frame is base_link, not the body's (export-urdf's name too)
-        frame[base_name] = prefix + (base_frame or links.get(base_name, "base_link"))
+        frame[base_name] = prefix + base_frame_name(model, base_frame, links)
     root = frame[base_name] if base_name is not None and not publish_base \
         else frame[world_frame]
     measured = set(inputs)

@@ -186,7 +186,8 @@ class SimulatorNode(Node):
             self._start_loops(self.x0)       # it assembled at start-up: it assembles again
         else:
             self._start_tree(self.x0)
-        self.t, self.failed, self.command = 0.0, "", None
+        self.t, self.failed, self.command, self.command_time = 0.0, "", None, 0.0
+        self.wall_start = time.monotonic()       # the real-time factor from here
         self.effort = np.zeros(len(self.inputs))
         self.saturated_now = []
         self._publish_state()

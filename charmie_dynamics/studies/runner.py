@@ -90,7 +90,7 @@ class Runner:
             raise RunnerError("--jobs needs joblib >= 1.3: pip install joblib") from None
         out: list[Outcome] = []
         # no more processes than batches (--jobs 16 on 2 designs started 18)
-        results = Parallel(n_jobs=min(self.jobs, len(batches)), return_as="generator")(
+        results = Parallel(n_jobs=max(1, min(self.jobs, len(batches))), return_as="generator")(
             delayed(evaluate_batch)(problem, batch) for batch in batches)
         for result in results:
             out += result
