@@ -50,10 +50,7 @@ def _cmd_export_urdf(args: argparse.Namespace) -> int:
     if args.joint_map is not None:
         try:
             joint_map = read_joint_map((), str(args.joint_map))
-            joint_map.check(tuple(dict.fromkeys(model.input_names + model.coordinate_names)),
-                            model.source)
-            joint_map.check_links(model.body_names, model.base.body if model.base else None,
-                                  "", "world", model.source)
+            joint_map.check_model(model, model.source)
         except JointMapError as exc:
             raise InputError(f"--joint-map: {exc}") from None
     # auxiliary bodies: the overlay's

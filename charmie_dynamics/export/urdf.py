@@ -259,21 +259,28 @@ def _base_link(robot: ET.Element, model: Model, i: int, joint: dict, frame_prefi
     ET.SubElement(element, "child", link=frame_prefix + base_link)
     xyz, R_c = joint["origin"]
     _origin(element, xyz, R_c @ model.base.rotation.T)
-    ET.SubElement(element, "axis", xyz=_vec(joint["axis"]))
-    lower, upper, velocity, effort = joint["limits"]
-    attributes = {} if joint["type"] == "continuous" else {
-        "lower": _num(-UNBOUNDED if lower is None else lower),
-        "upper": _num(UNBOUNDED if upper is None else upper)}
-    ET.SubElement(element, "limit", {**attributes, "effort": _num(effort or 0.0),
-                                     "velocity": _num(velocity or 0.0)})
-    if body.friction.viscous or body.friction.coulomb:
-        ET.SubElement(element, "dynamics", damping=_num(body.friction.viscous),
-                      friction=_num(body.friction.coulomb))
+    _motion(element, joint, body)
     fixed = ET.SubElement(robot, "joint", name=f"{body.name}_joint", type="fixed")
     joint_names.append(f"{body.name}_joint")
     ET.SubElement(fixed, "parent", link=frame_prefix + base_link)
     ET.SubElement(fixed, "child", link=frame_prefix + body.name)
     _origin(fixed, np.zeros(3), model.base.rotation)
+
+
+def _motion(element: ET.Element, joint: dict, body: Body) -> None:
+    """A moving joint's ``<axis>``, ``<limit>`` and ``<dynamics>`` (its friction)."""
+    ET.SubElement(element, "axis", xyz=_vec(joint["axis"]))
+    lower, upper, velocity, effort = joint["limits"]
+    attributes = {}
+    if joint["type"] != "continuous":
+        attributes["lower"] = _num(-UNBOUNDED if lower is None else lower)
+        attributes["upper"] = _num(UNBOUNDED if upper is None else upper)
+    attributes["effort"] = _num(0.0 if effort is None else effort)
+    attributes["velocity"] = _num(0.0 if velocity is None else velocity)
+    ET.SubElement(element, "limit", attributes)
+    if body.friction.viscous or body.friction.coulomb:
+        ET.SubElement(element, "dynamics", damping=_num(body.friction.viscous),
+                      friction=_num(body.friction.coulomb))
 
 
 def _chains(model: Model) -> list[int]:
@@ -375,18 +382,7 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
         ET.SubElement(element, "child", link=frame_prefix + link_of[body.name])
         _origin(element, xyz, R_c)
         if joint["type"] != "fixed":
-            ET.SubElement(element, "axis", xyz=_vec(joint["axis"]))
-            lower, upper, velocity, effort = joint["limits"]
-            attributes = {}
-            if joint["type"] != "continuous":
-                attributes["lower"] = _num(-UNBOUNDED if lower is None else lower)
-                attributes["upper"] = _num(UNBOUNDED if upper is None else upper)
-            attributes["effort"] = _num(0.0 if effort is None else effort)
-            attributes["velocity"] = _num(0.0 if velocity is None else velocity)
-            ET.SubElement(element, "limit", attributes)
-        if joint["type"] != "fixed" and (body.friction.viscous or body.friction.coulomb):
-            ET.SubElement(element, "dynamics", damping=_num(body.friction.viscous),
-                          friction=_num(body.friction.coulomb))
+            _motion(element, joint, body)
         if joint["mimic"] is not None:
             leader, multiplier = joint["mimic"]
             ET.SubElement(element, "mimic", joint=leader, multiplier=_num(multiplier),

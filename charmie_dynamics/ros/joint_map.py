@@ -33,12 +33,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
 from ..documents import DocumentError, parse_yaml, read_text
 from ..model.validation import name_problem, yaml_exponent_problem
+
+if TYPE_CHECKING:
+    from ..model.parameters import ModelParameters
 
 FILE_SECTIONS = ("names", "scale", "offset", "effort_scale", "links")
 #: Largest scale, offset or effort scale, and the inverse of the smallest scale or effort
@@ -142,6 +145,14 @@ class JointMap:
                 raise JointMapError(f"{self.source}: links: bodies {seen[frame]!r} and {body!r} "
                                     f"would both be frame {frame!r}, expected one body per link")
             seen[frame] = body
+
+    def check_model(self, model: "ModelParameters", model_source: str, base_frame: str = "",
+                    world_frame: str = "world", own_frame: Optional[str] = None) -> None:
+        """:meth:`check` on the model's inputs and coordinates, then :meth:`check_links` on
+        its bodies (base body from its ``base:``)."""
+        self.check(tuple(dict.fromkeys(model.input_names + model.coordinate_names)), model_source)
+        self.check_links(model.body_names, model.base.body if model.base else None, base_frame,
+                         world_frame, model_source, own_frame)
 
     def check(self, model_names: Sequence[str], model_source: str) -> None:
         """Raise :class:`JointMapError` for a mapped name the model does not know, or a

@@ -47,10 +47,7 @@ def model_to_publish(path: str | Path, overlay: Optional[str | Path], max_bytes:
     if not is_urdf(text):
         model = model_from_text(text, str(path), max_bytes, overlay=overlay)   # refuses an overlay
         try:
-            joint_map.check(tuple(dict.fromkeys(model.input_names + model.coordinate_names)),
-                            str(path))
-            joint_map.check_links(model.body_names, model.base.body if model.base else None,
-                                  "", "world", str(path))
+            joint_map.check_model(model, str(path))
         except JointMapError as exc:
             raise ModelError(str(exc)) from None
         return PublishedModel(model, text, urdf_from_model(
