@@ -177,3 +177,52 @@ def test_identify_writes_a_urdf_model_as_yaml(tmp_path, capsys):
         capsys.readouterr().err
     assert isinstance(yaml.safe_load(out.read_text()), dict)
     model_from_text(out.read_text(), str(out))
+
+
+def _mcap_with_actuator_stamps(path: Path, model, joint_t: np.ndarray, actuator_t: list) -> None:
+    """A log whose /actuator_states carry ``actuator_t`` (in that order) beside /joint_states
+    at ``joint_t``: what a robot whose actuator driver stopped or reordered writes."""
+    from mcap_ros2.writer import Writer
+    joints, actuators = logs._split(model)
+    names = model.input_names
+    lengths = {a.name: a.default_length for a in model.actuators}
+
+    def message(t: float, cols: list[int]) -> dict:
+        ns = int(round(t * 1e9))
+        return {"header": {"stamp": {"sec": ns // 10**9, "nanosec": ns % 10**9}, "frame_id": ""},
+                "name": [names[k] for k in cols],
+                "position": [lengths.get(names[k], 0.0) for k in cols],
+                "velocity": [0.0] * len(cols), "effort": [1.0] * len(cols)}
+    with open(path, "wb") as f:
+        writer = Writer(f)
+        schema = writer.register_msgdef(logs.JOINT_STATE, logs.JOINT_STATE_DEFINITION)
+        for topic, stamps, cols in ((logs.JOINT_STATES, joint_t, joints),
+                                    (logs.ACTUATOR_STATES, actuator_t, actuators)):
+            for t in stamps:
+                writer.write_message(topic, schema, message(t, cols), log_time=0,
+                                     publish_time=0)
+        writer.finish()
+
+
+def test_actuator_states_that_stop_early_or_go_back_are_refused(tmp_path, charmie, capsys):
+    """Issue 34, I1 residue: interpolation, never extrapolation, of the actuators' samples."""
+    joint_t = np.arange(100) * 0.01
+    cases = {"early.mcap": (list(joint_t[:40]), "/actuator_states cover 0.000 to 0.390 s, "
+                            "/joint_states 0.000 to 0.990 s: 60 joint samples have no actuator"),
+             "late.mcap": (list(joint_t[20:]), "/actuator_states cover 0.200 to 0.990 s, "
+                           "/joint_states 0.000 to 0.990 s: 20 joint samples"),
+             "shuffled.mcap": (list(joint_t[[0, 1, 3, 2] + list(range(4, 100))]),
+                               "/actuator_states message 3: stamp 0.020000000 s is not after "
+                               "message 2's 0.030000000 s, expected increasing stamps")}
+    for name, (actuator_t, reason) in cases.items():
+        path = tmp_path / name
+        _mcap_with_actuator_stamps(path, charmie, joint_t, actuator_t)
+        capsys.readouterr()
+        assert main(["identify", "--log", str(path), "--out", str(tmp_path / "m.yaml")]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"{path}: {reason}" in err[0], err
+        assert not (tmp_path / "m.yaml").exists()
+    # Half an actuator period of offset at either end is interpolation's own clamp: read.
+    path = tmp_path / "offset.mcap"
+    _mcap_with_actuator_stamps(path, charmie, joint_t, list(joint_t[:] + 0.004))
+    assert len(read_log(path, charmie).t) == 100

@@ -11,7 +11,8 @@ MCAP, as ``ros2 bag record`` writes it (CDR-encoded ``sensor_msgs/msg/JointState
 
 The efforts are the ``effort`` fields of these two topics, in the dynamics node's convention
 (its ``actuator_loads`` output, plus friction). The time of a sample is its header stamp;
-actuator samples are interpolated (linearly) to the joint_states stamps. A missing velocity
+actuator samples are interpolated (linearly, never extrapolated: their stamps must increase
+and span the joint_states stamps) to the joint_states stamps. A missing velocity
 (an empty array, JointState's "not measured") is differentiated from the positions.
 
 CSV: a ``time`` column (s), and per input ``NAME``, ``NAME.velocity`` (optional) and
@@ -206,6 +207,7 @@ def _from_mcap(path: str, data: bytes, model: Model) -> Log:
         t_a, x_a, xd_a, u_a = _topic_arrays(path, ACTUATOR_STATES,
                                             messages[ACTUATOR_STATES],
                                             [names[k] for k in actuators])
+        _check_cover(path, t, t_a)
         for col, k in enumerate(actuators):
             x[:, k] = np.interp(t, t_a, x_a[:, col])
             effort[:, k] = np.interp(t, t_a, u_a[:, col])
@@ -214,6 +216,24 @@ def _from_mcap(path: str, data: bytes, model: Model) -> Log:
         if xd_a is None:
             xd = None
     return _checked(path, Log(t, x, xd, effort), names)
+
+
+def _check_cover(path: str, t: np.ndarray, t_a: np.ndarray) -> None:
+    """Actuator samples are interpolated to the joint stamps, never extrapolated: their stamps
+    must increase and span the joint samples' (within half an actuator period)."""
+    back = np.flatnonzero(np.diff(t_a) <= 0) if len(t_a) > 1 else np.array([], int)
+    if back.size:
+        s = int(back[0]) + 1
+        raise LogError(f"{path}: {ACTUATOR_STATES} message {s}: stamp {t_a[s]:.9f} s is not "
+                       f"after message {s - 1}'s {t_a[s - 1]:.9f} s, expected increasing "
+                       "stamps (messages in the order they were stamped)")
+    margin = 0.5 * float(np.median(np.diff(t_a))) if len(t_a) > 1 else 0.0
+    outside = int(np.count_nonzero((t < t_a[0] - margin) | (t > t_a[-1] + margin)))
+    if outside:
+        raise LogError(f"{path}: {ACTUATOR_STATES} cover {t_a[0]:.3f} to {t_a[-1]:.3f} s, "
+                       f"{JOINT_STATES} {t.min():.3f} to {t.max():.3f} s: {outside} joint "
+                       "samples have no actuator sample around them, expected both topics "
+                       "over the same span (trim the log to it)")
 
 
 def write_csv(path: str | Path, model: Model, log: Log) -> None:
