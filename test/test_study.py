@@ -3,6 +3,7 @@
 ``analyze``'s loads.csv, the sensitivities against central differences of those runs, an
 infeasible region, joblib and Dask against one process, and the one-line errors."""
 import csv
+import socket
 
 import numpy as np
 import pytest
@@ -74,6 +75,13 @@ def _study(tmp_path, name, text, *args):
 def _best(out):
     spring = yaml.safe_load((out / "best_model.yaml").read_text())["springs"][0]
     return spring["stiffness"], spring["preload"]
+
+
+def _free_port() -> int:
+    """A port nothing listens on: bound, then released."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def test_one_parameter_optimum_equals_the_analyze_grid(tmp_path, no_plots, capsys):
@@ -202,12 +210,9 @@ def test_an_optimisation_on_a_cluster_of_worker_processes(tmp_path, no_plots):
     scattered its problem under the same key the scheduler was releasing: "lost
     dependencies". Now the same best design as one process."""
     pytest.importorskip("dask.distributed")
-    import socket
     import subprocess
     import sys
-    with socket.socket() as probe:                  # a free port for the scheduler
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     dask = [sys.executable, "-m", "dask"]
     logs = tmp_path / "cluster.log"
@@ -345,9 +350,19 @@ def test_the_cost_is_printed_first(tmp_path, no_plots, capsys):
     assert (out / "envelope.csv").exists()
 
 
-@pytest.mark.parametrize("scheduler", ["http://127.0.0.1:1", "tcp://"])
-def test_a_bad_scheduler_is_one_line(tmp_path, capsys, scheduler):
+@pytest.mark.parametrize("scheduler, reason", [
+    ("http://127.0.0.1:1", "scheme 'http' is not one of tcp, tls"),
+    ("tcp://", "not HOST:PORT with a port from 1 to 65535"),
+    ("127.0.0.1", "not HOST:PORT"), ("tcp://127.0.0.1:99999", "not HOST:PORT"),
+    ("tcp://[::1", "not HOST:PORT"),
+    ("tcp://nosuchhost.invalid:8786", "host 'nosuchhost.invalid' is unknown"),
+    ("tcp://127.0.0.1:CLOSED", "nothing listens on 127.0.0.1 port CLOSED (connection refused)")])
+def test_a_bad_scheduler_is_one_line(tmp_path, capsys, scheduler, reason):
+    """Issue 34, S5: the address's form, an unknown host and a refused port are said in the
+    address's own words, before Dask's client would wait 10 s on them."""
     pytest.importorskip("dask.distributed")
+    port = str(_free_port())
+    scheduler, reason = scheduler.replace("CLOSED", port), reason.replace("CLOSED", port)
     path = tmp_path / "s.yaml"
     path.write_text(f"kind: sweep\nmodel: {CHARMIE}\nmotions: [{{samples: 2}}]\n"
                     "parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\n"
@@ -355,7 +370,7 @@ def test_a_bad_scheduler_is_one_line(tmp_path, capsys, scheduler):
     assert main(["study", str(path), "--out", str(tmp_path / "out"),
                  "--scheduler", scheduler]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"--scheduler {scheduler}: cannot connect" in err
+    assert err.count("\n") == 1 and f"--scheduler {scheduler}: {reason}" in err, err
 
 
 @pytest.mark.parametrize("make", [lambda out: out.symlink_to(out.parent / "missing"),

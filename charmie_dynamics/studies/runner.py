@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
+import socket
+
 import numpy as np
 
 from .evaluation import DesignProblem, Outcome
@@ -15,6 +17,8 @@ from .evaluation import DesignProblem, Outcome
 #: Batches per worker: small enough to balance uneven designs, large enough to send the
 #: problem rarely.
 BATCHES_PER_WORKER = 4
+#: The address schemes of dask.distributed's communications.
+DASK_SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
 
 
 class RunnerError(RuntimeError):
@@ -24,6 +28,31 @@ class RunnerError(RuntimeError):
 def evaluate_batch(problem: DesignProblem, designs: Sequence[Sequence[float]]) -> list[Outcome]:
     """A batch of designs in one worker."""
     return [problem.evaluate(tuple(d)) for d in designs]
+
+
+def address_problem(address: str, wait_s: float = 3.0) -> Optional[str]:
+    """Why a TCP or TLS scheduler ``address`` ([SCHEME://]HOST:PORT) cannot be one, found
+    before Dask's client waits its 10 s on it: its form, an unknown host, a refused port;
+    None when something answers there (or for schemes Dask alone can check)."""
+    scheme, _, rest = address.rpartition("://")
+    if scheme not in ("", "tcp", "tls"):
+        return None if scheme in DASK_SCHEMES else (
+            f"scheme {scheme!r} is not one of {', '.join(DASK_SCHEMES)}")
+    host, _, port_text = rest.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not host or "[" in host or "]" in host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        return "not HOST:PORT with a port from 1 to 65535"
+    try:
+        socket.getaddrinfo(host, int(port_text), type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        return f"host {host!r} is unknown"
+    try:
+        socket.create_connection((host, int(port_text)), timeout=wait_s).close()
+    except ConnectionRefusedError:
+        return f"nothing listens on {host} port {port_text} (connection refused)"
+    except OSError as exc:
+        return f"no answer from {host} port {port_text} in {wait_s:g} s ({exc.strerror or exc})"
+    return None
 
 
 class Runner:
@@ -42,6 +71,10 @@ class Runner:
                 raise RunnerError("--scheduler needs dask.distributed: pip install "
                                      "'charmie_dynamics[cluster]' (or 'dask[distributed]')"
                                      ) from None
+            problem = address_problem(scheduler)
+            if problem:
+                raise RunnerError(f"--scheduler {scheduler}: {problem}, expected a reachable "
+                                  "Dask scheduler (tcp://HOST:8786)")
             try:
                 self.client = Client(scheduler, timeout="10s")
             # any failure (a bad scheme, a missing port, no answer) is the address's
