@@ -286,6 +286,11 @@ optimize: {seed: 2, population: 6, iterations: 3}
     ("parameters: [{paths: ['bodies.body_4.points.S4[1]', 'bodies.body_4.points.S4[1]'],\n"
      "               bounds: [-100, 0]}]\nobjective: act5.peak_force\n",
      ["parameters[0].paths[1]", "sets a value that parameters[0].paths[0]"]),
+    # issue 34's S8: one value written as a preload and a stiffness has no unit
+    ("parameters: [{paths: [balancers.balancer_left.spring.preload, springs.spring_5s.stiffness],\n"
+     "               bounds: [1, 2]}]\nobjective: act5.peak_force\n",
+     ["parameters[0].paths[1]", "is a springs.*.stiffness, paths[0] a balancers.*.spring.preload",
+      "one field"]),
     ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\n"
      "constraints: [[stroke]]\n", ["constraints", "[['stroke']]", "a list of stroke"]),
     # issue 34's S8: YAML 1.1 reads 1e308 as text; said so, not "got '1e308', expected a number"
@@ -429,3 +434,21 @@ def test_no_more_processes_than_batches(monkeypatch):
     monkeypatch.setattr(joblib, "Parallel", Recorder)
     assert Runner(jobs=16).evaluate(Problem(), np.array([[1.0], [2.0]])) == [1.0, 2.0]
     assert asked == [2]
+
+
+def test_a_file_that_is_not_yaml_is_not_quoted_back(tmp_path, capsys):
+    """Issue 34, S8: ``model: /etc/passwd`` quoted the file in the error; a study or model
+    file that is one scalar is named by its length."""
+    secret = tmp_path / "passwd"
+    secret.write_text("root:x:0:0:secret-token:/root:/bin/bash\n")
+    study = tmp_path / "s.yaml"
+    study.write_text(f"kind: sweep\nmodel: {secret}\nmotions: [{{samples: 2}}]\n"
+                     "parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\n"
+                     "sweep: {points: 2}\n")
+    for argv, where in ((["study", str(study)], f"{study}: model: {secret}: top level"),
+                        (["study", str(secret)], f"{secret}: top level"),
+                        (["analyze", "--model", str(secret)], f"{secret}: top level")):
+        assert main(argv + ["--out", str(tmp_path / "out")]) == 1
+        err = capsys.readouterr().err
+        assert f"{where}: got 39 characters of text, expected a mapping" in err, err
+        assert "secret-token" not in err

@@ -8,7 +8,7 @@ import math
 import re
 import reprlib
 import struct
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
@@ -54,6 +54,14 @@ MAX_NAME = 128
 
 
 
+
+def shown_non_mapping(data: Any, where: str, show: Callable[[Any], str]) -> str:
+    """How a value that should be a mapping is named in an error: a whole file read as one
+    scalar (not YAML at all, e.g. /etc/passwd) by its length, never quoted back."""
+    if where == "top level" and isinstance(data, str):
+        return f"{len(data)} characters of text"
+    return f"{type(data).__name__} {show(data)}"
+
 class ModelError(DocumentError):
     """A model file that cannot be used; the message says where and why."""
 
@@ -98,7 +106,8 @@ class FieldReader:
 
     def mapping(self, data: Any, where: str) -> Mapping:
         if type(data) is not dict and not isinstance(data, Mapping):    # dict: the common case
-            raise self.fail(where, f"got {type(data).__name__} {show(data)}, expected a mapping")
+            raise self.fail(where, f"got {shown_non_mapping(data, where, show)}, "
+                                   "expected a mapping")
         return data
 
     def get(self, data: Mapping, key: str, where: str, default: Any = ...) -> Any:

@@ -57,6 +57,21 @@ def _child(node: Any, key: PathKey, path: Path) -> Any:
     raise ParameterPathError(f"{show_path(path)}: the model has no {what} there")
 
 
+def field_of(document: Any, path: Path) -> str:
+    """The field ``path`` names, whichever entry and component: the names that pick a list's
+    entry (a body, a spring) and a point's name become ``*`` and the last indices go, so
+    linked paths of one quantity (``balancers.*.spring.preload``, ``bodies.*.points.*``)
+    have one field."""
+    node, parts = document, []
+    for n, key in enumerate(path):
+        named = (isinstance(key, str) and isinstance(node, list)) or (n and path[n - 1] == "points")
+        parts.append("*" if named else key)
+        node = _child(node, key, path)
+    while isinstance(parts[-1], int):
+        parts.pop()
+    return show_path(tuple(parts))
+
+
 def document_value(document: Any, path: Path) -> float:
     """The number at ``path`` (ParameterPathError when absent or not a number)."""
     node = document

@@ -28,9 +28,9 @@ from typing import Any, Optional
 from ..documents import DocumentError, bounded, parse_yaml, read_text
 from ..dynamics import Payload
 from ..model import ModelError, model_from_dict
-from ..model.validation import MAX_MASS_KG, yaml_exponent_problem
+from ..model.validation import MAX_MASS_KG, shown_non_mapping, yaml_exponent_problem
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS
-from .parameters import Parameter, ParameterPathError, document_value, parse_path
+from .parameters import Parameter, ParameterPathError, document_value, field_of, parse_path
 
 KINDS = ("sweep", "optimize", "envelope")
 CONSTRAINTS = ("stroke", "effort_limits", "spring_tension")
@@ -112,7 +112,8 @@ class _Fields:
 
     def mapping(self, value: Any, where: str, keys: set[str]) -> dict:
         if not isinstance(value, dict):
-            raise self.got(where, value, "a mapping")
+            shown = shown_non_mapping(value, where, lambda v: bounded(repr(v), 80))
+            raise self.fail(where, f"got {shown}, expected a mapping")
         unknown = sorted(set(map(str, value)) - keys)
         if unknown:
             raise self.fail(where, f"unknown key(s) {bounded(', '.join(unknown), 200)}, "
@@ -254,6 +255,12 @@ def _parameters(f: _Fields, value: Any, document: Any, model_source: str
                                                     "one parameter")
             seen[path] = f"{where}.paths[{n}]"
             paths.append(path)
+            # one value in two quantities (a preload and a stiffness) has no unit
+            if field_of(document, path) != field_of(document, paths[0]):
+                raise f.fail(f"{where}.paths[{n}]", f"{text!r} is a {field_of(document, path)}, "
+                                                    f"paths[0] a {field_of(document, paths[0])}, "
+                                                    "expected linked paths of one field "
+                                                    "(one quantity, one unit)")
         name = f.text(item.get("name", texts[0]), f"{where}.name")
         bounds = item.get("bounds")
         if not isinstance(bounds, list) or len(bounds) != 2:
