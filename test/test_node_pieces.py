@@ -68,6 +68,24 @@ def test_odometry_orientation_must_be_a_unit_quaternion(orientation, reason):
     assert info.value.reason == reason
 
 
+def _tilted(roll: float, yaw: float) -> tuple[float, float, float, float]:
+    """x y z w of Rz(yaw) Rx(roll)."""
+    cr, sr, cy, sy = math.cos(roll / 2), math.sin(roll / 2), math.cos(yaw / 2), math.sin(yaw / 2)
+    return (cy * sr, sy * sr, sy * cr, cy * cr)
+
+
+def test_odometry_of_a_rolled_base_is_refused_and_a_ramp_is_taken():
+    """Issue 34's attack: a 180-degree roll (qx = 1) was read as yaw 0; a base that leans
+    more than MAX_TILT has no planar pose. A 10-degree ramp keeps its yaw."""
+    for roll, shown in ((math.pi, "180"), (math.radians(31), "31"), (-math.radians(90), "90")):
+        with pytest.raises(InputRejected, match=f"tilted {shown} deg from upright, expected a "
+                                                "planar base .at most 30 deg.") as info:
+            base_from_odometry(MODEL.base, 0.0, 0.0, _tilted(roll, 0.4), (0.0, 0.0), 0.0)
+        assert info.value.reason == "invalid_value"
+    theta = base_from_odometry(MODEL.base, 0, 0, _tilted(math.radians(10), 0.4), (0, 0), 0)[0]
+    assert theta["theta3"] == pytest.approx(0.4 - math.pi / 2, abs=1e-12)
+
+
 @pytest.mark.parametrize("args", [(math.inf, 0.0, (0.0, 0.0), 0.0),
                                   (0.0, math.nan, (0.0, 0.0), 0.0),
                                   (0.0, 0.0, (math.inf, 0.0), 0.0),
