@@ -10,7 +10,7 @@ import pytest
 
 from charmie_dynamics.evaluators.evaluator import Evaluator
 from charmie_dynamics.model.model import JointType
-from charmie_dynamics.ros.inputs import InputRejected, StateAssembler, read_joint_state
+from charmie_dynamics.ros.inputs import InputLimits, InputRejected, StateAssembler, read_joint_state
 from charmie_dynamics.ros.joint_map import JointMap, JointMapError, read_joint_map
 from charmie_dynamics.ros.outputs import frame_plan
 
@@ -116,6 +116,36 @@ def test_with_a_map_a_model_name_on_joint_states_is_not_taken(charmie):
     with pytest.raises(InputRejected) as info:
         read_joint_state(m.message_to_model(["act4"]), [0.4], [], allowed, (), policy="strict")
     assert info.value.reason == "unknown_name"
+
+
+def test_rejection_texts_name_the_inputs_as_the_robot_does(charmie):
+    """Issue 34's attack: under a joint map, the texts of missing, duplicate, old, stale,
+    out-of-range and beyond-limit inputs named the model's names where the robot sent its
+    own."""
+    m = JointMap({"theta7a": "left_shoulder_pan", "act4": "lift_actuator"},
+                 scale={"act4": 0.001}, offset={"act4": 0.0})
+    assembler = StateAssembler(charmie, shown=m.hardware)
+    allowed, required = assembler.accepted_names(), assembler.required_names()
+    sent = [n for n in required if n != "theta7a"]
+    with pytest.raises(InputRejected, match="^missing_name: left_shoulder_pan not in the message$"):
+        read_joint_state(m.message_to_model(sent), [0.0] * len(sent), [], allowed, required,
+                         policy="strict", shown=m.hardware)
+    with pytest.raises(InputRejected, match="^duplicate_name: left_shoulder_pan appears twice$"):
+        read_joint_state(m.message_to_model(["left_shoulder_pan"] * 2), [0.0, 0.0], [],
+                         allowed, (), policy="merge", shown=m.hardware)
+    with pytest.raises(InputRejected, match="^missing_name: no measurement yet of .*left_shoulder_pan"):
+        assembler.assemble()
+    assembler.update(dict.fromkeys(sent, 0.0), dict.fromkeys(sent, 0.0), 0.0, stamp=10**9)
+    with pytest.raises(InputRejected, match="^missing_name: no measurement yet of left_shoulder_pan$"):
+        assembler.merged_stamp(10**8)
+    assembler.update({"theta7a": 0.0}, {"theta7a": 0.0}, 0.0, stamp=1)
+    with pytest.raises(InputRejected, match="^joint_too_old: left_shoulder_pan stamped more than 0.1 s"):
+        assembler.merged_stamp(10**8)
+    with pytest.raises(InputRejected, match="^out_of_range: lift_actuator = 9.0 m outside"):
+        assembler.update({"act4": 9.0}, {"act4": 0.0})
+    with pytest.raises(InputRejected, match="^beyond_limits: left_shoulder_pan velocity 1e.06") as info:
+        InputLimits.of(charmie).check({"theta7a": 0.0}, {"theta7a": 1e6}, 0.0, 0.0, m.hardware)
+    assert info.value.reason == "beyond_limits"
 
 
 @pytest.mark.parametrize("entries, text, problem", [

@@ -274,7 +274,7 @@ class DynamicsNode(Node):
         elif self.p["odometry_topic"]:
             base = tuple(c for c in model.base.coordinates if c in inputs)
         self.assembler = StateAssembler(model, base, inputs, tuple(
-            n for n in model.input_names if n not in inputs))
+            n for n in model.input_names if n not in inputs), shown=self.joint_map.hardware)
         solved = [c for c in model.coordinate_names if c not in inputs] \
             if self.p["publish_solved_joint_states"] else []
         self.solved_names = frozenset(self.joint_map.to_hardware(solved))
@@ -417,7 +417,8 @@ class DynamicsNode(Node):
         """Check measured values against the model's limits and keep them (``stamp``: each
         joint's, merge policy)."""
         tolerance = self.p["position_limit_tolerance"] if self.p["check_position_limits"] else math.inf
-        self.limits.check(positions, velocities, tolerance, self.p["velocity_limit_tolerance"])
+        self.limits.check(positions, velocities, tolerance, self.p["velocity_limit_tolerance"],
+                          self.joint_map.hardware)
         self.assembler.update(positions, velocities, now * 1e-9, stamp)
 
     def _read(self, msg: JointState, allowed: Sequence[str],
@@ -427,8 +428,9 @@ class DynamicsNode(Node):
         if len(msg.name) > MAX_JOINT_NAMES:
             raise InputRejected("too_many_names", f"{len(msg.name)} names, expected at most "
                                                   f"{MAX_JOINT_NAMES}")
-        values = read_joint_state(self.joint_map.message_to_model(msg.name), msg.position, msg.velocity,
-                                  allowed, required, msg.effort, self.p["joint_state_policy"])
+        values = read_joint_state(self.joint_map.message_to_model(msg.name), msg.position,
+                                  msg.velocity, allowed, required, msg.effort,
+                                  self.p["joint_state_policy"], self.joint_map.hardware)
         if values.ignored:
             self.events["messages_with_ignored_names"] += 1
             # as the robot sent them (a solved joint's hardware name, not the model's)

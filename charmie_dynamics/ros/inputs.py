@@ -8,7 +8,7 @@ in diagnostics; a rejected message never becomes a published number.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -45,10 +45,16 @@ class JointStateValues(NamedTuple):
     ignored: tuple[str, ...]          # names the model does not use (merge policy)
 
 
+def named(names: Sequence[str], shown: Mapping[str, str]) -> str:
+    """The first six of ``names`` for a rejection's text, each as ``shown`` maps it."""
+    return ", ".join(shown.get(n, n) for n in names[:6])
+
+
 def read_joint_state(names: Sequence[str], position: Sequence[float],
                      velocity: Sequence[float], allowed: Sequence[str],
                      required: Sequence[str] = (), effort: Sequence[float] = (),
-                     policy: str = "strict") -> JointStateValues:
+                     policy: str = "strict", shown: Mapping[str, str] = {}
+                     ) -> JointStateValues:
     """Positions and velocities by name from a sensor_msgs/JointState's arrays.
 
     ``velocity`` and ``effort`` may be empty (JointState's convention for "not measured":
@@ -58,7 +64,8 @@ def read_joint_state(names: Sequence[str], position: Sequence[float],
     ``allowed`` are returned as ``ignored`` (their values unchecked, a repeated one too: a
     wheel's NaN is not the model's concern) and ``required`` is not checked here (the
     assembler checks each joint's age instead). A name the model uses given twice is
-    ``duplicate_name`` under either policy.
+    ``duplicate_name`` under either policy. The texts name an input as ``shown`` maps it (the
+    robot's own name under a joint map).
     """
     if len(position) != len(names) or len(velocity) not in (0, len(names)) \
             or len(effort) not in (0, len(names)):
@@ -70,7 +77,7 @@ def read_joint_state(names: Sequence[str], position: Sequence[float],
         twice = [n for n in names if n in seen or seen.add(n)]
         used = [n for n in twice if policy == "strict" or n in allowed]
         if used:
-            raise InputRejected("duplicate_name", f"{used[0]} appears twice")
+            raise InputRejected("duplicate_name", f"{shown.get(used[0], used[0])} appears twice")
     ignored: tuple[str, ...] = ()
     if not given.issubset(allowed):
         unknown = tuple(dict.fromkeys(n for n in names if n not in allowed))
@@ -84,7 +91,7 @@ def read_joint_state(names: Sequence[str], position: Sequence[float],
         velocity = [velocity[k] for k in keep] if len(velocity) else velocity
     if policy == "strict" and not given.issuperset(required):
         missing = [n for n in required if n not in given]
-        raise InputRejected("missing_name", f"{', '.join(missing[:6])} not in the message")
+        raise InputRejected("missing_name", f"{named(missing, shown)} not in the message")
     if not (np.isfinite(np.asarray(position, dtype=float)).all()
             and np.isfinite(np.asarray(velocity, dtype=float)).all()):
         raise InputRejected("non_finite", "NaN or infinite position or velocity")
@@ -102,8 +109,10 @@ class InputLimits(ModelLimits):
     node's rejection."""
 
     def check(self, positions: Mapping[str, float], velocities: Mapping[str, float],
-              position_tolerance: float, velocity_tolerance: float) -> None:
-        """Raise ``beyond_limits`` for the first value beyond the limits (``violation``).
+              position_tolerance: float, velocity_tolerance: float,
+              shown: Mapping[str, str] = {}) -> None:
+        """Raise ``beyond_limits`` for the first value beyond the limits (``violation``),
+        its input named as ``shown`` maps it.
 
         Values that pass :meth:`within` (every message of a healthy stream) skip ``violation``,
         which only names the first value beyond."""
@@ -111,7 +120,8 @@ class InputLimits(ModelLimits):
             return
         problem = self.violation(positions, velocities, position_tolerance, velocity_tolerance)
         if problem is not None:
-            raise InputRejected("beyond_limits", str(problem))
+            raise InputRejected("beyond_limits", str(replace(
+                problem, name=shown.get(problem.name, problem.name))))
 
     def within(self, positions: Mapping[str, float], velocities: Mapping[str, float],
                position_tolerance: float, velocity_tolerance: float) -> bool:
@@ -153,6 +163,7 @@ class StateAssembler:
     base_coordinates: tuple[str, ...] = ()       # set when the base comes from odometry
     inputs: tuple[str, ...] = ()                 # the evaluated inputs; () model.input_names
     ignored: tuple[str, ...] = ()                # names accepted, checked and not evaluated
+    shown: Mapping[str, str] = field(default_factory=dict)     # an input's name in the texts
     positions: dict[str, float] = field(default_factory=dict)
     velocities: dict[str, float] = field(default_factory=dict)
     received: dict[str, float] = field(default_factory=dict)   # arrival time of each value
@@ -187,7 +198,8 @@ class StateAssembler:
             if name in self.ranges:
                 lo, hi = self.ranges[name]
                 if not lo <= value <= hi:
-                    raise InputRejected("out_of_range", f"{name} = {value!r} m outside "
+                    raise InputRejected("out_of_range", f"{self.shown.get(name, name)} = "
+                                                        f"{value!r} m outside "
                                                         f"[{lo:.4g}, {hi:.4g}] m")
         if stamp is not None:
             kept = self.stamps
@@ -214,11 +226,12 @@ class StateAssembler:
         stamps = self.stamps
         missing = [n for n in self._required if n not in stamps]
         if missing:
-            raise InputRejected("missing_name", f"no measurement yet of {', '.join(missing[:6])}")
+            raise InputRejected("missing_name", f"no measurement yet of "
+                                                f"{named(missing, self.shown)}")
         newest = max((stamps[n] for n in self._required), default=0)
         old = [n for n in self._required if newest - stamps[n] > max_age_ns]
         if old:
-            raise InputRejected("joint_too_old", f"{', '.join(old[:6])} stamped more than "
+            raise InputRejected("joint_too_old", f"{named(old, self.shown)} stamped more than "
                                                  f"{max_age_ns * 1e-9:g} s before the newest "
                                                  f"joint ({newest * 1e-9:.9f} s)")
         return newest
@@ -229,11 +242,13 @@ class StateAssembler:
         been received at most ``max_age`` before ``now``."""
         missing = [n for n in self.names if n not in self.positions]
         if missing:
-            raise InputRejected("missing_name", f"no measurement yet of {', '.join(missing[:6])}")
+            raise InputRejected("missing_name", f"no measurement yet of "
+                                                f"{named(missing, self.shown)}")
         # a value "received" after now (the node clock went back) is as unusable as an old one
         old = [n for n in self.names if not 0.0 <= now - self.received[n] <= max_age]
         if old:
-            raise InputRejected("stale_input", f"{', '.join(old[:6])} older than {max_age:g} s")
+            raise InputRejected("stale_input", f"{named(old, self.shown)} older than "
+                                               f"{max_age:g} s")
         return (np.array([self.positions[n] for n in self.names]),
                 np.array([self.velocities.get(n, 0.0) for n in self.names]))
 
