@@ -22,6 +22,7 @@ from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rcl_interfaces.srv import DescribeParameters, SetParameters  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
@@ -530,6 +531,17 @@ def test_a_model_from_a_node_other_than_the_loader_is_refused(ros, ros_env, log_
         assert ros.spin_until(lambda: statuses and int(statuses[-1]["rejected_model_publisher"]) >= 1,
                               30.0), statuses[-1:]
         assert statuses[-1]["message"].startswith("no model")
+        # issue 35, item 5: inputs before the first model are waited on, not rejections
+        states = ros.node.create_publisher(JointState, "/t2/joint_states", 10)
+        try:
+            assert ros.spin_until(lambda: (states.publish(JointState(name=["theta7a"],
+                                                                     position=[0.0])) or
+                                           int(statuses[-1]["waiting_for_model"]) >= 3), 30.0)
+        finally:
+            ros.node.destroy_publisher(states)
+        assert {k: v for k, v in statuses[-1].items() if k.startswith("rejected_")
+                and k != "rejected_model_publisher" and v != "0"} == {}, statuses[-1]
+        assert "input rejected" not in dynamics.text()
         assert "refused: published by /" in dynamics.text() and "expected only /t2/model_loader" \
             in dynamics.text(), dynamics.tail()
         ros.node.destroy_publisher(rogue)

@@ -407,6 +407,10 @@ class DynamicsNode(Node):
         self.pub_tf_static.publish(TFMessage(transforms=transforms))
 
     # ------------------------------------------------------------------ inputs
+    def _waiting_for_model(self) -> None:
+        """An input before the first model: counted apart, not a rejection (start-up)."""
+        self.events["waiting_for_model"] += 1
+
     def _reject(self, reason: str, detail: str) -> None:
         self.rejected[reason] += 1
         self.get_logger().warning(f"input rejected ({reason}): {detail}", throttle_duration_sec=2.0)
@@ -487,7 +491,7 @@ class DynamicsNode(Node):
     def _on_actuator_state(self, msg: JointState) -> None:
         self.received["actuator_states"] += 1
         if self.model is None:
-            return self._reject("no_model", "no model yet")
+            return self._waiting_for_model()
         now = self._now()
         try:
             stamp = to_nanoseconds(msg.header.stamp)
@@ -500,7 +504,7 @@ class DynamicsNode(Node):
     def _on_odometry(self, msg: Odometry) -> None:
         self.received["odometry"] += 1
         if self.model is None:
-            return self._reject("no_model", "no model yet")
+            return self._waiting_for_model()
         pose, twist = msg.pose.pose, msg.twist.twist
         o = pose.orientation
         now = self._now()
@@ -523,7 +527,7 @@ class DynamicsNode(Node):
         stays."""
         self.received["reference"] += 1
         if self.model is None:
-            return self._reject("no_model", "no model yet")
+            return self._waiting_for_model()
         names, cap = self.evaluator.input_names, self.p["max_reference_points"]
         try:
             check_serialized_reference(data, len(names), cap)
@@ -551,7 +555,7 @@ class DynamicsNode(Node):
             return
         self.received["joint_states"] += 1
         if self.model is None:
-            return self._reject("no_model", "no model yet")
+            return self._waiting_for_model()
         now = self._now()
         try:
             stamp = to_nanoseconds(msg.header.stamp)

@@ -18,7 +18,7 @@ from ..model.model import Model
 
 REASONS = ("length_mismatch", "non_finite", "unknown_name", "duplicate_name", "missing_name",
            "joint_too_old", "out_of_range", "beyond_limits", "invalid_value", "stale_input",
-           "time_backwards", "future_stamp", "throttled", "no_model", "loop_singular", "loop_jump",
+           "time_backwards", "future_stamp", "throttled", "loop_singular", "loop_jump",
            "dependent_beyond_limits", "too_many_names")
 #: Most names a joint_states or actuator_states message may hold (a robot has far fewer
 #: joints): a larger one is ``too_many_names``, refused before its names are read, so a
