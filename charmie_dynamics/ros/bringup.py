@@ -158,6 +158,9 @@ def run_bringup(args: argparse.Namespace) -> int:
             overrides = [rclpy.parameter.Parameter("publish_clock", value=True)] if sim_time else []
             player = TrajectoryPlayerNode(parameter_overrides=overrides + model["player"])
             nodes.append(player)
+        for node in nodes:              # the dynamics node's autostart (configure, activate)
+            if hasattr(node, "autostart"):
+                node.autostart()
     except (ModelError, ValueError, ParameterException) as exc:
         for node in nodes:
             node.destroy_node()
@@ -193,6 +196,8 @@ def run_bringup(args: argparse.Namespace) -> int:
         if time.monotonic() - next_status > 0.5 * args.status_period:
             print(status.line(), flush=True)
         for node in nodes:
+            if hasattr(node, "stop_safely") and rclpy.ok():   # its last, safe command
+                node.stop_safely()
             executor.remove_node(node)
             node.destroy_node()
         rclpy.try_shutdown()

@@ -33,20 +33,6 @@ def logger_level(name: str) -> LoggingSeverity:
     return getter(name)
 
 
-def shutdown_keeping_signal_handlers(context: Optional[Context] = None) -> None:
-    """Shut ``context`` (default: the global one) down if it is not already, leaving rclpy's
-    signal handlers installed (a SIGTERM during the teardown then still ends it cleanly).
-
-    Kilted's ``try_shutdown`` takes ``uninstall_handlers``, Humble's and Jazzy's do not; all
-    three's ``shutdown`` do. On a context already shut down it raises RCLError (a
-    RuntimeError): a signal's handler may have done it between the check and the call."""
-    if rclpy.ok(context=context):
-        try:
-            rclpy.shutdown(context=context, uninstall_handlers=False)
-        except RuntimeError:
-            pass
-
-
 def events_executor(context: Optional[Context] = None) -> Optional[Executor]:
     """rclpy's events executor (C++, much less overhead per message) where the distro has it
     (``rclpy.experimental``: Kilted and newer), else None."""

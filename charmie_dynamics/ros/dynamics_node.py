@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
 from collections import Counter, deque
 from typing import Optional, Sequence
@@ -60,7 +61,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.impl.implementation_singleton import rclpy_implementation
-from rclpy.node import Node
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -69,13 +70,15 @@ from tf2_msgs.msg import TFMessage
 from trajectory_msgs.msg import JointTrajectory
 
 from .. import jit
-from ..evaluators.evaluator import Evaluation, NonFiniteLoads
+from ..documents import bounded
+from ..evaluators.evaluator import Evaluation, Evaluator, NonFiniteLoads
 from ..evaluators.loop_evaluator import LoopJumpError, LoopSingularityError
 from ..kinematics.indirect import MechanismRangeError
-from ..model import model_from_text, read_model_file
+from ..model import ModelError, model_from_text, read_model_file
 from ..model.model import JointType, Model
 from ..model.isolated import check_in_child
 from ..model.urdf import is_urdf, read_overlay
+from ..resources import bundled_model
 from . import qos
 from .clock_guard import ClockGuard
 from .distro import sender_in_message_info
@@ -101,30 +104,162 @@ PUBLISHER_NAME_WAIT = 10.0     # s a model text waits for its publishers' names 
 MAX_IGNORED_NAMES = 256        # distinct ignored joint names remembered (and warned about)
 
 
-class DynamicsNode(Node):
+class DynamicsNode(LifecycleNode):
+    """A managed node (module docstring, "Lifecycle"): the parameters are read at
+    construction; configure reads the model and compiles the kernels, activate turns the
+    outputs on, deactivate publishes ``deactivate_command`` once and turns them off."""
+
     def __init__(self, **kwargs) -> None:
         super().__init__("dynamics", **kwargs)
         self.clock_guard = ClockGuard(self)
-        self.parser: Optional[ModelParser[PreparedModel]] = None   # started last, below
-        self.monitoring: Optional[MonitoringPublisher] = None       # its thread too
+        self.parser: Optional[ModelParser[PreparedModel]] = None   # configure starts them
+        self.monitoring: Optional[MonitoringPublisher] = None
         self.p = declare_parameters(self, PARAMETERS, self._on_set_parameters)
         problem = check_parameters(self.p)
         if problem:
             raise ValueError(f"parameter {problem}")
         if not jit.ENABLED and not self.p["allow_slow_kernels"]:
             raise ValueError(jit.slow_kernels_refusal())
+        self.model: Optional[Model] = None
+        self.configured = self.active = False
+        self.configuring_since: Optional[float] = None       # monotonic s, while configuring
+        self.configure_error = ""
+        self.events: Counter = Counter()                      # model, clock, lifecycle events
+        self.model_topic = {"topic": self.p["model_topic"], "robot_description": "robot_description",
+                            "file": None}[self.p["model_source"]]
+        self.model_publishers = [name for name in self.p["model_publishers"] if name]
+        # the sender of each model text where rclpy names it (run.make_executor then takes
+        # the single-threaded executor)
+        self.wants_sender = bool(self.model_publishers and self.model_topic) \
+            and sender_in_message_info()
+        self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.OUTPUT)
+        self.create_timer(self.p["diagnostics_period"], self._publish_diagnostics)
+        # what configure creates is what cleanup destroys: the entities made after these
+        self.lifecycle_entities = self._entities()
+
+    # ------------------------------------------------------------------ lifecycle
+    def _entities(self) -> set:
+        return set(self.subscriptions) | set(self.publishers) | set(self.timers) | \
+            set(self.services) | set(self.clients)
+
+    def autostart(self) -> None:
+        """``autostart``: configure and activate now (run.run_node calls this once the node
+        is on its executor); a failed configure raises its one-line reason."""
+        if not self.p["autostart"]:
+            self.get_logger().info("autostart false: unconfigured, waiting for configure and "
+                                   "activate (lifecycle)")
+            return
+        if self.trigger_configure() != TransitionCallbackReturn.SUCCESS:
+            raise ValueError(self.configure_error)
+        self.trigger_activate()
+
+    def stop_safely(self) -> None:
+        """SIGINT or SIGTERM (run.run_node): deactivate first, so the last command is safe."""
+        if self.active:
+            self.trigger_deactivate()
+
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Read the model and compile (or load) the kernels; /diagnostics says so meanwhile
+        from a thread of its own (this runs on the executor's)."""
+        self.configuring_since = time.monotonic()
+        reporter = threading.Thread(target=self._report_configuring, daemon=True,
+                                    name="configuring")
+        reporter.start()
+        try:
+            self._configure()
+        except (ModelError, ValueError) as exc:
+            self.configure_error = str(exc)
+            self.get_logger().error(f"configure failed: {exc}")
+            self._release()
+            return TransitionCallbackReturn.FAILURE
+        finally:
+            self.configuring_since = None
+            reporter.join()
+        self.configure_error = ""
+        self.configured = True
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Feedforward, loads and TF on, from the next valid input (nothing from before)."""
+        self.active = True
+        self.safety.forget()
+        self.stamps.reset()
+        if self.model is not None:
+            self._publish_static_frames()
+        self.events["activations"] += 1
+        self.get_logger().info("active: feedforward, loads and TF on")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._go_inactive()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        if self.active:
+            self._go_inactive()
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.active = False
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def _go_inactive(self) -> None:
+        """Outputs off, after ``deactivate_command`` once (a forward effort controller
+        applies the last command it got until another comes)."""
+        self.active = False
+        command = self.p["deactivate_command"]
+        if command != "none" and self.model is not None:
+            values = self.feedforward.zeros()
+            if command == "gravity" and self.safety.last_x is not None:
+                values = self._gravity_at_last_input()
+            self._publish_feedforward(values)
+            self.events["deactivate_commands"] += 1
+        self.get_logger().info(f"inactive: outputs off (deactivate_command {command})")
+
+    def _release(self) -> None:
+        """Back to unconfigured: the threads stopped, what configure created destroyed."""
+        self.configured = self.active = False
+        for worker in (getattr(self, "parser", None), getattr(self, "monitoring", None)):
+            if worker is not None:
+                worker.close()
+        self.parser = self.monitoring = None
+        self.model = None
+        # a construction that failed made nothing of configure's (rclpy's shutdown still
+        # destroys the node)
+        kept = getattr(self, "lifecycle_entities", None)
+        if kept is None:
+            return
+        destroy = {**dict.fromkeys(self.subscriptions, self.destroy_subscription),
+                   **dict.fromkeys(self.publishers, self.destroy_publisher),
+                   **dict.fromkeys(self.timers, self.destroy_timer),
+                   **dict.fromkeys(self.services, self.destroy_service),
+                   **dict.fromkeys(self.clients, self.destroy_client)}
+        for entity in self._entities() - kept:
+            destroy[entity](entity)
+
+    def _report_configuring(self) -> None:
+        while self.configuring_since is not None:
+            self._publish_diagnostics()
+            time.sleep(min(self.p["diagnostics_period"], 1.0))
+
+    def _configure(self) -> None:
+        """What configure builds (raises ModelError or ValueError with one line)."""
         self.overlay = self.p["overlay_file"] or None
         self.joint_map = read_joint_map(self.p["joint_name_map"], self.p["joint_map_file"],
                                         self.p["max_model_bytes"])
         self.ignored_names: set[str] = set()                  # warned once each
         self.joint_source: dict[str, int] = {}               # joint -> its last message's names
         self.conflicting: set[str] = set()                    # joints of two publishers, warned
-        self.model: Optional[Model] = None
         self.updates = ModelUpdates(self.p["accept_model_updates"])
         self.last_rejected: Optional[str] = None              # the text last logged as rejected
         self.rejected: Counter = Counter()
         self.received: Counter = Counter()                    # messages taken, by topic
-        self.events: Counter = Counter()                      # model and clock events
         self.reported: Counter = Counter()                    # counts at the last diagnostics
         self.stats = {"evaluated": 0, "latency_sum": 0.0, "latency_max": 0.0}
         self.effort_flags: tuple[str, ...] = ()               # inputs beyond their effort limit
@@ -146,7 +281,6 @@ class DynamicsNode(Node):
         self.pub_feedforward_state = self.create_publisher(
             JointState, self.p["feedforward_state_topic"], qos.OUTPUT)
         self.pub_tf_static = self.create_publisher(TFMessage, "/tf_static", qos.LATCHED)
-        self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.OUTPUT)
         # a ModelError ends start-up: a bad model file, or an overlay file that cannot be read
         if self.p["model_file"]:
             model, text = read_model_file(self.p["model_file"], self.p["max_model_bytes"],
@@ -158,19 +292,15 @@ class DynamicsNode(Node):
                 # same model, not an update to hold
                 self.updates.installed(prepared, urdf_as_document(
                     text, self.p["model_file"], self.overlay, self.p["max_model_bytes"]))
-        elif self.overlay:
-            read_overlay(self.overlay, self.p["max_model_bytes"])
+        else:
+            if self.overlay:
+                read_overlay(self.overlay, self.p["max_model_bytes"])
+            # the model comes later, on a topic: its kernels are compiled (or loaded) now
+            Evaluator(read_model_file(bundled_model())[0])
         # parsed models are installed by a timer that runs only while a parse is under way or
         # its result waits
         self.model_timer = self.create_timer(MODEL_POLL_PERIOD, self._collect_models)
         self.model_timer.cancel()
-        self.model_topic = {"topic": self.p["model_topic"], "robot_description": "robot_description",
-                            "file": None}[self.p["model_source"]]
-        self.model_publishers = [name for name in self.p["model_publishers"] if name]
-        # the sender of each model text where rclpy names it (run.make_executor then takes
-        # the single-threaded executor)
-        self.wants_sender = bool(self.model_publishers and self.model_topic) \
-            and sender_in_message_info()
         self.model_awaiting: Optional[tuple[str, tuple, float, bool]] = None
         self.names_timer = self.create_timer(0.1, self._check_model_senders)
         self.names_timer.cancel()
@@ -195,18 +325,13 @@ class DynamicsNode(Node):
         self.create_subscription(JointTrajectory, self.p["reference_topic"], self._on_reference,
                                  qos.OUTPUT, raw=True)
         self.create_timer(1.0 / self.p["watchdog_rate"], self._watchdog)
-        self.create_timer(self.p["diagnostics_period"], self._publish_diagnostics)
         # models from a topic are parsed on this worker thread, and the monitoring outputs
-        # published on theirs, started last so that a start-up error leaves no thread
-        # behind (callbacks run only after __init__)
+        # published on theirs, started last so that a configure error leaves no thread
         self.parser = ModelParser(self._parse_model, self._check_large_model)
         self.monitoring.start()
 
     def destroy_node(self) -> None:
-        if self.parser is not None:
-            self.parser.close()
-        if self.monitoring is not None:
-            self.monitoring.close()
+        self._release()
         super().destroy_node()
 
     def _on_set_parameters(self, params) -> SetParametersResult:
@@ -225,6 +350,8 @@ class DynamicsNode(Node):
         if new["max_model_bytes"] != self.p["max_model_bytes"] and self.parser is not None:
             self.parser.forget()            # a remembered outcome may differ under the new cap
         self.p = new
+        if not self.configured:             # configure builds its helpers from self.p
+            return SetParametersResult(successful=True)
         if cutoff_changed and self.model is not None:   # takes effect now, with a fresh filter
             self.estimator = AccelerationEstimator(new["acceleration_filter_cutoff"])
         self.stamps.max_lead_ns = int(new["max_stamp_lead"] * 1e9)
@@ -302,7 +429,8 @@ class DynamicsNode(Node):
             {body: model.body_index(body) for body in prepared.wrench_bodies},
             self.p["world_frame"], self.evaluator.result,
             OutputUnits.of(self.joint_map, model.coordinate_names, inputs, solved))
-        self._publish_static_frames()
+        if self.active:
+            self._publish_static_frames()
         summary = f"model {model.name!r} from {prepared.source}: {model.n_bodies} bodies, " \
                   f"{len(inputs)} inputs, {model.total_mass:.6g} kg"
         if old is None:
@@ -407,9 +535,10 @@ class DynamicsNode(Node):
         self.pub_tf_static.publish(TFMessage(transforms=transforms))
 
     # ------------------------------------------------------------------ inputs
-    def _waiting_for_model(self) -> None:
-        """An input before the first model: counted apart, not a rejection (start-up)."""
-        self.events["waiting_for_model"] += 1
+    def _idle_input(self) -> None:
+        """An input before the first model or while inactive: counted apart, not a
+        rejection (start-up, a managed stop)."""
+        self.events["waiting_for_model" if self.model is None else "inputs_while_inactive"] += 1
 
     def _reject(self, reason: str, detail: str) -> None:
         self.rejected[reason] += 1
@@ -490,8 +619,8 @@ class DynamicsNode(Node):
 
     def _on_actuator_state(self, msg: JointState) -> None:
         self.received["actuator_states"] += 1
-        if self.model is None:
-            return self._waiting_for_model()
+        if self.model is None or not self.active:
+            return self._idle_input()
         now = self._now()
         try:
             stamp = to_nanoseconds(msg.header.stamp)
@@ -503,8 +632,8 @@ class DynamicsNode(Node):
 
     def _on_odometry(self, msg: Odometry) -> None:
         self.received["odometry"] += 1
-        if self.model is None:
-            return self._waiting_for_model()
+        if self.model is None or not self.active:
+            return self._idle_input()
         pose, twist = msg.pose.pose, msg.twist.twist
         o = pose.orientation
         now = self._now()
@@ -526,8 +655,8 @@ class DynamicsNode(Node):
         stamp of the newest joint_states. A bad one is rejected and the previous reference
         stays."""
         self.received["reference"] += 1
-        if self.model is None:
-            return self._waiting_for_model()
+        if self.model is None or not self.active:
+            return self._idle_input()
         names, cap = self.evaluator.input_names, self.p["max_reference_points"]
         try:
             check_serialized_reference(data, len(names), cap)
@@ -554,8 +683,8 @@ class DynamicsNode(Node):
             self.events["solved_joint_states_skipped"] += 1
             return
         self.received["joint_states"] += 1
-        if self.model is None:
-            return self._waiting_for_model()
+        if self.model is None or not self.active:
+            return self._idle_input()
         now = self._now()
         try:
             stamp = to_nanoseconds(msg.header.stamp)
@@ -664,26 +793,44 @@ class DynamicsNode(Node):
         return self.get_clock().now().nanoseconds
 
     def _watchdog(self) -> None:
-        if self.model is None:
+        if self.model is None or not self.active:
             return
         action = self.safety.tick(self._now())
         if action is Action.HOLD:
             self._publish_feedforward(self.safety.last_feedforward)
         elif action is Action.GRAVITY:
-            try:
-                gravity = self.evaluator.gravity(self.safety.last_x).efforts
-            except (LoopSingularityError, NonFiniteLoads, MechanismRangeError) as exc:
-                # a loop model solves it from the last valid input's own solution, which
-                # should not fail; should it all the same: zeros, not a number not computed
-                self.events["gravity_fallback_zero"] += 1
-                self.get_logger().warning(f"gravity compensation at the last valid input failed "
-                                          f"({exc}); publishing zeros", throttle_duration_sec=2.0)
-                return self._publish_feedforward(self.feedforward.zeros())
-            self._publish_feedforward(self.feedforward(gravity, self.p["clamp_feedforward"]))
+            self._publish_feedforward(self._gravity_at_last_input())
         elif action is Action.ZERO:
             self._publish_feedforward(self.feedforward.zeros())
 
+    def _gravity_at_last_input(self) -> np.ndarray:
+        """The feedforward of gravity compensation at the last valid input's positions."""
+        try:
+            gravity = self.evaluator.gravity(self.safety.last_x).efforts
+        except (LoopSingularityError, NonFiniteLoads, MechanismRangeError) as exc:
+            # a loop model solves it from the last valid input's own solution, which
+            # should not fail; should it all the same: zeros, not a number not computed
+            self.events["gravity_fallback_zero"] += 1
+            self.get_logger().warning(f"gravity compensation at the last valid input failed "
+                                      f"({exc}); publishing zeros", throttle_duration_sec=2.0)
+            return self.feedforward.zeros()
+        return self.feedforward(gravity, self.p["clamp_feedforward"])
+
     def _publish_diagnostics(self) -> None:
+        """The status (node_status); before configure completes, the lifecycle's state only
+        (also from the configuring thread, while the executor's is busy compiling)."""
+        if not self.configured:
+            since = self.configuring_since
+            level, message = (DiagnosticStatus.WARN, "unconfigured: waiting for configure") \
+                if not self.configure_error else (DiagnosticStatus.ERROR, bounded(
+                    f"unconfigured: configure failed: {self.configure_error}", 500))
+            if since is not None:
+                level, message = DiagnosticStatus.WARN, f"configuring: reading the model and " \
+                    f"compiling the kernels ({time.monotonic() - since:.0f} s)"
+            label = "configuring" if since is not None else "unconfigured"
+            return self.pub_diagnostics.publish(diagnostics(
+                self.get_clock().now().to_msg(), "charmie_dynamics: dynamics", level, message,
+                {"lifecycle": label}))
         last = self.safety.last_valid
         self.events["monitoring_skipped"] = self.monitoring.skipped
         self.events["clock_rejected"] = self.clock_guard.rejected
@@ -698,10 +845,12 @@ class DynamicsNode(Node):
             stale=self.safety.stale, acceleration_source=self.p["acceleration_source"],
             effort_flags=self.effort_flags, ignored_names=sorted(self.ignored_names))
         self.reported = status.reported
-        self.pub_diagnostics.publish(diagnostics(self.get_clock().now().to_msg(),
-                                                 "charmie_dynamics: dynamics",
-                                                 getattr(DiagnosticStatus, status.level.name),
-                                                 status.message, status.values))
+        level, message = getattr(DiagnosticStatus, status.level.name), status.message
+        if not self.active:             # configured, outputs off: said first
+            level, message = max(level, DiagnosticStatus.WARN), f"inactive: {message}"
+        self.pub_diagnostics.publish(diagnostics(
+            self.get_clock().now().to_msg(), "charmie_dynamics: dynamics", level, message,
+            {"lifecycle": "active" if self.active else "inactive", **status.values}))
 
 
 def main(args=None) -> int:

@@ -15,6 +15,7 @@ from .stale_policy import POLICIES as STALE_POLICIES
 
 ACCELERATION_SOURCES = ("zero", "estimate", "reference")
 MODEL_UPDATES = ("once", "always")
+DEACTIVATE_COMMANDS = ("gravity", "zero", "none")
 RATE_PARAMETERS = ("publish_rate_limit", "tf_rate", "output_rate")     # 0 (off) or 1 to 10000 Hz
 #: Default most points of a reference trajectory: 100 s at 100 Hz; 100,000 points took the
 #: node's executor 3.5 s (deserializing and checking them)
@@ -139,6 +140,13 @@ PARAMETERS = {
                            "joint_wrenches/<body>, and arrows); empty: the model's base body, the first "
                            "with mass (the floor load; CHARMIE's body_3)"),
     "marker_scale": Param(0.002, "Arrow length per newton in the wrench markers, m/N", False, 1e-6, 1.0),
+    "autostart": Param(True, "true: configure and activate at start-up (one-command use); false: "
+                       "wait in the lifecycle's unconfigured state for configure and activate "
+                       "(a launch file or `ros2 lifecycle set`), as the hardware launch does"),
+    "deactivate_command": Param("gravity", "The command published once on deactivate, shutdown, "
+                                "SIGINT or SIGTERM (a forward effort controller holds the last "
+                                "command it received): gravity (compensation at the last valid "
+                                "positions; zeros before any) | zero | none (publish nothing)"),
     "diagnostics_period": Param(1.0, "Seconds between /diagnostics messages", True, 0.005, 3600.0),
 }
 
@@ -168,6 +176,7 @@ def check_parameters(p: Mapping[str, Any]) -> Optional[str]:
     problem, or None."""
     for key, allowed in (("acceleration_source", ACCELERATION_SOURCES),
                          ("stale_policy", STALE_POLICIES),
+                         ("deactivate_command", DEACTIVATE_COMMANDS),
                          ("accept_model_updates", MODEL_UPDATES),
                          ("model_source", MODEL_SOURCES),
                          ("joint_state_policy", JOINT_STATE_POLICIES),

@@ -13,9 +13,10 @@ import rclpy.logging
 from rclpy.exceptions import ParameterException
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation
+from rclpy.signals import SignalHandlerOptions
 
 from ..model import ModelError
-from .distro import events_executor, logger_level, shutdown_keeping_signal_handlers
+from .distro import events_executor, logger_level
 
 _RCL_LOCATION = re.compile(r",? at \S+\.c:\d+")      # rcl's ", at /src/rcl/arguments.c:415"
 
@@ -26,13 +27,16 @@ def rcl_message(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def init_ros(args: Optional[Sequence[str]]) -> None:
+def init_ros(args: Optional[Sequence[str]], own_signals: bool = False) -> None:
     """``rclpy.init``; a params file or argument rcl cannot parse raises ``ValueError`` with
-    one line (rcl's own ERROR lines of that failure are kept off stderr)."""
+    one line (rcl's own ERROR lines of that failure are kept off stderr). ``own_signals``:
+    rclpy installs no signal handlers (its own shut the context down at once, before a node
+    could publish its last command: :func:`run_node` handles SIGINT and SIGTERM)."""
     previous = logger_level("rcl")
     rclpy.logging.set_logger_level("rcl", rclpy.logging.LoggingSeverity.FATAL)
     try:
-        rclpy.init(args=args)
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO
+                   if own_signals else SignalHandlerOptions.ALL)
     except rclpy_implementation.RCLError as exc:
         raise ValueError(rcl_message(exc)) from None
     finally:
@@ -55,15 +59,16 @@ def make_executor(context=None, nodes: Sequence = ()) -> Executor:
 
 
 class _Interrupted:
-    """SIGINT in a node process, noted and never raised. An exception raised where the
-    signal lands can be lost or mark the process: inside numba's compiler, called back by
-    LLVM through ctypes, it was printed as "Exception ignored on calling ctypes callback
-    function" with a traceback, and the compile then failed ("no compiled object yet",
-    exit status 1); a KeyboardInterrupt passing through code run from a source string
+    """SIGINT or SIGTERM in a node process, noted and never raised; the spin loop then ends
+    and the node stops as it would on a lifecycle shutdown (the dynamics node publishes its
+    last, safe command) before the context is shut down. rclpy's own handlers are not
+    installed (:func:`init_ros`): they shut the context down inside the signal, before any
+    node could publish again. An exception raised where the signal lands can be lost or mark
+    the process: inside numba's compiler, called back by LLVM through ctypes, it was printed
+    as "Exception ignored on calling ctypes callback function" with a traceback, and the
+    compile then failed; a KeyboardInterrupt passing through code run from a source string
     (``exec``, as numba does while loading a cached kernel) made CPython 3.11 end the process
-    by SIGINT (-2) after a clean shutdown. rclpy's own handler, chained to this one by
-    ``rclpy.init``, shuts the context down, which ends start-up's rclpy calls and the spin
-    loop; before ``rclpy.init``, the note does (:func:`run_node`)."""
+    by SIGINT (-2) after a clean shutdown."""
 
     seen = False
 
@@ -73,62 +78,44 @@ def _interrupt(signum, frame):
 
 
 def _shut_down(code: int) -> int:
-    """End a node process that did not spin: SIGINT ignored from here on (rclpy's handlers
-    are gone and Python's default would end a second Ctrl-C's process by SIGINT, -2, during
-    the 30-500 ms of rclpy's and DDS's teardown), then rclpy shut down."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """End a node process that did not spin: rclpy shut down."""
     rclpy.try_shutdown()
     return code
 
 
 def run_node(node_class, args=None) -> int:
-    """Start ``node_class`` and spin it until shutdown; the process's exit status.
+    """Start ``node_class`` and spin it until SIGINT or SIGTERM; the process's exit status.
 
     SIGINT from the moment this runs (before it, while Python imports the modules, about
     0.6-1.1 s, it ends the process as any Python program's: a KeyboardInterrupt traceback),
-    and SIGTERM, are a clean shutdown with status 0, during start-up or while spinning. A
-    start-up error (model, parameter) is one line and status 1. SIGINT is never raised
-    (:class:`_Interrupted`): what runs when it comes finishes first, the node's construction
-    or a callback: a second or two with the kernels cached; where one compiles them (a first
-    start without ``charmie-dynamics compile``) about 30 s on a quiet machine, 59-77 s
-    measured on 2 shared cores under load, beyond which ``ros2 launch`` may kill it."""
-    # rclpy.init chains its own handler (which shuts the context down) to this one
+    and SIGTERM, are a clean shutdown with status 0, during start-up or while spinning: what
+    runs when one comes finishes first (the node's construction, its ``autostart``, a callback: a
+    second or two with the kernels cached; where the dynamics node compiles them, a first
+    start without ``charmie-dynamics compile``, about 30 s on a quiet machine, 59-77 s
+    measured on 2 shared cores under load, beyond which ``ros2 launch`` may kill it); then
+    the node's ``stop_safely`` (if it has one: the dynamics node's last command) and the
+    teardown. A start-up error (model, parameter) is one line and status 1. A node's
+    ``autostart`` (if it has one) runs after it joins the executor."""
     signal.signal(signal.SIGINT, _interrupt)
-    initialised = False
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
-        init_ros(args)
-        initialised = True
+        init_ros(args, own_signals=True)
         node = node_class()
         executor = make_executor(nodes=[node])
         executor.add_node(node)
+        if hasattr(node, "autostart") and not _Interrupted.seen:
+            node.autostart()
     except (ModelError, ValueError, ParameterException) as exc:
         print(f"{node_class.__name__}: error: {exc}", file=sys.stderr)
         return _shut_down(1)
-    except Exception:
-        # a signal shut the context down during start-up: what the construction then raised
-        # is its consequence (rclpy's "context is invalid" from create_publisher, rclpy's
-        # NotInitializedException); any other error (or one before rclpy.init) still ends
-        # the process with its traceback
-        if not initialised or rclpy.ok():
-            raise
-        return _shut_down(0)
-    if _Interrupted.seen:                     # it came before rclpy.init's handler was there
-        shutdown_keeping_signal_handlers()        # SIGTERM in the teardown: still clean
     try:
-        while rclpy.ok():
+        while rclpy.ok() and not _Interrupted.seen:
             executor.spin_once(timeout_sec=0.1)
     except ExternalShutdownException:
         pass
-    except rclpy_implementation.RCLError:
-        # SIGINT/SIGTERM shut the context down while a callback was publishing ("publisher's
-        # context is invalid": the simulator's timer, once in CI's launch test): a shutdown,
-        # not a failure; any other rcl error still ends the process with its traceback
-        if rclpy.ok():
-            raise
     finally:
-        # Ctrl-C in a terminal reaches every process of the group and `ros2 launch` then sends
-        # its own SIGINT: a second one during teardown raises inside rclpy's C++ code (abort)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if hasattr(node, "stop_safely") and rclpy.ok():
+            node.stop_safely()
         executor.remove_node(node)
         node.destroy_node()
         executor.shutdown()
