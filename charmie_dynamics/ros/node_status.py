@@ -14,7 +14,7 @@ EVENTS = ("models_taken", "models_held", "models_unchanged", "model_changes", "c
           "efforts_beyond_limits", "messages_with_ignored_names",
           "joint_states_without_model_joints", "gravity_fallback_zero", "monitoring_skipped",
           "solved_joint_states_skipped", "odometry_unused", "joint_source_conflicts",
-          "waiting_for_model")
+          "waiting_for_model", "inputs_while_inactive", "activations", "deactivate_commands")
 REJECTIONS = REASONS + ("bad_model", "model_publisher")
 
 

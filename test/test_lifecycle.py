@@ -1,0 +1,140 @@
+"""Issue 35, item 1: the dynamics node as a managed (lifecycle) node, over DDS in a separate
+process. configure -> activate -> deactivate -> activate -> SIGTERM, asserting what is
+published in each state: nothing on the feedforward before activate, the feedforward equal to
+the core's after it, ``deactivate_command`` exactly once on deactivate and then silence, and
+the same command once more on SIGTERM before the process exits 0."""
+from __future__ import annotations
+
+import signal
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy")
+pytestmark = [pytest.mark.ros]
+
+from lifecycle_msgs.msg import Transition  # noqa: E402
+from lifecycle_msgs.srv import ChangeState, GetState  # noqa: E402
+
+from node_process import Child  # noqa: E402
+from ros_harness import (TOL, Dynamics, core, dump_on_failure, namespaced_dynamics,  # noqa: E402,F401
+                         random_state, ros, ros_env, log_dir)
+
+
+def _transition(ros, client, transition: int) -> bool:
+    assert client.wait_for_service(timeout_sec=60.0)
+    return ros.call(client, ChangeState.Request(transition=Transition(id=transition)),
+                    timeout=120.0).success
+
+
+def _state(ros, client) -> str:
+    assert client.wait_for_service(timeout_sec=60.0)
+    return ros.call(client, GetState.Request(), timeout=30.0).current_state.label
+
+
+def _silent(ros, dyn: Dynamics, pos: dict, vel: dict, seconds: float) -> list:
+    """Feed valid inputs for ``seconds``; the feedforward messages that arrived meanwhile."""
+    mark = len(dyn.feedforward)
+    for _ in range(int(seconds / 0.05)):
+        dyn.publish_actuators(pos, vel)
+        dyn.publish_joints(ros.next_stamp(), pos, vel)
+        ros.spin_for(0.05)
+    return [v for _, v in dyn.feedforward[mark:]]
+
+
+@dump_on_failure
+def test_configure_activate_deactivate_activate_sigterm(ros, ros_env, log_dir):
+    child: Child = namespaced_dynamics("life", ros_env, log_dir, autostart="false",
+                                       deactivate_command="gravity", stale_timeout=5.0,
+                                       watchdog_rate=20.0)
+    node = ros.node
+    change = node.create_client(ChangeState, "/life/dynamics/change_state")
+    get = node.create_client(GetState, "/life/dynamics/get_state")
+    dyn = Dynamics(ros, child, "/life", with_tf=False)
+    rng = np.random.default_rng(35)
+    pos, vel = random_state(rng)
+    try:
+        ros.watched = [child]
+        assert _state(ros, get) == "unconfigured"
+        assert ros.spin_until(lambda: dyn.diagnostics and
+                              dyn.diagnostics[-1]["lifecycle"] == "unconfigured", 30.0)
+        assert _silent(ros, dyn, pos, vel, 0.5) == []          # unconfigured: nothing
+
+        assert _transition(ros, change, Transition.TRANSITION_CONFIGURE)
+        assert _state(ros, get) == "inactive"
+        assert ros.spin_until(lambda: dyn.diagnostics[-1]["lifecycle"] == "inactive", 30.0)
+        assert dyn.diagnostics[-1]["message"].startswith("inactive")
+        assert _silent(ros, dyn, pos, vel, 0.5) == []          # inactive: nothing
+        assert ros.spin_until(lambda: int(dyn.diagnostics[-1]["inputs_while_inactive"]) > 0, 10.0)
+        assert not dyn.tf_static                               # frames come with activate
+
+        assert _transition(ros, change, Transition.TRANSITION_ACTIVATE)
+        assert ros.spin_until(dyn.ready, 30.0)
+        _, out = dyn.send_state(pos, vel)
+        np.testing.assert_allclose(out["feedforward"], core(pos, vel)[4], **TOL)
+
+        # deactivate: gravity at the last valid input, once; then nothing
+        mark = len(dyn.feedforward)
+        assert _transition(ros, change, Transition.TRANSITION_DEACTIVATE)
+        assert ros.spin_until(lambda: len(dyn.feedforward) > mark, 10.0)
+        after = _silent(ros, dyn, pos, vel, 1.0)
+        sent = [v for _, v in dyn.feedforward[mark:]]
+        assert len(sent) == 1 and after == [], (len(sent), len(after))
+        np.testing.assert_allclose(sent[0], core(pos, vel, gravity_only=True)[4], **TOL)
+        assert _state(ros, get) == "inactive"
+
+        # active again: the feedforward of new inputs
+        assert _transition(ros, change, Transition.TRANSITION_ACTIVATE)
+        pos, vel = random_state(rng)
+        _, out = dyn.send_state(pos, vel)
+        np.testing.assert_allclose(out["feedforward"], core(pos, vel)[4], **TOL)
+
+        # SIGTERM while active: the safe command before the process ends, exit status 0
+        mark = len(dyn.feedforward)
+        ros.watched = []
+        signalled = time.monotonic()
+        child.proc.send_signal(signal.SIGTERM)
+        assert ros.spin_until(lambda: not child.alive(), 30.0), child.tail()
+        assert child.proc.returncode == 0, child.tail()
+        ros.spin_for(0.5)
+        sent = [v for _, v in dyn.feedforward[mark:]]
+        assert len(sent) >= 1, child.tail()
+        np.testing.assert_allclose(sent[-1], core(pos, vel, gravity_only=True)[4], **TOL)
+        assert "deactivate_command gravity" in child.text()
+        # a figure for docs/ros.md (printed, never asserted)
+        print(f"SIGTERM to the safe command over DDS: "
+              f"{(dyn.feedforward[-1][0] - signalled) * 1e3:.1f} ms")
+    finally:
+        ros.watched = []
+        for client in (change, get):
+            node.destroy_client(client)
+        child.stop()
+
+
+@pytest.mark.slow
+@dump_on_failure
+def test_a_cold_cache_configure_says_it_compiles(ros, ros_env, log_dir, tmp_path):
+    """A configure that compiles the kernels (an empty numba cache: a new build, a service
+    user's fresh home) is said on /diagnostics while it runs, from the node's configuring
+    thread (the executor's is busy compiling), and ends inactive."""
+    env = dict(ros_env, NUMBA_CACHE_DIR=str(tmp_path / "cold-cache"))
+    child = namespaced_dynamics("cold", env, log_dir, autostart="false", diagnostics_period=0.5)
+    change = ros.node.create_client(ChangeState, "/cold/dynamics/change_state")
+    dyn = Dynamics(ros, child, "/cold", with_tf=False)
+    try:
+        ros.watched = [child]
+        assert change.wait_for_service(timeout_sec=60.0)
+        future = change.call_async(ChangeState.Request(
+            transition=Transition(id=Transition.TRANSITION_CONFIGURE)))
+        assert ros.spin_until(future.done, 600.0), child.tail()
+        assert future.result().success, child.tail()
+        configuring = [d for d in dyn.diagnostics if d["lifecycle"] == "configuring"]
+        assert configuring, dyn.diagnostics[-3:]
+        assert configuring[-1]["message"].startswith(
+            "configuring: reading the model and compiling the kernels (")
+        assert ros.spin_until(lambda: dyn.diagnostics[-1]["lifecycle"] == "inactive", 30.0)
+    finally:
+        ros.watched = []
+        ros.node.destroy_client(change)
+        child.stop()
