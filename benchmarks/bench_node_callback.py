@@ -93,6 +93,7 @@ def run(inputs: list[JointState], tf_rate: float) -> dict:
             Parameter("model_file", value=str(bundled_model())),
             Parameter("tf_rate", value=tf_rate), Parameter("stale_timeout", value=3600.0),
             Parameter("check_position_limits", value=False)])
+        node.autostart()
         for msg in inputs[:200]:                      # warm-up
             node._on_joint_state(msg)
         times = []

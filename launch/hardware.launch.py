@@ -4,16 +4,30 @@
         [use_sim_time:=true] [model_file:=FILE] [model_source:=topic|robot_description|file]
         [overlay_file:=FILE] [frame_prefix:=PREFIX] [publish_tf:=all|not_in_urdf|none]
         [publish_robot_description:=true|false] [log_level:=debug|info|warn|error|fatal]
+        [controller_command:="ros2 run controller_manager spawner effort_controller"]
 
 An argument left empty keeps the params file's value (charmie_dynamics/ros/launch_arguments.py).
 Same nodes and parameter file as ``charmie-dynamics bringup --mode hardware``.
+
+The dynamics node is a managed node (config/hardware.yaml: ``autostart: false``); this launch
+drives it, without sleeps: configure once its process runs (the model read, the kernels
+compiled or loaded), activate once it is inactive, then ``controller_command`` (if given: the
+spawner of the effort controller that takes the feedforward), so that the controller never
+runs before the feedforward exists. Ctrl-C deactivates it first: ``deactivate_command`` once.
 """
 import os
+import shlex
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch_ros.actions import Node
+from launch.actions import (DeclareLaunchArgument, EmitEvent, ExecuteProcess, LogInfo,
+                            OpaqueFunction, RegisterEventHandler)
+from launch.event_handlers import OnProcessStart
+from launch.events import matches_action
+from launch_ros.actions import LifecycleNode, Node
+from launch_ros.event_handlers import OnStateTransition
+from launch_ros.events.lifecycle import ChangeState
+from lifecycle_msgs.msg import Transition
 
 from charmie_dynamics.ros.launch_arguments import declare_arguments, given_overrides, node_options
 
@@ -22,9 +36,31 @@ def _nodes(context):
     params = [context.launch_configurations["params"],
               {"use_sim_time": context.launch_configurations["use_sim_time"] == "true"},
               given_overrides(context)]
-    return [Node(package="charmie_dynamics", executable=name, parameters=params,
-                 output="screen", **node_options(context))
-            for name in ("model_loader", "dynamics")]
+    options = node_options(context)
+    loader = Node(package="charmie_dynamics", executable="model_loader", parameters=params,
+                  output="screen", **options)
+    dynamics = LifecycleNode(package="charmie_dynamics", executable="dynamics", name="dynamics",
+                             parameters=params, output="screen",
+                             **dict(options, namespace=options["namespace"] or ""))
+
+    def change(transition: int) -> EmitEvent:
+        return EmitEvent(event=ChangeState(lifecycle_node_matcher=matches_action(dynamics),
+                                           transition_id=transition))
+    command = shlex.split(context.launch_configurations["controller_command"])
+    on_active = [LogInfo(msg="dynamics active: feedforward on")]
+    if command:
+        on_active.append(ExecuteProcess(cmd=command, name="controller_command", output="screen"))
+    return [
+        loader, dynamics,
+        RegisterEventHandler(OnProcessStart(target_action=dynamics, on_start=[
+            change(Transition.TRANSITION_CONFIGURE)])),
+        RegisterEventHandler(OnStateTransition(target_lifecycle_node=dynamics,
+                                               start_state="configuring", goal_state="inactive",
+                                               entities=[change(Transition.TRANSITION_ACTIVATE)])),
+        RegisterEventHandler(OnStateTransition(target_lifecycle_node=dynamics,
+                                               start_state="activating", goal_state="active",
+                                               entities=on_active)),
+    ]
 
 
 def generate_launch_description():
@@ -34,6 +70,9 @@ def generate_launch_description():
                               description="parameter file of the nodes"),
         DeclareLaunchArgument("use_sim_time", default_value="false", choices=["true", "false"],
                               description="run on /clock (a bag replay)"),
+        DeclareLaunchArgument("controller_command", default_value="",
+                              description="a command started once the dynamics node is active, "
+                                          "e.g. the spawner of the effort controller (empty: none)"),
         *declare_arguments(),
         OpaqueFunction(function=_nodes),
     ])

@@ -3,6 +3,7 @@
     python robot_standins.py broadcaster CONFIG.json   # joint_state_broadcaster
     python robot_standins.py odometry CONFIG.json      # the base controller's odometry
     python robot_standins.py rsp CONFIG.json           # robot_state_publisher
+    python robot_standins.py effort_controller CONFIG.json  # spawner + effort controller
 
 They behave as the real ones do where the dynamics node meets them:
 
@@ -33,11 +34,12 @@ import numpy as np
 
 import rclpy
 from geometry_msgs.msg import TransformStamped
+from lifecycle_msgs.srv import GetState
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
+from std_msgs.msg import Float64MultiArray, String
 from tf2_msgs.msg import TFMessage
 
 from charmie_dynamics.ros.run import run_node
@@ -198,7 +200,39 @@ class StatePublisher(Node):
             self.pub_tf.publish(TFMessage(transforms=moved))
 
 
-ROLES = {"broadcaster": Broadcaster, "odometry": BaseOdometry, "rsp": StatePublisher}
+class EffortController(Node):
+    """The effort controller's spawner and controller in one: started by the hardware
+    launch's ``controller_command`` once the dynamics node is active. It asks the dynamics
+    node's lifecycle state as it starts and writes it to ``record`` (the order the launch
+    promises), then takes the feedforward as a forward controller takes its commands."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__("effort_controller")
+        self.record = config["record"]
+        self.commands = 0
+        self.create_subscription(Float64MultiArray, config["topic"], self.on_command, RELIABLE)
+        self.client = self.create_client(GetState, config["state_service"])
+        self.create_timer(0.05, self.ask)
+        self.asked = False
+
+    def ask(self) -> None:
+        if self.asked or not self.client.service_is_ready():
+            return
+        self.asked = True
+        self.client.call_async(GetState.Request()).add_done_callback(
+            lambda future: self.write(future.result().current_state.label))
+
+    def write(self, state: str) -> None:
+        with open(self.record + ".part", "w", encoding="utf-8") as f:
+            json.dump({"dynamics_state_at_start": state}, f)
+        os.replace(self.record + ".part", self.record)      # whole, for the test's reader
+
+    def on_command(self, msg: Float64MultiArray) -> None:
+        self.commands += 1
+
+
+ROLES = {"broadcaster": Broadcaster, "odometry": BaseOdometry, "rsp": StatePublisher,
+         "effort_controller": EffortController}
 
 
 def main() -> None:

@@ -139,6 +139,7 @@ def dynamics_in_process(monkeypatch, **parameters):
         node = DynamicsNode(context=context, parameter_overrides=[
             Parameter(name, value=value)
             for name, value in {"model_file": str(CHARMIE), **parameters}.items()])
+        node.autostart()
         yield node
         node.destroy_node()
     finally:
@@ -202,6 +203,7 @@ def test_reference_acceleration_source(monkeypatch):
             Parameter("model_file", value=str(CHARMIE)),
             Parameter("acceleration_source", value="reference"),
             Parameter("stale_timeout", value=1000.0)])
+        node.autostart()
         published = []          # joint_loads' efforts, from the monitoring thread
 
         def loads_published(n: int) -> bool:
@@ -280,12 +282,15 @@ def test_start_up_error_leaves_no_parser_thread_and_cutoff_changes_at_run_time(m
     context = rclpy.context.Context()
     rclpy.init(context=context)
     try:
+        failed = DynamicsNode(context=context, parameter_overrides=[
+            Parameter("model_file", value=str(CHARMIE) + ".missing")])
         with pytest.raises(Exception):
-            DynamicsNode(context=context, parameter_overrides=[
-                Parameter("model_file", value=str(CHARMIE) + ".missing")])
+            failed.autostart()
+        failed.destroy_node()
         assert len(parsers()) == before
         node = DynamicsNode(context=context, parameter_overrides=[
             Parameter("model_file", value=str(CHARMIE))])
+        node.autostart()
         assert node.estimator.cutoff_hz == 20.0
         assert node.set_parameters([Parameter("acceleration_filter_cutoff", value=5.0)])[0].successful
         assert node.estimator.cutoff_hz == 5.0

@@ -642,6 +642,7 @@ def test_urdf_model_file_then_its_published_document_is_not_held(charmie_urdf, m
     try:
         node = DynamicsNode(context=context, parameter_overrides=[
             Parameter("model_file", value=str(urdf)), Parameter("overlay_file", value=str(overlay))])
+        node.autostart()
         node._on_model(String(data=published.text), None)
         deadline = time.monotonic() + 60.0
         while not node.parser.idle() or not (node.events["models_unchanged"]

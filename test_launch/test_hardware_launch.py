@@ -11,7 +11,9 @@ test/robot_graph_config.py):
   base_link REP 103) for the joints it gets on /joint_states;
 * the package's nodes with config/hardware.yaml as installed (merge policy, publish_tf
   not_in_urdf, publish_solved_joint_states, publish_base_transform false, the odometry
-  feeding the base coordinates, publish_robot_description false).
+  feeding the base coordinates, publish_robot_description false; the dynamics node managed:
+  the launch configures and activates it, then starts ``controller_command``, here the
+  effort controller's stand-in, which records the dynamics node's state as it starts).
 
 Asserted: every merged message is evaluated once the loader's model is in and every publisher
 was heard, or counted as joint_too_old where a starved broadcaster fell behind (before that:
@@ -69,9 +71,19 @@ def _standin(role: str, config: dict) -> ExecuteProcess:
                                str(path)], name=f"standin_{path.stem}", output="screen")
 
 
+CONTROLLER_RECORD = WORK / "effort_controller.json"
+
+
 @pytest.mark.launch_test
 def generate_test_description():
-    under_test = launch_under_test("hardware.launch.py", joint_map_file=str(JOINT_MAP_FILE))
+    controller = WORK / "effort_controller_config.json"
+    controller.write_text(json.dumps(dict(record=str(CONTROLLER_RECORD),
+                                          topic="feedforward_efforts",
+                                          state_service="/dynamics/get_state")))
+    under_test = launch_under_test(
+        "hardware.launch.py", joint_map_file=str(JOINT_MAP_FILE),
+        controller_command=f"{sys.executable} {ROOT / 'test' / 'robot_standins.py'} "
+                           f"effort_controller {controller}")
     *actions, ready = under_test.entities
     standins = [_standin("broadcaster", dict(FAST, stop_file=str(STOP))),
                 _standin("broadcaster", dict(SLOW, stop_file=str(STOP))),
@@ -134,6 +146,10 @@ class TestRobotGraph(unittest.TestCase):
                                            "/base_controller", "/jsb_arms", "/jsb_body"},
                                           START_TIMEOUT)
         self.assertLessEqual({"/model_loader", "/dynamics", "/robot_state_publisher"}, running)
+        # issue 35: the launch starts the controller only once the dynamics node is active
+        self.assertTrue(self.ros.spin_until(CONTROLLER_RECORD.exists, START_TIMEOUT))
+        self.assertEqual(json.loads(CONTROLLER_RECORD.read_text()),
+                         {"dynamics_state_at_start": "active"})
         self.assertTrue(self.ros.spin_until(
             lambda: len(self.actuator_loads.messages) >= EVALUATIONS
             and {"left_arm_link_1", "left_arm_mount_link", "lift_link", "act4", "base_link"}

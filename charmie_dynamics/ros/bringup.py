@@ -149,7 +149,9 @@ def run_bringup(args: argparse.Namespace) -> int:
         model = model_overrides(args.model)
         init_ros(ros_args)
         nodes.append(ModelLoaderNode(parameter_overrides=model["model_loader"]))
-        nodes.append(DynamicsNode(parameter_overrides=model["dynamics"]))
+        # bringup is no lifecycle manager: the node configures and activates itself
+        nodes.append(DynamicsNode(parameter_overrides=model["dynamics"] + [
+            rclpy.parameter.Parameter("autostart", value=True)]))
         if dynamic:
             # the simulator owns simulated time: its own timer runs on the wall clock
             nodes.append(SimulatorNode(parameter_overrides=[
