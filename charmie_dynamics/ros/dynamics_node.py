@@ -124,7 +124,16 @@ class DynamicsNode(LifecycleNode):
         self.configured = self.active = False
         self.configuring_since: Optional[float] = None       # monotonic s, while configuring
         self.configure_error = ""
+        self.autostarting = False
+        # the counts of the process's life, in every state (diagnostics)
         self.events: Counter = Counter()                      # model, clock, lifecycle events
+        self.rejected: Counter = Counter()
+        self.received: Counter = Counter()                    # messages taken, by topic
+        self.reported: Counter = Counter()                    # counts at the last diagnostics
+        self.stats = {"evaluated": 0, "latency_sum": 0.0, "latency_max": 0.0}
+        self.effort_flags: tuple[str, ...] = ()               # inputs beyond their effort limit
+        self.arrivals: deque = deque(maxlen=200)
+        self.ignored_names: set[str] = set()                  # warned once each
         self.model_topic = {"topic": self.p["model_topic"], "robot_description": "robot_description",
                             "file": None}[self.p["model_source"]]
         self.model_publishers = [name for name in self.p["model_publishers"] if name]
@@ -149,7 +158,12 @@ class DynamicsNode(LifecycleNode):
             self.get_logger().info("autostart false: unconfigured, waiting for configure and "
                                    "activate (lifecycle)")
             return
-        if self.trigger_configure() != TransitionCallbackReturn.SUCCESS:
+        self.autostarting = True        # a failure is the process's one line, not logged too
+        try:
+            configured = self.trigger_configure() == TransitionCallbackReturn.SUCCESS
+        finally:
+            self.autostarting = False
+        if not configured:
             raise ValueError(self.configure_error)
         self.trigger_activate()
 
@@ -169,7 +183,8 @@ class DynamicsNode(LifecycleNode):
             self._configure()
         except (ModelError, ValueError) as exc:
             self.configure_error = str(exc)
-            self.get_logger().error(f"configure failed: {exc}")
+            if not self.autostarting:
+                self.get_logger().error(f"configure failed: {exc}")
             self._release()
             return TransitionCallbackReturn.FAILURE
         finally:
@@ -253,17 +268,10 @@ class DynamicsNode(LifecycleNode):
         self.overlay = self.p["overlay_file"] or None
         self.joint_map = read_joint_map(self.p["joint_name_map"], self.p["joint_map_file"],
                                         self.p["max_model_bytes"])
-        self.ignored_names: set[str] = set()                  # warned once each
         self.joint_source: dict[str, int] = {}               # joint -> its last message's names
         self.conflicting: set[str] = set()                    # joints of two publishers, warned
         self.updates = ModelUpdates(self.p["accept_model_updates"])
         self.last_rejected: Optional[str] = None              # the text last logged as rejected
-        self.rejected: Counter = Counter()
-        self.received: Counter = Counter()                    # messages taken, by topic
-        self.reported: Counter = Counter()                    # counts at the last diagnostics
-        self.stats = {"evaluated": 0, "latency_sum": 0.0, "latency_max": 0.0}
-        self.effort_flags: tuple[str, ...] = ()               # inputs beyond their effort limit
-        self.arrivals: deque = deque(maxlen=200)
         # stamps and node times in integer nanoseconds
         self.stamps = StampGuard(int(self.p["max_stamp_lead"] * 1e9), int(self.p["stale_timeout"] * 1e9))
         self.tf_grid = StampGrid()
@@ -817,41 +825,47 @@ class DynamicsNode(LifecycleNode):
         return self.feedforward(gravity, self.p["clamp_feedforward"])
 
     def _publish_diagnostics(self) -> None:
-        """The status (node_status); before configure completes, the lifecycle's state only
-        (also from the configuring thread, while the executor's is busy compiling)."""
-        if not self.configured:
-            since = self.configuring_since
-            level, message = (DiagnosticStatus.WARN, "unconfigured: waiting for configure") \
-                if not self.configure_error else (DiagnosticStatus.ERROR, bounded(
-                    f"unconfigured: configure failed: {self.configure_error}", 500))
-            if since is not None:
-                level, message = DiagnosticStatus.WARN, f"configuring: reading the model and " \
-                    f"compiling the kernels ({time.monotonic() - since:.0f} s)"
-            label = "configuring" if since is not None else "unconfigured"
-            return self.pub_diagnostics.publish(diagnostics(
-                self.get_clock().now().to_msg(), "charmie_dynamics: dynamics", level, message,
-                {"lifecycle": label}))
-        last = self.safety.last_valid
-        self.events["monitoring_skipped"] = self.monitoring.skipped
+        """The status (node_status) with the lifecycle's state; before configure completes
+        (also from the configuring thread, while the executor's is busy compiling) the
+        counts so far, the state first in the message."""
+        configured, parser = self.configured, self.parser
+        last = self.safety.last_valid if configured else None
+        pending = self.updates.pending if configured else None
+        if configured:
+            self.events["monitoring_skipped"] = self.monitoring.skipped
         self.events["clock_rejected"] = self.clock_guard.rejected
         status = dynamics_status(
             rejected=self.rejected, received=self.received, events=self.events,
             reported=self.reported, stats=self.stats, model=self.model.name if self.model else None,
-            pending=self.updates.pending.model.name if self.updates.pending else None,
-            pending_hash=self.updates.pending.hash if self.updates.pending else None,
-            parsing=not self.parser.idle(), superseded=self.parser.superseded,
-            repeated=self.parser.repeated,
+            pending=pending.model.name if pending else None,
+            pending_hash=pending.hash if pending else None,
+            parsing=parser is not None and not parser.idle(),
+            superseded=parser.superseded if parser else 0,
+            repeated=parser.repeated if parser else 0,
             arrivals=self.arrivals, last_valid_age=None if last is None else (self._now() - last) * 1e-9,
-            stale=self.safety.stale, acceleration_source=self.p["acceleration_source"],
+            stale=configured and self.safety.stale,
+            acceleration_source=self.p["acceleration_source"],
             effort_flags=self.effort_flags, ignored_names=sorted(self.ignored_names))
         self.reported = status.reported
         level, message = getattr(DiagnosticStatus, status.level.name), status.message
-        if not self.active:             # configured, outputs off: said first
-            level, message = max(level, DiagnosticStatus.WARN), f"inactive: {message}"
+        since = self.configuring_since
+        if since is not None:
+            state, level, message = "configuring", DiagnosticStatus.WARN, (
+                f"configuring: reading the model and compiling the kernels "
+                f"({time.monotonic() - since:.0f} s)")
+        elif not configured:
+            state, level, message = ("unconfigured", DiagnosticStatus.ERROR, bounded(
+                f"unconfigured: configure failed: {self.configure_error}", 500)) \
+                if self.configure_error else \
+                ("unconfigured", DiagnosticStatus.WARN, "unconfigured: waiting for configure")
+        elif not self.active:           # configured, outputs off: said first
+            state, level, message = "inactive", max(level, DiagnosticStatus.WARN), \
+                f"inactive: {message}"
+        else:
+            state = "active"
         self.pub_diagnostics.publish(diagnostics(
             self.get_clock().now().to_msg(), "charmie_dynamics: dynamics", level, message,
-            {"lifecycle": "active" if self.active else "inactive", **status.values}))
-
+            {"lifecycle": state, **status.values}))
 
 def main(args=None) -> int:
     from .run import run_node
