@@ -547,6 +547,37 @@ def test_a_small_model_is_not_queued_behind_a_large_one():
         parser.close()
 
 
+def test_a_large_valid_model_is_not_remembered_beside_the_nodes():
+    """Issue 34, M1: 20 texts of 10,000 bodies left +243 MB in the node: the parser kept the
+    outcomes of the last 4 (each a prepared model of tens of MB). A large text's valid
+    outcome is now handed out and not kept; its refusal is kept, without the text."""
+    import time
+    from charmie_dynamics.model import ModelError
+    from charmie_dynamics.ros.model_updates import ModelParser
+
+    def parse(text):
+        if text.startswith("bad"):
+            raise ModelError("t: bad")
+        return bytearray(len(text))         # stands for a prepared model of that size
+
+    parser = ModelParser(parse, lambda text: None, large=1000)
+    try:
+        for text in ("good" + "x" * 5000, "bad" + "x" * 5000, "small"):
+            parser.submit(text)
+            deadline = time.monotonic() + 30.0
+            while not parser.idle() and time.monotonic() < deadline:
+                parser.results()
+                time.sleep(0.005)
+        kept = list(parser._known.values())
+        assert [k.value is None for k in kept] == [True, False]     # the refusal, "small"
+        assert kept[0].text.startswith("<5003 characters, sha256 ") and kept[0].error
+        assert kept[1].text == "small"
+        parser.submit("bad" + "x" * 5000)                           # a flood: no new parse
+        assert parser.repeated == 1
+    finally:
+        parser.close()
+
+
 def test_a_flood_of_one_bad_text_does_not_displace_the_loader_model():
     """The attack: a 125 kB invalid text (the in-node lane) re-published at 100 Hz kept the
     loader's model, published once, from ever being parsed (each new copy replaced it while it

@@ -55,9 +55,10 @@ class ModelParser(Generic[T]):
     a large hostile one. A text replaced before its lane took it, and a valid outcome finished
     after that of a newer valid text, are counted in ``superseded`` and dropped: the newest
     valid text wins (a rejected text supersedes nothing), and a flood of large texts cannot
-    pile up in memory. The outcomes of the last ``REMEMBERED`` texts are kept by digest: a
-    text seen again is answered at once (``repeated``), and a copy of a text being parsed or
-    waiting is dropped, so a flood of one text neither costs a parse per message nor
+    pile up in memory. The outcomes of the last ``REMEMBERED`` texts are kept by digest (of a
+    large text only a refusal, without the text: a valid large model is held by the node
+    alone): a text seen again is answered at once (``repeated``), and a copy of a text being
+    parsed or waiting is dropped, so a flood of one text neither costs a parse per message nor
     displaces the text waiting in its lane. ``parse`` raises :class:`ModelError` for a bad
     text; any other exception (a MemoryError, a failure in the evaluator or numba) is
     reported as a :class:`ModelError` too, and the lane goes on with the next text.
@@ -158,7 +159,13 @@ class ModelParser(Generic[T]):
             finally:
                 with self._cond:
                     self._done.append((seq, outcome))
-                    self._known[digest] = outcome
+                    # a large text's valid outcome (a 10,000-body model: tens of MB) is not
+                    # kept beside the node's; its refusal is, without the text
+                    if not lane:
+                        self._known[digest] = outcome
+                    elif outcome.error is not None:
+                        self._known[digest] = Parsed(f"<{len(text)} characters, sha256 "
+                                                     f"{digest.hex()[:16]}>", None, outcome.error)
                     while len(self._known) > self.REMEMBERED:
                         self._known.popitem(last=False)
                     self._busy[lane], self._parsing[lane] = False, None
