@@ -8,6 +8,8 @@ joints; the base's coordinates come from the odometry.
 """
 from __future__ import annotations
 
+from collections import defaultdict
+
 import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -91,14 +93,18 @@ def frame_chains(parents: dict[str, set[str]], root: str = "odom") -> dict[str, 
     return problems
 
 
-def copies_in_order(sent: list[list[float]], copies: list[list[float]], window: int = 20) -> int:
+def copies_in_order(sent: list[list[float]], copies: list[list[float]]) -> int:
     """How many of the dynamics node's stamped feedforward copies match the feedforward sent,
-    in order: the node's writers keep the last 10 samples, so a loaded reader can miss a
-    message of either topic; each copy is looked for among the next ``window`` sent."""
+    in order: the node's writers keep the last 10 samples, so a loaded reader can miss runs
+    of messages of either topic; each copy is looked for in what was sent after the last
+    match (a copy whose original was missed matches nothing and moves nothing)."""
     at, matched = 0, 0
+    where: dict[tuple, list[int]] = defaultdict(list)      # each value's places in sent
+    for k, value in enumerate(sent):
+        where[tuple(value)].append(k)
     for copy in copies:
-        ahead = sent[at:at + window]
-        if copy in ahead:
-            at += ahead.index(copy) + 1
+        later = [k for k in where.get(tuple(copy), ()) if k >= at]
+        if later:
+            at = later[0] + 1
             matched += 1
     return matched

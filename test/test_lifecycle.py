@@ -90,6 +90,17 @@ def test_configure_activate_deactivate_activate_sigterm(ros, ros_env, log_dir):
         _, out = dyn.send_state(pos, vel)
         np.testing.assert_allclose(out["feedforward"], core(pos, vel)[4], **TOL)
 
+        # a deactivate with no input since the activation still knows the last positions
+        # (the attack: it published zeros, which drop the arms)
+        for transition in (Transition.TRANSITION_DEACTIVATE, Transition.TRANSITION_ACTIVATE):
+            assert _transition(ros, change, transition)
+        mark = len(dyn.feedforward)
+        assert _transition(ros, change, Transition.TRANSITION_DEACTIVATE)
+        assert ros.spin_until(lambda: len(dyn.feedforward) > mark, 10.0)
+        np.testing.assert_allclose(dyn.feedforward[-1][1], core(pos, vel, gravity_only=True)[4],
+                                   **TOL)
+        assert _transition(ros, change, Transition.TRANSITION_ACTIVATE)
+
         # SIGTERM while active: the safe command before the process ends, exit status 0
         mark = len(dyn.feedforward)
         ros.watched = []
@@ -137,4 +148,90 @@ def test_a_cold_cache_configure_says_it_compiles(ros, ros_env, log_dir, tmp_path
     finally:
         ros.watched = []
         ros.node.destroy_client(change)
+        child.stop()
+
+
+@dump_on_failure
+def test_a_second_signal_during_the_teardown_is_still_a_clean_exit(ros, ros_env, log_dir):
+    """The attack: a second SIGINT 0.05-0.5 s after the first (``ros2 launch`` forwards its
+    own after the terminal's) ended the process by the signal (-2) as the interpreter
+    finalized, after the safe command."""
+    for gap in (0.05, 0.3):
+        child = namespaced_dynamics("twice", ros_env, log_dir)
+        dyn = Dynamics(ros, child, "/twice", with_tf=False)
+        try:
+            ros.watched = [child]
+            assert ros.spin_until(dyn.ready, 60.0)
+            ros.watched = []
+            child.proc.send_signal(signal.SIGINT)
+            ros.spin_for(gap)
+            if child.alive():
+                child.proc.send_signal(signal.SIGINT)
+            assert ros.spin_until(lambda: not child.alive(), 30.0), child.tail()
+            assert child.proc.returncode == 0, (gap, child.tail())
+            assert "Traceback" not in child.text()
+        finally:
+            child.stop()
+
+
+def test_autostart_does_not_activate_after_a_signal_and_names_any_configure_error(
+        monkeypatch):
+    """The attack: a signal during autostart's configure still activated the node; an
+    unexpected exception in configure (rclpy drops it) gave an empty reason."""
+    import rclpy
+    from rclpy.parameter import Parameter
+
+    from charmie_dynamics.ros import dynamics_node
+    from conftest import CHARMIE
+    from domains import domain_id
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
+    context = rclpy.context.Context()
+    rclpy.init(context=context)
+    try:
+        node = dynamics_node.DynamicsNode(context=context, parameter_overrides=[
+            Parameter("model_file", value=str(CHARMIE))])
+        node.autostart(lambda: True)                  # the signal came during configure
+        assert node.configured and not node.active
+        node.destroy_node()
+
+        def broken(*args, **kwargs):
+            raise OSError("disk on fire")
+        monkeypatch.setattr(dynamics_node, "read_model_file", broken)
+        node = dynamics_node.DynamicsNode(context=context, parameter_overrides=[
+            Parameter("model_file", value=str(CHARMIE))])
+        with pytest.raises(ValueError, match="^OSError: disk on fire$"):
+            node.autostart()
+        assert not node.configured
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
+@dump_on_failure
+def test_ctrl_c_in_bringup_publishes_the_safe_command(ros, ros_env, log_dir):
+    """The attack: bringup let rclpy's signal handlers shut the context down inside the
+    signal, so Ctrl-C or SIGTERM published no deactivate_command (and once a FATAL stack)."""
+    import sys
+    from std_msgs.msg import Float64MultiArray
+    received: list = []
+    sub = ros.node.create_subscription(Float64MultiArray, "/feedforward_efforts",
+                                       lambda m: received.append(time.monotonic()), 100)
+    child = Child("bringup", [sys.executable, "-m", "charmie_dynamics.cli.main", "bringup",
+                              "--mode", "sim", "--duration", "300"], ros_env, log_dir)
+    try:
+        ros.watched = [child]
+        assert ros.spin_until(lambda: len(received) >= 20, 120.0), child.tail()
+        ros.watched = []
+        signalled = time.monotonic()
+        child.proc.send_signal(signal.SIGTERM)
+        assert ros.spin_until(lambda: not child.alive(), 60.0), child.tail()
+        assert child.proc.returncode == 0, child.tail()
+        ros.spin_for(0.3)
+        assert "inactive: outputs off (deactivate_command gravity)" in child.text(), child.tail()
+        assert any(t > signalled for t in received), child.tail()
+        assert "Traceback" not in child.text() and "FATAL" not in child.text()
+    finally:
+        ros.watched = []
+        ros.node.destroy_subscription(sub)
         child.stop()

@@ -50,10 +50,10 @@ def test_the_gate_reads_every_file_of_the_package():
     # the calls that ended every node on Humble (and the signal path on Jazzy), put back
     ("humble", "previous = logger_level(\"rcl\")",
      "previous = rclpy.logging.get_logger_level(\"rcl\")", "get_logger_level"),
-    ("humble", "rclpy.try_shutdown()\n    return code",
-     "rclpy.try_shutdown(uninstall_handlers=False)\n    return code", "uninstall_handlers"),
-    ("jazzy", "rclpy.try_shutdown()\n    return code",
-     "rclpy.try_shutdown(uninstall_handlers=False)\n    return code", "uninstall_handlers"),
+    ("humble", "rclpy.try_shutdown()\n    ignore_signals()\n    return code",
+     "rclpy.try_shutdown(uninstall_handlers=False)\n    ignore_signals()\n    return code", "uninstall_handlers"),
+    ("jazzy", "rclpy.try_shutdown()\n    ignore_signals()\n    return code",
+     "rclpy.try_shutdown(uninstall_handlers=False)\n    ignore_signals()\n    return code", "uninstall_handlers"),
 ])
 def test_a_call_a_distro_lacks_fails_naming_call_file_line_and_distro(distro, old, new, missing):
     source = RUN_PY.read_text(encoding="utf-8")

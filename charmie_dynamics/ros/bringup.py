@@ -16,7 +16,7 @@ from sensor_msgs.msg import JointState
 
 from ..resources import share_directory
 from . import qos
-from .run import init_ros, make_executor
+from .run import ignore_signals, init_ros, interrupted, make_executor, note_signals
 
 
 class StatusPrinter(Node):
@@ -147,7 +147,8 @@ def run_bringup(args: argparse.Namespace) -> int:
     player = None
     try:
         model = model_overrides(args.model)
-        init_ros(ros_args)
+        note_signals()                  # Ctrl-C and SIGTERM stop the nodes, safely, below
+        init_ros(ros_args, own_signals=True)
         nodes.append(ModelLoaderNode(parameter_overrides=model["model_loader"]))
         # bringup is no lifecycle manager: the node configures and activates itself
         nodes.append(DynamicsNode(parameter_overrides=model["dynamics"] + [
@@ -161,8 +162,8 @@ def run_bringup(args: argparse.Namespace) -> int:
             player = TrajectoryPlayerNode(parameter_overrides=overrides + model["player"])
             nodes.append(player)
         for node in nodes:              # the dynamics node's autostart (configure, activate)
-            if hasattr(node, "autostart"):
-                node.autostart()
+            if hasattr(node, "autostart") and not interrupted():
+                node.autostart(interrupted)
     except (ModelError, ValueError, ParameterException) as exc:
         for node in nodes:
             node.destroy_node()
@@ -184,7 +185,7 @@ def run_bringup(args: argparse.Namespace) -> int:
           f"with {params}" + (f" for {duration:.1f} s" if duration else " (Ctrl-C to stop)"), flush=True)
     start = next_status = time.monotonic()
     try:
-        while rclpy.ok():
+        while rclpy.ok() and not interrupted():
             executor.spin_once(timeout_sec=0.05)
             now = time.monotonic()
             if now >= next_status + args.status_period:
@@ -203,4 +204,5 @@ def run_bringup(args: argparse.Namespace) -> int:
             executor.remove_node(node)
             node.destroy_node()
         rclpy.try_shutdown()
+        ignore_signals()
     return 0

@@ -54,7 +54,7 @@ import sys
 import threading
 import time
 from collections import Counter, deque
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -125,6 +125,7 @@ class DynamicsNode(LifecycleNode):
         self.configuring_since: Optional[float] = None       # monotonic s, while configuring
         self.configure_error = ""
         self.autostarting = False
+        self.finalized = False                                # after the shutdown transition
         # the counts of the process's life, in every state (diagnostics)
         self.events: Counter = Counter()                      # model, clock, lifecycle events
         self.rejected: Counter = Counter()
@@ -151,9 +152,10 @@ class DynamicsNode(LifecycleNode):
         return set(self.subscriptions) | set(self.publishers) | set(self.timers) | \
             set(self.services) | set(self.clients)
 
-    def autostart(self) -> None:
+    def autostart(self, interrupted: Callable[[], bool] = lambda: False) -> None:
         """``autostart``: configure and activate now (run.run_node calls this once the node
-        is on its executor); a failed configure raises its one-line reason."""
+        is on its executor), unless ``interrupted()`` (a signal during the configure); a
+        failed configure raises its one-line reason."""
         if not self.p["autostart"]:
             self.get_logger().info("autostart false: unconfigured, waiting for configure and "
                                    "activate (lifecycle)")
@@ -165,7 +167,8 @@ class DynamicsNode(LifecycleNode):
             self.autostarting = False
         if not configured:
             raise ValueError(self.configure_error)
-        self.trigger_activate()
+        if not interrupted():
+            self.trigger_activate()
 
     def stop_safely(self) -> None:
         """SIGINT or SIGTERM (run.run_node): deactivate first, so the last command is safe."""
@@ -181,10 +184,11 @@ class DynamicsNode(LifecycleNode):
         reporter.start()
         try:
             self._configure()
-        except (ModelError, ValueError) as exc:
-            self.configure_error = str(exc)
+        except Exception as exc:        # noqa: BLE001 - rclpy would drop it without a word
+            self.configure_error = str(exc) if isinstance(exc, (ModelError, ValueError)) \
+                else f"{type(exc).__name__}: {exc}"
             if not self.autostarting:
-                self.get_logger().error(f"configure failed: {exc}")
+                self.get_logger().error(f"configure failed: {self.configure_error}")
             self._release()
             return TransitionCallbackReturn.FAILURE
         finally:
@@ -195,9 +199,10 @@ class DynamicsNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
-        """Feedforward, loads and TF on, from the next valid input (nothing from before)."""
+        """Feedforward, loads and TF on, from the next valid input; the safe policy keeps
+        the last valid input from before (stale by now: its gravity, as for inputs that
+        stopped), so a deactivate without a new input still has its positions."""
         self.active = True
-        self.safety.forget()
         self.stamps.reset()
         if self.model is not None:
             self._publish_static_frames()
@@ -217,6 +222,7 @@ class DynamicsNode(LifecycleNode):
         if self.active:
             self._go_inactive()
         self._release()
+        self.finalized = True
         return TransitionCallbackReturn.SUCCESS
 
     def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -232,7 +238,11 @@ class DynamicsNode(LifecycleNode):
         if command != "none" and self.model is not None:
             values = self.feedforward.zeros()
             if command == "gravity" and self.safety.last_x is not None:
-                values = self._gravity_at_last_input()
+                try:
+                    values = self._gravity_at_last_input()
+                except Exception as exc:    # noqa: BLE001 - the last command goes out anyway
+                    self.get_logger().error(f"deactivate: gravity compensation failed "
+                                            f"({type(exc).__name__}: {exc}); publishing zeros")
             self._publish_feedforward(values)
             self.events["deactivate_commands"] += 1
         self.get_logger().info(f"inactive: outputs off (deactivate_command {command})")
@@ -853,6 +863,9 @@ class DynamicsNode(LifecycleNode):
             state, level, message = "configuring", DiagnosticStatus.WARN, (
                 f"configuring: reading the model and compiling the kernels "
                 f"({time.monotonic() - since:.0f} s)")
+        elif self.finalized:
+            state, level, message = "finalized", DiagnosticStatus.WARN, \
+                "finalized: shut down, no outputs (restart the node)"
         elif not configured:
             state, level, message = ("unconfigured", DiagnosticStatus.ERROR, bounded(
                 f"unconfigured: configure failed: {self.configure_error}", 500)) \

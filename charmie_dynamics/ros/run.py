@@ -77,9 +77,22 @@ def _interrupt(signum, frame):
     _Interrupted.seen = True
 
 
+def note_signals() -> None:
+    """SIGINT and SIGTERM noted from now on (:class:`_Interrupted`), never raised; with
+    ``init_ros(..., own_signals=True)`` rclpy's handlers stay out."""
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+def interrupted() -> bool:
+    """Whether SIGINT or SIGTERM came since :func:`note_signals`."""
+    return _Interrupted.seen
+
+
 def _shut_down(code: int) -> int:
     """End a node process that did not spin: rclpy shut down."""
     rclpy.try_shutdown()
+    ignore_signals()
     return code
 
 
@@ -96,20 +109,19 @@ def run_node(node_class, args=None) -> int:
     the node's ``stop_safely`` (if it has one: the dynamics node's last command) and the
     teardown. A start-up error (model, parameter) is one line and status 1. A node's
     ``autostart`` (if it has one) runs after it joins the executor."""
-    signal.signal(signal.SIGINT, _interrupt)
-    signal.signal(signal.SIGTERM, _interrupt)
+    note_signals()
     try:
         init_ros(args, own_signals=True)
         node = node_class()
         executor = make_executor(nodes=[node])
         executor.add_node(node)
-        if hasattr(node, "autostart") and not _Interrupted.seen:
-            node.autostart()
+        if hasattr(node, "autostart") and not interrupted():
+            node.autostart(interrupted)
     except (ModelError, ValueError, ParameterException) as exc:
         print(f"{node_class.__name__}: error: {exc}", file=sys.stderr)
         return _shut_down(1)
     try:
-        while rclpy.ok() and not _Interrupted.seen:
+        while rclpy.ok() and not interrupted():
             executor.spin_once(timeout_sec=0.1)
     except ExternalShutdownException:
         pass
@@ -120,4 +132,13 @@ def run_node(node_class, args=None) -> int:
         node.destroy_node()
         executor.shutdown()
         rclpy.try_shutdown()
+        ignore_signals()
     return 0
+
+
+def ignore_signals() -> None:
+    """From here on SIGINT and SIGTERM are ignored: CPython resets the handlers it installed
+    as the interpreter ends, and a second Ctrl-C then (``ros2 launch`` forwards its own
+    after the terminal's) would end the process by the signal (-2, -15) after a clean stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
