@@ -17,6 +17,13 @@ must not meet kernels cached before the change. Inside it a kernel is found by i
 place in the package, so every copy of the same sources (a colcon install, a pip install, the
 checkout) shares the kernels one of them compiled with the same numba. Where that folder cannot be written, a
 folder under the temporary directory is used; where neither can, nothing is cached.
+
+``$CHARMIE_DYNAMICS_SYSTEM_CACHE`` names a system-wide cache (e.g. /var/cache/charmie_dynamics,
+filled at install time by ``sudo CHARMIE_DYNAMICS_SYSTEM_CACHE=... charmie-dynamics compile``):
+a user who cannot write it (a service's user, a container with a fresh home) starts from a copy
+of its kernels in their own cache instead of compiling them. Compiled code is loaded from it,
+so it is used only when it and everything in it belong to root or to this user, nobody else
+can write there, and it holds no links; else it is ignored with one warning naming why.
 """
 from __future__ import annotations
 
@@ -24,6 +31,7 @@ import hashlib
 import logging
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 from types import ModuleType
@@ -102,20 +110,62 @@ def _private(path: Path) -> bool:
     return info.st_uid == os.getuid() and not info.st_mode & 0o022
 
 
+SYSTEM_CACHE_ENV = "CHARMIE_DYNAMICS_SYSTEM_CACHE"
+
+
+def _untrusted(root: Path) -> str:
+    """Why compiled code under ``root`` must not be loaded ("" when it may: it and all in it
+    of root or this user, written by nobody else, no links)."""
+    for path in [root, *root.rglob("*")]:
+        try:
+            info = path.lstat()
+        except OSError as exc:
+            return f"{path}: {exc.strerror}"
+        if path.is_symlink():
+            return f"{path} is a link"
+        if info.st_uid not in (0, os.getuid()):
+            return f"{path} belongs to user {info.st_uid}, expected root or {os.getuid()}"
+        if info.st_mode & 0o022:
+            return f"{path} can be written by its group or others"
+    return ""
+
+
+def _system_cache(fingerprint: str) -> Path | None:
+    """``$CHARMIE_DYNAMICS_SYSTEM_CACHE``'s folder of these sources, when it may be used."""
+    root = os.environ.get(SYSTEM_CACHE_ENV)
+    if not root:
+        return None
+    folder = Path(root) / fingerprint
+    try:
+        problem = _untrusted(Path(root)) if Path(root).is_dir() else f"{root}: no such folder"
+    except OSError as exc:
+        problem = f"{root}: {exc.strerror}"
+    if problem:
+        logging.getLogger(__name__).warning(f"{SYSTEM_CACHE_ENV} not used: {problem}")
+        return None
+    return folder
+
+
 def _writable_cache() -> str:
-    """The cache folder, or one in a private folder under the temporary directory where it
-    cannot be written (a read-only home), or "" (compile in every process) where neither can."""
+    """The cache folder: the system cache where this user may write it, else the user's
+    (seeded from the system cache when it lacks these kernels), or one in a private folder
+    under the temporary directory where that cannot be written (a read-only home), or ""
+    (compile in every process) where none can."""
     preferred = cache_dir()
+    system = _system_cache(preferred.name)
     private = Path(tempfile.gettempdir()) / f"charmie_dynamics-{os.getuid()}"
-    for path in (preferred, private / preferred.name):
+    for path in ([system] if system else []) + [preferred, private / preferred.name]:
         if path.parent == private and not _private(private):
             continue
         try:
             path.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=path):
-                return str(path)
+                pass
         except OSError:
             continue
+        if system and path != system and system.is_dir() and not any(path.iterdir()):
+            shutil.copytree(system, path, dirs_exist_ok=True)
+        return str(path)
     return ""
 
 

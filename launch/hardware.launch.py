@@ -20,16 +20,11 @@ import shlex
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import (DeclareLaunchArgument, EmitEvent, ExecuteProcess, LogInfo,
-                            OpaqueFunction, RegisterEventHandler)
-from launch.event_handlers import OnProcessStart
-from launch.events import matches_action
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, LogInfo, OpaqueFunction
 from launch_ros.actions import LifecycleNode, Node
-from launch_ros.event_handlers import OnStateTransition
-from launch_ros.events.lifecycle import ChangeState
-from lifecycle_msgs.msg import Transition
 
 from charmie_dynamics.ros.launch_arguments import declare_arguments, given_overrides, node_options
+from charmie_dynamics.ros.launch_lifecycle import drive_lifecycle
 
 
 def _nodes(context):
@@ -42,25 +37,11 @@ def _nodes(context):
     dynamics = LifecycleNode(package="charmie_dynamics", executable="dynamics", name="dynamics",
                              parameters=params, output="screen",
                              **dict(options, namespace=options["namespace"] or ""))
-
-    def change(transition: int) -> EmitEvent:
-        return EmitEvent(event=ChangeState(lifecycle_node_matcher=matches_action(dynamics),
-                                           transition_id=transition))
     command = shlex.split(context.launch_configurations["controller_command"])
     on_active = [LogInfo(msg="dynamics active: feedforward on")]
     if command:
         on_active.append(ExecuteProcess(cmd=command, name="controller_command", output="screen"))
-    return [
-        loader, dynamics,
-        RegisterEventHandler(OnProcessStart(target_action=dynamics, on_start=[
-            change(Transition.TRANSITION_CONFIGURE)])),
-        RegisterEventHandler(OnStateTransition(target_lifecycle_node=dynamics,
-                                               start_state="configuring", goal_state="inactive",
-                                               entities=[change(Transition.TRANSITION_ACTIVATE)])),
-        RegisterEventHandler(OnStateTransition(target_lifecycle_node=dynamics,
-                                               start_state="activating", goal_state="active",
-                                               entities=on_active)),
-    ]
+    return [loader, dynamics, *drive_lifecycle(dynamics, on_active)]
 
 
 def generate_launch_description():

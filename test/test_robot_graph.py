@@ -104,7 +104,7 @@ def graph(ros, ros_env, log_dir, tmp_path_factory):
     try:
         ros.watched = children
         # the robot's nodes start once the dynamics node has its model (its diagnostics
-        # name it): their first messages would otherwise be no_model
+        # name it): their first messages would otherwise wait for the model
         def has_model():
             return any(status(received).get("model", "none") != "none"
                        for _ in received["diagnostics"][-1:])
