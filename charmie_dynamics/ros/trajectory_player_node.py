@@ -22,6 +22,7 @@ import numpy as np
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..evaluators.evaluator import NonFiniteLoads
@@ -34,7 +35,8 @@ from ..resources import bundled_model
 from ..trajectories import LOOP_REFERENCES, MOTIONS, from_csv, motion_inputs, node_motion
 from . import qos
 from .clock_guard import ClockGuard
-from .messages import duration_from_seconds, joint_state, stamp_from_seconds
+from .joint_map import read_joint_map
+from .messages import duration_from_seconds, float_array, joint_state, stamp_from_seconds
 from .model_updates import check_node_model
 from .param_spec import Param
 from .parameters import declare_parameters
@@ -51,6 +53,14 @@ PARAMETERS = {
     "reference_efforts": Param(True, "Fill each reference point's effort with the inverse dynamics "
                                "along the motion (N m, N: the actuators' axial forces), as a "
                                "joint_trajectory_controller takes an effort feed-forward"),
+    "controller_topic": Param("", "Also publish the reference as a joint_trajectory_controller "
+                              "takes it, on this topic (e.g. /arm_controller/joint_trajectory): "
+                              "controller_joints only, hardware names and units, each point's "
+                              "effort the inverse dynamics (drive units); \"\": not published"),
+    "controller_joints": Param([""], "The controller's joints (hardware names, as in its "
+                               "parameters), each one the motion plays; empty: every input"),
+    "joint_map_file": Param("", "The robot's names and units (config/joint_map_example.yaml) "
+                            "for controller_topic"),
 }
 
 
@@ -83,7 +93,11 @@ class TrajectoryPlayerNode(Node):
         self.pub_actuators = self.create_publisher(JointState, "actuator_states", qos.SENSOR)
         self.pub_reference = self.create_publisher(JointTrajectory, "reference_trajectory", qos.OUTPUT)
         self.pub_clock = self.create_publisher(Clock, "/clock", 10) if p["publish_clock"] else None
+        self.controller = self._controller_columns(p) if p["controller_topic"] else None
+        self.pub_controller = self.create_publisher(
+            JointTrajectory, p["controller_topic"], qos.OUTPUT) if self.controller else None
         self.reference_points: list[JointTrajectoryPoint] | None = None   # built once
+        self.controller_points: list[JointTrajectoryPoint] | None = None
         self.duration = float(self.traj.t[-1] - self.traj.t[0])
         self.start = None
         self.sim_time = 0.0
@@ -91,46 +105,78 @@ class TrajectoryPlayerNode(Node):
         self.finished = False
         self.create_timer(1.0 / p["rate"], self._tick)
 
+    def _controller_columns(self, p: dict) -> tuple[list[str], list[int], np.ndarray,
+                                                     np.ndarray, np.ndarray]:
+        """The controller's joint names (hardware) and, per joint, its column among the
+        played inputs, scale, offset and effort factor (``controller_topic``); a joint the
+        motion does not play raises ValueError (start-up: one line)."""
+        joint_map = read_joint_map([], p["joint_map_file"])
+        joints = [j for j in p["controller_joints"] if j] or joint_map.to_hardware(self.names)
+        model_names = joint_map.to_model(joints)
+        missing = [j for j, n in zip(joints, model_names) if n not in self.names]
+        if missing:
+            raise ValueError(f"parameter controller_joints: {', '.join(missing)}: not inputs the "
+                             f"motion plays (as the robot names them: "
+                             f"{', '.join(joint_map.to_hardware(self.names))})")
+        scale, offset = joint_map.position_out(model_names) or (np.ones(len(joints)),
+                                                                np.zeros(len(joints)))
+        factor = joint_map.effort_out(model_names)
+        return (joints, [self.names.index(n) for n in model_names], scale, offset,
+                np.ones(len(joints)) if factor is None else factor)
+
     def _publish_reference(self, t0: float) -> None:
         if self.reference_points is None:
-            self.reference_points = self._reference_points()
-        msg = JointTrajectory()
-        msg.header.stamp = stamp_from_seconds(t0)
-        msg.joint_names = list(self.names)
-        msg.points = self.reference_points
-        self.pub_reference.publish(msg)
+            self.reference_points, self.controller_points = self._reference_points()
+        stamp = stamp_from_seconds(t0)
+        self.pub_reference.publish(JointTrajectory(header=Header(stamp=stamp),
+                                                   joint_names=list(self.names),
+                                                   points=self.reference_points))
+        if self.controller is not None:
+            self.pub_controller.publish(JointTrajectory(header=Header(stamp=stamp),
+                                                        joint_names=self.controller[0],
+                                                        points=self.controller_points))
 
-    def _reference_points(self) -> list[JointTrajectoryPoint]:
+    def _reference_points(self) -> tuple[list[JointTrajectoryPoint],
+                                         list[JointTrajectoryPoint]]:
         """About 500 points of the motion, with the motion's own inverse dynamics as their
-        efforts (input order; ``reference_efforts``). Where one point's cannot be evaluated
-        (loops that do not close there, a balancer out of reach, loads not finite) no point
-        carries an effort, with a warning: a controller takes a trajectory's efforts for
-        every point or for none."""
+        efforts (input order; ``reference_efforts``), and the same points as the controller
+        takes them (``controller_topic``: its joints, in hardware units). Where one point's
+        efforts cannot be evaluated (loops that do not close there, a balancer out of reach,
+        loads not finite) no point carries an effort, with a warning: a controller takes a
+        trajectory's efforts for every point or for none."""
         samples = range(0, len(self.traj.t), max(1, len(self.traj.t) // 500))
-        efforts: list[list[float]] = []
+        efforts: list[np.ndarray] = []
         if self.p["reference_efforts"]:
             evaluate = evaluator_for(self.model)
             for k in samples:
                 try:
-                    efforts.append([float(v) for v in evaluate(
-                        self.traj.x[k], self.traj.xd[k], self.traj.xdd[k]).efforts])
+                    efforts.append(np.array(evaluate(self.traj.x[k], self.traj.xd[k],
+                                                     self.traj.xdd[k]).efforts, dtype=float))
                 except (LoopSingularityError, NonFiniteLoads, MechanismRangeError) as exc:
                     self.get_logger().warning(
                         f"reference trajectory published without efforts: the motion's inverse "
                         f"dynamics at t = {self.traj.t[k]:.6g} s failed ({exc})")
                     efforts = []
                     break
-        points = []
-        for row, k in enumerate(samples):
-            point = JointTrajectoryPoint()
-            point.positions = [float(v) for v in self.traj.x[k]]
-            point.velocities = [float(v) for v in self.traj.xd[k]]
-            point.accelerations = [float(v) for v in self.traj.xdd[k]]
+
+        def point(k: int, row: int, columns: slice | list[int], scale=1.0, offset=0.0,
+                  factor=1.0) -> JointTrajectoryPoint:
+            traj = self.traj
+            out = JointTrajectoryPoint(
+                positions=float_array((traj.x[k, columns] - offset) / scale),
+                velocities=float_array(traj.xd[k, columns] / scale),
+                accelerations=float_array(traj.xdd[k, columns] / scale),
+                time_from_start=duration_from_seconds(float(traj.t[k] - traj.t[0])))
             if efforts:
-                point.effort = efforts[row]
-            point.time_from_start = duration_from_seconds(float(self.traj.t[k] - self.traj.t[0]))
-            points.append(point)
-        return points
+                out.effort = float_array(factor * efforts[row][columns])
+            return out
+        reference = [point(k, row, slice(None)) for row, k in enumerate(samples)]
+        controller = []
+        if self.controller is not None:
+            _, columns, scale, offset, factor = self.controller
+            controller = [point(k, row, columns, scale, offset, factor)
+                          for row, k in enumerate(samples)]
+        return reference, controller
 
     def _tick(self) -> None:
         if self.finished:
