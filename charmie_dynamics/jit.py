@@ -21,7 +21,8 @@ folder under the temporary directory is used; where neither can, nothing is cach
 ``$CHARMIE_DYNAMICS_SYSTEM_CACHE`` names a system-wide cache (e.g. /var/cache/charmie_dynamics,
 filled at install time by ``sudo CHARMIE_DYNAMICS_SYSTEM_CACHE=... charmie-dynamics compile``):
 a user who cannot write it (a service's user, a container with a fresh home) starts from a copy
-of its kernels in their own cache instead of compiling them. Compiled code is loaded from it,
+of its kernels in their own cache (the ones it lacks, each file whole) instead of compiling
+them. Compiled code is loaded from it,
 so it is used only when it and everything in it belong to root or to this user, nobody else
 can write there, and it holds no links; else it is ignored with one warning naming why.
 """
@@ -137,6 +138,11 @@ def _system_cache(fingerprint: str) -> Path | None:
         return None
     folder = Path(root) / fingerprint
     try:
+        # the install step's first compile makes it (root: 0755, as its umask leaves it)
+        Path(root).mkdir(mode=0o755, parents=True, exist_ok=True)
+    except OSError:
+        pass                            # a user who may not: it is checked below
+    try:
         problem = _untrusted(Path(root)) if Path(root).is_dir() else f"{root}: no such folder"
     except OSError as exc:
         problem = f"{root}: {exc.strerror}"
@@ -163,10 +169,27 @@ def _writable_cache() -> str:
                 pass
         except OSError:
             continue
-        if system and path != system and system.is_dir() and not any(path.iterdir()):
-            shutil.copytree(system, path, dirs_exist_ok=True)
+        if system and path != system and system.is_dir():
+            _seed(path, system)
         return str(path)
     return ""
+
+
+def _seed(cache: Path, system: Path) -> None:
+    """Copy into ``cache`` the kernels of ``system`` it lacks, each file whole: written beside
+    its place and renamed into it (numba reads an index as a whole file; two processes
+    seeding at once, or one stopped halfway, leave only whole files)."""
+    for source in system.rglob("*"):
+        target = cache / source.relative_to(system)
+        if source.is_dir():
+            target.mkdir(exist_ok=True)
+        elif not target.exists():
+            part = target.with_name(f".{target.name}.{os.getpid()}.part")
+            try:
+                shutil.copyfile(source, part)
+                os.replace(part, target)
+            except OSError:
+                part.unlink(missing_ok=True)
 
 
 _CACHE_DIR = _writable_cache() if ENABLED else ""

@@ -104,3 +104,36 @@ def test_a_system_cache_others_could_write_is_not_used(tmp_path, system_cache):
            "or others" in done.stderr, done.stderr
     cache = Path(done.stdout.strip())
     assert not any(cache.rglob("*.nb*"))                        # nothing copied from it
+
+
+def test_the_install_step_makes_the_system_cache(tmp_path):
+    """The review: ``sudo CHARMIE_DYNAMICS_SYSTEM_CACHE=/var/cache/... charmie-dynamics
+    compile`` on a machine without that folder compiled into root's own cache instead."""
+    root = tmp_path / "var" / "cache" / "charmie_dynamics"
+    env = dict(os.environ, CHARMIE_DYNAMICS_SYSTEM_CACHE=str(root))
+    done = subprocess.run([sys.executable, "-c", "from charmie_dynamics import jit; "
+                                                 "print(jit._CACHE_DIR)"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()).parent == root and root.is_dir()
+    assert "not used" not in done.stderr
+
+
+def test_a_partial_user_cache_gets_the_kernels_it_lacks(tmp_path, system_cache):
+    """The review: a cache left partial (a compile stopped halfway) was never seeded."""
+    env = _env(tmp_path, system_cache, "partial")
+    fingerprint = next(system_cache.iterdir()).name
+    partial = tmp_path / "partial" / "charmie_dynamics" / fingerprint
+    installed = sorted(p.relative_to(system_cache / fingerprint)
+                       for p in (system_cache / fingerprint).rglob("*.nbi"))
+    for relative in installed[:3]:                     # three kernels already there
+        (partial / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(system_cache / fingerprint / relative, partial / relative)
+    shutil.chown(tmp_path / "partial", "nobody")
+    for path in (tmp_path / "partial").rglob("*"):
+        shutil.chown(path, "nobody")
+    done = _as_nobody([sys.executable, "-c", PROBE], env)
+    assert done.returncode == 0, done.stderr
+    hits, misses = done.stdout.split("\n")[1].split()
+    assert int(hits) >= 1 and int(misses) == 0, done.stdout
+    assert not list(partial.rglob("*.part"))

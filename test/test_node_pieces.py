@@ -555,25 +555,41 @@ def test_a_large_valid_model_is_not_remembered_beside_the_nodes():
     from charmie_dynamics.model import ModelError
     from charmie_dynamics.ros.model_updates import ModelParser
 
+    class Prepared:                         # stands for a prepared model of that size
+        def __init__(self, size: int) -> None:
+            self.data = bytearray(size)
+    parses = []
+
     def parse(text):
+        parses.append(text[:4])
         if text.startswith("bad"):
             raise ModelError("t: bad")
-        return bytearray(len(text))         # stands for a prepared model of that size
+        return Prepared(len(text))
+
+    def settle() -> list:
+        got, deadline = [], time.monotonic() + 30.0
+        while not parser.idle() and time.monotonic() < deadline:
+            got += parser.results()
+            time.sleep(0.005)
+        return got + parser.results()
 
     parser = ModelParser(parse, lambda text: None, large=1000)
     try:
-        for text in ("good" + "x" * 5000, "bad" + "x" * 5000, "small"):
-            parser.submit(text)
-            deadline = time.monotonic() + 30.0
-            while not parser.idle() and time.monotonic() < deadline:
-                parser.results()
-                time.sleep(0.005)
+        held = [o.value for text in ("good" + "x" * 5000, "bad" + "x" * 5000, "small")
+                for o in (parser.submit(text) or settle()) if o.value is not None]
         kept = list(parser._known.values())
-        assert [k.value is None for k in kept] == [True, False]     # the refusal, "small"
-        assert kept[0].text.startswith("<5003 characters, sha256 ") and kept[0].error
-        assert kept[1].text == "small"
+        assert kept[1].text.startswith("<5003 characters, sha256 ") and kept[1].error
+        assert kept[2].text == "small"
+        # the large valid one: only a weak reference, which finds it while the node holds it
+        assert kept[0]() is held[0]
+        parser.submit("good" + "x" * 5000)
+        assert [o.value for o in settle()] == [held[0]] and parses.count("good") == 1
+        del held[:]
+        parser.submit("good" + "x" * 5000)                          # gone: parsed again
+        settle()
+        assert parses.count("good") == 2
         parser.submit("bad" + "x" * 5000)                           # a flood: no new parse
-        assert parser.repeated == 1
+        assert parses.count("bad" + "x") == 1 and parser.repeated == 2
     finally:
         parser.close()
 

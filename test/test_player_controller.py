@@ -38,7 +38,11 @@ def _efforts(names, point) -> np.ndarray:
 
 
 @dump_on_failure
-def test_the_reference_as_a_joint_trajectory_controller_takes_it(ros, ros_env, log_dir):
+def test_the_reference_as_a_joint_trajectory_controller_takes_it(ros, ros_env, log_dir,
+                                                                  tmp_path):
+    # the designers' map, with the first arm joint's drive in its own effort units
+    joint_map = tmp_path / "joint_map.yaml"
+    joint_map.write_text(ROBOT_MAP.read_text() + "effort_scale:\n  theta7a: 0.5\n")
     got: dict = {}
     subs = [ros.node.create_subscription(JointTrajectory, topic,
                                          lambda m, key=key: got.setdefault(key, m), RELIABLE)
@@ -47,7 +51,7 @@ def test_the_reference_as_a_joint_trajectory_controller_takes_it(ros, ros_env, l
     player = Child("player_jtc", node_argv(
         "trajectory_player_node", "-r", "__ns:=/jtc", *params(
             loop="true", controller_topic="/arm_controller/joint_trajectory",
-            joint_map_file=str(ROBOT_MAP), controller_joints="[" + ", ".join(JOINTS) + "]")),
+            joint_map_file=str(joint_map), controller_joints="[" + ", ".join(JOINTS) + "]")),
         ros_env, log_dir)
     try:
         ros.watched = [player]
@@ -67,10 +71,14 @@ def test_the_reference_as_a_joint_trajectory_controller_takes_it(ros, ros_env, l
         expected = np.array(ref.positions)[columns]
         expected[-1] = (expected[-1] - 0.33) / 0.001                  # mm from 0.33 m
         np.testing.assert_allclose(point.positions, expected, rtol=0, atol=1e-9)
-        np.testing.assert_allclose(point.velocities[-1], ref.velocities[columns[-1]] / 0.001,
-                                   rtol=1e-12)
+        for field in ("velocities", "accelerations"):
+            got_values, ref_values = getattr(point, field), np.array(getattr(ref, field))
+            np.testing.assert_allclose(got_values[:-1], ref_values[columns[:-1]], rtol=0, atol=0)
+            np.testing.assert_allclose(got_values[-1], ref_values[columns[-1]] / 0.001, rtol=1e-12)
         efforts = _efforts(names, ref)[[MODEL.input_names.index(n) for n in MODEL_NAMES]]
+        efforts[0] *= 0.5                                             # its drive units
         np.testing.assert_allclose(point.effort, efforts, rtol=1e-9, atol=1e-9)
+    assert any(abs(a) > 1e-3 for p in reference.points for a in p.accelerations)
 
 
 def test_a_controller_joint_the_motion_does_not_play_is_one_line(ros_env):
@@ -82,3 +90,25 @@ def test_a_controller_joint_the_motion_does_not_play_is_one_line(ros_env):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "controller_joints: wheel_front_left_joint: not inputs the " \
                                 "motion plays" in lines[0], done.stderr
+
+
+@dump_on_failure
+def test_controller_efforts_false_leaves_the_efforts_out(ros, ros_env, log_dir):
+    """A joint_trajectory_controller without an effort command interface (or an older one)
+    refuses a trajectory whose points carry efforts."""
+    got: list = []
+    sub = ros.node.create_subscription(JointTrajectory, "/bare/joint_trajectory", got.append,
+                                       RELIABLE)
+    player = Child("player_bare", node_argv("trajectory_player_node", "-r", "__ns:=/bare", *params(
+        loop="true", controller_topic="/bare/joint_trajectory", controller_efforts="false",
+        controller_joints="[theta7a, theta8a]")), ros_env, log_dir)
+    try:
+        ros.watched = [player]
+        assert ros.spin_until(lambda: got, 60.0), player.tail()
+    finally:
+        ros.watched = []
+        ros.node.destroy_subscription(sub)
+        player.stop()
+    assert list(got[0].joint_names) == ["theta7a", "theta8a"]
+    assert got[0].points and all(len(p.effort) == 0 and len(p.positions) == 2
+                                 for p in got[0].points)

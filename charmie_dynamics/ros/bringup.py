@@ -193,7 +193,7 @@ def run_bringup(args: argparse.Namespace) -> int:
                 print(status.line(), flush=True)
             if duration is not None and now - start >= duration:
                 break
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except ExternalShutdownException:
         pass
     finally:
         if time.monotonic() - next_status > 0.5 * args.status_period:

@@ -144,8 +144,8 @@ class DynamicsNode(LifecycleNode):
             and sender_in_message_info()
         self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.OUTPUT)
         self.create_timer(self.p["diagnostics_period"], self._publish_diagnostics)
-        # what configure creates is what cleanup destroys: the entities made after these
-        self.lifecycle_entities = self._entities()
+        self.configured_entities: set = set()                # what cleanup destroys
+        self.configuring_done = threading.Event()
 
     # ------------------------------------------------------------------ lifecycle
     def _entities(self) -> set:
@@ -167,8 +167,8 @@ class DynamicsNode(LifecycleNode):
             self.autostarting = False
         if not configured:
             raise ValueError(self.configure_error)
-        if not interrupted():
-            self.trigger_activate()
+        if not interrupted() and self.trigger_activate() != TransitionCallbackReturn.SUCCESS:
+            raise ValueError("activate failed after configure")
 
     def stop_safely(self) -> None:
         """SIGINT or SIGTERM (run.run_node): deactivate first, so the last command is safe."""
@@ -179,22 +179,30 @@ class DynamicsNode(LifecycleNode):
         """Read the model and compile (or load) the kernels; /diagnostics says so meanwhile
         from a thread of its own (this runs on the executor's)."""
         self.configuring_since = time.monotonic()
+        self.configuring_done.clear()
         reporter = threading.Thread(target=self._report_configuring, daemon=True,
                                     name="configuring")
         reporter.start()
+        before = self._entities()
         try:
             self._configure()
+            error = None
         except Exception as exc:        # noqa: BLE001 - rclpy would drop it without a word
-            self.configure_error = str(exc) if isinstance(exc, (ModelError, ValueError)) \
+            error = str(exc) if isinstance(exc, (ModelError, ValueError)) \
                 else f"{type(exc).__name__}: {exc}"
+        finally:
+            # (rclpy's own entities made meanwhile, e.g. /clock's for use_sim_time, are not
+            # configure's: only the difference is released)
+            self.configured_entities = self._entities() - before
+            self.configuring_since = None
+            self.configuring_done.set()
+            reporter.join()
+        self.configure_error = error or ""
+        if error is not None:
             if not self.autostarting:
-                self.get_logger().error(f"configure failed: {self.configure_error}")
+                self.get_logger().error(f"configure failed: {error}")
             self._release()
             return TransitionCallbackReturn.FAILURE
-        finally:
-            self.configuring_since = None
-            reporter.join()
-        self.configure_error = ""
         self.configured = True
         return TransitionCallbackReturn.SUCCESS
 
@@ -255,23 +263,23 @@ class DynamicsNode(LifecycleNode):
                 worker.close()
         self.parser = self.monitoring = None
         self.model = None
-        # a construction that failed made nothing of configure's (rclpy's shutdown still
+        # (a construction that failed made nothing of configure's; rclpy's shutdown still
         # destroys the node)
-        kept = getattr(self, "lifecycle_entities", None)
-        if kept is None:
-            return
+        made = getattr(self, "configured_entities", set())
         destroy = {**dict.fromkeys(self.subscriptions, self.destroy_subscription),
                    **dict.fromkeys(self.publishers, self.destroy_publisher),
                    **dict.fromkeys(self.timers, self.destroy_timer),
                    **dict.fromkeys(self.services, self.destroy_service),
                    **dict.fromkeys(self.clients, self.destroy_client)}
-        for entity in self._entities() - kept:
+        for entity in made & set(destroy):
             destroy[entity](entity)
+        self.configured_entities = set()
 
     def _report_configuring(self) -> None:
-        while self.configuring_since is not None:
+        while True:
             self._publish_diagnostics()
-            time.sleep(min(self.p["diagnostics_period"], 1.0))
+            if self.configuring_done.wait(min(self.p["diagnostics_period"], 1.0)):
+                return
 
     def _configure(self) -> None:
         """What configure builds (raises ModelError or ValueError with one line)."""
@@ -838,7 +846,7 @@ class DynamicsNode(LifecycleNode):
         """The status (node_status) with the lifecycle's state; before configure completes
         (also from the configuring thread, while the executor's is busy compiling) the
         counts so far, the state first in the message."""
-        configured, parser = self.configured, self.parser
+        configured, parser, model = self.configured, self.parser, self.model
         last = self.safety.last_valid if configured else None
         pending = self.updates.pending if configured else None
         if configured:
@@ -846,7 +854,7 @@ class DynamicsNode(LifecycleNode):
         self.events["clock_rejected"] = self.clock_guard.rejected
         status = dynamics_status(
             rejected=self.rejected, received=self.received, events=self.events,
-            reported=self.reported, stats=self.stats, model=self.model.name if self.model else None,
+            reported=self.reported, stats=self.stats, model=model.name if model else None,
             pending=pending.model.name if pending else None,
             pending_hash=pending.hash if pending else None,
             parsing=parser is not None and not parser.idle(),

@@ -40,7 +40,8 @@ def _configure_when_ready(node: LifecycleNode, context: LaunchContext) -> None:
 
     def wait() -> None:
         try:
-            while not context.is_shutdown:
+            # until the launch shuts down or the node's process has ended
+            while not context.is_shutdown and node.return_code is None:
                 if client.service_is_ready():
                     event = _change(node, Transition.TRANSITION_CONFIGURE)
                     context.asyncio_loop.call_soon_threadsafe(
@@ -50,19 +51,27 @@ def _configure_when_ready(node: LifecycleNode, context: LaunchContext) -> None:
         except Exception:       # noqa: BLE001 - the launch's ROS node destroyed: shutting down
             if not context.is_shutdown:
                 raise
+        finally:
+            try:
+                ros_node.destroy_client(client)
+            except Exception:   # noqa: BLE001 - already gone with the launch's node
+                pass
     context.add_completion_future(context.asyncio_loop.run_in_executor(None, wait))
 
 
 def drive_lifecycle(node: LifecycleNode, on_active: Sequence[Action]) -> list[Action]:
     """The event handlers that take ``node`` from unconfigured to active and then run
-    ``on_active``."""
+    ``on_active``, once each: an operator's later deactivate and activate, or cleanup and
+    configure, are theirs (no second spawner, no activation they did not ask for)."""
     return [
         RegisterEventHandler(OnProcessStart(target_action=node, on_start=[
-            OpaqueFunction(function=lambda context: _configure_when_ready(node, context))])),
+            OpaqueFunction(function=lambda context: _configure_when_ready(node, context))],
+            handle_once=True)),
         RegisterEventHandler(OnStateTransition(
             target_lifecycle_node=node, start_state="configuring", goal_state="inactive",
-            entities=[EmitEvent(event=_change(node, Transition.TRANSITION_ACTIVATE))])),
+            entities=[EmitEvent(event=_change(node, Transition.TRANSITION_ACTIVATE))],
+            handle_once=True)),
         RegisterEventHandler(OnStateTransition(
             target_lifecycle_node=node, start_state="activating", goal_state="active",
-            entities=list(on_active))),
+            entities=list(on_active), handle_once=True)),
     ]

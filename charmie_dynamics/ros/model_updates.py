@@ -15,6 +15,7 @@ import functools
 import hashlib
 import math
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Generic, Optional, Sequence, TypeVar
@@ -79,7 +80,8 @@ class ModelParser(Generic[T]):
         self._delivered = 0               # of the newest outcome handed out
         self.superseded = 0
         self.repeated = 0
-        self._known: OrderedDict[bytes, Parsed[T]] = OrderedDict()      # digest -> outcome
+        # digest -> outcome (a large valid text's: a weak reference to its value)
+        self._known: OrderedDict[bytes, Parsed[T] | weakref.ref] = OrderedDict()
         self._threads = [threading.Thread(target=self._run, args=(lane,), daemon=True,
                                           name=f"model_parser_{lane}") for lane in (0, 1)]
         for thread in self._threads:
@@ -91,6 +93,9 @@ class ModelParser(Generic[T]):
         with self._cond:
             self._submitted += 1
             known = self._known.get(digest)
+            if isinstance(known, weakref.ref):     # a large valid text: while the node has it
+                value = known()
+                known = None if value is None else Parsed(text, value, None)
             if known is not None:
                 self._known.move_to_end(digest)
                 self.repeated += 1
@@ -160,10 +165,13 @@ class ModelParser(Generic[T]):
                 with self._cond:
                     self._done.append((seq, outcome))
                     # a large text's valid outcome (a 10,000-body model: tens of MB) is not
-                    # kept beside the node's; its refusal is, without the text
+                    # kept beside the node's (a weak reference finds it while the node holds
+                    # it); its refusal is kept, without the text
                     if not lane:
                         self._known[digest] = outcome
-                    elif outcome.error is not None:
+                    elif outcome.error is None:
+                        self._known[digest] = weakref.ref(outcome.value)
+                    else:
                         self._known[digest] = Parsed(f"<{len(text)} characters, sha256 "
                                                      f"{digest.hex()[:16]}>", None, outcome.error)
                     while len(self._known) > self.REMEMBERED:

@@ -31,7 +31,7 @@ def base_from_odometry(base: PlanarBase, x: float, y: float,
     norm = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
     if not (math.isfinite(norm) and abs(norm - 1.0) < NORM_TOLERANCE):
         raise InputRejected("invalid_value", f"odometry orientation norm {norm:g}, expected 1")
-    tilt = math.acos(max(-1.0, min(1.0, (1.0 - 2.0 * (qx * qx + qy * qy)) / norm ** 2)))
+    tilt = math.acos(max(-1.0, min(1.0, 1.0 - 2.0 * (qx * qx + qy * qy) / norm ** 2)))
     if tilt > MAX_TILT:
         raise InputRejected("invalid_value", f"odometry orientation tilted "
                                              f"{math.degrees(tilt):.0f} deg from upright, "

@@ -59,6 +59,10 @@ PARAMETERS = {
                               "effort the inverse dynamics (drive units); \"\": not published"),
     "controller_joints": Param([""], "The controller's joints (hardware names, as in its "
                                "parameters), each one the motion plays; empty: every input"),
+    "controller_efforts": Param(True, "Fill controller_topic's points' efforts (a "
+                                "joint_trajectory_controller with an effort command interface "
+                                "takes them; one with only position or velocity interfaces "
+                                "refuses a trajectory that has them: set false)"),
     "joint_map_file": Param("", "The robot's names and units (config/joint_map_example.yaml) "
                             "for controller_topic"),
 }
@@ -176,6 +180,9 @@ class TrajectoryPlayerNode(Node):
             _, columns, scale, offset, factor = self.controller
             controller = [point(k, row, columns, scale, offset, factor)
                           for row, k in enumerate(samples)]
+            if not self.p["controller_efforts"]:
+                for out in controller:
+                    out.effort = []
         return reference, controller
 
     def _tick(self) -> None:

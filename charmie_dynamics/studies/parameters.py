@@ -58,13 +58,14 @@ def _child(node: Any, key: PathKey, path: Path) -> Any:
 
 
 def field_of(document: Any, path: Path) -> str:
-    """The field ``path`` names, whichever entry and component: the names that pick a list's
-    entry (a body, a spring) and a point's name become ``*`` and the last indices go, so
+    """The field ``path`` names, whichever entry and component: what picks a list's entry
+    (a body's name, an index) and a point's name become ``*`` and the last indices go, so
     linked paths of one quantity (``balancers.*.spring.preload``, ``bodies.*.points.*``)
     have one field."""
     node, parts = document, []
     for n, key in enumerate(path):
-        named = (isinstance(key, str) and isinstance(node, list)) or (n and path[n - 1] == "points")
+        # an entry of a list picked by name or by index, a point by its name: any of them
+        named = isinstance(node, list) or (n and path[n - 1] == "points")
         parts.append("*" if named else key)
         node = _child(node, key, path)
     while isinstance(parts[-1], int):
