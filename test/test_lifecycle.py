@@ -43,6 +43,16 @@ def _silent(ros, dyn: Dynamics, pos: dict, vel: dict, seconds: float) -> list:
     return [v for _, v in dyn.feedforward[mark:]]
 
 
+def _terminate(ros, child: Child) -> float:
+    """SIGTERM to ``child``, which must end with status 0; when it was sent."""
+    ros.watched = []
+    signalled = time.monotonic()
+    child.proc.send_signal(signal.SIGTERM)
+    assert ros.spin_until(lambda: not child.alive(), 60.0), child.tail()
+    assert child.proc.returncode == 0, child.tail()
+    return signalled
+
+
 @dump_on_failure
 def test_configure_activate_deactivate_activate_sigterm(ros, ros_env, log_dir):
     # stale_policy zero: the watchdog's safe output (zeros) is not deactivate_command's
@@ -104,11 +114,7 @@ def test_configure_activate_deactivate_activate_sigterm(ros, ros_env, log_dir):
 
         # SIGTERM while active: the safe command before the process ends, exit status 0
         mark = len(dyn.feedforward)
-        ros.watched = []
-        signalled = time.monotonic()
-        child.proc.send_signal(signal.SIGTERM)
-        assert ros.spin_until(lambda: not child.alive(), 30.0), child.tail()
-        assert child.proc.returncode == 0, child.tail()
+        signalled = _terminate(ros, child)
         ros.spin_for(0.5)
         sent = [v for _, v in dyn.feedforward[mark:]]
         assert len(sent) >= 1, child.tail()
@@ -224,11 +230,7 @@ def test_ctrl_c_in_bringup_publishes_the_safe_command(ros, ros_env, log_dir):
     try:
         ros.watched = [child]
         assert ros.spin_until(lambda: len(received) >= 20, 120.0), child.tail()
-        ros.watched = []
-        signalled = time.monotonic()
-        child.proc.send_signal(signal.SIGTERM)
-        assert ros.spin_until(lambda: not child.alive(), 60.0), child.tail()
-        assert child.proc.returncode == 0, child.tail()
+        signalled = _terminate(ros, child)
         ros.spin_for(0.3)
         assert "inactive: outputs off (deactivate_command gravity)" in child.text(), child.tail()
         assert any(t > signalled for t in received), child.tail()
