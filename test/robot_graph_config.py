@@ -8,7 +8,7 @@ joints; the base's coordinates come from the odometry.
 """
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import math
 import xml.etree.ElementTree as ET
@@ -93,11 +93,20 @@ def frame_chains(parents: dict[str, set[str]], root: str = "odom") -> dict[str, 
     return problems
 
 
+def copies_out_of_order(sent: list[list[float]], copies: list[list[float]]) -> tuple[int, int]:
+    """(copies whose values were among the sent but not in order, copies found in order) of
+    the dynamics node's stamped feedforward copies against the feedforward sent: the node's
+    writers keep the last 10 samples, so a loaded reader misses runs of messages of either
+    topic (beside two busy loops, a third of one); a copy whose original this reader missed
+    is neither. Each copy is looked for in what was sent after the last match."""
+    sent_counts, copy_counts = Counter(map(tuple, sent)), Counter(map(tuple, copies))
+    present = sum(min(n, sent_counts[value]) for value, n in copy_counts.items())
+    in_order = copies_in_order(sent, copies)
+    return present - in_order, in_order
+
+
 def copies_in_order(sent: list[list[float]], copies: list[list[float]]) -> int:
-    """How many of the dynamics node's stamped feedforward copies match the feedforward sent,
-    in order: the node's writers keep the last 10 samples, so a loaded reader can miss runs
-    of messages of either topic; each copy is looked for in what was sent after the last
-    match (a copy whose original was missed matches nothing and moves nothing)."""
+    """How many of ``copies`` are found among ``sent`` in order (copies_out_of_order)."""
     at, matched = 0, 0
     where: dict[tuple, list[int]] = defaultdict(list)      # each value's places in sent
     for k, value in enumerate(sent):
