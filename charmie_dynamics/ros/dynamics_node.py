@@ -37,7 +37,15 @@ of the source clock (the node clock behind the last stamp by more than ``max_sta
 when /clock restarts, or inputs going back in time for longer than ``stale_timeout``) re-arms
 the stamp checks with a WARN, counted as ``clock_jumps``.
 
-Models come from ``model_file`` at start-up, then by ``model_source``: texts on
+Lifecycle: the node is an rclpy lifecycle node. Construction reads the parameters; configure
+reads the model and compiles (or loads) the kernels, its progress on /diagnostics from a thread
+of its own; activate turns the outputs on; deactivate (and shutdown from active, SIGINT and
+SIGTERM through run.run_node) publishes ``deactivate_command`` once and turns them off; cleanup
+releases what configure made. ``autostart`` configures and activates at start-up. Inputs
+before the first model are counted as ``waiting_for_model``, inputs while inactive as
+``inputs_while_inactive``: neither is a rejection.
+
+Models come from ``model_file`` at configure, then by ``model_source``: texts on
 ``model_topic`` (``topic``), URDFs on ``robot_description`` built with ``overlay_file``
 (``robot_description``), or nothing more (``file``). Texts are parsed on worker threads
 (``model_updates.ModelParser``; a text over 128 KiB is first validated in a child process,
@@ -191,8 +199,8 @@ class DynamicsNode(LifecycleNode):
             error = str(exc) if isinstance(exc, (ModelError, ValueError)) \
                 else f"{type(exc).__name__}: {exc}"
         finally:
-            # (rclpy's own entities made meanwhile, e.g. /clock's for use_sim_time, are not
-            # configure's: only the difference is released)
+            # what cleanup releases: configure's own, not rclpy's made at other times (the
+            # /clock subscription of a use_sim_time set at run time)
             self.configured_entities = self._entities() - before
             self.configuring_since = None
             self.configuring_done.set()
