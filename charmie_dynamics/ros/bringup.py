@@ -16,7 +16,8 @@ from sensor_msgs.msg import JointState
 
 from ..resources import share_directory
 from . import qos
-from .run import ignore_signals, init_ros, interrupted, make_executor, note_signals
+from .run import (autostart, ignore_signals, init_ros, interrupted, make_executor, note_signals,
+                  stop_safely)
 
 
 class StatusPrinter(Node):
@@ -148,7 +149,7 @@ def run_bringup(args: argparse.Namespace) -> int:
     try:
         model = model_overrides(args.model)
         note_signals()                  # Ctrl-C and SIGTERM stop the nodes, safely, below
-        init_ros(ros_args, own_signals=True)
+        init_ros(ros_args)
         nodes.append(ModelLoaderNode(parameter_overrides=model["model_loader"]))
         # bringup is no lifecycle manager: the node configures and activates itself
         nodes.append(DynamicsNode(parameter_overrides=model["dynamics"] + [
@@ -161,9 +162,8 @@ def run_bringup(args: argparse.Namespace) -> int:
             overrides = [rclpy.parameter.Parameter("publish_clock", value=True)] if sim_time else []
             player = TrajectoryPlayerNode(parameter_overrides=overrides + model["player"])
             nodes.append(player)
-        for node in nodes:              # the dynamics node's autostart (configure, activate)
-            if hasattr(node, "autostart") and not interrupted():
-                node.autostart(interrupted)
+        for node in nodes:              # the dynamics node's configure and activate
+            autostart(node)
     except (ModelError, ValueError, ParameterException) as exc:
         for node in nodes:
             node.destroy_node()
@@ -199,8 +199,7 @@ def run_bringup(args: argparse.Namespace) -> int:
         if time.monotonic() - next_status > 0.5 * args.status_period:
             print(status.line(), flush=True)
         for node in nodes:
-            if hasattr(node, "stop_safely") and rclpy.ok():   # its last, safe command
-                node.stop_safely()
+            stop_safely(node)
             executor.remove_node(node)
             node.destroy_node()
         rclpy.try_shutdown()

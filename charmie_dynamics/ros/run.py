@@ -27,16 +27,15 @@ def rcl_message(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def init_ros(args: Optional[Sequence[str]], own_signals: bool = False) -> None:
+def init_ros(args: Optional[Sequence[str]]) -> None:
     """``rclpy.init``; a params file or argument rcl cannot parse raises ``ValueError`` with
-    one line (rcl's own ERROR lines of that failure are kept off stderr). ``own_signals``:
-    rclpy installs no signal handlers (its own shut the context down at once, before a node
-    could publish its last command: :func:`run_node` handles SIGINT and SIGTERM)."""
+    one line (rcl's own ERROR lines of that failure are kept off stderr). rclpy installs no
+    signal handlers: its own shut the context down at once, before a node could publish its
+    last command (:func:`note_signals` handles SIGINT and SIGTERM)."""
     previous = logger_level("rcl")
     rclpy.logging.set_logger_level("rcl", rclpy.logging.LoggingSeverity.FATAL)
     try:
-        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO
-                   if own_signals else SignalHandlerOptions.ALL)
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except rclpy_implementation.RCLError as exc:
         raise ValueError(rcl_message(exc)) from None
     finally:
@@ -78,8 +77,8 @@ def _interrupt(signum, frame):
 
 
 def note_signals() -> None:
-    """SIGINT and SIGTERM noted from now on (:class:`_Interrupted`), never raised; with
-    ``init_ros(..., own_signals=True)`` rclpy's handlers stay out."""
+    """SIGINT and SIGTERM noted from now on (:class:`_Interrupted`), never raised
+    (:func:`init_ros` keeps rclpy's handlers out)."""
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
 
@@ -87,6 +86,20 @@ def note_signals() -> None:
 def interrupted() -> bool:
     """Whether SIGINT or SIGTERM came since :func:`note_signals`."""
     return _Interrupted.seen
+
+
+def autostart(node) -> None:
+    """A node's ``autostart`` (the dynamics node's configure and activate), if it has one and
+    no signal came: run once the node has joined its executor."""
+    if hasattr(node, "autostart") and not interrupted():
+        node.autostart(interrupted)
+
+
+def stop_safely(node) -> None:
+    """A node's ``stop_safely`` (the dynamics node's last, safe command), if it has one and
+    the context still runs: before the node is destroyed."""
+    if hasattr(node, "stop_safely") and rclpy.ok():
+        node.stop_safely()
 
 
 def _shut_down(code: int) -> int:
@@ -111,12 +124,11 @@ def run_node(node_class, args=None) -> int:
     ``autostart`` (if it has one) runs after it joins the executor."""
     note_signals()
     try:
-        init_ros(args, own_signals=True)
+        init_ros(args)
         node = node_class()
         executor = make_executor(nodes=[node])
         executor.add_node(node)
-        if hasattr(node, "autostart") and not interrupted():
-            node.autostart(interrupted)
+        autostart(node)
     except (ModelError, ValueError, ParameterException) as exc:
         print(f"{node_class.__name__}: error: {exc}", file=sys.stderr)
         return _shut_down(1)
@@ -126,8 +138,7 @@ def run_node(node_class, args=None) -> int:
     except ExternalShutdownException:
         pass
     finally:
-        if hasattr(node, "stop_safely") and rclpy.ok():
-            node.stop_safely()
+        stop_safely(node)
         executor.remove_node(node)
         node.destroy_node()
         executor.shutdown()
