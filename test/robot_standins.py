@@ -4,6 +4,7 @@
     python robot_standins.py odometry CONFIG.json      # the base controller's odometry
     python robot_standins.py rsp CONFIG.json           # robot_state_publisher
     python robot_standins.py effort_controller CONFIG.json  # spawner + effort controller
+    python robot_standins.py trajectory_controller CONFIG.json  # a JTC's action
 
 They behave as the real ones do where the dynamics node meets them:
 
@@ -231,8 +232,60 @@ class EffortController(Node):
         self.commands += 1
 
 
+class TrajectoryController(Node):
+    """A joint_trajectory_controller's FollowJointTrajectory action (control_msgs, imported
+    here only): each goal it receives is written whole to ``record``/goal_N.json (joint names,
+    each point's positions, velocities, accelerations and efforts); it publishes one feedback
+    (the first point as ``desired``) and succeeds, or, where the trajectory's
+    ``header.frame_id`` is ``hold``, waits until it is canceled."""
+
+    def __init__(self, config: dict) -> None:
+        from control_msgs.action import FollowJointTrajectory
+        from rclpy.action import ActionServer, CancelResponse
+        from rclpy.task import Future
+        super().__init__("joint_trajectory_controller")
+        self.future = Future
+        self.action = FollowJointTrajectory
+        self.record = config["record"]
+        self.goals = 0
+        self.cancelled: dict = {}                      # goal id -> a future done on cancel
+        self.accept = CancelResponse.ACCEPT
+        self.server = ActionServer(self, FollowJointTrajectory, config["action"], self.execute,
+                                   cancel_callback=self.cancel)
+
+    def cancel(self, goal_handle):
+        future = self.cancelled.get(bytes(goal_handle.goal_id.uuid))
+        if future is not None and not future.done():
+            future.set_result(True)
+        return self.accept
+
+    async def execute(self, goal_handle):
+        traj = goal_handle.request.trajectory
+        goal = {"joint_names": list(traj.joint_names), "frame_id": traj.header.frame_id,
+                "points": [{field: list(getattr(p, field)) for field in
+                            ("positions", "velocities", "accelerations", "effort")}
+                           for p in traj.points]}
+        path = os.path.join(self.record, f"goal_{self.goals}.json")
+        self.goals += 1
+        with open(path + ".part", "w", encoding="utf-8") as f:
+            json.dump(goal, f)
+        os.replace(path + ".part", path)
+        Result = self.action.Result
+        goal_handle.publish_feedback(self.action.Feedback(
+            joint_names=list(traj.joint_names), desired=traj.points[0]))
+        if traj.header.frame_id == "hold":
+            key = bytes(goal_handle.goal_id.uuid)
+            self.cancelled[key] = future = self.future()
+            if not goal_handle.is_cancel_requested:
+                await future
+            goal_handle.canceled()
+            return Result(error_code=Result.SUCCESSFUL, error_string="canceled by request")
+        goal_handle.succeed()
+        return Result(error_code=Result.SUCCESSFUL, error_string="stand-in: done")
+
+
 ROLES = {"broadcaster": Broadcaster, "odometry": BaseOdometry, "rsp": StatePublisher,
-         "effort_controller": EffortController}
+         "effort_controller": EffortController, "trajectory_controller": TrajectoryController}
 
 
 def main() -> None:

@@ -63,6 +63,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from ..jit import kernel
+from ..kinematics.indirect import MechanismRangeError
 from ..linalg import add, cross3, mat, mat_t_vec, mat_vec, sub, vec
 from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError, SolveReport
@@ -522,3 +523,33 @@ def evaluator_for(model: Model, max_loop_jump: float = math.inf) -> Evaluator | 
     else :class:`MaxJumpError`)."""
     max_loop_jump = _checked_jump(max_loop_jump, "max_loop_jump")
     return Evaluator(model) if model.loops is None else LoopEvaluator(model, max_jump=max_loop_jump)
+
+
+#: What one sample of a motion may fail with (loops that do not close, an actuator out of its
+#: stroke or a balancer out of reach, loads not finite)
+EVALUATION_ERRORS = (LoopSingularityError, NonFiniteLoads, MechanismRangeError)
+
+
+class EffortsUnavailable(ValueError):
+    """A sample of a motion whose inverse dynamics failed: its ``index`` and the ``cause``."""
+
+    def __init__(self, index: int, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.index = index
+        self.cause = cause
+
+
+def efforts_along(evaluate: Evaluator | LoopEvaluator, x: np.ndarray, xd: np.ndarray,
+                  xdd: np.ndarray) -> np.ndarray:
+    """The inverse dynamics' efforts at every sample of a motion: rows of ``x``, ``xd`` and
+    ``xdd`` in ``evaluate.input_names`` order, evaluated in order (with loops each solved
+    from the last); (n_samples, n_inputs), the actuators' axial forces in their inputs'
+    slots (N m, N). The first sample that cannot be evaluated raises
+    :class:`EffortsUnavailable`."""
+    out = np.empty((len(x), len(evaluate.input_names)))
+    for k in range(len(x)):
+        try:
+            out[k] = evaluate(x[k], xd[k], xdd[k]).efforts
+        except EVALUATION_ERRORS as exc:
+            raise EffortsUnavailable(k, exc) from exc
+    return out

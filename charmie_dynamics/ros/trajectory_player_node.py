@@ -25,9 +25,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..evaluators.evaluator import NonFiniteLoads
-from ..evaluators.loop_evaluator import evaluator_for
-from ..kinematics.indirect import MechanismRangeError
+from ..evaluators.loop_evaluator import EffortsUnavailable, efforts_along, evaluator_for
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from ..mechanisms.closed_chains.compiled import Embedding, embedding_of
 from ..model import load_model
@@ -149,19 +147,16 @@ class TrajectoryPlayerNode(Node):
         loads not finite) no point carries an effort, with a warning: a controller takes a
         trajectory's efforts for every point or for none."""
         samples = range(0, len(self.traj.t), max(1, len(self.traj.t) // 500))
-        efforts: list[np.ndarray] = []
+        efforts: np.ndarray | list = []
         if self.p["reference_efforts"]:
-            evaluate = evaluator_for(self.model)
-            for k in samples:
-                try:
-                    efforts.append(np.array(evaluate(self.traj.x[k], self.traj.xd[k],
-                                                     self.traj.xdd[k]).efforts, dtype=float))
-                except (LoopSingularityError, NonFiniteLoads, MechanismRangeError) as exc:
-                    self.get_logger().warning(
-                        f"reference trajectory published without efforts: the motion's inverse "
-                        f"dynamics at t = {self.traj.t[k]:.6g} s failed ({exc})")
-                    efforts = []
-                    break
+            rows = list(samples)
+            try:
+                efforts = efforts_along(evaluator_for(self.model), self.traj.x[rows],
+                                        self.traj.xd[rows], self.traj.xdd[rows])
+            except EffortsUnavailable as exc:
+                self.get_logger().warning(
+                    f"reference trajectory published without efforts: the motion's inverse "
+                    f"dynamics at t = {self.traj.t[rows[exc.index]]:.6g} s failed ({exc})")
 
         def point(k: int, row: int, columns: slice | list[int], scale=1.0, offset=0.0,
                   factor=1.0) -> JointTrajectoryPoint:
@@ -171,7 +166,7 @@ class TrajectoryPlayerNode(Node):
                 velocities=float_array(traj.xd[k, columns] / scale),
                 accelerations=float_array(traj.xdd[k, columns] / scale),
                 time_from_start=duration_from_seconds(float(traj.t[k] - traj.t[0])))
-            if efforts:
+            if len(efforts):
                 out.effort = float_array(factor * efforts[row][columns])
             return out
         reference = [point(k, row, slice(None)) for row, k in enumerate(samples)]

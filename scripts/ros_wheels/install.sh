@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Install ROS 2 from its PyPI wheels into a Python venv, plus tf2_msgs/TFMessage (no wheel
-# exists for it), built here from ./tf2_msgs against the wheels.
+# Install ROS 2 from its PyPI wheels into a Python venv, plus tf2_msgs/TFMessage and
+# control_msgs/action/FollowJointTrajectory (no wheel exists for either), built here from
+# ./tf2_msgs and ./control_msgs against the wheels (control_msgs: the distro's own definition,
+# -DCHARMIE_ROS_DISTRO).
 #
 #   [CHARMIE_ROS_DISTRO=kilted|jazzy] scripts/ros_wheels/install.sh VENV_DIR [INTERFACE_PACKAGE_DIR ...]
 #
@@ -10,7 +12,8 @@
 # Each INTERFACE_PACKAGE_DIR (an ament_cmake interface package, e.g. composition_interfaces of
 # rcl_interfaces, which launch_ros imports) is built into the venv as tf2_msgs is.
 # VENV_DIR is created with ${PYTHON:-python3} -m venv if it does not exist. Safe to run again:
-# when rclpy, the message packages and tf2_msgs already import, it only checks and exits.
+# when rclpy, the message packages, tf2_msgs and control_msgs already import, it only checks
+# and exits.
 # Needs cmake >= 3.19, g++ and make (installed with apt-get when missing and run as root)
 # and the CPython headers. pip honours PIP_* variables, e.g. an offline install from a
 # wheelhouse: PIP_NO_INDEX=1 PIP_FIND_LINKS=/path/to/wheelhouse install.sh VENV_DIR
@@ -24,7 +27,7 @@ die() { echo "[ros_wheels] ERROR: $*" >&2; exit 1; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 venv=$(realpath -m -- "$1")
 vpy=$venv/bin/python
-interfaces=("$here/tf2_msgs")
+interfaces=("$here/tf2_msgs" "$here/control_msgs")
 for dir in "${@:2}"; do
   [ -f "$dir/package.xml" ] || die "$dir: no package.xml (expected an interface package)"
   interfaces+=("$(realpath -- "$dir")")
@@ -32,7 +35,7 @@ done
 
 distro=${CHARMIE_ROS_DISTRO:-kilted}
 MSGS=(std-msgs geometry-msgs sensor-msgs trajectory-msgs visualization-msgs diagnostic-msgs
-      builtin-interfaces nav-msgs std-srvs rosgraph-msgs)
+      builtin-interfaces nav-msgs std-srvs rosgraph-msgs action-msgs)
 case "$distro" in
   kilted) prefix=ros-
           BUILD=(ament-cmake ament-cmake-ros-core ament-cmake-include-directories ament-package
@@ -57,8 +60,9 @@ from diagnostic_msgs.msg import DiagnosticArray
 from builtin_interfaces.msg import Time
 from nav_msgs.msg import Odometry
 from std_srvs.srv import Trigger
-from rosgraph_msgs.msg import Clock'
-for dir in "${interfaces[@]:1}"; do CHECK+=$'\n'"import $(basename "$dir")"; done
+from rosgraph_msgs.msg import Clock
+from control_msgs.action import FollowJointTrajectory'
+for dir in "${interfaces[@]:2}"; do CHECK+=$'\n'"import $(basename "$dir")"; done
 
 check_imports() { "$vpy" -c "$CHECK" >/dev/null 2>&1; }
 
@@ -127,7 +131,7 @@ for dir in "${interfaces[@]}"; do
   log "building $name in $tmp"
   run_logged cmake -S "$dir" -B "$tmp/$name" \
     -DCMAKE_PREFIX_PATH="$venv" -DCMAKE_INSTALL_PREFIX="$venv" \
-    -DPython3_EXECUTABLE="$vpy" -DBUILD_TESTING=OFF \
+    -DPython3_EXECUTABLE="$vpy" -DBUILD_TESTING=OFF -DCHARMIE_ROS_DISTRO="$distro" \
     -DCMAKE_PROJECT_INCLUDE="$here/fix_manylinux_includes.cmake"
   run_logged cmake --build "$tmp/$name" -j "$(nproc 2>/dev/null || echo 2)"
   run_logged cmake --install "$tmp/$name"
