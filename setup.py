@@ -9,6 +9,7 @@ console_scripts = [
     "dynamics = charmie_dynamics.ros.dynamics_node:main",
     "trajectory_player = charmie_dynamics.ros.trajectory_player_node:main",
     "simulator = charmie_dynamics.ros.simulator_node:main",
+    "trajectory_effort_proxy = charmie_dynamics.ros.trajectory_effort_proxy:main",
 ]
 # setup.cfg (as `ros2 pkg create` writes it) sends every console script to
 # <prefix>/lib/charmie_dynamics, where launch_ros and `ros2 run` look: nothing on PATH. The CLI
@@ -57,9 +58,11 @@ setup(
                         if name not in NOT_ON_HUMBLE + OPTIONAL],
     # pytest < 9: scripts/ros_path.sh's launch_testing plugin needs it, and both venvs
     # install one pinned version (scripts/constraints-tested.txt); the plots' packages: the
-    # suite runs the plot tests
+    # suite runs the plot tests; rosbags: test/test_recordings.py's independent rosbag2
+    # writer and reader (test only: charmie_dynamics/recordings/ reads bags without it)
     extras_require={"test": ["pytest>=7,<9", "pin>=2.6.20", "urdf-parser-py>=0.0.4",
-                             "viser>=1.1", "example-robot-data"] + plots + cluster,
+                             "viser>=1.1", "example-robot-data", "rosbags>=0.11.9"]
+                            + plots + cluster,
                     "view": ["viser>=1.1"],
                     "plots": plots,
                     "cluster": cluster},

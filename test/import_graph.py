@@ -22,7 +22,7 @@ LAYERS = (
     {"mechanisms"},
     {"dynamics"},
     {"simulation", "evaluators"},
-    {"export", "trajectories", PACKAGE},
+    {"export", "trajectories", "recordings", PACKAGE},
     {"identification", "datasets"},
     {"studies"},
     {"ros"},

@@ -16,6 +16,8 @@ from charmie_dynamics.identification.logs import Log, LogError, read_log, write_
 from charmie_dynamics.identification.model_file import updated_model_text
 from charmie_dynamics.identification.regressor import model_parameters, parameter_layout
 from charmie_dynamics.model.reader import model_from_text
+from charmie_dynamics.ros.joint_map import JointMap
+from charmie_dynamics.ros.recorded_inputs import RecordedTopics, read_any_log, read_recording
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_HEADER = "string[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n"
@@ -28,6 +30,11 @@ def _log(model, samples: int = 5) -> Log:
     x = np.array([a.default_length if a is not None else 0.0 for a in (
         {a.name: a for a in model.actuators}.get(name) for name in model.input_names)])
     return Log(t, np.tile(x, (samples, 1)), np.zeros((samples, n)), np.ones((samples, n)))
+
+
+def _read(path: Path, model):
+    """Any log, a recording read as the dynamics node reads its inputs (no joint map)."""
+    return read_any_log(path, model, RecordedTopics(), JointMap(), 0.1)[0]
 
 
 def _rows(path: Path) -> list[list[str]]:
@@ -81,16 +88,18 @@ def test_all_zero_efforts_are_refused_when_read(tmp_path, charmie):
         log = _log(charmie)
         write_log(tmp_path / name, charmie, Log(log.t, log.x, log.xd, 0 * log.effort))
         with pytest.raises(LogError, match=f"{name}: every effort .* is 0 in all 5 samples"):
-            read_log(tmp_path / name, charmie)
+            _read(tmp_path / name, charmie)
 
 
 def test_mcap_effort_beyond_bound_is_refused(tmp_path, charmie):
-    log = _log(charmie)
+    log = _log(charmie, 6)
     log.effort[2, charmie.input_names.index("theta3")] = 1e300
     write_log(tmp_path / "big.mcap", charmie, log)
-    with pytest.raises(LogError, match="big.mcap: /joint_states message 2, effort of theta3: "
-                                       "effort 1e.300, expected"):
-        read_log(tmp_path / "big.mcap", charmie)
+    read = read_recording(tmp_path / "big.mcap", charmie, RecordedTopics(), JointMap(), 0.1)
+    assert dict(read.rejected) == {"invalid_value": 1}
+    assert read.first_rejection["invalid_value"] == \
+        "/joint_states: effort 1e+300 of theta3, expected |effort| <= 1e+06"
+    assert len(read.log.t) == 6 and np.all(np.abs(read.log.effort) < 2)   # the rest read
 
 
 def _mcap_with_schema(path: Path, definition: str, message: dict) -> None:
@@ -104,22 +113,25 @@ def _mcap_with_schema(path: Path, definition: str, message: dict) -> None:
         writer.finish()
 
 
-def test_mcap_foreign_schemas_are_one_line_errors(tmp_path, capsys):
+def test_mcap_foreign_schemas_are_one_line_errors(tmp_path, capsys, charmie):
     stamp = {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""}
     cases = {"numbers.mcap": (NUMBER_NAMES, {"header": stamp, "name": [1.0], "position": [0.0],
                                              "velocity": [], "effort": [1.0]},
-                              "field name is not a string[]"),
+                              "field name is not a string[], expected a "
+                              "sensor_msgs/msg/JointState"),
              "headless.mcap": (NO_HEADER, {"name": ["theta3"], "position": [0.0],
                                            "velocity": [], "effort": [1.0]},
-                               "no header.stamp (sec, nanosec)")}
+                               "not a sensor_msgs/msg/JointState (AttributeError)")}
     for name, (definition, message, reason) in cases.items():
         path = tmp_path / name
         _mcap_with_schema(path, definition, message)
         capsys.readouterr()
         assert main(["identify", "--log", str(path), "--out", str(tmp_path / "m.yaml")]) == 1
         err = capsys.readouterr().err.strip().splitlines()
-        assert err == [f"charmie-dynamics: error: {path}: /joint_states message 0: {reason}, "
-                       "expected sensor_msgs/msg/JointState"]
+        assert len(err) == 1 and err[0].startswith(
+            f"charmie-dynamics: error: {path}: no samples (two at least) of d1, d2, theta3, "), err
+        assert err[0].endswith(f"rejected messages: invalid_value 1 (first: /joint_states: "
+                               f"{reason})"), err
 
 
 def test_logs_over_the_sample_cap_are_refused(tmp_path, charmie, monkeypatch):
@@ -128,12 +140,14 @@ def test_logs_over_the_sample_cap_are_refused(tmp_path, charmie, monkeypatch):
     assert logs.max_samples(charmie) == 4
     write_log(tmp_path / "four.csv", charmie, _log(charmie, 4))
     assert len(read_log(tmp_path / "four.csv", charmie).t) == 4
-    for name, what in (("long.csv", "more than 4 rows"),
-                       ("long.mcap", "more than 4 /joint_states messages")):
-        write_log(tmp_path / name, charmie, _log(charmie, 5))
-        with pytest.raises(LogError, match=f"{name}: {what} of samples, expected at most 4 "
-                                           f"for {charmie.name} .its regressor within"):
-            read_log(tmp_path / name, charmie)
+    write_log(tmp_path / "long.csv", charmie, _log(charmie, 5))
+    with pytest.raises(LogError, match=f"long.csv: more than 4 rows of samples, expected at most "
+                                       f"4 for {charmie.name} .its regressor within"):
+        read_log(tmp_path / "long.csv", charmie)
+    write_log(tmp_path / "long.mcap", charmie, _log(charmie, 5))
+    with pytest.raises(LogError, match=f"long.mcap: 5 samples at 10 ms, expected at most 4 for "
+                                       f"{charmie.name} .its regressor's memory.: trim"):
+        _read(tmp_path / "long.mcap", charmie)
 
 
 def test_linear_algebra_errors_are_one_line(monkeypatch, capsys):
@@ -204,25 +218,21 @@ def _mcap_with_actuator_stamps(path: Path, model, joint_t: np.ndarray, actuator_
         writer.finish()
 
 
-def test_actuator_states_that_stop_early_or_go_back_are_refused(tmp_path, charmie, capsys):
-    """Issue 34, I1 residue: interpolation, never extrapolation, of the actuators' samples."""
+def test_actuator_states_that_stop_early_or_go_back(tmp_path, charmie):
+    """Issue 34, I1 residue, read as the node reads (issue 36): the actuators' samples are
+    interpolated, never extrapolated: the times outside them are dropped (missing_name) and
+    counted, a message older than the one before is refused (time_backwards) and counted."""
     joint_t = np.arange(100) * 0.01
-    cases = {"early.mcap": (list(joint_t[:40]), "/actuator_states cover 0.000 to 0.390 s, "
-                            "/joint_states 0.000 to 0.990 s: 60 joint samples have no actuator"),
-             "late.mcap": (list(joint_t[20:]), "/actuator_states cover 0.200 to 0.990 s, "
-                           "/joint_states 0.000 to 0.990 s: 20 joint samples"),
-             "shuffled.mcap": (list(joint_t[[0, 1, 3, 2] + list(range(4, 100))]),
-                               "/actuator_states message 3: stamp 0.020000000 s is not after "
-                               "message 2's 0.030000000 s, expected increasing stamps")}
-    for name, (actuator_t, reason) in cases.items():
+    cases = {"early.mcap": (list(joint_t[:40]), 40, {}, {"missing_name": 60}),
+             "late.mcap": (list(joint_t[20:]), 80, {}, {"missing_name": 20}),
+             "shuffled.mcap": (list(joint_t[[0, 1, 3, 2] + list(range(4, 100))]), 100,
+                               {"time_backwards": 1}, {}),
+             # half an actuator period late: the first joint sample has none before it
+             "offset.mcap": (list(joint_t + 0.004), 99, {}, {"missing_name": 1})}
+    for name, (actuator_t, samples, rejected, dropped) in cases.items():
         path = tmp_path / name
         _mcap_with_actuator_stamps(path, charmie, joint_t, actuator_t)
-        capsys.readouterr()
-        assert main(["identify", "--log", str(path), "--out", str(tmp_path / "m.yaml")]) == 1
-        err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and f"{path}: {reason}" in err[0], err
-        assert not (tmp_path / "m.yaml").exists()
-    # Half an actuator period of offset at either end is interpolation's own clamp: read.
-    path = tmp_path / "offset.mcap"
-    _mcap_with_actuator_stamps(path, charmie, joint_t, list(joint_t[:] + 0.004))
-    assert len(read_log(path, charmie).t) == 100
+        read = read_recording(path, charmie, RecordedTopics(), JointMap(), 0.1)
+        assert (len(read.log.t), dict(read.rejected), dict(read.dropped)) == \
+            (samples, rejected, dropped), name
+    assert read.first_rejection == {} and read.log.t[0] == pytest.approx(0.01)

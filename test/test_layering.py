@@ -23,7 +23,8 @@ from import_graph import GRAPH, MODULES, PACKAGE, ROOT, imports_of, layer, packa
 #: without rclpy).
 ROS_FREE = {f"{PACKAGE}.ros.{name}" for name in (
     "inputs", "model_updates", "odometry", "reference", "stale_policy", "stamps", "outputs",
-    "node_status", "model_source", "dynamics_parameters", "param_spec", "joint_map")}
+    "node_status", "model_source", "dynamics_parameters", "param_spec", "joint_map",
+    "recorded_inputs")}
 
 
 def _is_ros(top: str) -> bool:

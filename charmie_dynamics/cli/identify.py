@@ -27,7 +27,7 @@ from ..documents import DEFAULT_MAX_BYTES
 from ..errors import InputError
 from ..identification.base import base_parameters
 from ..identification.excitation import optimise, write_trajectory
-from ..identification.logs import read_log, write_log
+from ..identification.logs import Log, write_log
 from ..identification.model_file import updated_model_text
 from ..identification.pipeline import BASE_SAMPLES, Identification, identify, residual_rms
 from ..identification.recording import measured_states, record
@@ -35,7 +35,9 @@ from ..identification.regressor import parameter_layout
 from ..model.model import Model
 from ..model.reader import model_from_text, read_model_file
 from ..model.urdf import is_urdf
+from ..ros.joint_map import JointMap, JointMapError, read_joint_map
 from ..ros.model_source import urdf_as_document
+from ..ros.recorded_inputs import RecordedTopics, read_any_log, write_robot_recording
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, check_dt, from_csv, input_kinds, motion
 from .arguments import add_overwrite_argument
 from .output_files import check_file_target, check_output, check_targets, write_all, write_file
@@ -69,13 +71,47 @@ def _nonnegative(option: str):
     return parse
 
 
+def _joint_map(args: argparse.Namespace, model: Model) -> JointMap:
+    """``--joint-map``'s map (the dynamics node's joint_map_file), checked against ``model``."""
+    try:
+        joint_map = read_joint_map([], str(args.joint_map) if args.joint_map else "")
+        joint_map.check(tuple(dict.fromkeys(model.input_names + model.coordinate_names)),
+                        model.source)
+    except JointMapError as exc:
+        raise InputError(f"--joint-map {exc}") from None
+    return joint_map
+
+
+def _read_log(path: Path, model: Model, args: argparse.Namespace) -> Log:
+    """A recording (read as the dynamics node reads its inputs; what it did not use is
+    printed) or a CSV log."""
+    topics = RecordedTopics(tuple(args.joint_states or ["/joint_states"]), args.actuator_states,
+                            args.odometry)
+    log, summary = read_any_log(path, model, topics, _joint_map(args, model), args.max_joint_age)
+    if summary:
+        print(f"read {path}: {summary}")
+    return log
+
+
 def _cmd_record(args: argparse.Namespace) -> int:
-    check_file_target(args.out, args.overwrite)
+    folder = args.out.suffix == ""            # a rosbag2 folder, as the robot records
+    if folder:
+        check_output(args.out.parent)
+    else:
+        check_file_target(args.out, args.overwrite)
     model = read_model_file(args.model)[0]
+    joint_map = _joint_map(args, model)
+    if args.joint_map and not folder:
+        raise InputError(f"--joint-map: --out {args.out} is a file, which holds the model's "
+                         "names; expected a recording folder (a name without a suffix) for "
+                         "the robot's")
     traj = from_csv(model, str(args.trajectory)) if args.trajectory else \
         motion(model, args.motion, args.dt)
     log = record(model, traj, args.position_noise, args.effort_noise, args.seed)
-    write_file(args.out, lambda path: write_log(path, model, log), args.overwrite)
+    if folder:
+        write_robot_recording(args.out, model, log, joint_map)
+    else:
+        write_file(args.out, lambda path: write_log(path, model, log), args.overwrite)
     print(f"wrote {args.out}: {len(log.t)} samples over {log.t[-1] - log.t[0]:g} s of "
           f"{model.name}; noise (std) {args.position_noise:g} on positions (rad or m), "
           f"{args.effort_noise:g} on efforts (N m or N)")
@@ -115,15 +151,20 @@ def report_text(model: Model, result: Identification, source: str,
         ([f"holdout {k}" for k in holdout] if holdout else [])
     rows = [header]
     for i, name in enumerate(model.input_names):
-        rows.append([name, UNITS[kinds[i]]] + [f"{v[i]:.4g}" for v in fit.values()]
-                    + ([f"{v[i]:.4g}" for v in holdout.values()] if holdout else []))
+        rows.append([name, UNITS[kinds[i]]] + [_rms(v[i]) for v in fit.values()]
+                    + ([_rms(v[i]) for v in holdout.values()] if holdout else []))
     lines += [_table(rows), "", "base parameters as sums of the full parameters:"]
     lines += [f"  {e}" for e in base.expressions()]
     return "\n".join(lines) + "\n"
 
 
+def _rms(value: float) -> str:
+    return "no efforts" if math.isnan(value) else f"{value:.4g}"
+
+
 def _total_rms(rms: np.ndarray) -> float:
-    return float(np.sqrt(np.mean(rms ** 2)))
+    """Over the inputs whose efforts are logged (NaN: not logged)."""
+    return float(np.sqrt(np.nanmean(rms ** 2)))
 
 
 def acceptance_problems(model: Model, identified: Model, result: Identification,
@@ -176,7 +217,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:
         # the loader's model document of the URDF (the same model) is edited and written as
         # YAML: a URDF holds no springs or actuator friction to write back
         text = urdf_as_document(text, args.model, None, DEFAULT_MAX_BYTES)
-    log = read_log(args.log, model)
+    log = _read_log(args.log, model, args)
     state, effort, t = measured_states(model, log, str(args.log))
     try:
         result = identify(model, state, effort, args.prior_weight)
@@ -185,13 +226,14 @@ def _cmd_identify(args: argparse.Namespace) -> int:
                          f"algebra: {exc}): expected a motion that excites them and efforts "
                          "that are not all zero") from None
     pi = result.consistent.pi
-    fit = {"OLS": result.ols.residual_rms, "WLS": result.wls.residual_rms,
-           "consistent": result.consistent.residual_rms,
+    fit = {"OLS": result.per_input(result.ols.residual_rms),
+           "WLS": result.per_input(result.wls.residual_rms),
+           "consistent": result.per_input(result.consistent.residual_rms),
            "prior": residual_rms(model, result.prior, state, effort)[1]}
     holdout = None
     series = {"fit": (t, effort, residual_rms(model, pi, state, effort)[0])}
     if args.holdout is not None:
-        h_state, h_effort, h_t = measured_states(model, read_log(args.holdout, model),
+        h_state, h_effort, h_t = measured_states(model, _read_log(args.holdout, model, args),
                                                  str(args.holdout))
         predicted, rms = residual_rms(model, pi, h_state, h_effort)
         holdout = {"consistent": rms,
@@ -286,6 +328,24 @@ def _positive(option: str, low: float, high: float):
     return parse
 
 
+def add_recording_arguments(parser: argparse.ArgumentParser) -> None:
+    """How a recording of the robot is read: its topics, names and units, as the dynamics
+    node's parameters say them."""
+    parser.add_argument("--joint-map", type=Path, default=None,
+                        help="the robot's names and units (the dynamics node's joint_map_file)")
+    parser.add_argument("--joint-states", action="append", metavar="TOPIC",
+                        help="a joint_states topic; repeat for several (default /joint_states)")
+    parser.add_argument("--actuator-states", default="/actuator_states", metavar="TOPIC",
+                        help="the actuator lengths' topic, used where recorded (default "
+                             "/actuator_states; the lengths may come on joint_states)")
+    parser.add_argument("--odometry", default="", metavar="TOPIC",
+                        help="the base's nav_msgs/Odometry topic (e.g. /odom); the base's "
+                             "efforts are then not fitted")
+    parser.add_argument("--max-joint-age", type=_positive("--max-joint-age", 1e-4, 10.0),
+                        default=0.1, help="s a joint's samples may lie from a sample time (the "
+                                          "node's max_joint_age; default 0.1)")
+
+
 def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("record")
     src = p.add_mutually_exclusive_group()
@@ -301,14 +361,20 @@ def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
                    help="std of Gaussian noise on the efforts, N m or N (default 0)")
     p.add_argument("--seed", type=int, default=0, help="seed of the noise")
     p.add_argument("--out", type=Path, required=True,
-                   help="log file: MCAP if it ends in .mcap, else CSV")
+                   help="a name without a suffix: a rosbag2 MCAP folder, as the robot records "
+                        "(a new folder); NAME.mcap: one MCAP file; else CSV")
+    p.add_argument("--joint-map", type=Path, default=None,
+                   help="write the robot's names and units (the dynamics node's "
+                        "joint_map_file) into a recording folder")
     add_overwrite_argument(p)
     p.set_defaults(func=_cmd_record)
     p = sub.add_parser("identify")
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
-    p.add_argument("--log", type=Path, required=True, help="MCAP or CSV log (see README)")
+    p.add_argument("--log", type=Path, required=True,
+                   help="a recording (rosbag2 folder, .mcap or .db3) or a CSV log (see README)")
     p.add_argument("--holdout", type=Path, default=None,
                    help="a second log, not fitted, to check the predictions on")
+    add_recording_arguments(p)
     p.add_argument("--prior-weight", type=_nonnegative("--prior-weight"), default=0.01,
                    help="how many samples' worth of weight keep each parameter near the "
                         "model where the log says little (default 0.01)")

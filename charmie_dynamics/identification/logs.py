@@ -1,6 +1,8 @@
-"""Logs of measured motion and efforts: MCAP (rosbag2's default storage) and CSV.
+"""Logs of measured motion and efforts: CSV files, and the messages ``record`` writes into a
+recording (recordings/: a rosbag2 folder or a single MCAP file; the robot's recordings are
+read by ros/recorded_inputs.py, as the dynamics node reads its inputs).
 
-MCAP, as ``ros2 bag record`` writes it (CDR-encoded ``sensor_msgs/msg/JointState``):
+The messages (CDR-encoded ``sensor_msgs/msg/JointState``):
 
 * ``/joint_states``: the inputs that are joint coordinates (``model.input_names`` without the
   actuators): ``position`` (rad or m), ``velocity``, and ``effort``, the measured motor effort
@@ -10,10 +12,9 @@ MCAP, as ``ros2 bag record`` writes it (CDR-encoded ``sensor_msgs/msg/JointState
   positive pushes: a load cell, or motor current times force constant).
 
 The efforts are the ``effort`` fields of these two topics, in the dynamics node's convention
-(its ``actuator_loads`` output, plus friction). The time of a sample is its header stamp;
-actuator samples are interpolated (linearly, never extrapolated: their stamps must increase
-and span the joint_states stamps) to the joint_states stamps. A missing velocity
-(an empty array, JointState's "not measured") is differentiated from the positions.
+(its ``actuator_loads`` output, plus friction). The time of a sample is its header stamp. A
+missing velocity (an empty array, JointState's "not measured") is differentiated from the
+positions.
 
 CSV: a ``time`` column (s), and per input ``NAME``, ``NAME.velocity`` (optional) and
 ``NAME.effort`` (the trajectory files' columns, trajectories.py, plus the efforts).
@@ -24,34 +25,19 @@ import csv
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, NoReturn, Optional, Sequence
+from typing import Any, Callable, Iterator, NoReturn, Optional, Sequence
 
 import numpy as np
 
 from ..documents import DocumentError, bounded, decode_text, read_bytes
 from ..model.model import Model
+from ..recordings import JOINT_STATE, JOINT_STATE_DEFINITION
+from ..recordings.storage import lazy_import
 from ..trajectories import csv_header
 from .regressor import parameter_layout
 
 JOINT_STATES, ACTUATOR_STATES = "/joint_states", "/actuator_states"
-JOINT_STATE = "sensor_msgs/msg/JointState"
-#: The message definition as rosbag2 stores it (the type, then each dependency)
-JOINT_STATE_DEFINITION = """std_msgs/Header header
-string[] name
-float64[] position
-float64[] velocity
-float64[] effort
-================================================================================
-MSG: std_msgs/Header
-builtin_interfaces/Time stamp
-string frame_id
-================================================================================
-MSG: builtin_interfaces/Time
-int32 sec
-uint32 nanosec
-"""
-MCAP_MAGIC = b"\x89MCAP0\r\n"
-#: Largest log read: 256 MiB (a 20 s, 1 kHz MCAP log of CHARMIE is about 3 MiB).
+#: Largest CSV log read: 256 MiB.
 MAX_LOG_BYTES = 256 * 1024 * 1024
 #: Largest |effort| read, N m or N: CHARMIE's largest is about 500 N; more is another unit
 #: or garbage (1e300 overflowed the estimate).
@@ -65,25 +51,11 @@ class LogError(DocumentError):
     """A log that cannot be used; the message names the file and the topic, column or row."""
 
 
-def _mcap(path: str) -> tuple:
-    """make_reader, DecoderFactory and Writer, imported on first use: the mcap packages are
-    required on Python 3.11+ (setup.py) but not on ROS 2 Humble's Python 3.10 (no apt
-    package), where the rest of the command line must keep working."""
-    try:
-        from mcap.reader import make_reader
-        from mcap_ros2.decoder import DecoderFactory
-        from mcap_ros2.writer import Writer
-    except ImportError as exc:
-        raise LogError(f"{path}: MCAP logs need the mcap and mcap-ros2-support packages ({exc}): "
-                       "python3 -m pip install 'mcap>=1.1' 'mcap-ros2-support>=0.5'; or use "
-                       "a CSV log") from None
-    return make_reader, DecoderFactory, Writer
-
-
 @dataclass(frozen=True)
 class Log:
     """Samples in ``model.input_names`` order: t (N,) s; x, xd, effort (N, n_inputs) SI;
-    ``xd`` None where the log holds no velocities."""
+    ``xd`` None where the log holds no velocities; an input's effort NaN in every sample where
+    the log holds none (a recording's base from odometry: not fitted)."""
 
     t: np.ndarray
     x: np.ndarray
@@ -98,142 +70,34 @@ def _split(model: Model) -> tuple[list[int], list[int]]:
     return joints, [model.input_names.index(a) for a in model.actuator_names]
 
 
-def write_mcap(path: str | Path, model: Model, log: Log) -> None:
-    """Write ``log`` as /joint_states and /actuator_states (module docstring)."""
-    Writer = _mcap(str(path))[2]
+def log_messages(model: Model, log: Log, names: Optional[Sequence[str]] = None
+                 ) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """(topic, stamp ns, message fields) of ``log``, sample by sample: /joint_states and
+    /actuator_states (module docstring); ``names``: each input's name in the messages (the
+    model's by default; a robot's under a joint map)."""
     joints, actuators = _split(model)
-    names = model.input_names
+    names = list(names or model.input_names)
+    for s, t in enumerate(log.t):
+        ns = int(round(t * 1e9))
+        stamp = {"sec": ns // 1_000_000_000, "nanosec": ns % 1_000_000_000}
+        for topic, cols in ((JOINT_STATES, joints), (ACTUATOR_STATES, actuators)):
+            if cols:
+                yield topic, ns, {"header": {"stamp": stamp, "frame_id": ""},
+                                  "name": [names[k] for k in cols],
+                                  "position": log.x[s, cols].tolist(),
+                                  "velocity": [] if log.xd is None else log.xd[s, cols].tolist(),
+                                  "effort": log.effort[s, cols].tolist()}
+
+
+def write_mcap(path: str | Path, model: Model, log: Log) -> None:
+    """Write ``log`` as one MCAP file (:func:`log_messages`)."""
+    Writer = lazy_import(str(path), "mcap_writer")
     with open(path, "wb") as f:
         writer = Writer(f)
         schema = writer.register_msgdef(JOINT_STATE, JOINT_STATE_DEFINITION)
-        for s, t in enumerate(log.t):
-            ns = int(round(t * 1e9))
-            stamp = {"sec": ns // 1_000_000_000, "nanosec": ns % 1_000_000_000}
-            for topic, cols in ((JOINT_STATES, joints), (ACTUATOR_STATES, actuators)):
-                if not cols:
-                    continue
-                message = {"header": {"stamp": stamp, "frame_id": ""},
-                           "name": [names[k] for k in cols],
-                           "position": log.x[s, cols].tolist(),
-                           "velocity": [] if log.xd is None else log.xd[s, cols].tolist(),
-                           "effort": log.effort[s, cols].tolist()}
-                writer.write_message(topic, schema, message, log_time=ns, publish_time=ns)
+        for topic, ns, message in log_messages(model, log):
+            writer.write_message(topic, schema, message, log_time=ns, publish_time=ns)
         writer.finish()
-
-
-def _fields(path: str, topic: str, s: int, msg: object
-            ) -> tuple[float, list[str], dict[str, np.ndarray]]:
-    """Stamp (s), names and the position, velocity, effort arrays of message ``s``, refused
-    in one line when its schema is not JointState's (a ``name`` of numbers, no header)."""
-    where = f"{path}: {topic} message {s}"
-    try:
-        stamp = msg.header.stamp            # type: ignore[attr-defined]
-        t = float(stamp.sec) + 1e-9 * float(stamp.nanosec)
-    except (AttributeError, TypeError, ValueError):
-        raise LogError(f"{where}: no header.stamp (sec, nanosec), expected {JOINT_STATE}"
-                       ) from None
-    names = getattr(msg, "name", None)
-    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
-        raise LogError(f"{where}: field name is not a string[], expected {JOINT_STATE}")
-    arrays = {}
-    for field in ("position", "velocity", "effort"):
-        values = np.asarray(getattr(msg, field, None))
-        if values.ndim != 1 or (values.size and values.dtype.kind not in "fiu"):
-            raise LogError(f"{where}: field {field} is not a float64[], expected {JOINT_STATE}")
-        arrays[field] = values.astype(float)
-    return t, list(names), arrays
-
-
-def _topic_arrays(path: str, topic: str, messages: list, wanted: list[str]
-                  ) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray], np.ndarray]:
-    """t, position, velocity (or None), effort of one topic's messages for ``wanted`` names."""
-    if not messages:
-        raise LogError(f"{path}: no {topic} messages, expected sensor_msgs/msg/JointState "
-                       f"with {bounded(', '.join(wanted))}")
-    n, m = len(messages), len(wanted)
-    t = np.empty(n)
-    position, velocity, effort = np.empty((n, m)), np.empty((n, m)), np.empty((n, m))
-    has_velocity = True
-    for s, msg in enumerate(messages):
-        t[s], names, arrays = _fields(path, topic, s, msg)
-        index = {name: k for k, name in enumerate(names)}
-        missing = [w for w in wanted if w not in index]
-        if missing:
-            raise LogError(f"{path}: {topic} message {s}: no {bounded(', '.join(missing))}; "
-                           f"names: {bounded(', '.join(names))}")
-        for field, out in (("position", position), ("effort", effort)):
-            values = arrays[field]
-            if len(values) != len(names):
-                raise LogError(f"{path}: {topic} message {s}: {len(values)} values in {field}, "
-                               f"expected {len(names)} (one per name)")
-            out[s] = [values[index[w]] for w in wanted]
-        values = arrays["velocity"]
-        has_velocity = has_velocity and len(values) == len(names)
-        if has_velocity:
-            velocity[s] = [values[index[w]] for w in wanted]
-    _check_bound(path, effort, lambda s, k: f"{topic} message {s}, effort of {wanted[k]}")
-    return t, position, velocity if has_velocity else None, effort
-
-
-def _from_mcap(path: str, data: bytes, model: Model) -> Log:
-    """A log from an MCAP file's bytes (module docstring)."""
-    make_reader, DecoderFactory, _ = _mcap(path)
-    messages: dict[str, list] = {JOINT_STATES: [], ACTUATOR_STATES: []}
-    cap = max_samples(model)
-    try:
-        reader = make_reader(io.BytesIO(data), decoder_factories=[DecoderFactory()])
-        for _, channel, _, decoded in reader.iter_decoded_messages(topics=list(messages)):
-            if len(messages[channel.topic]) == cap:
-                _too_many(path, f"more than {cap:,} {channel.topic} messages", model)
-            messages[channel.topic].append(decoded)
-    except LogError:
-        raise
-    except Exception as exc:          # the reader's and decoder's errors have no common base
-        raise LogError(f"{path}: not a readable MCAP log: {type(exc).__name__}: "
-                       f"{bounded(exc)}") from None
-    joints, actuators = _split(model)
-    names = model.input_names
-    t, x_j, xd_j, u_j = _topic_arrays(path, JOINT_STATES, messages[JOINT_STATES],
-                                      [names[k] for k in joints])
-    n = len(names)
-    x, effort = np.empty((len(t), n)), np.empty((len(t), n))
-    xd: Optional[np.ndarray] = np.empty((len(t), n))
-    x[:, joints], effort[:, joints] = x_j, u_j
-    if xd_j is None:
-        xd = None
-    else:
-        xd[:, joints] = xd_j
-    if actuators:
-        t_a, x_a, xd_a, u_a = _topic_arrays(path, ACTUATOR_STATES,
-                                            messages[ACTUATOR_STATES],
-                                            [names[k] for k in actuators])
-        _check_cover(path, t, t_a)
-        for col, k in enumerate(actuators):
-            x[:, k] = np.interp(t, t_a, x_a[:, col])
-            effort[:, k] = np.interp(t, t_a, u_a[:, col])
-            if xd is not None and xd_a is not None:
-                xd[:, k] = np.interp(t, t_a, xd_a[:, col])
-        if xd_a is None:
-            xd = None
-    return _checked(path, Log(t, x, xd, effort), names)
-
-
-def _check_cover(path: str, t: np.ndarray, t_a: np.ndarray) -> None:
-    """Actuator samples are interpolated to the joint stamps, never extrapolated: their stamps
-    must increase and span the joint samples' (within half an actuator period)."""
-    back = np.flatnonzero(np.diff(t_a) <= 0) if len(t_a) > 1 else np.array([], int)
-    if back.size:
-        s = int(back[0]) + 1
-        raise LogError(f"{path}: {ACTUATOR_STATES} message {s}: stamp {t_a[s]:.9f} s is not "
-                       f"after message {s - 1}'s {t_a[s - 1]:.9f} s, expected increasing "
-                       "stamps (messages in the order they were stamped)")
-    margin = 0.5 * float(np.median(np.diff(t_a))) if len(t_a) > 1 else 0.0
-    outside = int(np.count_nonzero((t < t_a[0] - margin) | (t > t_a[-1] + margin)))
-    if outside:
-        raise LogError(f"{path}: {ACTUATOR_STATES} cover {t_a[0]:.3f} to {t_a[-1]:.3f} s, "
-                       f"{JOINT_STATES} {t.min():.3f} to {t.max():.3f} s: {outside} joint "
-                       "samples have no actuator sample around them, expected both topics "
-                       "over the same span (trim the log to it)")
 
 
 def write_csv(path: str | Path, model: Model, log: Log) -> None:
@@ -337,13 +201,11 @@ def _checked(path: str, log: Log, names: Sequence[str]) -> Log:
 
 
 def read_log(path: str | Path, model: Model, max_bytes: int = MAX_LOG_BYTES) -> Log:
-    """An MCAP log (recognised by its magic bytes) or a CSV log (module docstring), read
-    through the package's input guard; raises :class:`LogError`."""
-    data = read_bytes(path, "log", max_bytes, error=LogError)
-    parse = _from_mcap if data.startswith(MCAP_MAGIC) else _from_csv
-    return parse(str(path), data, model)
+    """A CSV log (module docstring), read through the package's input guard; raises
+    :class:`LogError`."""
+    return _from_csv(str(path), read_bytes(path, "log", max_bytes, error=LogError), model)
 
 
 def write_log(path: str | Path, model: Model, log: Log) -> None:
-    """MCAP for a path ending in ``.mcap``, CSV otherwise."""
+    """One MCAP file for a path ending in ``.mcap``, CSV otherwise."""
     (write_mcap if str(path).endswith(".mcap") else write_csv)(path, model, log)

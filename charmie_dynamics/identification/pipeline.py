@@ -3,6 +3,8 @@ samples, the base parameters that these samples identify (base.py's pivoted QR o
 own regressor: a motion that excites too little identifies fewer combinations than the
 structural base parameters of random states), OLS and weighted LS on them, and the physically
 consistent estimate near the prior (which keeps what the log leaves undetermined at the prior).
+An input whose efforts the log does not hold (NaN in every sample: the base's, where its
+pose comes from odometry) is left out of the fit: its rows of the regressor are not used.
 """
 from __future__ import annotations
 
@@ -32,6 +34,14 @@ class Identification:
     wls: Estimate
     consistent: ConsistentEstimate
     samples: int
+    measured: np.ndarray              # (n_inputs,) bool: the inputs fitted (efforts logged)
+
+    def per_input(self, values: np.ndarray) -> np.ndarray:
+        """Values over the measured inputs (an estimate's residual RMS) spread over every
+        input, NaN for the unmeasured ones."""
+        full = np.full(len(self.measured), np.nan)
+        full[self.measured] = values
+        return full
 
     def bodies_consistent(self) -> bool:
         """Every body of the consistent estimate checked physically consistent."""
@@ -41,21 +51,30 @@ class Identification:
 
 def identify(model: Model, state: JointSpaceState, effort: np.ndarray, prior_weight: float
              ) -> Identification:
-    """Estimates from ``effort`` (samples, n_inputs) measured at ``state`` (samples, ...)."""
+    """Estimates from ``effort`` (samples, n_inputs) measured at ``state`` (samples, ...);
+    the inputs whose efforts are NaN in every sample are left out."""
     layout = parameter_layout(model)
     structural = base_parameters(model, layout.names, BASE_SAMPLES)
-    Y = regressor(model, state)
+    measured = measured_inputs(effort)
+    Y = regressor(model, state)[:, measured]
+    effort = effort[:, measured]
     base = base_of(Y.reshape(-1, len(layout)), layout.names)
     Yb = base.columns(Y)
     wls = weighted(Yb, effort)
     prior = model_parameters(model)
     return Identification(layout, base, structural.rank, prior, ordinary(Yb, effort), wls,
                           consistent(layout, Y, effort, wls.sigma, prior, prior_weight),
-                          len(effort))
+                          len(effort), measured)
+
+
+def measured_inputs(effort: np.ndarray) -> np.ndarray:
+    """(n_inputs,) bool: the inputs whose efforts are logged (not NaN in every sample)."""
+    return ~np.all(np.isnan(effort), axis=0)
 
 
 def residual_rms(model: Model, pi: np.ndarray, state: JointSpaceState, effort: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Predicted efforts Y pi at ``state`` and the RMS of effort - prediction per input."""
+    """Predicted efforts Y pi at ``state`` and the RMS of effort - prediction per input (NaN
+    for an input whose efforts are not logged)."""
     predicted = regressor(model, state) @ pi
     return predicted, np.sqrt(np.mean((effort - predicted) ** 2, axis=0))

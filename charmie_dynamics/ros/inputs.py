@@ -148,6 +148,18 @@ class InputLimits(ModelLimits):
         return bool(ok.all())
 
 
+def check_strokes(positions: Mapping[str, float], strokes: Mapping[str, tuple[float, float]],
+                  shown: Mapping[str, str] = {}) -> None:
+    """``out_of_range`` for an actuator length outside its stroke (``strokes``: actuator ->
+    (lo, hi) m, where the loader checked the mechanism assembles), named as ``shown`` maps it."""
+    for name, value in positions.items():
+        if name in strokes:
+            lo, hi = strokes[name]
+            if not lo <= value <= hi:
+                raise InputRejected("out_of_range", f"{shown.get(name, name)} = {value!r} m "
+                                                    f"outside [{lo:.4g}, {hi:.4g}] m")
+
+
 @dataclass
 class StateAssembler:
     """Latest measurement of every model input; assembles input arrays for one evaluation.
@@ -194,13 +206,7 @@ class StateAssembler:
         """Store a checked measurement received at ``now`` (raises ``out_of_range`` for an
         actuator length). With its header ``stamp`` (ns; the merge policy), a value older
         than the one kept for its name (a slower publisher's) does not replace it."""
-        for name, value in positions.items():
-            if name in self.ranges:
-                lo, hi = self.ranges[name]
-                if not lo <= value <= hi:
-                    raise InputRejected("out_of_range", f"{self.shown.get(name, name)} = "
-                                                        f"{value!r} m outside "
-                                                        f"[{lo:.4g}, {hi:.4g}] m")
+        check_strokes(positions, self.ranges, self.shown)
         if stamp is not None:
             kept = self.stamps
             newer = [n for n in positions if kept.get(n, stamp) <= stamp]
