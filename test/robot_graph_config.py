@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 import math
+from typing import Sequence
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -61,6 +62,28 @@ def broadcasters(model: Model, joint_map: JointMap, frequency: float) -> tuple[d
             dict(name="jsb_body", rate=100.0,
                  joints=[joint_motion(model, joint_map, n, k, frequency) for k, n in enumerate(slow)]
                  + [[f, 0.01, 0.005, 0.5, 0.0] for f in FINGERS]))
+
+
+def sinusoid_state(joints: Sequence[Sequence], joint_map: JointMap, input_names: Sequence[str],
+                   t: float) -> tuple[list[float], list[float], list[float]]:
+    """The model's inputs (``input_names`` order, model units) at time ``t`` s of the
+    broadcasters' motion ``joints`` ([hardware name, center, amplitude, frequency, phase],
+    in the hardware's units): position ``c + a sin(w t + p)``, its exact velocity and
+    acceleration, through the map's scale and offset (``model = scale * hardware + offset``);
+    an input no joint moves (the base, held still by odometry scale 0) is 0."""
+    x, xd, xdd = ([0.0] * len(input_names) for _ in range(3))
+    index = {name: k for k, name in enumerate(input_names)}
+    for hardware, center, amplitude, frequency, phase in joints:
+        name = joint_map.model.get(hardware, hardware)
+        if name not in index:                          # wheels, fingers
+            continue
+        k, w = index[name], 2 * math.pi * frequency
+        scale, offset = joint_map.scale.get(name, 1.0), joint_map.offset.get(name, 0.0)
+        s, c = math.sin(w * t + phase), math.cos(w * t + phase)
+        x[k] = scale * (center + amplitude * s) + offset
+        xd[k] = scale * amplitude * w * c
+        xdd[k] = -scale * amplitude * w * w * s
+    return x, xd, xdd
 
 
 def robot_map() -> JointMap:

@@ -27,7 +27,7 @@ from charmie_dynamics.kinematics import resolve_state
 from charmie_dynamics.model.reader import read_model_file
 from charmie_dynamics.recordings import RecordingError
 from charmie_dynamics.ros.joint_map import JointMap
-from charmie_dynamics.ros.recorded_inputs import RecordedTopics, read_any_log
+from charmie_dynamics.ros.recorded_inputs import RobotTopics, read_any_log
 
 from conftest import CHARMIE, EXAMPLES
 from pin_oracle import pin_joint_vector, pinocchio_model
@@ -37,7 +37,7 @@ POSITION_NOISE, EFFORT_NOISE = 1e-5, 0.5
 
 def read(path, model) -> Log:
     """A recording or a CSV log, as identify reads it (no joint map)."""
-    return read_any_log(path, model, RecordedTopics(), JointMap(), 0.1)[0]
+    return read_any_log(path, model, RobotTopics(), JointMap(), 0.1)[0]
 #: the command's default: the prior counts a hundredth of a sample per parameter
 PRIOR_WEIGHT = 0.01
 #: the fitted motion: 20 s, 8 harmonics (a 10 s, 5-harmonic one left act5's holdout RMS at

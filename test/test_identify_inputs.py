@@ -17,7 +17,7 @@ from charmie_dynamics.identification.model_file import updated_model_text
 from charmie_dynamics.identification.regressor import model_parameters, parameter_layout
 from charmie_dynamics.model.reader import model_from_text
 from charmie_dynamics.ros.joint_map import JointMap
-from charmie_dynamics.ros.recorded_inputs import RecordedTopics, read_any_log, read_recording
+from charmie_dynamics.ros.recorded_inputs import RobotTopics, read_any_log, read_recording
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_HEADER = "string[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n"
@@ -34,7 +34,7 @@ def _log(model, samples: int = 5) -> Log:
 
 def _read(path: Path, model):
     """Any log, a recording read as the dynamics node reads its inputs (no joint map)."""
-    return read_any_log(path, model, RecordedTopics(), JointMap(), 0.1)[0]
+    return read_any_log(path, model, RobotTopics(), JointMap(), 0.1)[0]
 
 
 def _rows(path: Path) -> list[list[str]]:
@@ -95,7 +95,7 @@ def test_mcap_effort_beyond_bound_is_refused(tmp_path, charmie):
     log = _log(charmie, 6)
     log.effort[2, charmie.input_names.index("theta3")] = 1e300
     write_log(tmp_path / "big.mcap", charmie, log)
-    read = read_recording(tmp_path / "big.mcap", charmie, RecordedTopics(), JointMap(), 0.1)
+    read = read_recording(tmp_path / "big.mcap", charmie, RobotTopics(), JointMap(), 0.1)
     assert dict(read.rejected) == {"invalid_value": 1}
     assert read.first_rejection["invalid_value"] == \
         "/joint_states: effort 1e+300 of theta3, expected |effort| <= 1e+06"
@@ -232,7 +232,7 @@ def test_actuator_states_that_stop_early_or_go_back(tmp_path, charmie):
     for name, (actuator_t, samples, rejected, dropped) in cases.items():
         path = tmp_path / name
         _mcap_with_actuator_stamps(path, charmie, joint_t, actuator_t)
-        read = read_recording(path, charmie, RecordedTopics(), JointMap(), 0.1)
+        read = read_recording(path, charmie, RobotTopics(), JointMap(), 0.1)
         assert (len(read.log.t), dict(read.rejected), dict(read.dropped)) == \
             (samples, rejected, dropped), name
     assert read.first_rejection == {} and read.log.t[0] == pytest.approx(0.01)

@@ -375,9 +375,14 @@ def test_view_ros_draws_a_loop_model_closed(monkeypatch):
         feed._on_joint_state(JointState(name=every, position=[0.5] * 4, velocity=[0.0] * 4), True)
         np.testing.assert_array_equal(feed.pending, [0.5, 0.5])
         feed.pending = None
-        feed._on_joint_state(JointState(name=list(live.ignored), position=[0.5] * 2,
+        # the dependent coordinates alone (a partial message, merged as the node merges):
+        # checked, and the independent ones drawn keep their values
+        feed._on_joint_state(JointState(name=list(live.ignored), position=[0.7] * 2,
                                         velocity=[0.0] * 2), True)
-        assert feed.pending is None and sum(feed.rejected.values()) == 1
+        np.testing.assert_array_equal(feed.pending, [0.5, 0.5])
+        feed._on_joint_state(JointState(name=list(live.ignored), position=[1e7] * 2,
+                                        velocity=[0.0] * 2), True)
+        assert sum(feed.rejected.values()) == 1
         feed.destroy_node()
     finally:
         rclpy.try_shutdown()
@@ -405,3 +410,56 @@ def test_two_publishers_of_one_joint_and_a_flood_of_names_are_said(monkeypatch):
                            position=[0.0] * (MAX_JOINT_NAMES + 1))
         node._on_joint_state(flood)
         assert node.rejected["too_many_names"] == 1
+
+
+@pytest.mark.ros
+def test_view_ros_follows_the_robot_graph(monkeypatch, charmie):
+    """Issue 36: ``view --ros`` reads the robot as the dynamics node does: two broadcasters
+    each with part of the joints under hardware names (wheels and fingers ignored), the
+    actuators in millimetres through the joint map, the base from odometry; a pose is drawn
+    once every joint has a value within max_joint_age of the newest, in the model's units."""
+    rclpy = pytest.importorskip("rclpy")
+    from builtin_interfaces.msg import Time
+    from nav_msgs.msg import Odometry
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Header
+
+    from charmie_dynamics import inputs_from_dict
+    from charmie_dynamics.ros.joint_map import read_joint_map
+    from charmie_dynamics.ros.robot_inputs import RobotTopics
+    from charmie_dynamics.ros.view_feed import ViewFeed
+    from robot_graph_config import FINGERS, ROBOT_MAP, WHEELS, split
+    joint_map = read_joint_map([], str(ROBOT_MAP))
+    x = dict(zip(charmie.input_names, inputs_from_dict(charmie)[0]))
+    x.update(d1=0.3, d2=-0.2, theta3=0.4, theta7a=0.2)
+
+    def broadcast(names, extra, sec):
+        hw = [(x[n] - joint_map.offset.get(n, 0.0)) / joint_map.scale.get(n, 1.0) for n in names]
+        return JointState(header=Header(stamp=Time(sec=sec)), name=joint_map.to_hardware(names)
+                          + extra, position=hw + [0.0] * len(extra),
+                          velocity=[0.0] * (len(names) + len(extra)))
+    fast, slow = split(charmie)
+    odom = Odometry(header=Header(stamp=Time(sec=10)))
+    odom.pose.pose.position.x, odom.pose.pose.position.y = x["d1"], x["d2"]
+    yaw = x["theta3"] - charmie.base.heading
+    odom.pose.pose.orientation.z, odom.pose.pose.orientation.w = np.sin(yaw / 2), np.cos(yaw / 2)
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
+    rclpy.init()
+    try:
+        feed = ViewFeed(charmie, lambda _: None, lambda _: None, 10.0,
+                        topics=RobotTopics(("/joint_states",), "", "/odom"),
+                        joint_map=joint_map, max_joint_age=0.1)
+        feed._on_odometry(odom)
+        feed._on_joint_state(broadcast(fast, WHEELS, 10), True)
+        assert feed.pending is None                      # the slow joints not yet received
+        feed._on_joint_state(broadcast(slow, FINGERS, 10), True)
+        np.testing.assert_allclose(feed.pending, [x[n] for n in charmie.input_names],
+                                   rtol=0, atol=1e-12)
+        feed.pending = None
+        feed._on_joint_state(broadcast(fast, WHEELS, 11), True)   # the slow ones 1 s old
+        assert feed.pending is None and feed.rejected["joint_too_old"] == 1
+        assert set(feed.rejected) == {"missing_name", "joint_too_old"}
+        feed.destroy_node()
+    finally:
+        rclpy.try_shutdown()

@@ -15,12 +15,12 @@ from charmie_dynamics.identification.logs import LogError
 from charmie_dynamics.identification.recording import record
 from charmie_dynamics.kinematics.limits import POSITION_TOLERANCE
 from charmie_dynamics.ros.joint_map import read_joint_map
-from charmie_dynamics.ros.recorded_inputs import RecordedTopics, read_recorded
+from charmie_dynamics.ros.recorded_inputs import RobotTopics, read_recorded
 from charmie_dynamics.trajectories import motion
 from robot_graph_config import BASE, FINGERS, ROBOT_MAP, WHEELS, split
 
 DT = 0.002
-TOPICS = RecordedTopics(("/joint_states",), "", "/odom")
+TOPICS = RobotTopics(("/joint_states",), "", "/odom")
 
 
 def _stamp(t: float) -> NS:

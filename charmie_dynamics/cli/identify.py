@@ -35,9 +35,10 @@ from ..identification.regressor import parameter_layout
 from ..model.model import Model
 from ..model.reader import model_from_text, read_model_file
 from ..model.urdf import is_urdf
-from ..ros.joint_map import JointMap, JointMapError, read_joint_map
 from ..ros.model_source import urdf_as_document
-from ..ros.recorded_inputs import RecordedTopics, read_any_log, write_robot_recording
+from ..ros.recorded_inputs import read_any_log, write_robot_recording
+from ..ros.robot_inputs import (add_joint_map_argument, add_robot_input_arguments,
+                                joint_map_of, robot_inputs)
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, check_dt, from_csv, input_kinds, motion
 from .arguments import add_overwrite_argument
 from .output_files import check_file_target, check_output, check_targets, write_all, write_file
@@ -71,23 +72,11 @@ def _nonnegative(option: str):
     return parse
 
 
-def _joint_map(args: argparse.Namespace, model: Model) -> JointMap:
-    """``--joint-map``'s map (the dynamics node's joint_map_file), checked against ``model``."""
-    try:
-        joint_map = read_joint_map([], str(args.joint_map) if args.joint_map else "")
-        joint_map.check(tuple(dict.fromkeys(model.input_names + model.coordinate_names)),
-                        model.source)
-    except JointMapError as exc:
-        raise InputError(f"--joint-map {exc}") from None
-    return joint_map
-
-
 def _read_log(path: Path, model: Model, args: argparse.Namespace) -> Log:
     """A recording (read as the dynamics node reads its inputs; what it did not use is
     printed) or a CSV log."""
-    topics = RecordedTopics(tuple(args.joint_states or ["/joint_states"]), args.actuator_states,
-                            args.odometry)
-    log, summary = read_any_log(path, model, topics, _joint_map(args, model), args.max_joint_age)
+    topics, joint_map = robot_inputs(args, model)
+    log, summary = read_any_log(path, model, topics, joint_map, args.max_joint_age)
     if summary:
         print(f"read {path}: {summary}")
     return log
@@ -100,7 +89,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
     else:
         check_file_target(args.out, args.overwrite)
     model = read_model_file(args.model)[0]
-    joint_map = _joint_map(args, model)
+    joint_map = joint_map_of(args, model)
     if args.joint_map and not folder:
         raise InputError(f"--joint-map: --out {args.out} is a file, which holds the model's "
                          "names; expected a recording folder (a name without a suffix) for "
@@ -328,24 +317,6 @@ def _positive(option: str, low: float, high: float):
     return parse
 
 
-def add_recording_arguments(parser: argparse.ArgumentParser) -> None:
-    """How a recording of the robot is read: its topics, names and units, as the dynamics
-    node's parameters say them."""
-    parser.add_argument("--joint-map", type=Path, default=None,
-                        help="the robot's names and units (the dynamics node's joint_map_file)")
-    parser.add_argument("--joint-states", action="append", metavar="TOPIC",
-                        help="a joint_states topic; repeat for several (default /joint_states)")
-    parser.add_argument("--actuator-states", default="/actuator_states", metavar="TOPIC",
-                        help="the actuator lengths' topic, used where recorded (default "
-                             "/actuator_states; the lengths may come on joint_states)")
-    parser.add_argument("--odometry", default="", metavar="TOPIC",
-                        help="the base's nav_msgs/Odometry topic (e.g. /odom); the base's "
-                             "efforts are then not fitted")
-    parser.add_argument("--max-joint-age", type=_positive("--max-joint-age", 1e-4, 10.0),
-                        default=0.1, help="s a joint's samples may lie from a sample time (the "
-                                          "node's max_joint_age; default 0.1)")
-
-
 def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("record")
     src = p.add_mutually_exclusive_group()
@@ -363,9 +334,7 @@ def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, required=True,
                    help="a name without a suffix: a rosbag2 MCAP folder, as the robot records "
                         "(a new folder); NAME.mcap: one MCAP file; else CSV")
-    p.add_argument("--joint-map", type=Path, default=None,
-                   help="write the robot's names and units (the dynamics node's "
-                        "joint_map_file) into a recording folder")
+    add_joint_map_argument(p)
     add_overwrite_argument(p)
     p.set_defaults(func=_cmd_record)
     p = sub.add_parser("identify")
@@ -374,7 +343,7 @@ def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
                    help="a recording (rosbag2 folder, .mcap or .db3) or a CSV log (see README)")
     p.add_argument("--holdout", type=Path, default=None,
                    help="a second log, not fitted, to check the predictions on")
-    add_recording_arguments(p)
+    add_robot_input_arguments(p)
     p.add_argument("--prior-weight", type=_nonnegative("--prior-weight"), default=0.01,
                    help="how many samples' worth of weight keep each parameter near the "
                         "model where the log says little (default 0.01)")

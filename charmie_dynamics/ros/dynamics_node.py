@@ -91,8 +91,8 @@ from . import qos
 from .clock_guard import ClockGuard
 from .distro import sender_in_message_info
 from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
-from .inputs import (MAX_JOINT_NAMES, AccelerationEstimator, InputLimits, InputRejected,
-                     JointStateValues, StateAssembler, read_joint_state)
+from .inputs import (AccelerationEstimator, InputLimits, InputRejected, JointStateValues,
+                     StateAssembler, read_robot_joint_state)
 from .joint_map import read_joint_map
 from .stamps import StampGuard, to_nanoseconds
 from .messages import diagnostics, float_array, stamp_from_nanoseconds, transform
@@ -592,12 +592,9 @@ class DynamicsNode(LifecycleNode):
               required: Sequence[str] = ()) -> JointStateValues:
         """A joint_states or actuator_states message in the model's names and units; names
         the model does not use are counted, and each is named once in a WARN."""
-        if len(msg.name) > MAX_JOINT_NAMES:
-            raise InputRejected("too_many_names", f"{len(msg.name)} names, expected at most "
-                                                  f"{MAX_JOINT_NAMES}")
-        values = read_joint_state(self.joint_map.message_to_model(msg.name), msg.position,
-                                  msg.velocity, allowed, required, msg.effort,
-                                  self.p["joint_state_policy"], self.joint_map.hardware)
+        values = read_robot_joint_state(self.joint_map, msg.name, msg.position, msg.velocity,
+                                        msg.effort, allowed, required,
+                                        self.p["joint_state_policy"])
         if values.ignored:
             self.events["messages_with_ignored_names"] += 1
             # as the robot sent them (a solved joint's hardware name, not the model's)
@@ -609,12 +606,6 @@ class DynamicsNode(LifecycleNode):
                     f"ignoring joint names the model does not use: {', '.join(new[:20])}"
                     f"{' ...' if len(new) > 20 else ''} (joint_state_policy merge; map a name "
                     "with joint_name_map if it is one of the model's)")
-        if self.joint_map.converted:
-            self.joint_map.convert(values.positions, values.velocities)
-            if not (all(map(math.isfinite, values.positions.values()))
-                    and all(map(math.isfinite, values.velocities.values()))):
-                raise InputRejected("non_finite", "a value is not finite after the joint map's "
-                                                  "scale and offset")
         return values
 
     def _check_sources(self, names: Sequence[str], taken: dict) -> None:

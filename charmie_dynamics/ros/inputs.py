@@ -15,6 +15,7 @@ import numpy as np
 
 from ..kinematics.limits import PLAUSIBLE, InputLimits as ModelLimits
 from ..model.model import Model
+from .joint_map import JointMap
 
 REASONS = ("length_mismatch", "non_finite", "unknown_name", "duplicate_name", "missing_name",
            "joint_too_old", "out_of_range", "beyond_limits", "invalid_value", "stale_input",
@@ -97,6 +98,28 @@ def read_joint_state(names: Sequence[str], position: Sequence[float],
         raise InputRejected("non_finite", "NaN or infinite position or velocity")
     vel = dict(zip(names, velocity)) if len(velocity) else dict.fromkeys(names, 0.0)
     return JointStateValues(dict(zip(names, position)), vel, ignored)
+
+
+def read_robot_joint_state(joint_map: JointMap, names: Sequence[str], position: Sequence[float],
+                           velocity: Sequence[float], effort: Sequence[float],
+                           allowed: Sequence[str], required: Sequence[str] = (),
+                           policy: str = "merge") -> JointStateValues:
+    """A joint_states or actuator_states message as the robot sends it (hardware names and
+    units under ``joint_map``) in the model's names and units: ``too_many_names`` first (a
+    flood of names costs O(1)), then :func:`read_joint_state` and the map's scale and offset
+    (``non_finite`` where a converted value is not finite). ``ignored`` holds model names."""
+    if len(names) > MAX_JOINT_NAMES:
+        raise InputRejected("too_many_names", f"{len(names)} names, expected at most "
+                                              f"{MAX_JOINT_NAMES}")
+    values = read_joint_state(joint_map.message_to_model(names), position, velocity, allowed,
+                              required, effort, policy, joint_map.hardware)
+    if joint_map.converted:
+        joint_map.convert(values.positions, values.velocities)
+        if not (all(map(math.isfinite, values.positions.values()))
+                and all(map(math.isfinite, values.velocities.values()))):
+            raise InputRejected("non_finite", "a value is not finite after the joint map's "
+                                              "scale and offset")
+    return values
 
 
 #: Most orders of names whose bounds ``InputLimits.within`` keeps (a healthy stream uses one

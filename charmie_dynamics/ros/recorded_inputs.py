@@ -39,28 +39,10 @@ from ..recordings import (JOINT_STATE, JOINT_STATE_DEFINITION, MAX_RECORDING_BYT
                           open_recording, write_recording)
 from ..recordings.storage import MCAP_MAGIC, SQLITE_MAGIC, ZSTD_MAGIC
 from .inputs import (MAX_JOINT_NAMES, InputLimits, InputRejected, check_strokes,
-                     read_joint_state)
+                     read_robot_joint_state)
 from .joint_map import JointMap
 from .odometry import base_from_odometry
-
-
-@dataclass(frozen=True)
-class RecordedTopics:
-    """Where the inputs were recorded: joint_states topics (several publishers may share
-    one), the actuator lengths' topic and the base's odometry ("": none)."""
-
-    joint_states: tuple[str, ...] = ("/joint_states",)
-    actuator_states: str = "/actuator_states"
-    odometry: str = ""
-
-    def types(self) -> dict[str, str]:
-        """Each topic's message type."""
-        types = dict.fromkeys(self.joint_states, JOINT_STATE)
-        if self.actuator_states:
-            types[self.actuator_states] = JOINT_STATE
-        if self.odometry:
-            types[self.odometry] = ODOMETRY
-        return types
+from .robot_inputs import RobotTopics
 
 
 @dataclass
@@ -94,7 +76,7 @@ def _stamp(msg: object) -> int:
 class _Reader:
     """The node's checks on one message at a time, into per-input series."""
 
-    def __init__(self, model: Model, joint_map: JointMap, topics: RecordedTopics,
+    def __init__(self, model: Model, joint_map: JointMap, topics: RobotTopics,
                  position_tolerance: float) -> None:
         self.model, self.joint_map, self.topics = model, joint_map, topics
         self.position_tolerance = position_tolerance
@@ -126,22 +108,19 @@ class _Reader:
 
     def joint_state(self, msg: object, allowed: Sequence[str]) -> None:
         names = list(msg.name)                                   # type: ignore[attr-defined]
-        if len(names) > MAX_JOINT_NAMES:
-            raise InputRejected("too_many_names", f"{len(names)} names")
-        if not all(isinstance(n, str) for n in names):
+        if not all(isinstance(n, str) for n in names[:MAX_JOINT_NAMES + 1]):
             raise InputRejected("invalid_value", f"field name is not a string[], expected "
                                                  f"a {JOINT_STATE}")
         position, velocity, effort = (list(getattr(msg, f)) for f in
                                       ("position", "velocity", "effort"))
-        model_names = self.joint_map.message_to_model(names)
-        values = read_joint_state(model_names, position, velocity, allowed, (), effort,
-                                  "merge", self.joint_map.hardware)
+        values = read_robot_joint_state(self.joint_map, names, position, velocity, effort,
+                                        allowed)
         self.ignored.update(dict.fromkeys(self.joint_map.to_hardware(values.ignored)))
         if not values.positions:
             return
         efforts = {}
         if len(effort):
-            index = {n: k for k, n in enumerate(model_names)}
+            index = {n: k for k, n in enumerate(self.joint_map.message_to_model(names))}
             scale = self.joint_map.effort_scale
             efforts = {n: float(effort[index[n]]) / scale.get(n, 1.0) for n in values.positions}
             if not all(map(math.isfinite, efforts.values())):
@@ -153,7 +132,6 @@ class _Reader:
                                                      f"expected |effort| <= {MAX_EFFORT:g}")
         else:
             self.without_effort.update(values.positions)
-        self.joint_map.convert(values.positions, values.velocities)
         self._store(_stamp(msg), values.positions,
                     values.velocities if len(velocity) else {}, efforts)
 
@@ -168,10 +146,6 @@ class _Reader:
 
     def _store(self, stamp: int, positions: dict[str, float], velocities: dict[str, float],
                efforts: dict[str, float]) -> None:
-        if not all(map(math.isfinite, positions.values())) or \
-                not all(map(math.isfinite, velocities.values())):
-            raise InputRejected("non_finite", "a value is not finite after the joint map's "
-                                              "scale and offset")
         self.limits.check(positions, velocities or dict.fromkeys(positions, 0.0),
                           self.position_tolerance, VELOCITY_TOLERANCE, self.joint_map.hardware)
         check_strokes(positions, self.strokes, self.joint_map.hardware)
@@ -186,7 +160,7 @@ class _Reader:
             s.effort.append(efforts.get(name, math.nan))
 
 
-def read_recorded(model: Model, messages: Iterable[tuple[str, object]], topics: RecordedTopics,
+def read_recorded(model: Model, messages: Iterable[tuple[str, object]], topics: RobotTopics,
                   joint_map: JointMap, max_joint_age: float, source: str,
                   position_tolerance: float = math.inf) -> RecordedLog:
     """The log of ``messages`` ((topic, message) in recorded order; module docstring).
@@ -305,7 +279,7 @@ def is_recording(path: str | Path) -> bool:
     return head.startswith((MCAP_MAGIC, SQLITE_MAGIC, ZSTD_MAGIC))
 
 
-def read_recording(path: str | Path, model: Model, topics: RecordedTopics, joint_map: JointMap,
+def read_recording(path: str | Path, model: Model, topics: RobotTopics, joint_map: JointMap,
                    max_joint_age: float, max_bytes: int = MAX_RECORDING_BYTES) -> RecordedLog:
     """The log of a recording (``recordings.open_recording``): its topics checked against
     ``topics``' types (the actuator_states topic is optional: the lengths may come on
@@ -320,7 +294,7 @@ def read_recording(path: str | Path, model: Model, topics: RecordedTopics, joint
                          topics, joint_map, max_joint_age, recording.path)
 
 
-def read_any_log(path: str | Path, model: Model, topics: RecordedTopics, joint_map: JointMap,
+def read_any_log(path: str | Path, model: Model, topics: RobotTopics, joint_map: JointMap,
                  max_joint_age: float) -> tuple[Log, str]:
     """A recording (:func:`is_recording`) or a CSV log, and a line saying what of a
     recording was not used (empty for a CSV log)."""

@@ -6,10 +6,14 @@ body and auxiliary segment exactly (the dynamics node computes /tf with the same
 no tf2 buffer is needed (tf2_ros has no PyPI wheel). The arrows are the node's own markers,
 so they show what it computed (its acceleration source, its ``marker_scale``).
 
-Inputs are checked as the dynamics node checks them with its default parameters
-(``inputs.read_joint_state`` with the effort-length check, ``InputLimits`` with the default
-position and velocity tolerances, ``StateAssembler``): a bad message is counted and logged,
-never drawn; the page keeps the last valid pose.
+Inputs are read as the dynamics node reads them with its default parameters: under the
+robot's names and units (``joint_map``), from one or several joint_states topics whose
+publishers may each carry part of the joints (``joint_state_policy`` merge: each joint keeps
+its own stamp, and a pose is drawn once every joint has a value within ``max_joint_age`` of
+the newest), the actuator lengths from actuator_states, the base from odometry where given
+(``inputs.read_robot_joint_state``, ``InputLimits`` with the default position and velocity
+tolerances, ``StateAssembler``, ``odometry.base_from_odometry``): a bad message is counted and
+logged, never drawn; the page keeps the last valid pose.
 """
 from __future__ import annotations
 
@@ -19,14 +23,19 @@ from typing import Callable, Optional
 import numpy as np
 import rclpy
 from rclpy.node import Node
+from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..model.model import Model
 from . import qos
 from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE
-from .inputs import InputLimits, InputRejected, StateAssembler, read_joint_state
+from .inputs import InputLimits, InputRejected, StateAssembler, read_robot_joint_state
+from .joint_map import JointMap
+from .odometry import base_from_odometry
+from .robot_inputs import RobotTopics
 from .run import run_node
+from .stamps import to_nanoseconds
 
 StateCallback = Callable[[np.ndarray], None]              # inputs in ``inputs`` order
 ArrowsCallback = Callable[[np.ndarray], None]             # (n, 2, 3) start and tip, world
@@ -40,18 +49,27 @@ class ViewFeed(Node):
 
     def __init__(self, model: Model, on_state: StateCallback, on_arrows: ArrowsCallback,
                  rate: float, duration: float = 0.0, inputs: tuple[str, ...] = (),
-                 ignored: tuple[str, ...] = ()) -> None:
+                 ignored: tuple[str, ...] = (), topics: RobotTopics = RobotTopics(),
+                 joint_map: JointMap = JointMap(), max_joint_age: float = 0.1) -> None:
         super().__init__("charmie_view")
-        self.model = model
+        self.model, self.joint_map = model, joint_map
+        self.max_age_ns = int(max_joint_age * 1e9)
         self.on_state, self.on_arrows = on_state, on_arrows
-        self.assembler = StateAssembler(model, inputs=inputs, ignored=ignored)
+        base = model.base.coordinates if topics.odometry and model.base else ()
+        self.assembler = StateAssembler(model, base_coordinates=base, inputs=inputs,
+                                        ignored=ignored, shown=joint_map.hardware)
         self.limits = InputLimits.of(model)
         self.pending: Optional[np.ndarray] = None
         self.rejected: Counter[str] = Counter()
-        self.create_subscription(JointState, "joint_states",
-                                 lambda m: self._on_joint_state(m, True), qos.NEWEST_SAMPLE)
-        self.create_subscription(JointState, "actuator_states",
-                                 lambda m: self._on_joint_state(m, False), qos.NEWEST_SAMPLE)
+        for topic in topics.joint_states:
+            self.create_subscription(JointState, topic, lambda m: self._on_joint_state(m, True),
+                                     qos.NEWEST_SAMPLE)
+        if topics.actuator_states:
+            self.create_subscription(JointState, topics.actuator_states,
+                                     lambda m: self._on_joint_state(m, False), qos.NEWEST_SAMPLE)
+        if base:
+            self.create_subscription(Odometry, topics.odometry, self._on_odometry,
+                                     qos.NEWEST_SAMPLE)
         self.create_subscription(MarkerArray, "wrench_markers", self._on_markers, qos.OUTPUT)
         self.create_timer(1.0 / rate, self._tick)
         if duration > 0:
@@ -62,18 +80,33 @@ class ViewFeed(Node):
         self.get_logger().warning(f"input rejected ({reason}): {detail}; the view keeps the last "
                                "valid pose", throttle_duration_sec=2.0)
 
+    def _store(self, positions: dict, velocities: dict, stamp: int) -> None:
+        self.limits.check(positions, velocities, POSITION_TOLERANCE, VELOCITY_TOLERANCE,
+                          self.joint_map.hardware)
+        self.assembler.update(positions, velocities, stamp=stamp)
+        self.assembler.merged_stamp(self.max_age_ns)
+        self.pending = self.assembler.assemble()[0]
+
     def _on_joint_state(self, msg: JointState, is_joint_states: bool) -> None:
-        required = self.assembler.required_names() if is_joint_states else ()
         allowed = self.assembler.accepted_names() if is_joint_states else self.model.actuator_names
         try:
-            pos, vel, _ = read_joint_state(msg.name, msg.position, msg.velocity, allowed, required,
-                                        effort=msg.effort)
-            self.limits.check(pos, vel, POSITION_TOLERANCE, VELOCITY_TOLERANCE)
-            self.assembler.update(pos, vel)
-            if is_joint_states:
-                self.pending = self.assembler.assemble()[0]
+            pos, vel, _ = read_robot_joint_state(self.joint_map, msg.name, msg.position,
+                                                 msg.velocity, msg.effort, allowed)
+            if pos:
+                self._store(pos, vel, to_nanoseconds(msg.header.stamp))
         except InputRejected as exc:
             self._reject(exc.reason, exc.detail)
+
+    def _on_odometry(self, msg: Odometry) -> None:
+        pose, twist = msg.pose.pose, msg.twist.twist
+        o = pose.orientation
+        try:
+            positions, velocities = base_from_odometry(
+                self.model.base, pose.position.x, pose.position.y, (o.x, o.y, o.z, o.w),
+                (twist.linear.x, twist.linear.y), twist.angular.z)
+            self._store(positions, velocities, to_nanoseconds(msg.header.stamp))
+        except InputRejected as exc:
+            self._reject(exc.reason, f"odometry: {exc.detail}")
 
     def _on_markers(self, msg: MarkerArray) -> None:
         arrows = [[(p.x, p.y, p.z) for p in m.points] for m in msg.markers
@@ -91,10 +124,12 @@ class ViewFeed(Node):
 
 def run_view_feed(model: Model, on_state: StateCallback, on_arrows: ArrowsCallback,
                   rate: float, duration: float, inputs: tuple[str, ...] = (),
-                  ignored: tuple[str, ...] = ()) -> int:
+                  ignored: tuple[str, ...] = (), topics: RobotTopics = RobotTopics(),
+                  joint_map: JointMap = JointMap(), max_joint_age: float = 0.1) -> int:
     """Spin a :class:`ViewFeed` until Ctrl-C, or for ``duration`` seconds when > 0."""
     class Feed(ViewFeed):
         def __init__(self) -> None:
-            super().__init__(model, on_state, on_arrows, rate, duration, inputs, ignored)
+            super().__init__(model, on_state, on_arrows, rate, duration, inputs, ignored,
+                             topics, joint_map, max_joint_age)
 
     return run_node(Feed)

@@ -25,6 +25,7 @@ from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from ..model import load_model
 from ..model.model import Model
 from ..ros.outputs import wrench_bodies
+from ..ros.robot_inputs import add_robot_input_arguments, robot_inputs
 from ..evaluators.evaluator import NonFiniteLoads
 from ..evaluators.loop_evaluator import LoopEvaluator
 from ..trajectories import (LOOP_REFERENCES, MAX_DT, MIN_DT, MOTIONS, Trajectory, check_dt,
@@ -48,8 +49,10 @@ def add_view_parser(sub: argparse._SubParsersAction) -> None:
                           "seed002-eq35 for a model with loops)")
     src.add_argument("--trajectory", type=Path, help="replay a trajectory CSV (see README)")
     src.add_argument("--ros", action="store_true",
-                     help="live: poses from joint_states + actuator_states, arrows from the "
-                          "dynamics node's wrench_markers (needs rclpy)")
+                     help="live: poses from joint_states + actuator_states (+ odometry), read as "
+                          "the dynamics node reads them (the options below), arrows from its "
+                          "wrench_markers (needs rclpy)")
+    add_robot_input_arguments(p)
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
     p.add_argument("--dt", type=float, default=0.02, help=f"sample period of --motion, s, in [{MIN_DT:g}, {MAX_DT:g}]")
     p.add_argument("--at", type=float, default=None, metavar="SECONDS",
@@ -261,6 +264,9 @@ def run_view(args: argparse.Namespace) -> int:
         if args.at is not None:
             raise InputError("--at: only with a motion or a trajectory, not with --ros")
         return _run_ros(model, args, camera)
+    if args.joint_map or args.joint_states or args.odometry:
+        raise InputError("--joint-map, --joint-states, --odometry: only with --ros (the live "
+                         "robot's topics)")
     if model.loops is not None:
         drawn, t, source = _loop_poses(model, args, bodies)
     else:
@@ -353,6 +359,7 @@ def _run_ros(model: Model, args: argparse.Namespace, camera) -> int:
     except ImportError as exc:
         raise InputError(f"view --ros needs ROS 2 (rclpy and the message packages): {exc}. "
                          "Run scripts/setup.sh or source a ROS 2 install.") from None
+    topics, joint_map = robot_inputs(args, model)
     server, scene = _scene(model, args, camera)
     arrows = [np.zeros((0, 2, 3))]              # the newest wrench_markers, drawn with the pose
     live = live_pose(model)
@@ -367,9 +374,10 @@ def _run_ros(model: Model, args: argparse.Namespace, camera) -> int:
 
     show(live.start)                            # until joint_states arrive
     print(f"charmie-dynamics view: serving http://{args.host}:{server.get_port()} (live from "
-          "joint_states, actuator_states and wrench_markers; Ctrl-C to stop)", flush=True)
+          f"{', '.join(topics.types())} and wrench_markers; Ctrl-C to stop)", flush=True)
     try:
         return run_view_feed(model, show, lambda points: arrows.__setitem__(0, points),
-                             args.rate, args.duration, live.inputs, live.ignored)
+                             args.rate, args.duration, live.inputs, live.ignored, topics,
+                             joint_map, args.max_joint_age)
     finally:
         server.stop()
