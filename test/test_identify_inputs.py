@@ -236,3 +236,33 @@ def test_actuator_states_that_stop_early_or_go_back(tmp_path, charmie):
         assert (len(read.log.t), dict(read.rejected), dict(read.dropped)) == \
             (samples, rejected, dropped), name
     assert read.first_rejection == {} and read.log.t[0] == pytest.approx(0.01)
+
+
+def test_hostile_recordings_are_one_line_and_nothing_is_written(tmp_path, capsys):
+    """Issue 36: a recording identify cannot read is one line, exit 1, nothing written: a
+    truncated split file, metadata naming a missing file, a topic of another type than asked,
+    a sqlite3 file that is not a bag."""
+    import shutil
+    import sqlite3
+    assert main(["record", "--dt", "0.05", "--out", str(tmp_path / "good")]) == 0
+    bags = {}
+    bags["truncated"] = shutil.copytree(tmp_path / "good", tmp_path / "truncated")
+    part = bags["truncated"] / "good_0.mcap"
+    part.write_bytes(part.read_bytes()[:len(part.read_bytes()) // 2])
+    bags["missing"] = shutil.copytree(tmp_path / "good", tmp_path / "missing")
+    meta = bags["missing"] / "metadata.yaml"
+    meta.write_text(meta.read_text().replace("  - good_0.mcap\n", "  - good_0.mcap\n  - good_1.mcap\n"))
+    bags["not_a_bag.db3"] = tmp_path / "not_a_bag.db3"
+    with sqlite3.connect(bags["not_a_bag.db3"]) as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+    expected = {"truncated": "truncated", "missing": "good_1.mcap",
+                "not_a_bag.db3": "not_a_bag.db3", "good": "/joint_states is sensor_msgs/msg/"
+                "JointState, expected nav_msgs/msg/Odometry"}
+    for name, needle in expected.items():
+        out = tmp_path / f"{name}_model.yaml"
+        extra = ["--odometry", "/joint_states"] if name == "good" else []
+        capsys.readouterr()
+        assert main(["identify", "--log", str(tmp_path / name), "--out", str(out)] + extra) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and needle in err[0] and str(tmp_path / name) in err[0], err
+        assert not out.exists() and not (tmp_path / f"{name}_model_report").exists()

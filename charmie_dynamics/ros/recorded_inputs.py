@@ -11,12 +11,13 @@ names the model does not use (wheels, fingers) are counted and ignored.
 
 Every input keeps its own series of stamped values, as the node keeps each joint's stamp
 (merge policy). The log is sampled on a regular grid at the fastest input's median period
-(the identification differentiates at a regular period), from the first stamp at which
-every input has a value to the last: each input's position, velocity and effort are
-interpolated linearly between its two samples around a grid time, and both must lie within
-``max_joint_age`` of it (the node's limit on how far a merged joint may lag the newest);
-a grid time outside an input's samples is ``missing_name``, one too far from them
-``joint_too_old``. Efforts: JointState's ``effort`` in the model's unit (the joint map's
+(the identification differentiates at a regular period) from the first recorded stamp to
+the last: each input's position, velocity and effort are interpolated linearly between its
+two samples around a grid time, and both must lie within ``max_joint_age`` of it (the node's
+limit on how far a merged joint may lag the newest). A grid time outside an input's samples
+(before it started, after it stopped: never extrapolated) is dropped as ``missing_name``, one
+too far from them as ``joint_too_old``; the log is the times kept, which must follow each
+other without a gap. Efforts: JointState's ``effort`` in the model's unit (the joint map's
 ``effort_scale`` divided out); an input whose messages carry no efforts (the base from
 odometry, a joint whose driver reports none) is ``unmeasured``: NaN in the log, left out of
 the identification.
@@ -272,10 +273,13 @@ def is_recording(path: str | Path) -> bool:
     path = Path(path)
     if path.is_dir():
         return True
-    if not path.is_file():
-        return False                   # read_log names what it is
-    with open(path, "rb") as f:
-        head = f.read(16)
+    try:
+        if not path.is_file():
+            return False               # read_log names what it is
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:                    # unreadable: read_log says why
+        return False
     return head.startswith((MCAP_MAGIC, SQLITE_MAGIC, ZSTD_MAGIC))
 
 
