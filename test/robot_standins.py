@@ -13,7 +13,12 @@ They behave as the real ones do where the dynamics node meets them:
   reliable (SystemDefaultsQoS, as joint_state_broadcaster); positions
   ``center + amplitude sin(2 pi f t + phase)`` with their exact velocities; efforts 0 (its
   effort state interfaces; a frequency 0 holds a joint still). Two of them split one robot's
-  joints (several hardware boards). With ``stop_file``, it stops publishing once that file
+  joints (several hardware boards). With ``efforts`` ({"model": a model file, "motion":
+  every joint of the robot as ``joints`` gives them, "joint_map": the joint map file}), the
+  efforts of its own model joints are instead the model's inverse dynamics (the package's
+  evaluator) at the whole robot's state at the message's stamp (robot_graph_config's
+  ``sinusoid_state``: the base held still), times the map's ``effort_scale``; its other
+  joints (wheels, fingers) 0. With ``stop_file``, it stops publishing once that file
   exists (the robot falls silent) and runs on until it is stopped.
 - ``odometry``: ``nav_msgs/Odometry`` on ``/odom`` (pose in ``odom``, twist in
   ``base_link``) and ``odom -> base_link`` on ``/tf`` at ``rate`` Hz (REP 105); ``scale`` 0
@@ -61,21 +66,52 @@ class Broadcaster(Node):
         self.joints = config["joints"]          # [name, center, amplitude, frequency, phase]
         self.pub = self.create_publisher(JointState, "/joint_states", RELIABLE)
         self.stop_file = config.get("stop_file")
+        self.efforts = config.get("efforts") and TruthEfforts(config["efforts"], self.joints)
         self.timer = self.create_timer(1.0 / config["rate"], self.tick)
 
     def tick(self) -> None:
         if self.stop_file and os.path.exists(self.stop_file):   # the robot falls silent
             self.timer.cancel()
             return
-        t = seconds(self)
+        now = self.get_clock().now()
+        t = now.nanoseconds * 1e-9                  # the values are those at the stamp
         msg = JointState()
-        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.stamp = now.to_msg()
         msg.name = [j[0] for j in self.joints]
         w = [2 * math.pi * j[3] for j in self.joints]
         msg.position = [c + a * math.sin(wk * t + p) for (_, c, a, _, p), wk in zip(self.joints, w)]
         msg.velocity = [a * wk * math.cos(wk * t + p) for (_, _, a, _, p), wk in zip(self.joints, w)]
-        msg.effort = [0.0] * len(self.joints)
+        msg.effort = self.efforts(t) if self.efforts else [0.0] * len(self.joints)
         self.pub.publish(msg)
+
+
+class TruthEfforts:
+    """A broadcaster's efforts from a model (Broadcaster's ``efforts`` config): the model's
+    inverse dynamics at the whole robot's motion, for ``joints`` (its own, in order)."""
+
+    def __init__(self, config: dict, joints: list) -> None:
+        from charmie_dynamics import load_model
+        from charmie_dynamics.evaluators import evaluator_for
+        from charmie_dynamics.ros.joint_map import read_joint_map
+        from robot_graph_config import sinusoid_state
+        self.state = sinusoid_state
+        model = load_model(config["model"])
+        self.joint_map = read_joint_map([], config["joint_map"])
+        self.motion, self.names = config["motion"], model.input_names
+        self.evaluate = evaluator_for(model)
+        model_names = self.joint_map.to_model(j[0] for j in joints)
+        # (slot in the message, slot in the model's efforts, effort_scale) of its model joints
+        self.slots = [(k, self.names.index(n), self.joint_map.effort_scale.get(n, 1.0))
+                      for k, n in enumerate(model_names) if n in self.names]
+        self.n = len(joints)
+
+    def __call__(self, t: float) -> list[float]:
+        x, xd, xdd = self.state(self.motion, self.joint_map, self.names, t)
+        tau = self.evaluate(np.array(x), np.array(xd), np.array(xdd)).efforts
+        out = [0.0] * self.n
+        for k, i, scale in self.slots:
+            out[k] = float(tau[i]) * scale
+        return out
 
 
 class BaseOdometry(Node):
