@@ -256,13 +256,37 @@ def test_hostile_recordings_are_one_line_and_nothing_is_written(tmp_path, capsys
     with sqlite3.connect(bags["not_a_bag.db3"]) as db:
         db.execute("CREATE TABLE notes (text TEXT)")
     expected = {"truncated": "truncated", "missing": "good_1.mcap",
-                "not_a_bag.db3": "not_a_bag.db3", "good": "/joint_states is sensor_msgs/msg/"
+                "not_a_bag.db3": "not_a_bag.db3", "good": "/actuator_states is sensor_msgs/msg/"
                 "JointState, expected nav_msgs/msg/Odometry"}
     for name, needle in expected.items():
         out = tmp_path / f"{name}_model.yaml"
-        extra = ["--odometry", "/joint_states"] if name == "good" else []
+        extra = ["--odometry", "/actuator_states", "--actuator-states", ""] \
+            if name == "good" else []
         capsys.readouterr()
         assert main(["identify", "--log", str(tmp_path / name), "--out", str(out)] + extra) == 1
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and needle in err[0] and str(tmp_path / name) in err[0], err
         assert not out.exists() and not (tmp_path / f"{name}_model_report").exists()
+
+
+def test_record_never_replaces_a_folder_and_checks_it_first(tmp_path, capsys):
+    """Issue 36: ``record --out NAME`` (a recording folder) refuses, before any work, an
+    existing non-empty folder (also with --overwrite: it applies to files), a file and a
+    dangling link, keeping the user's files; a missing parent is created."""
+    user = tmp_path / "bag"
+    user.mkdir()
+    (user / "notes.txt").write_text("mine")
+    (tmp_path / "plain").write_text("mine")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    for name, extra in (("bag", []), ("bag", ["--overwrite"]), ("plain", []), ("dangling", [])):
+        capsys.readouterr()
+        assert main(["record", "--dt", "0.05", "--out", str(tmp_path / name)] + extra) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"charmie-dynamics: error: --out {tmp_path / name} exists: a recording "
+                       "folder is never replaced (--overwrite applies to files); give a new "
+                       "name"], err
+    assert (user / "notes.txt").read_text() == "mine" and len(list(user.iterdir())) == 1
+    assert (tmp_path / "plain").read_text() == "mine"
+    assert main(["record", "--dt", "0.05", "--out", str(tmp_path / "new" / "sub" / "bag")]) == 0
+    assert sorted(p.name for p in (tmp_path / "new" / "sub" / "bag").iterdir()) == \
+        ["bag_0.mcap", "metadata.yaml"]

@@ -15,7 +15,8 @@ from charmie_dynamics.identification.logs import LogError
 from charmie_dynamics.identification.recording import record
 from charmie_dynamics.kinematics.limits import POSITION_TOLERANCE
 from charmie_dynamics.ros.joint_map import read_joint_map
-from charmie_dynamics.ros.recorded_inputs import RobotTopics, read_recorded
+from charmie_dynamics.ros.recorded_inputs import read_recorded, summary
+from charmie_dynamics.ros.robot_inputs import RobotTopics
 from charmie_dynamics.trajectories import motion
 from robot_graph_config import BASE, FINGERS, ROBOT_MAP, WHEELS, split
 
@@ -23,23 +24,24 @@ DT = 0.002
 TOPICS = RobotTopics(("/joint_states",), "", "/odom")
 
 
-def _stamp(t: float) -> NS:
-    ns = int(round(t * 1e9))
+def _stamp(t: float, t0_ns: int = 0) -> NS:
+    """The stamp of ``t0_ns`` + ``t`` s, in integer nanoseconds (as a clock stamps)."""
+    ns = t0_ns + int(round(t * 1e9))
     return NS(stamp=NS(sec=ns // 10**9, nanosec=ns % 10**9))
 
 
-def joint_state(t, names, position, velocity, effort) -> NS:
-    return NS(header=_stamp(t), name=list(names), position=list(position),
+def joint_state(t, names, position, velocity, effort, t0_ns: int = 0) -> NS:
+    return NS(header=_stamp(t, t0_ns), name=list(names), position=list(position),
               velocity=list(velocity), effort=list(effort))
 
 
-def odometry(t, base, x, y, yaw, vx, vy, wz) -> NS:
+def odometry(t, base, x, y, yaw, vx, vy, wz, t0_ns: int = 0) -> NS:
     """The odometry of base coordinates (x, y, the base body's yaw) and their world rates:
     base_link's pose and its twist in base_link (the inverse of odometry.base_from_odometry)."""
     link_yaw = yaw - base.heading
     c, s = math.cos(link_yaw), math.sin(link_yaw)
     q = NS(x=0.0, y=0.0, z=math.sin(link_yaw / 2), w=math.cos(link_yaw / 2))
-    return NS(header=_stamp(t), pose=NS(pose=NS(position=NS(x=x, y=y, z=0.0), orientation=q)),
+    return NS(header=_stamp(t, t0_ns), pose=NS(pose=NS(position=NS(x=x, y=y, z=0.0), orientation=q)),
               twist=NS(twist=NS(linear=NS(x=c * vx + s * vy, y=-s * vx + c * vy, z=0.0),
                                 angular=NS(x=0.0, y=0.0, z=wz))))
 
@@ -49,7 +51,7 @@ def truth(charmie):
     return record(charmie, motion(charmie, "validation", DT))
 
 
-def robot_messages(model, joint_map, log, t0=1000.0, slow_every=5, silent=None):
+def robot_messages(model, joint_map, log, t0=1000.0, slow_every=5, silent=None, t0_ns=0):
     """The messages a ros2_control CHARMIE would record of ``log`` (module docstring), in
     recorded order; ``silent`` (s, s): the slow broadcaster sends nothing then."""
     fast, slow = split(model)
@@ -66,15 +68,16 @@ def robot_messages(model, joint_map, log, t0=1000.0, slow_every=5, silent=None):
         names, p, v, e = hardware(fast)
         messages.append(("/joint_states", joint_state(
             t0 + t, names + WHEELS, list(p) + [0.1] * 4, list(v) + [0.0] * 4,
-            list(e) + [0.0] * 4)))
+            list(e) + [0.0] * 4, t0_ns)))
         if s % slow_every == 1 and not (silent and silent[0] <= t <= silent[1]):
             names, p, v, e = hardware(slow)
             messages.append(("/joint_states", joint_state(
                 t0 + t, names + FINGERS, list(p) + [0.01, 0.01], list(v) + [0.0, 0.0],
-                list(e) + [0.0, 0.0])))
+                list(e) + [0.0, 0.0], t0_ns)))
         if s % slow_every == 2:
             b = [index[n] for n in BASE]
-            messages.append(("/odom", odometry(t0 + t, model.base, *log.x[s, b], *log.xd[s, b])))
+            messages.append(("/odom", odometry(t0 + t, model.base, *log.x[s, b], *log.xd[s, b],
+                                               t0_ns=t0_ns)))
     return messages
 
 
@@ -149,3 +152,39 @@ def test_an_input_never_recorded_is_named(charmie, truth):
     with pytest.raises(LogError, match=r"^robot.bag: no samples \(two at least\) of d1, d2, "
                                        r"theta3 on /joint_states, /odom"):
         read_recorded(charmie, messages, TOPICS, joint_map, 0.1, "robot.bag")
+
+
+def test_an_epoch_time_origin_reads_as_any_other(charmie, truth):
+    """Stamps of today's clock (1.7e18 ns) are integers to the nanosecond: the grid and the
+    interpolation give what a recording stamped from 1000 s gives."""
+    joint_map = read_joint_map([], str(ROBOT_MAP))
+    near = read_recorded(charmie, robot_messages(charmie, joint_map, truth), TOPICS, joint_map,
+                         0.1, "robot.bag")
+    epoch = read_recorded(charmie, robot_messages(charmie, joint_map, truth, t0=0.0,
+                                                  t0_ns=1_732_000_000_123_456_789),
+                          TOPICS, joint_map, 0.1, "robot.bag")
+    assert len(epoch.log.t) == len(near.log.t) and epoch.dropped == near.dropped
+    for a, b in ((near.log.x, epoch.log.x), (near.log.xd, epoch.log.xd)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(near.log.effort, epoch.log.effort, rtol=0, atol=1e-3)
+
+
+def test_two_publishers_of_a_joint_and_bad_stamps_are_said(charmie, truth):
+    joint_map = read_joint_map([], str(ROBOT_MAP))
+    messages = robot_messages(charmie, joint_map, truth)
+    first = messages[0][1]
+    # a second publisher of the first arm joint alone, and a stamp nanosec beyond 1e9
+    messages.insert(20, ("/joint_states", joint_state(1000.0305, first.name[:1],
+                                                      first.position[:1], [0.0], [0.0])))
+    bad = joint_state(1000.5, first.name, first.position, first.velocity, first.effort)
+    bad.header.stamp.nanosec = 1_500_000_000
+    messages.insert(30, ("/joint_states", bad))
+    out = read_recorded(charmie, messages, TOPICS, joint_map, 0.1, "robot.bag")
+    assert out.conflicting == (first.name[0],)
+    # the fast broadcaster's next two messages are older than the second publisher's: refused
+    assert out.rejected == {"invalid_value": 1, "time_backwards": 2}
+    assert "header.stamp.nanosec 1500000000 is not below 1e9" in out.first_rejection["invalid_value"]
+    line = summary(out)
+    assert f"WARNING: joints given by two publishers (messages of different joint sets), their " \
+           f"values merged as they came: {first.name[0]}" in line
+    assert "d1" not in line.split("ignored: ")[1].split(";")[0]     # the base: from odometry

@@ -391,3 +391,50 @@ def test_bag_recorder_records_over_dds(tmp_path, monkeypatch, storage, split, co
     assert [list(m.message.position) for m in got] == [[0.01 * k, -1.0 * k] for k in range(50)]
     assert all(list(m.message.name) == ["act4", "neck_pan"] for m in got)
     assert [m.log_time for m in got] == sorted(m.log_time for m in got)
+
+
+# ------------------------------------------------ the attack of 2026-11-28 (issue 36)
+def test_listed_files_with_a_nul_twice_or_through_a_linked_folder(tmp_path):
+    folder = _bag(tmp_path, split=2)
+    _edit_metadata(folder, lambda i: i.update(relative_file_paths=["bag\x00_0.mcap"]))
+    _refused(folder, "NUL byte")
+    folder = _bag(tmp_path / "twice", split=1)
+    _edit_metadata(folder, lambda i: i.update(relative_file_paths=["bag_0.mcap"] * 2))
+    _refused(folder, "lists bag_0.mcap twice")
+    folder = _bag(tmp_path / "linked", split=1)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (folder / "bag_0.mcap").rename(elsewhere / "bag_0.mcap")
+    (folder / "lnk").symlink_to(elsewhere)
+    _edit_metadata(folder, lambda i: i.update(relative_file_paths=["lnk/bag_0.mcap"]))
+    _refused(folder, "passes through a symbolic link")
+
+
+def test_an_mcap_with_two_definitions_of_one_type_is_refused(tmp_path):
+    """Messages are decoded by type name: a second schema of that name (other fields) would
+    decode the first's messages with its layout."""
+    from mcap_ros2.writer import Writer
+    swapped = JOINT_STATE_DEFINITION.replace("float64[] position\nfloat64[] velocity",
+                                             "float64[] velocity\nfloat64[] position")
+    path = tmp_path / "two.mcap"
+    with open(path, "wb") as f:
+        writer = Writer(f)
+        for topic, definition in (("/joint_states", JOINT_STATE_DEFINITION),
+                                  ("/actuator_states", swapped)):
+            schema = writer.register_msgdef(JOINT_STATE, definition)
+            writer.write_message(topic, schema, {"header": {"stamp": {"sec": 0, "nanosec": 0},
+                                                            "frame_id": ""}, "name": ["a"],
+                                                 "position": [1.0], "velocity": [2.0],
+                                                 "effort": [3.0]}, log_time=0, publish_time=0)
+        writer.finish()
+    _refused(path, "two definitions of sensor_msgs/msg/JointState")
+
+
+def test_a_db3_with_its_write_ahead_log_beside_it_is_refused(tmp_path):
+    """A recorder killed before it closed the bag leaves messages in FILE.db3-wal: read
+    without them the recording would be silently cut."""
+    folder = _bag(tmp_path, "sqlite3")
+    db = folder / "bag_0.db3"
+    (folder / "bag_0.db3-wal").write_bytes(b"\0" * 64)
+    _refused(folder, "bag_0.db3-wal", "write-ahead log")
+    _refused(db, "bag_0.db3-wal")

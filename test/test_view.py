@@ -299,6 +299,13 @@ def _rotation_z(q: np.ndarray) -> np.ndarray:
     (["--wrench-body", "body_99"], "--wrench-body body_99: not a body of"),
     (["--marker-scale", "nan"], "--marker-scale nan: expected a finite value >= 0"),
     (["--ros", "--at", "1"], "--at: only with a motion or a trajectory"),
+    # issue 36: the robot's topics checked before the page is served
+    (["--ros", "--joint-states", "bad topic"], "--joint-states 'bad topic': expected a topic "
+                                               "name"),
+    (["--ros", "--odometry", "//odom"], "--odometry '//odom': expected a topic name"),
+    (["--ros", "--actuator-states", "/joint_states"], "--actuator-states /joint_states: also "
+                                                      "given as --joint-states"),
+    (["--joint-map", "map.yaml"], "--joint-map, --joint-states, --odometry: only with --ros"),
 ])
 def test_bad_options_give_one_line_and_exit_1(argv, message, capsys):
     assert main(["view", "--duration", "0.1"] + argv) == 1

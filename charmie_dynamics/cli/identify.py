@@ -82,10 +82,21 @@ def _read_log(path: Path, model: Model, args: argparse.Namespace) -> Log:
     return log
 
 
+def check_folder_target(path: Path) -> None:
+    """A new recording folder: never an existing file, link or non-empty folder, with or
+    without --overwrite (a recording is a folder of the user's; rosbag2 refuses one too)."""
+    if not path.name or path.name in (".", ".."):
+        raise InputError(f"--out {str(path)!r}: expected a new folder's name")
+    check_output(path.parent)
+    if path.is_symlink() or path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise InputError(f"--out {path} exists: a recording folder is never replaced "
+                         "(--overwrite applies to files); give a new name")
+
+
 def _cmd_record(args: argparse.Namespace) -> int:
     folder = args.out.suffix == ""            # a rosbag2 folder, as the robot records
     if folder:
-        check_output(args.out.parent)
+        check_folder_target(args.out)
     else:
         check_file_target(args.out, args.overwrite)
     model = read_model_file(args.model)[0]
@@ -98,6 +109,8 @@ def _cmd_record(args: argparse.Namespace) -> int:
         motion(model, args.motion, args.dt)
     log = record(model, traj, args.position_noise, args.effort_noise, args.seed)
     if folder:
+        check_folder_target(args.out)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
         write_robot_recording(args.out, model, log, joint_map)
     else:
         write_file(args.out, lambda path: write_log(path, model, log), args.overwrite)

@@ -16,7 +16,9 @@ import importlib
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from contextlib import contextmanager
@@ -420,7 +422,32 @@ def parse_arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     return args
 
 
+def _terminated(signum, frame):
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a service stop, ``timeout``) ends a command as Ctrl-C does: its writers then
+    remove what they staged (write_all, write_file, a recording's folder) instead of leaving
+    it; bringup installs its own handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGTERM) is _terminated:   # not bringup's own, kept
+            signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    with _sigterm_as_interrupt():
+        return _main(argv)
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
     try:
         args = parse_arguments(argv)    # within: a command's module may be refused (bringup)
         return args.func(args)

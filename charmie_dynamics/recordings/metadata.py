@@ -77,6 +77,9 @@ def _file_path(where: str, folder: Path, name: Any) -> Path:
     if not isinstance(name, str) or not name:
         raise RecordingError(f"{where}: relative_file_paths entry {bounded(repr(name), 80)}, "
                              "expected a file name relative to the folder")
+    if "\x00" in name:
+        raise RecordingError(f"{where}: relative_file_paths entry {bounded(repr(name), 80)} "
+                             "holds a NUL byte, expected a file name")
     rel = PurePosixPath(name)
     if rel.is_absolute() or ".." in rel.parts:
         raise RecordingError(f"{where}: relative_file_paths entry {bounded(name, 120)} leaves "
@@ -84,6 +87,11 @@ def _file_path(where: str, folder: Path, name: Any) -> Path:
     if len(rel.parts) > 1 and rel.parts[0] == folder.name \
             and not (folder / rel).exists():
         rel = PurePosixPath(*rel.parts[1:])
+    for k in range(1, len(rel.parts)):      # a linked folder inside could lead anywhere
+        if (folder / PurePosixPath(*rel.parts[:k])).is_symlink():
+            raise RecordingError(f"{where}: relative_file_paths entry {bounded(name, 120)} "
+                                 "passes through a symbolic link, expected a file inside the "
+                                 "folder")
     return folder / rel
 
 
@@ -143,4 +151,10 @@ def read_metadata(folder: Path) -> BagMetadata:
                                  f"{bounded(other.type, 80)} and {bounded(t.type, 80)}, "
                                  "expected one type per topic")
     files = tuple(_file_path(where, folder, n) for n in names)
+    seen: set[Path] = set()
+    for f in files:
+        if f in seen:
+            raise RecordingError(f"{where}: relative_file_paths lists {bounded(f.name, 120)} "
+                                 "twice, expected each split file once")
+        seen.add(f)
     return BagMetadata(version, storage, files, fmt, mode if mode != "none" else "", topics)

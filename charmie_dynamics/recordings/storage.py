@@ -133,7 +133,7 @@ def read_guarded(path: Path, what: str, budget: Budget, inside: bool) -> bytes:
     where = str(path)
     try:
         info = os.lstat(path)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:       # ValueError: a NUL byte in the name
         raise RecordingError(f"{where}: cannot read the {what}: {exc.strerror or exc}, "
                              "expected the file metadata.yaml lists") from None
     if inside and stat.S_ISLNK(info.st_mode):
@@ -141,6 +141,12 @@ def read_guarded(path: Path, what: str, budget: Budget, inside: bool) -> bytes:
                              "inside the recording's folder")
     data = read_bytes(path, what, budget.left, error=RecordingError)
     budget.take(where, len(data))
+    wal = Path(f"{path}-wal")
+    if data.startswith(SQLITE_MAGIC) and wal.exists() and wal.stat().st_size:
+        # messages not yet copied into the file: reading without them would be a silent cut
+        raise RecordingError(f"{wal}: a write-ahead log beside {where} (a recorder stopped "
+                             "before it closed the bag), expected a closed bag: open it once "
+                             "with sqlite3 (it checkpoints the log), then read it again")
     return data
 
 
@@ -237,8 +243,12 @@ def read_mcap(where: str, data: bytes, budget: Budget) -> StorageFile:
                 out.topics[record.topic] = schema.name
                 out.formats[record.topic] = record.message_encoding
                 if schema.data:
-                    out.definitions[schema.name] = (schema.encoding,
-                                                    schema.data.decode("utf-8"))
+                    definition = (schema.encoding, schema.data.decode("utf-8"))
+                    if out.definitions.setdefault(schema.name, definition) != definition:
+                        # messages are decoded by type name: one name, one definition
+                        raise RecordingError(f"{where}: two definitions of "
+                                             f"{bounded(schema.name, 80)} (schemas), expected "
+                                             "one per type, as rosbag2 writes")
             elif kind == "Message":
                 if record.channel_id not in channels:
                     raise RecordingError(f"{where}: a message on channel {record.channel_id}, "

@@ -77,10 +77,16 @@ def check_topic(node: Node, name: str, value: str, spec: Param) -> None:
     (as the node's namespace expands it); empty means none where the default is empty."""
     if not value and not spec.default:
         return
+    check_topic_name(f"parameter {name}", value, node.get_name(), node.get_namespace())
+
+
+def check_topic_name(what: str, value: str, node_name: str, namespace: str = "/") -> None:
+    """Raise ``ValueError`` naming ``what`` for a topic name rcl would refuse (as a node
+    ``node_name`` in ``namespace`` expands it)."""
     try:
-        validate_full_topic_name(expand_topic_name(value, node.get_name(), node.get_namespace()))
+        validate_full_topic_name(expand_topic_name(value, node_name, namespace))
     except (ValueError, NameValidationException) as exc:
-        raise ValueError(f"parameter {name} {value!r}: expected a topic name "
+        raise ValueError(f"{what} {value!r}: expected a topic name "
                          f"({rcl_message(exc)})") from None
 
 

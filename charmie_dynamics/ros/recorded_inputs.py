@@ -32,6 +32,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..documents import bounded
 from ..identification.logs import (ACTUATOR_STATES, JOINT_STATES, MAX_EFFORT, Log, LogError,
                                    log_messages, max_samples, read_log)
 from ..kinematics.limits import VELOCITY_TOLERANCE
@@ -44,6 +45,7 @@ from .inputs import (MAX_JOINT_NAMES, InputLimits, InputRejected, check_strokes,
 from .joint_map import JointMap
 from .odometry import base_from_odometry
 from .robot_inputs import RobotTopics
+from .stamps import to_nanoseconds
 
 
 @dataclass
@@ -67,11 +69,17 @@ class RecordedLog:
     ignored_names: tuple[str, ...]   # names the model does not use, as recorded
     unmeasured: tuple[str, ...]      # inputs without efforts (model names)
     period: float                    # s, of the grid
+    conflicting: tuple[str, ...] = ()    # joints given by two publishers, as recorded
+    without: Mapping[str, int] = field(default_factory=dict)   # messages without velocity...
 
 
 def _stamp(msg: object) -> int:
+    """The header stamp, ns, checked as the node checks it (``stamps.to_nanoseconds``)."""
     stamp = msg.header.stamp                     # type: ignore[attr-defined]
-    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+    if not (isinstance(stamp.sec, int) and isinstance(stamp.nanosec, int)):
+        raise InputRejected("invalid_value", "header.stamp is not two integers (sec, "
+                                             "nanosec)")
+    return to_nanoseconds(stamp)
 
 
 class _Reader:
@@ -89,6 +97,9 @@ class _Reader:
         self.without_effort: set[str] = set()
         self.rejected: Counter = Counter()
         self.first_rejection: dict[str, str] = {}    # reason -> the first one's text
+        self.sources: dict[str, frozenset] = {}      # joint -> names of its first message
+        self.conflicting: dict[str, None] = {}       # joints in messages of two name sets
+        self.without: Counter = Counter()            # joint messages without velocity, effort
         self.ignored: dict[str, None] = {}
 
     def message(self, topic: str, msg: object) -> None:
@@ -116,9 +127,17 @@ class _Reader:
                                       ("position", "velocity", "effort"))
         values = read_robot_joint_state(self.joint_map, names, position, velocity, effort,
                                         allowed)
-        self.ignored.update(dict.fromkeys(self.joint_map.to_hardware(values.ignored)))
+        # the base's names where odometry gives it are set aside, not foreign
+        self.ignored.update(dict.fromkeys(self.joint_map.to_hardware(
+            n for n in values.ignored if n not in self.base)))
         if not values.positions:
             return
+        source = frozenset(names)          # a joint in messages of two name sets: two publishers
+        for name in values.positions:
+            if self.sources.setdefault(name, source) != source:
+                self.conflicting.setdefault(name, None)
+        if not len(velocity):
+            self.without["velocity"] += 1
         efforts = {}
         if len(effort):
             index = {n: k for k, n in enumerate(self.joint_map.message_to_model(names))}
@@ -133,6 +152,7 @@ class _Reader:
                                                      f"expected |effort| <= {MAX_EFFORT:g}")
         else:
             self.without_effort.update(values.positions)
+            self.without["effort"] += 1
         self._store(_stamp(msg), values.positions,
                     values.velocities if len(velocity) else {}, efforts)
 
@@ -201,16 +221,17 @@ def _sampled(model: Model, reader: _Reader, max_joint_age: float, source: str,
     """The per-input series on the regular grid (module docstring)."""
     names = model.input_names
     stamps = [np.asarray(reader.series[n].stamps, dtype=np.int64) for n in names]
-    period_ns = min(float(np.median(np.diff(s))) for s in stamps)
+    # integer nanoseconds throughout: a float of an epoch stamp (1.7e18 ns) resolves 256 ns
+    period_ns = max(1, int(round(min(float(np.median(np.diff(s))) for s in stamps))))
     # from the first recorded stamp to the last, so that the times before every input
     # started and after one stopped count
     first, end = min(int(s[0]) for s in stamps), max(int(s[-1]) for s in stamps)
-    count = int((end - first) // period_ns) + 1
+    count = (end - first) // period_ns + 1
     if count > max_samples(model):
         raise LogError(f"{source}: {count:,} samples at {period_ns * 1e-6:g} ms, expected at "
                        f"most {max_samples(model):,} for {model.name} (its regressor's memory): "
                        "trim the recording")
-    grid = np.rint(first + np.arange(count) * period_ns).astype(np.int64)
+    grid = first + np.arange(count, dtype=np.int64) * period_ns
     age = int(max_joint_age * 1e9)
     missing, old = np.zeros(len(grid), bool), np.zeros(len(grid), bool)
     for s in stamps:
@@ -241,8 +262,9 @@ def _sampled(model: Model, reader: _Reader, max_joint_age: float, source: str,
     columns = {}
     for field_name in ("position", "velocity", "effort"):
         columns[field_name] = np.column_stack([
-            np.interp(t_ns, stamps[k], _continuous(getattr(reader.series[n], field_name), n,
-                                                   reader.base, field_name))
+            np.interp(t_ns - first, stamps[k] - first,
+                      _continuous(getattr(reader.series[n], field_name), n, reader.base,
+                                  field_name))
             for k, n in enumerate(names)])
     velocity = columns["velocity"]
     xd = None if np.isnan(velocity).any() else velocity
@@ -256,7 +278,8 @@ def _sampled(model: Model, reader: _Reader, max_joint_age: float, source: str,
                        "samples, expected the measured efforts (N m or N)")
     return RecordedLog(Log(t, columns["position"], xd, effort), reader.rejected,
                        reader.first_rejection, dropped,
-                       tuple(reader.ignored), unmeasured, period_ns * 1e-9)
+                       tuple(reader.ignored), unmeasured, period_ns * 1e-9,
+                       tuple(joint_map.to_hardware(reader.conflicting)), dict(reader.without))
 
 
 def _continuous(values: list[float], name: str, base: tuple[str, ...], field_name: str
@@ -316,11 +339,23 @@ def summary(read: RecordedLog) -> str:
     if read.dropped:
         parts.append(f"times without every input: {_counts(read.dropped)}")
     if read.ignored_names:
-        parts.append(f"names not in the model, ignored: {', '.join(read.ignored_names[:12])}"
-                     + (" ..." if len(read.ignored_names) > 12 else ""))
+        parts.append(f"names not in the model, ignored: {_listed(read.ignored_names)}")
+    if read.conflicting:
+        parts.append(f"WARNING: joints given by two publishers (messages of different joint "
+                     f"sets), their values merged as they came: {_listed(read.conflicting)}")
+    if read.without.get("velocity"):
+        parts.append(f"{read.without['velocity']} joint messages without velocities: every "
+                     "velocity differentiated from the positions")
     if read.unmeasured:
-        parts.append(f"inputs without efforts, not fitted: {', '.join(read.unmeasured)}")
+        parts.append(f"inputs without efforts, not fitted: {_listed(read.unmeasured)}"
+                     + (f" ({read.without['effort']} joint messages without efforts)"
+                        if read.without.get("effort") else ""))
     return "; ".join(parts)
+
+
+def _listed(names: Sequence[str]) -> str:
+    """Up to 12 names, the whole within a line's reach."""
+    return bounded(", ".join(names[:12]) + (" ..." if len(names) > 12 else ""), 600)
 
 
 def write_robot_recording(folder: str | Path, model: Model, log: Log, joint_map: JointMap

@@ -85,6 +85,14 @@ def robot_inputs(args: argparse.Namespace, model: Model) -> tuple[RobotTopics, J
     if args.odometry and model.base is None:
         raise InputError(f"--odometry {args.odometry}: the model {model.source} has no base: "
                          "section (no planar base coordinates to take from odometry)")
-    topics = RobotTopics(tuple(args.joint_states or ["/joint_states"]), args.actuator_states,
-                         args.odometry)
+    topics = RobotTopics(tuple(dict.fromkeys(args.joint_states or ["/joint_states"])),
+                         args.actuator_states, args.odometry)
+    roles = [("--joint-states", t) for t in topics.joint_states] + \
+        [("--actuator-states", topics.actuator_states), ("--odometry", topics.odometry)]
+    seen: dict[str, str] = {}
+    for option, topic in roles:
+        if topic and seen.setdefault(topic, option) != option:
+            raise InputError(f"{option} {topic}: also given as {seen[topic]}, expected each "
+                             "topic in one role (the actuator lengths may come on joint_states: "
+                             "give --actuator-states '' then)")
     return topics, joint_map_of(args, model)

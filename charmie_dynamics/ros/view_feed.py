@@ -33,10 +33,12 @@ from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE
 from .inputs import InputLimits, InputRejected, StateAssembler, read_robot_joint_state
 from .joint_map import JointMap
 from .odometry import base_from_odometry
+from .parameters import check_topic_name
 from .robot_inputs import RobotTopics
 from .run import run_node
 from .stamps import to_nanoseconds
 
+NODE_NAME = "charmie_view"
 StateCallback = Callable[[np.ndarray], None]              # inputs in ``inputs`` order
 ArrowsCallback = Callable[[np.ndarray], None]             # (n, 2, 3) start and tip, world
 
@@ -51,7 +53,7 @@ class ViewFeed(Node):
                  rate: float, duration: float = 0.0, inputs: tuple[str, ...] = (),
                  ignored: tuple[str, ...] = (), topics: RobotTopics = RobotTopics(),
                  joint_map: JointMap = JointMap(), max_joint_age: float = 0.1) -> None:
-        super().__init__("charmie_view")
+        super().__init__(NODE_NAME)
         self.model, self.joint_map = model, joint_map
         self.max_age_ns = int(max_joint_age * 1e9)
         self.on_state, self.on_arrows = on_state, on_arrows
@@ -120,6 +122,16 @@ class ViewFeed(Node):
         if self.pending is not None:
             x, self.pending = self.pending, None
             self.on_state(x)
+
+
+def check_topics(topics: RobotTopics) -> None:
+    """``ValueError`` in one line for a topic option rcl would refuse as a topic name (before
+    the page is served: a node refuses it at its first subscription)."""
+    options = [("--joint-states", t) for t in topics.joint_states] + [
+        ("--actuator-states", topics.actuator_states), ("--odometry", topics.odometry)]
+    for option, topic in options:
+        if topic:
+            check_topic_name(option, topic, NODE_NAME)
 
 
 def run_view_feed(model: Model, on_state: StateCallback, on_arrows: ArrowsCallback,

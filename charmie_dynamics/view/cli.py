@@ -355,11 +355,15 @@ def live_pose(model: Model) -> LivePose:
 
 def _run_ros(model: Model, args: argparse.Namespace, camera) -> int:
     try:
-        from ..ros.view_feed import run_view_feed
+        from ..ros.view_feed import check_topics, run_view_feed
     except ImportError as exc:
         raise InputError(f"view --ros needs ROS 2 (rclpy and the message packages): {exc}. "
                          "Run scripts/setup.sh or source a ROS 2 install.") from None
     topics, joint_map = robot_inputs(args, model)
+    try:
+        check_topics(topics)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     server, scene = _scene(model, args, camera)
     arrows = [np.zeros((0, 2, 3))]              # the newest wrench_markers, drawn with the pose
     live = live_pose(model)
