@@ -24,9 +24,10 @@ console_scripts = [
 # says how to install it). scipy: numba's np.dot calls its BLAS. matplotlib (analyze's and
 # identify's plots) and tqdm (analyze's progress bar): the `plots` extra, off the robot's
 # image; without them those commands say what to install, and no bar is drawn.
-# mcap, mcap-ros2-support: the logs of record/identify (rosbag2's MCAP); install_requires, not
-# the test extra, because those commands need them at run time; not on Humble (no apt
-# package: there MCAP logs say how to install them, CSV logs work without them).
+# mcap, mcap-ros2-support: the recordings of record/identify (rosbag2 folders, MCAP and
+# sqlite3 alike: mcap_ros2 decodes the CDR of both); install_requires, not the test extra,
+# because those commands need them at run time; not on Humble (no apt package: there a
+# recording says how to install them, CSV logs work without them).
 # joblib: `study --jobs` (1.3: results as a generator, for the progress bar); not on Humble
 # (apt's 0.17 is too old: there --jobs says how to install it). dask[distributed]: `study
 # --scheduler`, the `cluster` extra (and the test extra, for the LocalCluster test).

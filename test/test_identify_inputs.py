@@ -255,9 +255,11 @@ def test_hostile_recordings_are_one_line_and_nothing_is_written(tmp_path, capsys
     bags["not_a_bag.db3"] = tmp_path / "not_a_bag.db3"
     with sqlite3.connect(bags["not_a_bag.db3"]) as db:
         db.execute("CREATE TABLE notes (text TEXT)")
-    expected = {"truncated": "truncated", "missing": "good_1.mcap",
-                "not_a_bag.db3": "not_a_bag.db3", "good": "/actuator_states is sensor_msgs/msg/"
-                "JointState, expected nav_msgs/msg/Odometry"}
+    expected = {"truncated": "not a readable MCAP file",
+                "missing": "good_1.mcap: cannot read the recording file",
+                "not_a_bag.db3": "without the tables topics and messages",
+                "good": "/actuator_states is sensor_msgs/msg/JointState, expected "
+                        "nav_msgs/msg/Odometry"}
     for name, needle in expected.items():
         out = tmp_path / f"{name}_model.yaml"
         extra = ["--odometry", "/actuator_states", "--actuator-states", ""] \
@@ -290,3 +292,50 @@ def test_record_never_replaces_a_folder_and_checks_it_first(tmp_path, capsys):
     assert main(["record", "--dt", "0.05", "--out", str(tmp_path / "new" / "sub" / "bag")]) == 0
     assert sorted(p.name for p in (tmp_path / "new" / "sub" / "bag").iterdir()) == \
         ["bag_0.mcap", "metadata.yaml"]
+
+
+def test_a_robot_recording_round_trip_with_the_base_unmeasured(tmp_path, capsys):
+    """Issue 36 item 3 and the unmeasured path through the CLI: ``record --joint-map`` writes
+    the robot's names and units (hardware names, the actuators in mm) and identify reads it
+    back with the same map; where the base's messages carry no efforts (as from odometry),
+    its inputs are left out of the fit and the report says so."""
+    import yaml
+    from charmie_dynamics.recordings import open_recording, write_recording
+    from charmie_dynamics.recordings.definitions import JOINT_STATE_DEFINITION
+    from robot_graph_config import ROBOT_MAP
+    rec = tmp_path / "robot"
+    assert main(["record", "--dt", "0.02", "--effort-noise", "0.2", "--joint-map",
+                 str(ROBOT_MAP), "--out", str(rec)]) == 0
+    recording = open_recording(rec)
+    first = next(m.message for m in recording.messages(["/actuator_states"]))
+    assert first.name == ["lift_actuator", "torso_actuator"]
+    assert all(10 < p < 200 for p in first.position)             # millimetres from 0.33 m
+    # the same messages with the base (d1, d2, theta3) apart and without efforts
+    split, topics = [], {"/joint_states": (logs.JOINT_STATE, JOINT_STATE_DEFINITION),
+                         "/actuator_states": (logs.JOINT_STATE, JOINT_STATE_DEFINITION)}
+    base = ("d1", "d2", "theta3")
+    for m in recording.messages(["/joint_states", "/actuator_states"]):
+        msg = m.message
+        fields = {"header": {"stamp": {"sec": msg.header.stamp.sec,
+                                       "nanosec": msg.header.stamp.nanosec}, "frame_id": ""}}
+        keep = [k for k, n in enumerate(msg.name) if n not in base]
+        apart = [k for k, n in enumerate(msg.name) if n in base]
+        for cols, effort in ((keep, True), (apart, False)):
+            if cols:
+                split.append((m.topic, m.log_time, dict(fields, name=[msg.name[k] for k in cols],
+                              position=[msg.position[k] for k in cols],
+                              velocity=[msg.velocity[k] for k in cols],
+                              effort=[msg.effort[k] for k in cols] if effort else [])))
+    write_recording(tmp_path / "no_base_efforts", topics, split)
+    for name, unmeasured in (("robot", False), ("no_base_efforts", True)):
+        out = tmp_path / f"{name}.yaml"
+        capsys.readouterr()
+        assert main(["identify", "--log", str(tmp_path / name), "--joint-map", str(ROBOT_MAP),
+                     "--out", str(out)]) == 0, capsys.readouterr().err
+        printed = capsys.readouterr().out
+        assert ("inputs without efforts, not fitted: d1, d2, theta3" in printed) == unmeasured
+        report = (tmp_path / f"{name}_report" / "report.txt").read_text()
+        rows = {line.split()[0]: line for line in report.splitlines()
+                if line.split() and line.split()[0] in ("d1", "theta7a")}
+        assert ("no efforts" in rows["d1"]) == unmeasured and "no efforts" not in rows["theta7a"]
+        assert isinstance(yaml.safe_load(out.read_text()), dict)

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from bag_recorder import typestore, write_bag
+from charmie_dynamics.recordings.storage import MESSAGE_COST
 from charmie_dynamics.recordings import (JOINT_STATE, JOINT_STATE_DEFINITION, ODOMETRY,
                                          ODOMETRY_DEFINITION, RecordingError, open_recording,
                                          write_recording)
@@ -309,7 +310,9 @@ def test_a_zstd_bomb_stops_at_max_bytes(tmp_path):
 def test_total_bytes_are_bounded_across_files(tmp_path):
     folder = _bag(tmp_path, "mcap", split=2)
     one = (folder / "bag_0.mcap").stat().st_size
-    _refused(folder, "bag_1.mcap", max_bytes=one + 100)
+    # the first file and every message's cost (9 in all), not the second file's bytes too
+    assert one > 9 * MESSAGE_COST + 100
+    _refused(folder, "bag_1.mcap", max_bytes=one + 9 * MESSAGE_COST + 100)
 
 
 def test_a_symlink_and_a_fifo(tmp_path):
@@ -438,3 +441,20 @@ def test_a_db3_with_its_write_ahead_log_beside_it_is_refused(tmp_path):
     (folder / "bag_0.db3-wal").write_bytes(b"\0" * 64)
     _refused(folder, "bag_0.db3-wal", "write-ahead log")
     _refused(db, "bag_0.db3-wal")
+
+
+def test_millions_of_empty_messages_stop_at_the_cap(tmp_path):
+    """Each message counts MESSAGE_COST bytes beside its data: a 1 MB file of 100,000 empty
+    messages is refused at a 16 MiB cap instead of holding them all (the attack's 7 MB MCAP of
+    3 M messages took 912 MB)."""
+    from mcap.writer import Writer as McapWriter
+    path = tmp_path / "tiny.mcap"
+    with open(path, "wb") as f:
+        writer = McapWriter(f)
+        writer.start(profile="ros2")
+        schema = writer.register_schema(JOINT_STATE, "ros2msg", JOINT_STATE_DEFINITION.encode())
+        channel = writer.register_channel("/joint_states", "cdr", schema)
+        for k in range(100_000):
+            writer.add_message(channel, log_time=k, data=b"", publish_time=k)
+        writer.finish()
+    _refused(path, "bytes read or decompressed in all", max_bytes=16 * 2**20)

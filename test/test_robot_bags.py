@@ -5,9 +5,9 @@ names, wheels and fingers, actuators in mm; test/robot_standins.py ``efforts``) 
 odometry (base still); two bags are recorded over DDS (test/bag_recorder.py): sqlite3 split
 into 2 zstd-compressed files, and MCAP split into 2 files; each is read as identify reads it
 (the robot's joint map, /odom) and identified (identification.pipeline, identify's own
-steps). The reference is the MCAP path as it was before recordings: the same sinusoids
-sampled exactly on a regular grid at the same rate and length (``record``), written as one
-MCAP (``write_log``) and identified the same way.
+steps). The reference: the same sinusoids sampled exactly on a regular grid at the same rate and
+length (``record``), written as one MCAP (``write_log``; read by the same reader, whose grid
+then is the log's own samples) and identified the same way.
 
 Rates: the broadcasters at 250 Hz (arms, wheels) and 50 Hz (body, fingers), odometry 50 Hz
 (the robot graph's 500/100 Hz halved; the evaluator costs ~16 us a call, the rest is rclpy).

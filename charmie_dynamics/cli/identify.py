@@ -3,9 +3,11 @@ and the model's dynamic parameters identified from a log.
 
 * ``record``: the model's efforts along a motion (inverse dynamics plus friction:
   identification/recording.py says why not the integrator), with optional Gaussian noise,
-  written as MCAP (``.mcap``: /joint_states and /actuator_states, identification/logs.py) or
-  CSV.
-* ``identify``: base parameters, OLS and weighted LS with standard deviations, the physically
+  written as a rosbag2 MCAP folder as the robot records (a name without a suffix; in the
+  robot's names and units with ``--joint-map``), one MCAP file (``.mcap``) or CSV (``.csv``):
+  /joint_states and /actuator_states (identification/logs.py).
+* ``identify``: from a recording of the robot (read as the dynamics node reads its inputs:
+  ros/recorded_inputs.py) or a CSV log: base parameters, OLS and weighted LS with standard deviations, the physically
   consistent estimate near the model (``--prior-weight``), written as an updated model file
   (``--out``) and a report folder (report.txt, measured vs predicted plots). A URDF model
   is written as its model document (YAML, as the model loader publishes it) with the
@@ -27,7 +29,7 @@ from ..documents import DEFAULT_MAX_BYTES
 from ..errors import InputError
 from ..identification.base import base_parameters
 from ..identification.excitation import optimise, write_trajectory
-from ..identification.logs import Log, write_log
+from ..identification.logs import ACTUATOR_STATES, JOINT_STATES, Log, log_messages, write_log
 from ..identification.model_file import updated_model_text
 from ..identification.pipeline import BASE_SAMPLES, Identification, identify, residual_rms
 from ..identification.recording import measured_states, record
@@ -36,7 +38,9 @@ from ..model.model import Model
 from ..model.reader import model_from_text, read_model_file
 from ..model.urdf import is_urdf
 from ..ros.model_source import urdf_as_document
-from ..ros.recorded_inputs import read_any_log, write_robot_recording
+from ..recordings import JOINT_STATE, JOINT_STATE_DEFINITION, write_recording
+from ..ros.joint_map import JointMap
+from ..ros.recorded_inputs import read_any_log
 from ..ros.robot_inputs import (add_joint_map_argument, add_robot_input_arguments,
                                 joint_map_of, robot_inputs)
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, check_dt, from_csv, input_kinds, motion
@@ -82,6 +86,28 @@ def _read_log(path: Path, model: Model, args: argparse.Namespace) -> Log:
     return log
 
 
+def write_robot_recording(folder: str | Path, model: Model, log: Log, joint_map: JointMap
+                          ) -> None:
+    """``log`` as the robot would record it: a rosbag2 MCAP folder
+    (``recordings.write_recording``) of /joint_states and /actuator_states under the joint
+    map's names and units (positions ``(x - offset) / scale``, velocities ``/ scale``, efforts
+    times ``effort_scale``), which :func:`read_recording` reads back with the same map."""
+    names = model.input_names
+    x, xd, effort = log.x, log.xd, log.effort
+    out = joint_map.position_out(names)
+    if out is not None:
+        scale, offset = out
+        x = (x - offset) / scale
+        xd = None if xd is None else xd / scale
+    effort_scale = joint_map.effort_out(names)
+    if effort_scale is not None:
+        effort = effort * effort_scale
+    definition = (JOINT_STATE, JOINT_STATE_DEFINITION)
+    write_recording(folder, {JOINT_STATES: definition, ACTUATOR_STATES: definition},
+                    log_messages(model, Log(log.t, x, xd, effort),
+                                 joint_map.to_hardware(names)))
+
+
 def check_folder_target(path: Path) -> None:
     """A new recording folder: never an existing file, link or non-empty folder, with or
     without --overwrite (a recording is a folder of the user's; rosbag2 refuses one too)."""
@@ -95,6 +121,9 @@ def check_folder_target(path: Path) -> None:
 
 def _cmd_record(args: argparse.Namespace) -> int:
     folder = args.out.suffix == ""            # a rosbag2 folder, as the robot records
+    if args.out.suffix not in ("", ".mcap", ".csv"):
+        raise InputError(f"--out {args.out}: expected a folder's name (no suffix: a rosbag2 "
+                         "recording), NAME.mcap or NAME.csv")
     if folder:
         check_folder_target(args.out)
     else:
@@ -109,7 +138,6 @@ def _cmd_record(args: argparse.Namespace) -> int:
         motion(model, args.motion, args.dt)
     log = record(model, traj, args.position_noise, args.effort_noise, args.seed)
     if folder:
-        check_folder_target(args.out)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         write_robot_recording(args.out, model, log, joint_map)
     else:
@@ -233,14 +261,14 @@ def _cmd_identify(args: argparse.Namespace) -> int:
            "consistent": result.per_input(result.consistent.residual_rms),
            "prior": residual_rms(model, result.prior, state, effort)[1]}
     holdout = None
-    series = {"fit": (t, effort, residual_rms(model, pi, state, effort)[0])}
+    series = {"fit": (t - t[0], effort, residual_rms(model, pi, state, effort)[0])}
     if args.holdout is not None:
         h_state, h_effort, h_t = measured_states(model, _read_log(args.holdout, model, args),
                                                  str(args.holdout))
         predicted, rms = residual_rms(model, pi, h_state, h_effort)
         holdout = {"consistent": rms,
                    "prior": residual_rms(model, result.prior, h_state, h_effort)[1]}
-        series["holdout"] = (h_t, h_effort, predicted)
+        series["holdout"] = (h_t - h_t[0], h_effort, predicted)
     new_text = updated_model_text(text, str(args.model), model, result.layout, pi)
     identified = model_from_text(new_text, str(args.out))          # it must load back
     problems = acceptance_problems(model, identified, result, fit, holdout)
@@ -346,7 +374,7 @@ def add_identify_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the noise")
     p.add_argument("--out", type=Path, required=True,
                    help="a name without a suffix: a rosbag2 MCAP folder, as the robot records "
-                        "(a new folder); NAME.mcap: one MCAP file; else CSV")
+                        "(a new folder); NAME.mcap: one MCAP file; NAME.csv: CSV")
     add_joint_map_argument(p)
     add_overwrite_argument(p)
     p.set_defaults(func=_cmd_record)

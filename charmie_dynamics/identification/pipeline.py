@@ -56,8 +56,9 @@ def identify(model: Model, state: JointSpaceState, effort: np.ndarray, prior_wei
     layout = parameter_layout(model)
     structural = base_parameters(model, layout.names, BASE_SAMPLES)
     measured = measured_inputs(effort)
-    Y = regressor(model, state)[:, measured]
-    effort = effort[:, measured]
+    Y = regressor(model, state)
+    if not measured.all():               # a mask copies: only where an input is left out
+        Y, effort = Y[:, measured], effort[:, measured]
     base = base_of(Y.reshape(-1, len(layout)), layout.names)
     Yb = base.columns(Y)
     wls = weighted(Yb, effort)
@@ -68,8 +69,14 @@ def identify(model: Model, state: JointSpaceState, effort: np.ndarray, prior_wei
 
 
 def measured_inputs(effort: np.ndarray) -> np.ndarray:
-    """(n_inputs,) bool: the inputs whose efforts are logged (not NaN in every sample)."""
-    return ~np.all(np.isnan(effort), axis=0)
+    """(n_inputs,) bool: the inputs whose efforts are logged; an input's efforts are NaN in
+    every sample or in none (the readers make them so)."""
+    missing = np.isnan(effort)
+    measured = ~missing.all(axis=0)
+    if missing[:, measured].any():
+        raise ValueError("efforts NaN in some samples of an input only: expected an input's "
+                         "efforts logged in every sample or in none")
+    return measured
 
 
 def residual_rms(model: Model, pi: np.ndarray, state: JointSpaceState, effort: np.ndarray

@@ -33,6 +33,9 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 #: Largest recording read: 256 MiB (a 20 s, 1 kHz MCAP log of CHARMIE is about 3 MiB).
 MAX_RECORDING_BYTES = 256 * 1024 * 1024
+#: Bytes each message counts in the budget beside its data: what holding it costs (a tuple,
+#: a bytes object, its sort key), so that millions of empty messages stop at the cap too
+MESSAGE_COST = 200
 _READ = 1 << 20
 
 
@@ -157,7 +160,7 @@ def _value(where: str, value: Any, kind: type, what: str) -> Any:
     return value
 
 
-def read_sqlite(where: str, data: bytes) -> StorageFile:
+def read_sqlite(where: str, data: bytes, budget: Budget) -> StorageFile:
     """A rosbag2 sqlite3 file from its bytes (module docstring)."""
     out = StorageFile(where, "sqlite3")
     if data[18:20] == b"\x02\x02":
@@ -191,6 +194,7 @@ def read_sqlite(where: str, data: bytes) -> StorageFile:
             if tid not in ids:
                 raise RecordingError(f"{where}: a message of topic id {bounded(tid, 40)}, "
                                      "expected an id of the topics table")
+            budget.take(where, MESSAGE_COST)
             out.rows.append((_value(where, stamp, int, "a message timestamp"), ids[tid],
                              bytes(_value(where, blob, bytes, "a message's data"))))
     except sqlite3.Error as exc:
@@ -253,6 +257,7 @@ def read_mcap(where: str, data: bytes, budget: Budget) -> StorageFile:
                 if record.channel_id not in channels:
                     raise RecordingError(f"{where}: a message on channel {record.channel_id}, "
                                          "expected a channel recorded before it")
+                budget.take(where, MESSAGE_COST)
                 out.rows.append((record.log_time, channels[record.channel_id],
                                  bytes(record.data)))
     except RecordingError:
@@ -276,4 +281,4 @@ def read_storage(where: str, data: bytes, budget: Budget, storage: str | None) -
         raise RecordingError(f"{where}: {'a ' + found + ' file' if found else 'unknown bytes'} "
                              f"(starts {bounded(repr(data[:16]), 60)}), expected a {expected} "
                              "file (its magic bytes)")
-    return read_mcap(where, data, budget) if found == "mcap" else read_sqlite(where, data)
+    return (read_mcap if found == "mcap" else read_sqlite)(where, data, budget)

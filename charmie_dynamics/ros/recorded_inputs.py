@@ -33,12 +33,10 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..documents import bounded
-from ..identification.logs import (ACTUATOR_STATES, JOINT_STATES, MAX_EFFORT, Log, LogError,
-                                   log_messages, max_samples, read_log)
+from ..identification.logs import MAX_EFFORT, Log, LogError, max_samples, read_log
 from ..kinematics.limits import VELOCITY_TOLERANCE
 from ..model.model import Model
-from ..recordings import (JOINT_STATE, JOINT_STATE_DEFINITION, MAX_RECORDING_BYTES, ODOMETRY,
-                          open_recording, write_recording)
+from ..recordings import JOINT_STATE, MAX_RECORDING_BYTES, ODOMETRY, open_recording
 from ..recordings.storage import MCAP_MAGIC, SQLITE_MAGIC, ZSTD_MAGIC
 from .inputs import (MAX_JOINT_NAMES, InputLimits, InputRejected, check_strokes,
                      read_robot_joint_state)
@@ -70,7 +68,7 @@ class RecordedLog:
     unmeasured: tuple[str, ...]      # inputs without efforts (model names)
     period: float                    # s, of the grid
     conflicting: tuple[str, ...] = ()    # joints given by two publishers, as recorded
-    without: Mapping[str, int] = field(default_factory=dict)   # messages without velocity...
+    without: Mapping[str, int] = field(default_factory=dict)   # joint messages without efforts
 
 
 def _stamp(msg: object) -> int:
@@ -99,7 +97,7 @@ class _Reader:
         self.first_rejection: dict[str, str] = {}    # reason -> the first one's text
         self.sources: dict[str, frozenset] = {}      # joint -> names of its first message
         self.conflicting: dict[str, None] = {}       # joints in messages of two name sets
-        self.without: Counter = Counter()            # joint messages without velocity, effort
+        self.without: Counter = Counter()            # joint messages without efforts
         self.ignored: dict[str, None] = {}
 
     def message(self, topic: str, msg: object) -> None:
@@ -113,12 +111,17 @@ class _Reader:
                 self.joint_state(msg, self.model.actuator_names)
             else:
                 self.joint_state(msg, self.joints)
-        except (AttributeError, TypeError) as exc:
+        except (AttributeError, TypeError, ValueError) as exc:
+            if isinstance(exc, InputRejected):
+                raise
+            # fields of another type under this one's name (the recording's own definition)
             expected = ODOMETRY if topic == self.topics.odometry else JOINT_STATE
             raise InputRejected("invalid_value", f"not a {expected} ({type(exc).__name__})"
                                 ) from None
 
     def joint_state(self, msg: object, allowed: Sequence[str]) -> None:
+        """A joint_states or actuator_states message; what it tells of the recording (names
+        ignored, two publishers, no velocities or efforts) is kept only once it is stored."""
         names = list(msg.name)                                   # type: ignore[attr-defined]
         if not all(isinstance(n, str) for n in names[:MAX_JOINT_NAMES + 1]):
             raise InputRejected("invalid_value", f"field name is not a string[], expected "
@@ -128,33 +131,33 @@ class _Reader:
         values = read_robot_joint_state(self.joint_map, names, position, velocity, effort,
                                         allowed)
         # the base's names where odometry gives it are set aside, not foreign
-        self.ignored.update(dict.fromkeys(self.joint_map.to_hardware(
-            n for n in values.ignored if n not in self.base)))
+        ignored = self.joint_map.to_hardware(n for n in values.ignored if n not in self.base)
         if not values.positions:
+            self.ignored.update(dict.fromkeys(ignored))
             return
-        source = frozenset(names)          # a joint in messages of two name sets: two publishers
-        for name in values.positions:
-            if self.sources.setdefault(name, source) != source:
-                self.conflicting.setdefault(name, None)
-        if not len(velocity):
-            self.without["velocity"] += 1
-        efforts = {}
+        efforts: dict[str, float] = {}
         if len(effort):
             index = {n: k for k, n in enumerate(self.joint_map.message_to_model(names))}
             scale = self.joint_map.effort_scale
             efforts = {n: float(effort[index[n]]) / scale.get(n, 1.0) for n in values.positions}
-            if not all(map(math.isfinite, efforts.values())):
-                raise InputRejected("non_finite", "NaN or infinite effort")
+            if any(map(math.isinf, efforts.values())):
+                raise InputRejected("non_finite", "infinite effort")
             beyond = [n for n, e in efforts.items() if abs(e) > MAX_EFFORT]
             if beyond:         # another unit, or garbage: its estimate would overflow
                 raise InputRejected("invalid_value", f"effort {efforts[beyond[0]]:.6g} of "
                                                      f"{self.joint_map.to_hardware(beyond)[0]}, "
                                                      f"expected |effort| <= {MAX_EFFORT:g}")
-        else:
-            self.without_effort.update(values.positions)
-            self.without["effort"] += 1
         self._store(_stamp(msg), values.positions,
                     values.velocities if len(velocity) else {}, efforts)
+        self.ignored.update(dict.fromkeys(ignored))
+        source = frozenset(names)          # a joint in messages of two name sets: two publishers
+        for name in values.positions:
+            if self.sources.setdefault(name, source) != source:
+                self.conflicting.setdefault(name, None)
+        # NaN: not measured (a broadcaster's joint without that state interface)
+        unmeasured = [n for n in values.positions if math.isnan(efforts.get(n, math.nan))]
+        self.without_effort.update(unmeasured)
+        self.without["effort"] += bool(unmeasured)
 
     def odometry(self, msg: object) -> None:
         pose, twist = msg.pose.pose, msg.twist.twist            # type: ignore[attr-defined]
@@ -162,8 +165,8 @@ class _Reader:
         positions, velocities = base_from_odometry(
             self.model.base, pose.position.x, pose.position.y, (o.x, o.y, o.z, o.w),
             (twist.linear.x, twist.linear.y), twist.angular.z)
-        self.without_effort.update(positions)
         self._store(_stamp(msg), positions, velocities, {})
+        self.without_effort.update(positions)
 
     def _store(self, stamp: int, positions: dict[str, float], velocities: dict[str, float],
                efforts: dict[str, float]) -> None:
@@ -271,6 +274,9 @@ def _sampled(model: Model, reader: _Reader, max_joint_age: float, source: str,
     unmeasured = tuple(n for n in names if n in reader.without_effort)
     effort = columns["effort"]
     effort[:, [names.index(n) for n in unmeasured]] = np.nan
+    if len(unmeasured) == len(names):
+        raise LogError(f"{source}: no input's messages carry efforts (JointState.effort empty "
+                       "or NaN), expected the measured efforts (N m or N) of the joints")
     if not np.any(np.nan_to_num(effort)):
         measured = [joint_map.to_hardware([n])[0] for n in names if n not in unmeasured]
         raise LogError(f"{source}: every effort ({', '.join(measured[:8])}"
@@ -343,9 +349,9 @@ def summary(read: RecordedLog) -> str:
     if read.conflicting:
         parts.append(f"WARNING: joints given by two publishers (messages of different joint "
                      f"sets), their values merged as they came: {_listed(read.conflicting)}")
-    if read.without.get("velocity"):
-        parts.append(f"{read.without['velocity']} joint messages without velocities: every "
-                     "velocity differentiated from the positions")
+    if read.log.xd is None:
+        parts.append("velocities differentiated from the positions (messages without "
+                     "velocities)")
     if read.unmeasured:
         parts.append(f"inputs without efforts, not fitted: {_listed(read.unmeasured)}"
                      + (f" ({read.without['effort']} joint messages without efforts)"
@@ -356,25 +362,3 @@ def summary(read: RecordedLog) -> str:
 def _listed(names: Sequence[str]) -> str:
     """Up to 12 names, the whole within a line's reach."""
     return bounded(", ".join(names[:12]) + (" ..." if len(names) > 12 else ""), 600)
-
-
-def write_robot_recording(folder: str | Path, model: Model, log: Log, joint_map: JointMap
-                          ) -> None:
-    """``log`` as the robot would record it: a rosbag2 MCAP folder
-    (``recordings.write_recording``) of /joint_states and /actuator_states under the joint
-    map's names and units (positions ``(x - offset) / scale``, velocities ``/ scale``, efforts
-    times ``effort_scale``), which :func:`read_recording` reads back with the same map."""
-    names = model.input_names
-    x, xd, effort = log.x, log.xd, log.effort
-    out = joint_map.position_out(names)
-    if out is not None:
-        scale, offset = out
-        x = (x - offset) / scale
-        xd = None if xd is None else xd / scale
-    effort_scale = joint_map.effort_out(names)
-    if effort_scale is not None:
-        effort = effort * effort_scale
-    definition = (JOINT_STATE, JOINT_STATE_DEFINITION)
-    write_recording(folder, {JOINT_STATES: definition, ACTUATOR_STATES: definition},
-                    log_messages(model, Log(log.t, x, xd, effort),
-                                 joint_map.to_hardware(names)))

@@ -36,7 +36,6 @@ class RobotTopics:
         return types
 
 
-
 def _max_joint_age(text: str) -> float:
     try:
         value = float(text)

@@ -13,6 +13,7 @@ import rclpy.logging
 from rclpy.exceptions import ParameterException
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation
+from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from ..model import ModelError
@@ -88,14 +89,14 @@ def interrupted() -> bool:
     return _Interrupted.seen
 
 
-def autostart(node) -> None:
+def autostart(node: Node) -> None:
     """A node's ``autostart`` (the dynamics node's configure and activate), if it has one and
     no signal came: run once the node has joined its executor."""
     if hasattr(node, "autostart") and not interrupted():
         node.autostart(interrupted)
 
 
-def stop_safely(node) -> None:
+def stop_safely(node: Node) -> None:
     """A node's ``stop_safely`` (the dynamics node's last, safe command), if it has one and
     the context still runs: before the node is destroyed."""
     if hasattr(node, "stop_safely") and rclpy.ok():

@@ -15,7 +15,7 @@ result and status are relayed to the client, and a client's cancel to the contro
 The model's inputs the trajectory does not carry are held still at their latest values on
 ``joint_states`` (velocity and acceleration zero), read as the dynamics node reads them under
 its merge policy (partial messages from several publishers, joint by joint, names the model
-does not use ignored; inputs.read_joint_state and StateAssembler). A planar base's
+does not use ignored; inputs.read_robot_joint_state and StateAssembler). A planar base's
 coordinates, which a robot gives on odometry rather than joint_states, are taken as 0 where
 joint_states does not carry them: the base standing still (its pose does not change the
 efforts under vertical gravity; its motion would, and the proxy does not know it). Missing
@@ -27,7 +27,11 @@ map, a dependent coordinate of a closed loop, a joint named twice) or INVALID_GO
 points, more than ``max_points``, a point without positions, arrays of the wrong length,
 values that are not finite, a multi-DOF trajectory, no joint_states yet, a point whose
 inverse dynamics fails) and the reason in ``error_string``, also logged: a ROS 2 action's
-rejection carries no text, an aborted goal's result does. The node keeps serving.
+rejection carries no text, an aborted goal's result does. The node keeps serving. The
+controller's action must be discovered when a goal comes: one sent before (in the first
+second or so after both start) is aborted "not available". The proxy waits on the
+controller's result without a timeout of its own: a controller that dies mid-goal leaves the
+client's goal waiting (cancel it), as a client talking to that controller directly would.
 
 A model with closed loops: its inputs are its independent coordinates (the dynamics node's
 ``motion_inputs``); the trajectory's joints must be among them, a dependent coordinate is
@@ -49,7 +53,7 @@ from ..evaluators.loop_evaluator import EffortsUnavailable, efforts_along, evalu
 from ..model import load_model
 from ..resources import bundled_model
 from . import qos
-from .inputs import MAX_JOINT_NAMES, InputRejected, StateAssembler, read_joint_state
+from .inputs import InputRejected, StateAssembler, read_robot_joint_state
 from .joint_map import read_joint_map
 from .messages import float_array
 from .model_updates import check_node_model
@@ -104,7 +108,6 @@ class TrajectoryEffortProxy(Node):
         self.assembler = StateAssembler(model, (), inputs, tuple(
             n for n in model.input_names if n not in inputs), shown=self.joint_map.hardware)
         self.base = frozenset(model.base.coordinates if model.base is not None else ())
-        self.rejected_states = 0
         self.forwarded: dict[bytes, object] = {}      # our goal's id -> the controller's goal
         self.create_subscription(JointState, p["joint_states_topic"], self._on_joint_state,
                                  qos.MERGED_SAMPLES)
@@ -117,23 +120,17 @@ class TrajectoryEffortProxy(Node):
     # ------------------------------------------------------------------ joint_states
     def _on_joint_state(self, msg: JointState) -> None:
         try:
-            if len(msg.name) > MAX_JOINT_NAMES:
-                raise InputRejected("too_many_names", f"{len(msg.name)} names")
-            values = read_joint_state(self.joint_map.message_to_model(msg.name), msg.position,
-                                      msg.velocity, self.assembler.accepted_names(), (),
-                                      msg.effort, "merge", self.joint_map.hardware)
-            self.joint_map.convert(values.positions, values.velocities)
-            if not _finite(list(values.positions.values())):
-                raise InputRejected("non_finite", "a value is not finite after the joint map")
+            values = read_robot_joint_state(self.joint_map, msg.name, msg.position,
+                                            msg.velocity, msg.effort,
+                                            self.assembler.accepted_names())
             self.assembler.update(values.positions, values.velocities,
                                   stamp=to_nanoseconds(msg.header.stamp))
         except InputRejected as exc:
-            self.rejected_states += 1
             self.get_logger().warning(f"joint_states not used: {exc}",
                                       throttle_duration_sec=5.0)
 
     # ------------------------------------------------------------------ goals
-    def filled(self, goal):
+    def filled(self, goal: FollowJointTrajectory.Goal) -> FollowJointTrajectory.Goal:
         """``goal`` with every point's effort the inverse dynamics (the module docstring);
         raises :class:`GoalRefused`."""
         traj = goal.trajectory

@@ -63,6 +63,7 @@ class ViewFeed(Node):
         self.limits = InputLimits.of(model)
         self.pending: Optional[np.ndarray] = None
         self.rejected: Counter[str] = Counter()
+        self.waiting = 0                 # stored messages after which no pose could be drawn
         for topic in topics.joint_states:
             self.create_subscription(JointState, topic, lambda m: self._on_joint_state(m, True),
                                      qos.NEWEST_SAMPLE)
@@ -86,7 +87,12 @@ class ViewFeed(Node):
         self.limits.check(positions, velocities, POSITION_TOLERANCE, VELOCITY_TOLERANCE,
                           self.joint_map.hardware)
         self.assembler.update(positions, velocities, stamp=stamp)
-        self.assembler.merged_stamp(self.max_age_ns)
+        try:
+            self.assembler.merged_stamp(self.max_age_ns)
+        except InputRejected:
+            # a joint not received yet, or lagging: no pose yet (the message was stored)
+            self.waiting += 1
+            return
         self.pending = self.assembler.assemble()[0]
 
     def _on_joint_state(self, msg: JointState, is_joint_states: bool) -> None:
