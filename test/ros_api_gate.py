@@ -35,9 +35,19 @@ PACKAGE_FILES = ("charmie_dynamics/**/*.py", "launch/*.py")
 NO_MEMBERS = {"object", "builtins.object", "typing.Generic", "typing.Protocol"}
 
 
+#: Interface packages the lists do not hold. control_msgs (ros2_control's, not a core
+#: repository; the lists are made from rclpy, launch, common_interfaces, rcl_interfaces and
+#: geometry2): the effort proxy's FollowJointTrajectory is built here from ros-controls/
+#: control_msgs' own definitions for Kilted and Jazzy (scripts/ros_wheels/control_msgs), and
+#: test/test_effort_proxy.py sends, fills and relays its goals on both; Humble's definition
+#: is Jazzy's. The lists' actions (.action files) are not read by make_api_lists.py.
+UNLISTED = {"control_msgs"}
+
+
 def is_tracked(dotted: str) -> bool:
     root = dotted.split(".")[0]
-    return root in PYTHON_ROOTS or root.endswith(("_msgs", "_srvs", "_interfaces"))
+    return root not in UNLISTED and (
+        root in PYTHON_ROOTS or root.endswith(("_msgs", "_srvs", "_interfaces")))
 
 
 @dataclass(frozen=True)
