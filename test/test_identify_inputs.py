@@ -146,7 +146,7 @@ def test_logs_over_the_sample_cap_are_refused(tmp_path, charmie, monkeypatch):
         read_log(tmp_path / "long.csv", charmie)
     write_log(tmp_path / "long.mcap", charmie, _log(charmie, 5))
     with pytest.raises(LogError, match=f"long.mcap: 5 samples at 10 ms, expected at most 4 for "
-                                       f"{charmie.name} .its regressor's memory.: trim"):
+                                       f"{charmie.name} .its regressor within"):
         _read(tmp_path / "long.mcap", charmie)
 
 

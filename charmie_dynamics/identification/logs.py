@@ -32,7 +32,7 @@ import numpy as np
 from ..documents import DocumentError, bounded, decode_text, read_bytes
 from ..model.model import Model
 from ..recordings import JOINT_STATE, JOINT_STATE_DEFINITION
-from ..recordings.storage import lazy_import
+from ..recordings.writer import write_mcap_file
 from ..trajectories import csv_header
 from .regressor import parameter_layout
 
@@ -91,13 +91,9 @@ def log_messages(model: Model, log: Log, names: Optional[Sequence[str]] = None
 
 def write_mcap(path: str | Path, model: Model, log: Log) -> None:
     """Write ``log`` as one MCAP file (:func:`log_messages`)."""
-    Writer = lazy_import(str(path), "mcap_writer")
-    with open(path, "wb") as f:
-        writer = Writer(f)
-        schema = writer.register_msgdef(JOINT_STATE, JOINT_STATE_DEFINITION)
-        for topic, ns, message in log_messages(model, log):
-            writer.write_message(topic, schema, message, log_time=ns, publish_time=ns)
-        writer.finish()
+    joint_state = (JOINT_STATE, JOINT_STATE_DEFINITION)
+    write_mcap_file(Path(path), {JOINT_STATES: joint_state, ACTUATOR_STATES: joint_state},
+                    log_messages(model, log))
 
 
 def write_csv(path: str | Path, model: Model, log: Log) -> None:
@@ -138,7 +134,7 @@ def _from_csv(path: str, data: bytes, model: Model) -> Log:
         n = 0
         for row in rows:
             if n == cap:
-                _too_many(path, f"more than {cap:,} rows", model)
+                too_many_samples(path, f"more than {cap:,} rows of samples", model)
             if len(row) != len(header):
                 raise LogError(f"{path}: row {n + 2} has {len(row)} values, expected "
                                f"{len(header)}")
@@ -182,10 +178,11 @@ def max_samples(model: Model) -> int:
     return max(1, MAX_REGRESSOR_BYTES // per_sample)
 
 
-def _too_many(path: str, count: str, model: Model) -> NoReturn:
-    raise LogError(f"{path}: {count} of samples, expected at most {max_samples(model):,} for "
+def too_many_samples(source: str, count: str, model: Model) -> NoReturn:
+    """Refuse a log of more than :func:`max_samples` samples (``count`` says how many)."""
+    raise LogError(f"{source}: {count}, expected at most {max_samples(model):,} for "
                    f"{model.name} (its regressor within {MAX_REGRESSOR_BYTES / 2**30:g} GiB): "
-                   "decimate the log or split it")
+                   "decimate the log, trim it or split it")
 
 
 def _checked(path: str, log: Log, names: Sequence[str]) -> Log:

@@ -44,12 +44,18 @@ def _metadata(name: str, topics: Mapping[str, tuple[str, str]], counts: dict[str
         "custom_data": None, "ros_distro": ""}}
 
 
-def _write(tmp: Path, name: str, topics: Mapping[str, tuple[str, str]],
-           messages: Iterable[tuple[str, int, Mapping[str, Any]]]) -> None:
+def write_mcap_file(path: Path, topics: Mapping[str, tuple[str, str]],
+                    messages: Iterable[tuple[str, int, Mapping[str, Any]]]
+                    ) -> tuple[dict[str, int], int, int]:
+    """Write ``messages`` (:func:`write_recording`) into the one MCAP file ``path``; returns
+    the messages per topic and the first and last log_time (0, 0 without messages). Raises
+    :class:`RecordingError` for a message of another topic, a bad log_time or fields that do
+    not encode as its type."""
+    name = path.name
     Writer = lazy_import(name, "mcap_writer")
     counts = dict.fromkeys(topics, 0)
     first, last = None, None
-    with open(tmp / name, "wb") as f:
+    with open(path, "wb") as f:
         writer = Writer(f)
         schemas = {t: writer.register_msgdef(type_, text) for t, (type_, text) in
                    topics.items()}
@@ -71,9 +77,7 @@ def _write(tmp: Path, name: str, topics: Mapping[str, tuple[str, str]],
             first = log_time if first is None else min(first, log_time)
             last = log_time if last is None else max(last, log_time)
         writer.finish()
-    text = yaml.safe_dump(_metadata(name, topics, counts, first or 0, last or 0),
-                          sort_keys=False)
-    (tmp / METADATA).write_text(text)
+    return counts, first or 0, last or 0
 
 
 def write_recording(folder: str | Path, topics: Mapping[str, tuple[str, str]],
@@ -93,7 +97,9 @@ def write_recording(folder: str | Path, topics: Mapping[str, tuple[str, str]],
         raise RecordingError(f"{folder}: cannot write beside it: {exc.strerror or exc}") \
             from None
     try:
-        _write(tmp, name, topics, messages)
+        counts, first, last = write_mcap_file(tmp / name, topics, messages)
+        text = yaml.safe_dump(_metadata(name, topics, counts, first, last), sort_keys=False)
+        (tmp / METADATA).write_text(text)
         tmp.chmod(0o755)                   # mkdtemp's folder is private to its owner
         if folder.exists():
             folder.rmdir()                 # empty (checked): rename needs it gone or empty

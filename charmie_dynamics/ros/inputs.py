@@ -171,6 +171,12 @@ class InputLimits(ModelLimits):
         return bool(ok.all())
 
 
+def actuator_strokes(model: Model) -> dict[str, tuple[float, float]]:
+    """Each actuator's stroke (lo, hi) m: the range where the loader checked its mechanism
+    assembles."""
+    return {j.actuator: j.stroke for j in model.compiled.indirect_joints}
+
+
 def check_strokes(positions: Mapping[str, float], strokes: Mapping[str, tuple[float, float]],
                   shown: Mapping[str, str] = {}) -> None:
     """``out_of_range`` for an actuator length outside its stroke (``strokes``: actuator ->
@@ -206,8 +212,7 @@ class StateAssembler:
 
     def __post_init__(self) -> None:
         self.names = self.inputs or self.model.input_names
-        # the stroke: the loader checked it lies in the range where the mechanism assembles
-        self.ranges = {j.actuator: j.stroke for j in self.model.compiled.indirect_joints}
+        self.strokes = actuator_strokes(self.model)
         self._accepted = tuple(n for n in self.names + self.ignored
                                if n not in self.base_coordinates)
         actuators = set(self.model.actuator_names)
@@ -229,7 +234,7 @@ class StateAssembler:
         """Store a checked measurement received at ``now`` (raises ``out_of_range`` for an
         actuator length). With its header ``stamp`` (ns; the merge policy), a value older
         than the one kept for its name (a slower publisher's) does not replace it."""
-        check_strokes(positions, self.ranges, self.shown)
+        check_strokes(positions, self.strokes, self.shown)
         if stamp is not None:
             kept = self.stamps
             newer = [n for n in positions if kept.get(n, stamp) <= stamp]

@@ -33,13 +33,14 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..documents import bounded
-from ..identification.logs import MAX_EFFORT, Log, LogError, max_samples, read_log
+from ..identification.logs import (MAX_EFFORT, Log, LogError, max_samples, read_log,
+                                   too_many_samples)
 from ..kinematics.limits import VELOCITY_TOLERANCE
 from ..model.model import Model
 from ..recordings import JOINT_STATE, MAX_RECORDING_BYTES, ODOMETRY, open_recording
 from ..recordings.storage import MCAP_MAGIC, SQLITE_MAGIC, ZSTD_MAGIC
-from .inputs import (MAX_JOINT_NAMES, InputLimits, InputRejected, check_strokes,
-                     read_robot_joint_state)
+from .inputs import (MAX_JOINT_NAMES, InputLimits, InputRejected, actuator_strokes,
+                     check_strokes, read_robot_joint_state)
 from .joint_map import JointMap
 from .odometry import base_from_odometry
 from .robot_inputs import RobotTopics
@@ -90,7 +91,7 @@ class _Reader:
         self.base = model.base.coordinates if topics.odometry and model.base else ()
         self.joints = tuple(n for n in model.input_names if n not in self.base)
         self.limits = InputLimits.of(model)
-        self.strokes = {j.actuator: j.stroke for j in model.compiled.indirect_joints}
+        self.strokes = actuator_strokes(model)
         self.series = {n: _Series() for n in model.input_names}
         self.without_effort: set[str] = set()
         self.rejected: Counter = Counter()
@@ -231,9 +232,7 @@ def _sampled(model: Model, reader: _Reader, max_joint_age: float, source: str,
     first, end = min(int(s[0]) for s in stamps), max(int(s[-1]) for s in stamps)
     count = (end - first) // period_ns + 1
     if count > max_samples(model):
-        raise LogError(f"{source}: {count:,} samples at {period_ns * 1e-6:g} ms, expected at "
-                       f"most {max_samples(model):,} for {model.name} (its regressor's memory): "
-                       "trim the recording")
+        too_many_samples(source, f"{count:,} samples at {period_ns * 1e-6:g} ms", model)
     grid = first + np.arange(count, dtype=np.int64) * period_ns
     age = int(max_joint_age * 1e9)
     missing, old = np.zeros(len(grid), bool), np.zeros(len(grid), bool)
