@@ -35,10 +35,14 @@ def split(model: Model) -> tuple[list[str], list[str]]:
     return fast, slow
 
 
-def joint_motion(model: Model, joint_map: JointMap, name: str, k: int, frequency: float) -> list:
-    """[hardware name, center, amplitude, frequency, phase] of one input, in the hardware's
-    units (the inverse of the map's scale and offset), inside the model's limits: positions
-    within the joint range and the stroke, velocities below the limits (frequency 0: still)."""
+def joint_motion(model: Model, joint_map: JointMap, name: str, k: int, frequency: float,
+                 harmonics: int = 1) -> list:
+    """[hardware name, center, amplitude, frequency, phase, ...] of one input, in the
+    hardware's units (the inverse of the map's scale and offset), inside the model's limits:
+    positions within the joint range and the stroke, velocities below the limits (frequency
+    0: still). ``harmonics`` > 1: the sum of that many sinusoids at 1, 2, ... times
+    ``frequency``, equal amplitudes, phases per joint and harmonic (a motion that excites
+    more than one frequency, as identification's excitation does)."""
     limits = InputLimits.of(model)
     scale, offset = joint_map.scale.get(name, 1.0), joint_map.offset.get(name, 0.0)
     if name in model.actuator_names:
@@ -47,21 +51,27 @@ def joint_motion(model: Model, joint_map: JointMap, name: str, k: int, frequency
         lo, hi = max(limits.lower.get(name, -1.0), -1.0), min(limits.upper.get(name, 1.0), 1.0)
         center, amplitude = 0.5 * (lo + hi), 0.2 * (hi - lo)
     speed = limits.velocity.get(name, math.inf)
-    if frequency > 0:
-        amplitude = min(amplitude, 0.8 * speed / (2 * math.pi * frequency))
+    if frequency > 0:        # the terms' speeds add up to amplitude 2 pi f (H + 1) / 2
+        amplitude = min(amplitude, 0.8 * speed / (math.pi * frequency * (harmonics + 1)))
     hardware = joint_map.to_hardware([name])[0]
-    return [hardware, (center - offset) / scale, amplitude / scale, frequency, 0.7 * k]
+    terms = []
+    for h in range(1, harmonics + 1):
+        terms += [amplitude / harmonics / scale, h * frequency, 0.7 * k * h]
+    return [hardware, (center - offset) / scale] + terms
 
 
-def broadcasters(model: Model, joint_map: JointMap, frequency: float) -> tuple[dict, dict]:
-    """The fast and slow broadcasters' configurations."""
+def broadcasters(model: Model, joint_map: JointMap, frequency: float, harmonics: int = 1
+                 ) -> tuple[dict, dict]:
+    """The fast and slow broadcasters' configurations (:func:`joint_motion`)."""
     fast, slow = split(model)
+
+    def motion(names: list[str]) -> list[list]:
+        return [joint_motion(model, joint_map, n, k, frequency, harmonics)
+                for k, n in enumerate(names)]
     return (dict(name="jsb_arms", rate=500.0,
-                 joints=[joint_motion(model, joint_map, n, k, frequency) for k, n in enumerate(fast)]
-                 + [[w, 0.0, 3.0, 0.2, 0.0] for w in WHEELS]),
+                 joints=motion(fast) + [[w, 0.0, 3.0, 0.2, 0.0] for w in WHEELS]),
             dict(name="jsb_body", rate=100.0,
-                 joints=[joint_motion(model, joint_map, n, k, frequency) for k, n in enumerate(slow)]
-                 + [[f, 0.01, 0.005, 0.5, 0.0] for f in FINGERS]))
+                 joints=motion(slow) + [[f, 0.01, 0.005, 0.5, 0.0] for f in FINGERS]))
 
 
 def sinusoid_state(joints: Sequence[Sequence], joint_map: JointMap, input_names: Sequence[str],
@@ -73,17 +83,26 @@ def sinusoid_state(joints: Sequence[Sequence], joint_map: JointMap, input_names:
     an input no joint moves (the base, held still by odometry scale 0) is 0."""
     x, xd, xdd = ([0.0] * len(input_names) for _ in range(3))
     index = {name: k for k, name in enumerate(input_names)}
-    for hardware, center, amplitude, frequency, phase in joints:
+    for hardware, center, *terms in joints:
         name = joint_map.model.get(hardware, hardware)
         if name not in index:                          # wheels, fingers
             continue
-        k, w = index[name], 2 * math.pi * frequency
+        k = index[name]
         scale, offset = joint_map.scale.get(name, 1.0), joint_map.offset.get(name, 0.0)
-        s, c = math.sin(w * t + phase), math.cos(w * t + phase)
-        x[k] = scale * (center + amplitude * s) + offset
-        xd[k] = scale * amplitude * w * c
-        xdd[k] = -scale * amplitude * w * w * s
+        p, v, a = sinusoids(center, terms, t)
+        x[k], xd[k], xdd[k] = scale * p + offset, scale * v, scale * a
     return x, xd, xdd
+
+
+def sinusoids(center: float, terms: Sequence[float], t: float) -> tuple[float, float, float]:
+    """Position, velocity and acceleration at ``t`` of ``center + sum a sin(2 pi f t + p)``
+    over ``terms`` = [a, f, p, a2, f2, p2, ...]."""
+    p, v, a = center, 0.0, 0.0
+    for amplitude, frequency, phase in zip(terms[0::3], terms[1::3], terms[2::3]):
+        w = 2 * math.pi * frequency
+        s, c = math.sin(w * t + phase), math.cos(w * t + phase)
+        p, v, a = p + amplitude * s, v + amplitude * w * c, a - amplitude * w * w * s
+    return p, v, a
 
 
 def robot_map() -> JointMap:

@@ -11,7 +11,8 @@ They behave as the real ones do where the dynamics node meets them:
 - ``broadcaster``: publishes every joint of its hardware (the model's joints under hardware
   names, wheels, fingers) on ``/joint_states`` at ``rate`` Hz, stamped with the node clock,
   reliable (SystemDefaultsQoS, as joint_state_broadcaster); positions
-  ``center + amplitude sin(2 pi f t + phase)`` with their exact velocities; efforts 0 (its
+  ``center + amplitude sin(2 pi f t + phase)`` (or a sum of such terms: robot_graph_config's
+  ``sinusoids``) with their exact velocities; efforts 0 (its
   effort state interfaces; a frequency 0 holds a joint still). Two of them split one robot's
   joints (several hardware boards). With ``efforts`` ({"model": a model file, "motion":
   every joint of the robot as ``joints`` gives them, "joint_map": the joint map file}), the
@@ -49,6 +50,7 @@ from std_msgs.msg import Float64MultiArray, String
 from tf2_msgs.msg import TFMessage
 
 from charmie_dynamics.ros.run import run_node
+from robot_graph_config import sinusoids
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 TF = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
@@ -63,7 +65,7 @@ def seconds(node: Node) -> float:
 class Broadcaster(Node):
     def __init__(self, config: dict) -> None:
         super().__init__(config.get("name", "joint_state_broadcaster"))
-        self.joints = config["joints"]          # [name, center, amplitude, frequency, phase]
+        self.joints = config["joints"]   # [name, center, amplitude, frequency, phase, ...]
         self.pub = self.create_publisher(JointState, "/joint_states", RELIABLE)
         self.stop_file = config.get("stop_file")
         self.efforts = config.get("efforts") and TruthEfforts(config["efforts"], self.joints)
@@ -78,9 +80,9 @@ class Broadcaster(Node):
         msg = JointState()
         msg.header.stamp = now.to_msg()
         msg.name = [j[0] for j in self.joints]
-        w = [2 * math.pi * j[3] for j in self.joints]
-        msg.position = [c + a * math.sin(wk * t + p) for (_, c, a, _, p), wk in zip(self.joints, w)]
-        msg.velocity = [a * wk * math.cos(wk * t + p) for (_, _, a, _, p), wk in zip(self.joints, w)]
+        values = [sinusoids(center, terms, t) for _, center, *terms in self.joints]
+        msg.position = [v[0] for v in values]
+        msg.velocity = [v[1] for v in values]
         msg.effort = self.efforts(t) if self.efforts else [0.0] * len(self.joints)
         self.pub.publish(msg)
 

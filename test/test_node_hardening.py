@@ -708,6 +708,13 @@ def test_use_sim_time_and_empty_names_are_refused_at_run_time(ros, nodes, ros_en
     ("dynamics_node", "RAW dynamics: [", "Couldn't parse params file"),
     ("dynamics_node", "wrench_joints: [body_3, 5]", "Sequence should be of same type"),
     ("bringup", "RAW dynamics: [", "Couldn't parse params file"),
+    ("trajectory_effort_proxy", "-p action_name:=bad action!",
+     "parameter action_name 'bad action!': expected a topic name"),
+    ("trajectory_effort_proxy", 'controller_action: ""',
+     "parameter controller_action '': expected a topic name"),
+    ("trajectory_effort_proxy", "-p controller_action:=~/follow_joint_trajectory",
+     "parameters action_name and controller_action both name "
+     "/names/trajectory_effort_proxy/follow_joint_trajectory"),
 ])
 def test_bad_topic_names_and_unparsable_params_files_end_in_one_line(ros_env, tmp_path, command,
                                                                      params_text, message):

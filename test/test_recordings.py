@@ -266,11 +266,19 @@ def test_metadata_naming_a_missing_file(tmp_path):
         type="nav_msgs/msg/Odometry"), "says nav_msgs/msg/Odometry"),
     (lambda i: i["topics_with_message_count"][1].update(message_count=99),
      "metadata.yaml says 99"),
+    (lambda i: i["topics_with_message_count"][0]["topic_metadata"].update(
+        serialization_format="json"), "serialized as cdr, "),
 ])
 def test_bad_metadata(tmp_path, edit, needle):
     folder = _bag(tmp_path)
     _edit_metadata(folder, edit)
     _refused(folder, needle)
+
+
+def test_a_folder_without_metadata_says_how_to_rebuild_it(tmp_path):
+    folder = _bag(tmp_path)
+    (folder / "metadata.yaml").unlink()
+    _refused(folder, "a folder without metadata.yaml", "ros2 bag reindex")
 
 
 @pytest.mark.parametrize("text", ["- just\n- a list\n", "rosbag2_bagfile_information: 3\n",

@@ -305,7 +305,9 @@ def _rotation_z(q: np.ndarray) -> np.ndarray:
     (["--ros", "--odometry", "//odom"], "--odometry '//odom': expected a topic name"),
     (["--ros", "--actuator-states", "/joint_states"], "--actuator-states /joint_states: also "
                                                       "given as --joint-states"),
-    (["--joint-map", "map.yaml"], "--joint-map, --joint-states, --odometry: only with --ros"),
+    (["--joint-map", "map.yaml"], "--joint-map: only with --ros"),
+    (["--max-joint-age", "0.5", "--actuator-states", "/a"],
+     "--actuator-states, --max-joint-age: only with --ros"),
 ])
 def test_bad_options_give_one_line_and_exit_1(argv, message, capsys):
     assert main(["view", "--duration", "0.1"] + argv) == 1

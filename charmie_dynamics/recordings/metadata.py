@@ -114,6 +114,10 @@ def read_metadata(folder: Path) -> BagMetadata:
     """``folder/metadata.yaml`` read through the package's guard and checked."""
     path = folder / METADATA
     where = str(path)
+    if not path.exists() and not path.is_symlink():
+        raise RecordingError(f"{folder}: a folder without {METADATA}, expected a rosbag2 "
+                             "folder (a recording cut short by a crash has none: `ros2 bag "
+                             "reindex` rebuilds it)")
     data = read_bytes(path, "rosbag2 metadata", MAX_METADATA_BYTES, error=RecordingError)
     document = parse_yaml(decode_text(data, path, "rosbag2 metadata", RecordingError), where,
                           RecordingError)

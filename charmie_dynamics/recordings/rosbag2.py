@@ -116,6 +116,10 @@ def _open_folder(folder: Path, max_bytes: int) -> Recording:
                 raise RecordingError(f"{part.path}: topic {bounded(topic, 80)} is "
                                      f"{bounded(type_, 80)}, {where} says "
                                      f"{bounded(listed[topic].type, 80)}")
+            if listed[topic].serialization_format != part.formats[topic]:
+                raise RecordingError(f"{part.path}: topic {bounded(topic, 80)} is serialized "
+                                     f"as {bounded(part.formats[topic], 40)}, {where} says "
+                                     f"{bounded(listed[topic].serialization_format, 40)}")
         for _, topic, _ in part.rows:
             counts[topic] += 1
     for name, info in listed.items():

@@ -72,7 +72,9 @@ class Budget:
         if n > self.left:
             raise RecordingError(f"{where}: more than {self.max_bytes:,} bytes read or "
                                  f"decompressed in all, expected at most {self.max_bytes:,} "
-                                 "(max_bytes)")
+                                 "(the recordings' read limit; each message counts "
+                                 f"{MESSAGE_COST} bytes beside its data): trim or split the "
+                                 "recording")
         self.left -= n
 
 

@@ -52,20 +52,34 @@ def add_joint_map_argument(parser: argparse.ArgumentParser) -> None:
                         help="the robot's names and units (the dynamics node's joint_map_file)")
 
 
+#: The defaults of :func:`add_robot_input_arguments`' options (None: not given).
+ROBOT_INPUT_DEFAULTS = {"joint_map": None, "joint_states": None,
+                        "actuator_states": "/actuator_states", "odometry": "",
+                        "max_joint_age": 0.1}
+
+
 def add_robot_input_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of the robot's input topics, names and units (module docstring)."""
     add_joint_map_argument(parser)
     parser.add_argument("--joint-states", action="append", metavar="TOPIC",
                         help="a joint_states topic; repeat for several (default /joint_states)")
-    parser.add_argument("--actuator-states", default="/actuator_states", metavar="TOPIC",
+    parser.add_argument("--actuator-states", default=ROBOT_INPUT_DEFAULTS["actuator_states"],
+                        metavar="TOPIC",
                         help="the actuator lengths' topic, where there is one (default "
                              "/actuator_states; the lengths may come on joint_states)")
-    parser.add_argument("--odometry", default="", metavar="TOPIC",
+    parser.add_argument("--odometry", default=ROBOT_INPUT_DEFAULTS["odometry"], metavar="TOPIC",
                         help="the base's nav_msgs/Odometry topic (e.g. /odom), for a model "
                              "with a base: section")
-    parser.add_argument("--max-joint-age", type=_max_joint_age, default=0.1, metavar="S",
+    parser.add_argument("--max-joint-age", type=_max_joint_age,
+                        default=ROBOT_INPUT_DEFAULTS["max_joint_age"], metavar="S",
                         help="how far apart in time the joints' samples merged into one "
                              "state may lie (the node's max_joint_age; default 0.1)")
+
+
+def robot_input_options_given(args: argparse.Namespace) -> list[str]:
+    """The robot input options given other values than their defaults, as typed."""
+    return ["--" + name.replace("_", "-") for name, default in ROBOT_INPUT_DEFAULTS.items()
+            if getattr(args, name) != default]
 
 
 def joint_map_of(args: argparse.Namespace, model: Model) -> JointMap:

@@ -46,6 +46,7 @@ import numpy as np
 from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionClient, ActionServer, CancelResponse
+from rclpy.expand_topic_name import expand_topic_name
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
@@ -66,10 +67,11 @@ Result = FollowJointTrajectory.Result
 PARAMETERS = {
     "model_file": Param(str(bundled_model()), "Model whose inverse dynamics fills the efforts"),
     "action_name": Param("~/follow_joint_trajectory", "The FollowJointTrajectory action this "
-                         "node serves (point a client here instead of at the controller)"),
+                         "node serves (point a client here instead of at the controller)",
+                         topic=True),
     "controller_action": Param("/joint_trajectory_controller/follow_joint_trajectory",
                                "The joint_trajectory_controller's FollowJointTrajectory action "
-                               "that receives the goals with their efforts filled"),
+                               "that receives the goals with their efforts filled", topic=True),
     "joint_states_topic": Param("joint_states", "sensor_msgs/JointState: the inputs a "
                                 "trajectory does not carry are held at their latest values "
                                 "(partial messages merged joint by joint)", topic=True),
@@ -98,6 +100,12 @@ class TrajectoryEffortProxy(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("trajectory_effort_proxy", **kwargs)
         self.p = p = declare_parameters(self, PARAMETERS)
+        served, controller = (expand_topic_name(p[n], self.get_name(), self.get_namespace())
+                              for n in ("action_name", "controller_action"))
+        if served == controller:          # the goals would come back to this node forever
+            raise ValueError(f"parameters action_name and controller_action both name "
+                             f"{served}: expected the controller's action apart from the one "
+                             "served")
         self.model = model = load_model(p["model_file"])
         check_node_model(model, p["model_file"], "the effort proxy evaluates")
         self.joint_map = read_joint_map(p["joint_name_map"], p["joint_map_file"])

@@ -25,7 +25,8 @@ from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from ..model import load_model
 from ..model.model import Model
 from ..ros.outputs import wrench_bodies
-from ..ros.robot_inputs import add_robot_input_arguments, robot_inputs
+from ..ros.robot_inputs import (add_robot_input_arguments, robot_input_options_given,
+                                robot_inputs)
 from ..evaluators.evaluator import NonFiniteLoads
 from ..evaluators.loop_evaluator import LoopEvaluator
 from ..trajectories import (LOOP_REFERENCES, MAX_DT, MIN_DT, MOTIONS, Trajectory, check_dt,
@@ -264,9 +265,10 @@ def run_view(args: argparse.Namespace) -> int:
         if args.at is not None:
             raise InputError("--at: only with a motion or a trajectory, not with --ros")
         return _run_ros(model, args, camera)
-    if args.joint_map or args.joint_states or args.odometry:
-        raise InputError("--joint-map, --joint-states, --odometry: only with --ros (the live "
-                         "robot's topics)")
+    given = robot_input_options_given(args)
+    if given:
+        raise InputError(f"{', '.join(given)}: only with --ros (the live robot's topics and "
+                         "how they are merged)")
     if model.loops is not None:
         drawn, t, source = _loop_poses(model, args, bodies)
     else:
