@@ -14,7 +14,7 @@ from charmie_dynamics.dynamics import (bias_forces, forward_dynamics, inverse_dy
 from charmie_dynamics.simulation import (coordinate_limits, mechanical_energy, simulate,
                                          stop_at_limits)
 from charmie_dynamics.dynamics.aba import articulated_body_solve
-from charmie_dynamics.dynamics.forward import ForwardDynamicsData
+from charmie_dynamics.dynamics.forward import CACHED_SAMPLES, ForwardDynamicsData, cholesky_solve
 from charmie_dynamics.dynamics.mass_matrix import MassMatrixError
 from charmie_dynamics.mechanisms.forces import passive_forces
 from charmie_dynamics.model import JointType, model_from_dict
@@ -242,8 +242,8 @@ def test_a_coordinate_without_mass_is_singular():
 
 def test_a_nan_configuration_is_named_as_such():
     """A NaN in q is named as such by both methods, not as a coordinate without mass or (on
-    CHARMIE) a balancer lever that cannot reach; the ABA's path with reused data, which
-    does not check q first, names it where its mass or reach check fails on it."""
+    CHARMIE) a balancer lever that cannot reach; the path with reused data, which does not
+    check q first, names it where its kernel's checks fail on it."""
     message = r"^q: NaN or infinite configuration of {}, expected finite"
     for model, k in ((load_model(EXAMPLES["puma"]), 2), (load_model(CHARMIE), 0)):
         zeros = np.zeros(model.n_coordinates)
@@ -253,9 +253,10 @@ def test_a_nan_configuration_is_named_as_such():
             for method in ("aba", "cholesky"):
                 with pytest.raises(MassMatrixError, match=message.format(model.name)):
                     forward_dynamics(model, q, zeros, zeros, method)
-            with pytest.raises(MassMatrixError, match=message.format(model.name)):
-                forward_dynamics(model, q, zeros, zeros, "aba",
-                                 data=ForwardDynamicsData(model))
+            for method in ("aba", "cholesky"):
+                with pytest.raises(MassMatrixError, match=message.format(model.name)):
+                    forward_dynamics(model, q, zeros, zeros, method,
+                                     data=ForwardDynamicsData(model))
 
 
 def test_bad_arguments():
@@ -512,9 +513,10 @@ def test_reused_aba_data_after_held_coordinates_holds_none(charmie):
         forward_dynamics(charmie, q[0], qd[0], tau[0], "aba", data=data), free)
 
 
+@pytest.mark.parametrize("method", ["aba", "cholesky"])
 @pytest.mark.parametrize("lead", [(), (3,)])
-def test_aba_arrays_as_the_kernel_takes_them_give_the_checked_paths_numbers(charmie, lead):
-    """forward_dynamics' ABA skips the conversions for C-contiguous float64 arrays of the
+def test_arrays_as_the_kernel_takes_them_give_the_checked_paths_numbers(charmie, lead, method):
+    """forward_dynamics skips the conversions for C-contiguous float64 arrays of the
     data's own sample shape: the same numbers, bit for bit, as arrays that need them
     (lists, strided views, broadcast rates), with and without ``held``, fresh and reused
     data."""
@@ -525,15 +527,15 @@ def test_aba_arrays_as_the_kernel_takes_them_give_the_checked_paths_numbers(char
     assert not strided.flags.c_contiguous
     data = ForwardDynamicsData(charmie, lead)
     for h in (None, held, None):
-        fresh = forward_dynamics(charmie, q, qd, tau, "aba", held=h).copy()
+        fresh = forward_dynamics(charmie, q, qd, tau, method, held=h).copy()
         np.testing.assert_array_equal(
-            forward_dynamics(charmie, q, qd, tau, "aba", held=h, data=data), fresh)
+            forward_dynamics(charmie, q, qd, tau, method, held=h, data=data), fresh)
         np.testing.assert_array_equal(
-            forward_dynamics(charmie, q.tolist(), qd, strided, "aba", held=h, data=data), fresh)
+            forward_dynamics(charmie, q.tolist(), qd, strided, method, held=h, data=data), fresh)
     np.testing.assert_array_equal(
-        forward_dynamics(charmie, q, qd[..., :1, :] if lead else qd, tau, "aba", data=data),
+        forward_dynamics(charmie, q, qd[..., :1, :] if lead else qd, tau, method, data=data),
         forward_dynamics(charmie, q, np.broadcast_to(qd[..., :1, :] if lead else qd, qd.shape),
-                         tau, "aba"))
+                         tau, method))
 
 
 def test_aba_data_of_another_shape_or_model_is_refused(charmie):
@@ -563,3 +565,43 @@ def test_a_balancer_out_of_range_is_the_same_error_by_both_methods(charmie, lead
             forward_dynamics(charmie, q, np.zeros(q.shape), np.zeros(q.shape), method)
         messages.append(str(error.value))
     assert messages[0] == messages[1]
+
+
+def test_cholesky_solve_against_numpy_solve():
+    """The solve kernel (factor and both substitutions in one call) against LAPACK's
+    general solve: batched, broadcast, into ``out``; not positive definite (or NaN) raises."""
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(5, 7, 7))
+    H = A @ np.swapaxes(A, -1, -2) + 7 * np.eye(7)
+    phi = rng.normal(size=(5, 7))
+    np.testing.assert_allclose(cholesky_solve(H, phi), np.linalg.solve(H, phi[..., None])[..., 0],
+                               rtol=1e-12, atol=1e-12)
+    out = np.empty((4, 5, 7))
+    assert cholesky_solve(H, np.broadcast_to(phi, (4, 5, 7)), out=out) is out
+    np.testing.assert_allclose(out[2], np.linalg.solve(H, phi[..., None])[..., 0], rtol=1e-12)
+    np.testing.assert_allclose(cholesky_solve(H[0], phi), np.linalg.solve(H[0], phi.T).T,
+                               rtol=1e-12, atol=1e-12)
+    for bad in (H[0] - 20 * np.eye(7), np.full((7, 7), np.nan)):
+        with pytest.raises(np.linalg.LinAlgError):
+            cholesky_solve(bad, phi[0])
+
+
+def test_calls_without_data_return_their_own_arrays(charmie):
+    """A call without ``data=`` reuses its thread's buffers up to CACHED_SAMPLES samples, and
+    returns a new array each time: an earlier result is not overwritten; threads do not share
+    buffers; a larger batch equals its samples one by one."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(4)
+    q = np.array([random_q(charmie, rng) for _ in range(CACHED_SAMPLES + 2)])
+    qd, tau = rng.normal(size=(2, len(q), charmie.n_coordinates))
+    for method in ("cholesky", "aba"):
+        first = forward_dynamics(charmie, q[0], qd[0], tau[0], method)
+        kept = first.copy()
+        second = forward_dynamics(charmie, q[1], qd[1], tau[1], method)
+        assert second is not first and np.array_equal(first, kept)
+        with ThreadPoolExecutor(4) as pool:
+            threaded = list(pool.map(lambda k: forward_dynamics(charmie, q[k], qd[k], tau[k],
+                                                                method), range(len(q))))
+        batch = forward_dynamics(charmie, q, qd, tau, method)      # beyond the cached size
+        for k in range(len(q)):
+            np.testing.assert_allclose(threaded[k], batch[k], rtol=1e-10, atol=1e-9)

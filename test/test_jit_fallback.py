@@ -105,7 +105,8 @@ out = {"jit": jit.ENABLED, "fk": forward_kinematics(model, q).rotations.tolist()
        "effort": inverse_dynamics(model, state(model, q, qd, qdd)).coordinate_effort.tolist(),
        "crba": mass_matrix(model, q).tolist(),
        "aba": forward_dynamics(model, q, qd, qdd, method="aba").tolist(),
-       "aba_held": forward_dynamics(model, q, qd, qdd, method="aba", held=held).tolist()}
+       "aba_held": forward_dynamics(model, q, qd, qdd, method="aba", held=held).tolist(),
+       "cholesky": forward_dynamics(model, q, qd, qdd, method="cholesky").tolist()}
 print(json.dumps(out))
 """
 
@@ -128,9 +129,10 @@ def assert_equal_with_numba_off(script: str, keys: tuple[str, ...]) -> None:
 
 def test_free_flyer_kernels_equal_with_numba_off():
     """The free-flyer's branches of the kernels (joint transform and motion, efforts, CRBA,
-    the ABA's 6 x 6 root solve with a held coordinate) give the compiled kernels' results
-    as plain Python (CHARMIE_DYNAMICS_JIT=0)."""
-    assert_equal_with_numba_off(FREE_FLYER_SCRIPT, ("fk", "effort", "crba", "aba", "aba_held"))
+    the ABA's 6 x 6 root solve with a held coordinate) and the Cholesky solve give the
+    compiled kernels' results as plain Python (CHARMIE_DYNAMICS_JIT=0)."""
+    assert_equal_with_numba_off(FREE_FLYER_SCRIPT, ("fk", "effort", "crba", "aba", "aba_held",
+                                                    "cholesky"))
 
 
 LOOP_SCRIPT = """

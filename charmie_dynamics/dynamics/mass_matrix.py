@@ -70,6 +70,12 @@ class MassMatrixWork(NamedTuple):
     G: np.ndarray           # (6,)
 
 
+def mass_matrix_work(nb: int) -> MassMatrixWork:
+    """The work arrays of :func:`mass_matrix_sample` for a tree of ``nb`` bodies."""
+    return MassMatrixWork(A=np.empty((nb, 6, 6)), composite=np.empty((nb, 6, 6)),
+                          scratch=np.empty((6, 6)), F=np.empty(6), G=np.empty(6))
+
+
 @kernel
 def mass_matrix_sample(pm, inertias, rotations, origins, work, H) -> None:
     """H of one sample (kernel, module docstring); ``pm``: a
@@ -137,9 +143,7 @@ class MassMatrixData(AlgorithmData):
         super().__init__(model, lead)
         n, nb = model.n_coordinates, model.n_bodies
         self.H = np.empty((self.samples, n, n))
-        self.work = tuple(MassMatrixWork(     # a plain tuple: the kernel's dispatch is faster
-            A=np.empty((nb, 6, 6)), composite=np.empty((nb, 6, 6)), scratch=np.empty((6, 6)),
-            F=np.empty(6), G=np.empty(6)))
+        self.work = tuple(mass_matrix_work(nb))   # a plain tuple: the kernel's dispatch is faster
         self.mass_matrix = self.H.reshape(self.lead + (n, n))
 
     @cached_property
