@@ -2,7 +2,7 @@
 processes over real DDS (loopback only), fed joint_states from this process.
 
     .venv/bin/python benchmarks/bench_node.py [--rate 1000] [--duration 30]
-                                              [--runs echo,a,b]
+                                              [--runs echo,busy300,a,b]
                                               [--out benchmarks/results/node_latest.json]
 
 Runs one after the other, each with fresh node processes in a DDS domain of its own, fed
@@ -11,13 +11,20 @@ by the same publisher:
 * (echo) the floor: benchmarks/echo_node.py, the least an rclpy node does with each input
   (subscribe JointState with the dynamics node's input QoS, publish one Float64MultiArray
   carrying the input's stamp, on the executor the dynamics node spins);
+* (busy300, busy600) the floor for a node of the dynamics node's cost: the echo node holding
+  the GIL in a Python busy loop for 300 (600) us per input and publishing twice (its
+  ``busy_us`` and ``publishes``), as the dynamics node publishes the feedforward and its
+  stamped copy;
+* (raw) the echo node reading its input raw (``raw=True``: the stamp from the CDR bytes, no
+  deserialization) and echoing the stamp alone: what a node saves by not converting it;
 * (a) the dynamics node with ``tf_rate: 100``: /tf at most 100 Hz (its default);
 * (b) the dynamics node with ``tf_rate: 0``: one /tf per evaluation.
 
 The dynamics runs with ``acceleration_source: zero``, ``check_position_limits: false`` (the
 validation motion leaves the joint limits on purpose) and every other parameter at its
-default. Their latencies, drops and CPU per evaluation are also given as ratios to the
-echo run's.
+default. Every run's latencies, drops and CPU per evaluation are also given as ratios to
+the plain echo run's. The default runs are echo, busy300, a and b; busy600 and raw on request
+(``--runs echo,busy300,busy600,raw,a,b`` for all).
 
 Inputs: sensor_msgs/JointState on ``joint_states`` with every ``model.input_names`` entry
 (act4 and act5 included), positions and velocities of the ``validation`` motion (seed 000
@@ -77,8 +84,16 @@ from node_process import CHILDREN, Child  # noqa: E402  (shared with the node te
 
 STATUS_NAME = "charmie_dynamics: dynamics"
 WARMUP_RATE, WARMUP_SECONDS = 20.0, 1.0
-RUNS = {"echo": ("echo node (the floor)", None), "a": ("tf_rate 100 Hz", 100.0),
-        "b": ("tf every evaluation", 0.0)}
+RUNS = {"echo": ("echo node (the floor)", None),
+        "busy300": ("echo, 300 us work, 2 publishes", None),
+        "busy600": ("echo, 600 us work, 2 publishes", None),
+        "raw": ("echo, raw input", None),
+        "a": ("tf_rate 100 Hz", 100.0), "b": ("tf every evaluation", 0.0)}
+# the echo runs' parameters (echo_node.py's module docstring)
+ECHO_PARAMS = {"echo": {}, "busy300": {"busy_us": 300, "publishes": 2},
+               "busy600": {"busy_us": 600, "publishes": 2}, "raw": {"raw": "true"}}
+DEFAULT_RUNS = "echo,busy300,a,b"
+MAX_DOMAIN = 232                      # the largest ROS_DOMAIN_ID whose DDS ports fit
 ECHO = Path(__file__).resolve().parent / "echo_node.py"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -94,11 +109,14 @@ def stop_all() -> None:
             print(f"could not stop {child.label} (pid {child.pid}): {exc}", file=sys.stderr)
 
 
+def param_args(params: dict) -> list[str]:
+    """``-p name:=value`` for each parameter, after a ``--ros-args``."""
+    return [arg for name, value in params.items() for arg in ("-p", f"{name}:={value}")]
+
+
 def node_argv(module: str, **params) -> list[str]:
-    argv = [sys.executable, "-m", f"charmie_dynamics.ros.{module}", "--ros-args"]
-    for name, value in params.items():
-        argv += ["-p", f"{name}:={value}"]
-    return argv
+    return [sys.executable, "-m", f"charmie_dynamics.ros.{module}", "--ros-args",
+            *param_args(params)]
 
 
 def machine_busy_seconds() -> float:
@@ -254,7 +272,8 @@ def pair_feedforwards(ffs: list, expected: list[tuple]) -> tuple[list[tuple[floa
 
 def run_once(key: str, tf_rate: float | None, rate: float, duration: float, domain: int,
              log_dir: Path, model) -> dict:
-    """One run (module docstring): the echo node (``tf_rate`` None) or the dynamics node."""
+    """One run (module docstring): the echo node with ``ECHO_PARAMS[key]`` (``tf_rate``
+    None) or the dynamics node."""
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.context import Context
@@ -271,7 +290,8 @@ def run_once(key: str, tf_rate: float | None, rate: float, duration: float, doma
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
                PYTHONUNBUFFERED="1")
     if echo_run:
-        node_proc = Child(f"{key}_echo", [sys.executable, str(ECHO), "--ros-args"], env, log_dir)
+        node_proc = Child(f"{key}_echo", [sys.executable, str(ECHO), "--ros-args",
+                                          *param_args(ECHO_PARAMS[key])], env, log_dir)
         children = (node_proc,)
         loader = None
     else:
@@ -410,7 +430,8 @@ def run_once(key: str, tf_rate: float | None, rate: float, duration: float, doma
     window = wall1 - wall0
     cpu_node = cpu1 - cpu0
     result = {
-        "run": key, "label": RUNS[key][0], "tf_rate": tf_rate, "domain": domain,
+        "run": key, "label": RUNS[key][0], "tf_rate": tf_rate,
+        "echo_params": ECHO_PARAMS.get(key), "domain": domain,
         "rate_target_hz": rate, "duration_s": duration,
         "rate_achieved_hz": thread.achieved_rate(), "schedule_resets": thread.schedule_resets,
         "publish_late_max_ms": thread.late_max * 1e3,
@@ -461,7 +482,7 @@ def run_once(key: str, tf_rate: float | None, rate: float, duration: float, doma
 
 
 def ratios(run: dict, floor: dict) -> dict:
-    """A dynamics run's figures over the echo run's."""
+    """A run's figures over the plain echo run's."""
     def over(a, b):
         return None if a is None or not b else a / b
     L, F = run["latency_ms"], floor["latency_ms"]
@@ -476,16 +497,18 @@ def ratios(run: dict, floor: dict) -> dict:
 def table(results: list[dict]) -> str:
     def f(v, fmt="{:.1f}"):
         return "-" if v is None else fmt.format(v)
-    head = (f"{'run':26s} {'in Hz':>7s} {'pub':>6s} {'eval':>6s} {'rej':>4s} {'drop':>6s} "
+    names = [f"({r['run']}) {r['label']}" for r in results]
+    w = max([26, *map(len, names)])
+    head = (f"{'run':{w}s} {'in Hz':>7s} {'pub':>6s} {'eval':>6s} {'rej':>4s} {'drop':>6s} "
             f"{'drop%':>5s} {'out p50':>7s} {'p99':>6s} {'max':>6s} {'loads p50':>9s} {'p99':>6s} "
             f"{'CPU%':>5s} {'CPU ms':>6s} {'tf/s':>5s}")
-    sub = (f"{'':26s} {'(ach.)':>7s} {'':>6s} {'':>6s} {'':>4s} {'':>6s} {'':>5s} {'ms':>7s} "
+    sub = (f"{'':{w}s} {'(ach.)':>7s} {'':>6s} {'':>6s} {'':>4s} {'':>6s} {'':>5s} {'ms':>7s} "
            f"{'':>6s} {'':>6s} {'ms':>9s} {'':>6s} {'node':>5s} {'/eval':>6s} {'':>5s}")
     lines = [head, sub]
-    for r in results:
+    for name, r in zip(names, results):
         L, J = r["latency_ms"], r["latency_joint_loads_ms"]
         lines.append(
-            f"({r['run']}) {r['label']:20s} {r['rate_achieved_hz']:7.1f} {r['published']:6d} "
+            f"{name:{w}s} {r['rate_achieved_hz']:7.1f} {r['published']:6d} "
             f"{r['evaluated']:6d} {sum(r.get('rejected', {}).values()):4d} {r['dropped']:6d} "
             f"{f(r['dropped_pct']):>5s} {f(L['p50'], '{:.2f}'):>7s} {f(L['p99'], '{:.2f}'):>6s} "
             f"{f(L['max'], '{:.1f}'):>6s} {f(J['p50'], '{:.2f}'):>9s} {f(J['p99'], '{:.2f}'):>6s} "
@@ -504,10 +527,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=float, default=1000.0, help="joint_states rate, Hz")
     parser.add_argument("--duration", type=float, default=30.0, help="seconds per run")
-    parser.add_argument("--runs", default="echo,a,b",
-                        help="which runs: echo (the floor), a (tf_rate 100), b (tf_rate 0)")
+    parser.add_argument("--runs", default=DEFAULT_RUNS,
+                        help="which runs: echo (the floor), busy300 and busy600 (the echo with "
+                        "300 or 600 us of work and 2 publishes), raw (the echo reading raw "
+                        f"input), a (tf_rate 100), b (tf_rate 0); default {DEFAULT_RUNS}")
     parser.add_argument("--domain", type=int, default=None,
-                        help="first ROS_DOMAIN_ID (default: from the process id); run b uses the next")
+                        help="first ROS_DOMAIN_ID (default: from the process id); each further "
+                        "run uses the next")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/node_latest.json"))
     args = parser.parse_args()
     keys = [k.strip() for k in args.runs.split(",") if k.strip()]
@@ -515,6 +541,9 @@ def main() -> int:
         parser.error(f"--runs: expected a comma list of {', '.join(RUNS)}")
     if not (args.rate > 0 and args.duration > 0):
         parser.error("--rate and --duration must be > 0")
+    if args.domain is not None and not 0 <= args.domain <= MAX_DOMAIN - len(keys) + 1:
+        parser.error(f"--domain: the {len(keys)} runs need ids {args.domain} to "
+                     f"{args.domain + len(keys) - 1}, within 0-{MAX_DOMAIN}")
 
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     # Ctrl-C and SIGTERM end the benchmark; the finally blocks stop the children. Installed
@@ -526,7 +555,9 @@ def main() -> int:
 
     from charmie_dynamics import bundled_model, load_model
     model = load_model(bundled_model())
-    domain0 = args.domain if args.domain is not None else 150 + (os.getpid() % 40) * 2
+    # a block of ids of its own, within 150-MAX_DOMAIN, for each benchmark beside another
+    slots = max(1, (MAX_DOMAIN - 150 + 1) // len(keys))
+    domain0 = args.domain if args.domain is not None else 150 + (os.getpid() % slots) * len(keys)
     results = []
     try:
         with tempfile.TemporaryDirectory(prefix="bench_node_") as tmp:
@@ -556,7 +587,7 @@ def main() -> int:
               f"(target {r['rate_target_hz']:g}; schedule resets {r['schedule_resets']}, "
               f"latest publish {r['publish_late_max_ms']:.2f} ms behind); evaluations "
               f"{r['evaluation_rate_hz']:.1f}/s; outputs timed {r['latency_ms']['n']}"
-              + ("" if r is floor else
+              + ("" if r["tf_rate"] is None else
                  f" (feedforwards that are no input's {r['feedforward_not_inputs']}); rejected "
                  f"{r['rejected'] or 'none'}; node compute mean "
                  f"{r['node_compute_latency_ms']['mean'] or float('nan'):.3f} ms, max "
