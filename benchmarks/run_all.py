@@ -1,4 +1,4 @@
-"""Every benchmark in one run, and issue 14's targets as measured ratios.
+"""Every benchmark in one run, and the targets of issues 14 and 37 as measured ratios.
 
     .venv/bin/python benchmarks/run_all.py [--quick] [--skip node,...] [--out DIR]
 
@@ -7,7 +7,7 @@ script that failed can be run again alone into DIR and the table made again.)
 
 Runs the benchmark scripts one after another (each in its own process, as a user would),
 each writing its JSON into DIR (default benchmarks/results/run_<time>/), then prints one table:
-each target of issue 14, the figure measured and whether it is met, read from those JSON
+each target, the figure measured and whether it is met, read from those JSON
 files, and writes it with the load average before and after every script to DIR/summary.json.
 The ratios are the scripts' own (ours over Pinocchio or over the echo node, within one
 process); nothing here times anything. --quick shortens every script (fewer rounds, 10 s node
@@ -135,7 +135,7 @@ def main() -> int:
         value = _read(fn, results)
         met = None if value is None else (value <= bound if sense == "<=" else value >= bound)
         rows.append({"target": label, "measured": value, "bound": bound, "sense": sense, "met": met})
-    print(f"\nissue 14's targets ({'QUICK: not figures' if args.quick else 'this run'}; "
+    print(f"\nthe targets ({'QUICK: not figures' if args.quick else 'this run'}; "
           f"{os.cpu_count()} CPUs, Python {platform.python_version()})")
     for row in rows:
         v = "not measured" if row["measured"] is None else f"{row['measured']:.3g}"

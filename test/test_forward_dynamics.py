@@ -605,3 +605,71 @@ def test_calls_without_data_return_their_own_arrays(charmie):
         batch = forward_dynamics(charmie, q, qd, tau, method)      # beyond the cached size
         for k in range(len(q)):
             np.testing.assert_allclose(threaded[k], batch[k], rtol=1e-10, atol=1e-9)
+
+
+def test_a_batch_names_the_same_failure_by_both_methods_in_any_order():
+    """Two samples whose different balancers cannot reach (CHARMIE with its right balancer
+    made longer): both methods name the last sample's, in either order, as the inverse
+    dynamics reports a batch."""
+    from charmie_dynamics.kinematics.indirect import MechanismRangeError
+    doc = yaml.safe_load(open(CHARMIE))
+    doc["balancers"][1]["lever_length"], doc["balancers"][1]["hanger_length"] = 200, 120
+    model = model_from_dict(doc, "charmie_asymmetric")
+    d4 = model.coordinate_names.index("d4")
+
+    def failure(q: np.ndarray, method: str) -> str:
+        zeros = np.zeros((len(q), model.n_coordinates))
+        with pytest.raises(MechanismRangeError) as error:
+            forward_dynamics(model, q, zeros, zeros, method)
+        return str(error.value).split(":")[0]
+    only = {}
+    for value in np.linspace(-0.5, 0.5, 401):
+        q = np.zeros((1, model.nq))
+        q[0, d4] = value
+        try:
+            forward_dynamics(model, q, np.zeros(q.shape), np.zeros(q.shape))
+        except MechanismRangeError as error:
+            only.setdefault(str(error).split(":")[0], q[0])
+    assert set(only) == {"balancer_left", "balancer_right"}, only
+    batch = np.stack([only["balancer_left"], only["balancer_right"]])
+    for order in (batch, batch[::-1].copy()):
+        named = {failure(order, method) for method in ("cholesky", "aba")}
+        assert named == {failure(order[-1:], "aba")}, named
+
+
+def test_a_nan_quaternion_with_data_is_a_nan_configuration():
+    """A free-flyer's NaN quaternion on the unchecked route (data=) is named as a NaN
+    configuration, not as a quaternion's norm."""
+    from test_free_flyer import floating_model
+    for coupled in (False, True):
+        model = floating_model(0, coupled=coupled)
+        q, zeros = np.zeros(model.nq), np.zeros(model.n_coordinates)
+        q[6], q[3] = 1.0, np.nan
+        for method in ("cholesky", "aba"):
+            with pytest.raises(MassMatrixError, match="NaN or infinite configuration"):
+                forward_dynamics(model, q, zeros, zeros, method, data=ForwardDynamicsData(model))
+
+
+def test_opposite_infinities_and_huge_values_raise_no_floating_point_error():
+    """The finiteness check neither overflows nor warns (numpy's errors raised)."""
+    model = load_model(EXAMPLES["puma"])
+    zeros = np.zeros(model.n_coordinates)
+    q = np.zeros(model.nq)
+    q[0], q[1] = np.inf, -np.inf
+    with np.errstate(all="raise"):
+        with pytest.raises(MassMatrixError, match="NaN or infinite configuration"):
+            forward_dynamics(model, q, zeros, zeros)
+        assert np.isfinite(forward_dynamics(model, np.full(model.nq, 1e300), zeros, zeros)).all()
+
+
+def test_cholesky_solve_refuses_malformed_arguments():
+    H, phi = 4.0 * np.eye(2), np.ones(2)
+    np.testing.assert_allclose(cholesky_solve(H.tolist(), phi.tolist()), [0.25, 0.25])
+    for bad_H in (np.array([4.0, 5.0]), np.array([[4.0], [2.0]])):
+        with pytest.raises(ValueError, match=r"expected \(..., n, n\)"):
+            cholesky_solve(bad_H, phi)
+    read_only = np.empty(2)
+    read_only.flags.writeable = False
+    for out in (np.empty((2, 2)).T[0], read_only, np.empty(3), np.empty(2, dtype=np.float32)):
+        with pytest.raises(ValueError, match="out: expected a writeable C-contiguous"):
+            cholesky_solve(H, phi, out=out)

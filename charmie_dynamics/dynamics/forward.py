@@ -76,9 +76,7 @@ def _cached_data(model: Model, lead: tuple[int, ...]) -> ForwardDynamicsData:
 def _not_finite(model: Model, q: np.ndarray) -> Optional[MassMatrixError]:
     """The error for a configuration holding NaN or inf (its mass matrix is not a number, and
     no coordinate is to blame), or None."""
-    # a finite sum has finite terms (a NaN or inf term never sums to a finite number); one
-    # call, not two, on the path of a single state
-    if math.isfinite(q.sum()) or np.all(np.isfinite(q)):
+    if np.isfinite(q).all():
         return None
     return MassMatrixError(f"q: NaN or infinite configuration of {model.name}, expected finite "
                            "numbers: no mass matrix")
@@ -255,15 +253,17 @@ def _unchecked(model: Model, data: ForwardDynamicsData, q: np.ndarray, qd: np.nd
     kernel call; None where the method needs the checked path (the ABA of coupled joints
     that do not share their parents, Cholesky with ``held``)."""
     S, n = data.samples, model.n_coordinates
+    aba = method == "aba" and data.coupling is None
+    if not aba and not (method == "cholesky" and held is None):
+        return None
     if model.free_flyers:
+        # a NaN quaternion is named as a NaN configuration, not as a quaternion's norm
+        not_finite = _not_finite(model, q)
+        if not_finite is not None:
+            raise not_finite
         check_configuration(model, q)
-    if method == "aba" and data.coupling is None:
-        return _aba(model, data, q.reshape(S, model.nq), qd.reshape(S, n), tau.reshape(S, n),
-                    held)
-    if method == "cholesky" and held is None:
-        return _cholesky(model, data, q.reshape(S, model.nq), qd.reshape(S, n),
-                         tau.reshape(S, n))
-    return None
+    q, qd, tau = q.reshape(S, model.nq), qd.reshape(S, n), tau.reshape(S, n)
+    return _aba(model, data, q, qd, tau, held) if aba else _cholesky(model, data, q, qd, tau)
 
 
 def _cholesky(model: Model, data: ForwardDynamicsData, q: np.ndarray, qd: np.ndarray,
@@ -307,11 +307,20 @@ def cholesky_solve(H: np.ndarray, phi: np.ndarray, out: Optional[np.ndarray] = N
     (:func:`_cholesky_solve_batch`: one state's solve was 2n numpy calls, 450 us of 600 on
     CHARMIE); raises ``numpy.linalg.LinAlgError`` if H is not positive definite.
     """
-    n = phi.shape[-1]
+    H, phi = np.asarray(H, dtype=float), np.asarray(phi, dtype=float)
+    n = phi.shape[-1] if phi.ndim else 0
+    if phi.ndim < 1 or H.shape[-2:] != (n, n):
+        raise ValueError(f"H, phi: got shapes {H.shape}, {phi.shape}, expected (..., n, n) "
+                         "and (..., n)")
     lead = phi.shape[:-1] if H.shape[:-2] == phi.shape[:-1] else \
         np.broadcast_shapes(H.shape[:-2], phi.shape[:-1])
     S = math.prod(lead)
     x = np.empty(lead + (n,)) if out is None else out
+    if out is not None and not (type(out) is np.ndarray and out.shape == lead + (n,)
+                                and out.dtype is FLOAT and out.flags.c_contiguous
+                                and out.flags.writeable):
+        raise ValueError(f"out: expected a writeable C-contiguous float64 array of shape "
+                         f"{lead + (n,)}")
     if _cholesky_solve_batch(_as_rows(H, lead + (n, n)).reshape(S, n, n),
                              _as_rows(phi, lead + (n,)).reshape(S, n), np.empty((n, n)),
                              x.reshape(S, n)) >= 0:
@@ -385,8 +394,9 @@ def _forward_cholesky_batch(header, ints, floats, phi, H, qdd, q, qd, tau) -> tu
     """Sample by sample: the bias pass (the inverse dynamics' tree_efforts_sample with
     qdd = 0), phi = tau - u', H by the CRBA at its placements and H qdd = phi by Cholesky,
     the arrays flattened in the order of ``ForwardDynamicsData.cholesky_arguments``.
-    Returns (a balancer whose spring cannot reach its anchor, a sample whose H is not
-    positive definite), -1 for none; each stops the batch."""
+    Returns (the last balancer whose spring cannot reach its anchor, the first sample whose
+    H is not positive definite), -1 for none, as the inverse dynamics and the ABA report
+    them (every sample is run: the balancer is reported before H)."""
     pm = packed_model_view(header, ints, floats, 0)
     inertias = view3(floats, header, _C_INERTIAS)
     loads = view1(ints, header, _C_LOAD_BODY), view3(floats, header, _C_LOAD_VEC)
@@ -395,16 +405,18 @@ def _forward_cholesky_batch(header, ints, floats, phi, H, qdd, q, qd, tau) -> tu
                           view2(floats, header, _C_WORK + 2), view1(floats, header, _C_WORK + 3),
                           view1(floats, header, _C_WORK + 4))
     zeros, L = view1(floats, header, _C_ZEROS), view2(floats, header, _C_ZEROS + 1)
+    balancer, singular = -1, -1
     for s in range(q.shape[0]):
         k = tree_efforts_sample(pm, loads, q[s], qd[s], zeros, b, s, 0)
         if k >= 0:
-            return k, -1
+            balancer = k
+            continue
         for c in range(phi.shape[1]):
             phi[s, c] = tau[s, c] - b.tau[s, c]
         mass_matrix_sample(pm, inertias, b.rotations[0], b.origins[0], work, H[s])
-        if not cholesky_solve_sample(H[s], phi[s], L, qdd[s]):
-            return -1, s
-    return -1, -1
+        if not cholesky_solve_sample(H[s], phi[s], L, qdd[s]) and singular < 0:
+            singular = s
+    return balancer, singular
 
 
 # the header rows (flat.py) of _forward_aba_batch's arrays, in ForwardDynamicsData's order
