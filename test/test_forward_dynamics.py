@@ -569,15 +569,15 @@ def test_a_balancer_out_of_range_is_the_same_error_by_both_methods(charmie, lead
 
 def test_cholesky_solve_against_numpy_solve():
     """The solve kernel (factor and both substitutions in one call) against LAPACK's
-    general solve: batched, broadcast, into ``out``; not positive definite (or NaN) raises."""
+    general solve: batched, broadcast; not positive definite (or NaN) raises."""
     rng = np.random.default_rng(3)
     A = rng.normal(size=(5, 7, 7))
     H = A @ np.swapaxes(A, -1, -2) + 7 * np.eye(7)
     phi = rng.normal(size=(5, 7))
     np.testing.assert_allclose(cholesky_solve(H, phi), np.linalg.solve(H, phi[..., None])[..., 0],
                                rtol=1e-12, atol=1e-12)
-    out = np.empty((4, 5, 7))
-    assert cholesky_solve(H, np.broadcast_to(phi, (4, 5, 7)), out=out) is out
+    out = cholesky_solve(H, np.broadcast_to(phi, (4, 5, 7)))
+    assert out.shape == (4, 5, 7)
     np.testing.assert_allclose(out[2], np.linalg.solve(H, phi[..., None])[..., 0], rtol=1e-12)
     np.testing.assert_allclose(cholesky_solve(H[0], phi), np.linalg.solve(H[0], phi.T).T,
                                rtol=1e-12, atol=1e-12)
@@ -668,8 +668,3 @@ def test_cholesky_solve_refuses_malformed_arguments():
     for bad_H in (np.array([4.0, 5.0]), np.array([[4.0], [2.0]])):
         with pytest.raises(ValueError, match=r"expected \(..., n, n\)"):
             cholesky_solve(bad_H, phi)
-    read_only = np.empty(2)
-    read_only.flags.writeable = False
-    for out in (np.empty((2, 2)).T[0], read_only, np.empty(3), np.empty(2, dtype=np.float32)):
-        with pytest.raises(ValueError, match="out: expected a writeable C-contiguous"):
-            cholesky_solve(H, phi, out=out)

@@ -297,10 +297,8 @@ def _aba(model: Model, data: ForwardDynamicsData, q: np.ndarray, qd: np.ndarray,
     return data.qdd
 
 
-def cholesky_solve(H: np.ndarray, phi: np.ndarray, out: Optional[np.ndarray] = None
-                   ) -> np.ndarray:
-    """Solve H x = phi for symmetric positive definite H (..., n, n), phi (..., n); ``out``:
-    a C-contiguous float array of the broadcast shape to write x into.
+def cholesky_solve(H: np.ndarray, phi: np.ndarray) -> np.ndarray:
+    """Solve H x = phi for symmetric positive definite H (..., n, n), phi (..., n).
 
     H = L L^T (Cholesky-Banachiewicz, from H's lower triangle), then forward substitution
     L y = phi and back substitution L^T x = y, every sample in one kernel call
@@ -315,12 +313,7 @@ def cholesky_solve(H: np.ndarray, phi: np.ndarray, out: Optional[np.ndarray] = N
     lead = phi.shape[:-1] if H.shape[:-2] == phi.shape[:-1] else \
         np.broadcast_shapes(H.shape[:-2], phi.shape[:-1])
     S = math.prod(lead)
-    x = np.empty(lead + (n,)) if out is None else out
-    if out is not None and not (type(out) is np.ndarray and out.shape == lead + (n,)
-                                and out.dtype is FLOAT and out.flags.c_contiguous
-                                and out.flags.writeable):
-        raise ValueError(f"out: expected a writeable C-contiguous float64 array of shape "
-                         f"{lead + (n,)}")
+    x = np.empty(lead + (n,))
     if _cholesky_solve_batch(_as_rows(H, lead + (n, n)).reshape(S, n, n),
                              _as_rows(phi, lead + (n,)).reshape(S, n), np.empty((n, n)),
                              x.reshape(S, n)) >= 0:
