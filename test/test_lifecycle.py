@@ -29,15 +29,9 @@ def _transition(ros, client, transition: int) -> bool:
 
 
 def _state(ros, client) -> str:
-    """The node's lifecycle state. GetState is idempotent, so a request lost right after
-    discovery (seen once on Jazzy's Fast DDS: the service ready, its answer never came) is
-    sent again, up to 4 times."""
+    """The node's lifecycle state (GetState is idempotent: see Ros.call)."""
     assert client.wait_for_service(timeout_sec=60.0)
-    for _ in range(3):
-        future = client.call_async(GetState.Request())
-        if ros.spin_until(future.done, 15.0):
-            return future.result().current_state.label
-    return ros.call(client, GetState.Request(), timeout=30.0).current_state.label
+    return ros.call(client, GetState.Request(), timeout=60.0, idempotent=True).current_state.label
 
 
 def _silent(ros, dyn: Dynamics, pos: dict, vel: dict, seconds: float) -> list:

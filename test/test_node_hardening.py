@@ -459,7 +459,7 @@ def test_run_time_parameters_have_ranges(ros, nodes):
     numbers = [n for n, p in PARAMETERS.items()
                if isinstance(p.default, (int, float)) and not isinstance(p.default, bool)]
     client = ros.node.create_client(DescribeParameters, "/h/dynamics/describe_parameters")
-    described = ros.call(client, DescribeParameters.Request(names=numbers)).descriptors
+    described = ros.call(client, DescribeParameters.Request(names=numbers), idempotent=True).descriptors
     ros.node.destroy_client(client)
     for d in described:
         ranges = list(d.floating_point_range) + list(d.integer_range)
