@@ -120,6 +120,22 @@ def test_every_call_writes_into_the_same_buffers(charmie, evaluator):
     assert any(not np.array_equal(a, b) for a, b in zip(before, arrays))
 
 
+def test_inputs_of_any_layout_meet_the_fixed_entry(charmie, evaluator):
+    """The evaluator calls its kernel's entry point for the types of its first call (no
+    dispatch): inputs that are lists, read-only, strided or big-endian are made
+    contiguous float64 first and give, bit for bit, what contiguous float64 inputs give."""
+    rng = np.random.default_rng(3)
+    x, xd, xdd = random_inputs(charmie, rng)
+    expected = evaluator(x, xd, xdd).efforts.copy()
+    strided = np.empty((len(x), 2))
+    strided[:, 0] = xd
+    read_only = xdd.copy()
+    read_only.flags.writeable = False
+    for args in ([list(x), strided[:, 0], read_only],
+                 [x.astype(">f8"), np.asfortranarray(xd), np.broadcast_to(xdd, (1, len(x)))[0]]):
+        np.testing.assert_array_equal(evaluator(*args).efforts, expected)
+
+
 def test_refuses_with_the_cores_errors(charmie, evaluator):
     x, xd, xdd = inputs_from_dict(charmie)
     joint = indirect_joints(charmie)[0]

@@ -161,7 +161,13 @@ class Evaluator:
                       (self._efforts, self._translations, self._xyzw))
         self.result = Evaluation(self._efforts, loads.actuator_force, self.state, loads,
                                  self._translations, self._xyzw)
-        self(*inputs_from_dict(model))       # compiles (or loads) the kernel now
+        # compiles (or loads) the kernel now; every later call has these types (the inputs
+        # made contiguous float64 of shape (n,), the buffers the evaluator's own)
+        x0, xd0, xdd0 = (np.ascontiguousarray(v, dtype=float) for v in inputs_from_dict(model))
+        with _quiet():
+            self._kernel = jit.fixed_entry(_evaluate, x0, xd0, xdd0, self._state,
+                                           self._inverse[False], *self._tail)
+        self(x0, xd0, xdd0)                  # the checks of the default inputs
 
     def __call__(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
                  gravity_only: bool = False) -> Evaluation:
@@ -180,8 +186,8 @@ class Evaluator:
             raise ValueError(f"inputs of shapes {x.shape}, {xd.shape}, {xdd.shape}, expected "
                              f"({n},) each ({self.model.name})")
         with _quiet():
-            bad, failed, finite = _evaluate(x, xd, xdd, self._state,
-                                            self._inverse[bool(gravity_only)], *self._tail)
+            bad, failed, finite = self._kernel(x, xd, xdd, self._state,
+                                               self._inverse[bool(gravity_only)], *self._tail)
         if bad >= 0:
             check_length(self.model.compiled.indirect_joints[bad], x[self.model.coordinate_index[
                 self.model.actuators[bad].drives]])
