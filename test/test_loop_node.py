@@ -82,7 +82,7 @@ class LoopNode:
     def count(self, reason: str) -> int:
         return int(self.diagnostics[-1][f"rejected_{reason}"])
 
-    def wait_count(self, reason: str, at_least: int, timeout: float = 5.0) -> int:
+    def wait_count(self, reason: str, at_least: int, timeout: float = 30.0) -> int:
         self.ros.spin_until(lambda: self.count(reason) >= at_least, timeout)
         return self.count(reason)
 
@@ -92,7 +92,7 @@ class LoopNode:
         self.pub.publish(joint_state_msg(stamp, names, positions, velocities))
         return stamp_key(stamp)
 
-    def outputs(self, key, timeout: float = 5.0) -> bool:
+    def outputs(self, key, timeout: float = 30.0) -> bool:
         return self.ros.spin_until(lambda: key in self.joint_loads and key in self.actuator_loads
                                    and key in self.tf and key in self.wrenches, timeout)
 
@@ -156,7 +156,7 @@ def test_loads_tf_and_loop_closure_equal_the_core(ros, system):
         key = node.send(names, positions, velocities)
         assert node.outputs(key), f"state {k}: no outputs ({node.diagnostics[-1:]})"
         # the feedforward carries no stamp, and its topic may deliver after the loads'
-        assert node.ros.spin_until(lambda: len(node.feedforward) > mark, 5.0), \
+        assert node.ros.spin_until(lambda: len(node.feedforward) > mark, 30.0), \
             f"state {k}: no feedforward"
         ref = cc.inverse_dynamics(CHAIN, x, xd, np.zeros(2), start)   # acceleration_source zero
         start = ref.q

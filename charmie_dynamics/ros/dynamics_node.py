@@ -57,6 +57,7 @@ Every model change is logged at WARN with what changed and counted.
 """
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import threading
@@ -88,6 +89,7 @@ from ..model.isolated import check_in_child
 from ..model.urdf import is_urdf, read_overlay
 from ..resources import bundled_model
 from . import qos
+from .background import JobThread
 from .clock_guard import ClockGuard
 from .distro import sender_in_message_info
 from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
@@ -122,6 +124,7 @@ class DynamicsNode(LifecycleNode):
         self.clock_guard = ClockGuard(self)
         self.parser: Optional[ModelParser[PreparedModel]] = None   # configure starts them
         self.monitoring: Optional[MonitoringPublisher] = None
+        self.status_thread: Optional[JobThread] = None
         self.p = declare_parameters(self, PARAMETERS, self._on_set_parameters)
         problem = check_parameters(self.p)
         if problem:
@@ -266,10 +269,11 @@ class DynamicsNode(LifecycleNode):
     def _release(self) -> None:
         """Back to unconfigured: the threads stopped, what configure created destroyed."""
         self.configured = self.active = False
-        for worker in (getattr(self, "parser", None), getattr(self, "monitoring", None)):
+        for worker in (getattr(self, "parser", None), getattr(self, "monitoring", None),
+                       getattr(self, "status_thread", None)):
             if worker is not None:
                 worker.close()
-        self.parser = self.monitoring = None
+        self.parser = self.monitoring = self.status_thread = None
         self.model = None
         # (a construction that failed made nothing of configure's; rclpy's shutdown still
         # destroys the node)
@@ -309,6 +313,9 @@ class DynamicsNode(LifecycleNode):
         self.monitoring = MonitoringPublisher(
             self, self.p["completed_joint_states_topic"], self._on_monitoring_error,
             self.p["joint_states_topic"] if self.p["publish_solved_joint_states"] else "")
+        # /diagnostics built and published on a thread of their own (module background)
+        self.status_thread = JobThread("diagnostics", self._on_diagnostics_error,
+                                       self.context.ok)
         self.solved_names: frozenset[str] = frozenset()     # hardware names of the solved
         self.pub_feedforward = self.create_publisher(Float64MultiArray, self.p["feedforward_topic"], qos.OUTPUT)
         self.msg_feedforward = Float64MultiArray()
@@ -363,6 +370,7 @@ class DynamicsNode(LifecycleNode):
         # published on theirs, started last so that a configure error leaves no thread
         self.parser = ModelParser(self._parse_model, self._check_large_model)
         self.monitoring.start()
+        self.status_thread.start()
 
     def destroy_node(self) -> None:
         self._release()
@@ -812,6 +820,9 @@ class DynamicsNode(LifecycleNode):
         self.get_logger().error(f"monitoring outputs not published: {exc!r}",
                                 throttle_duration_sec=2.0)
 
+    def _on_diagnostics_error(self, exc: BaseException) -> None:
+        self.get_logger().error(f"diagnostics not published: {exc!r}", throttle_duration_sec=2.0)
+
     # ------------------------------------------------------------------ watchdog, diagnostics
     def _now(self) -> int:
         """The node clock (ROS time: /clock with use_sim_time), integer nanoseconds."""
@@ -844,48 +855,69 @@ class DynamicsNode(LifecycleNode):
     def _publish_diagnostics(self) -> None:
         """The status (node_status) with the lifecycle's state; before configure completes
         (also from the configuring thread, while the executor's is busy compiling) the
-        counts so far, the state first in the message."""
+        counts so far, the state first in the message. Once configured, this thread only
+        copies the counters; the status thread computes the status, builds the message and
+        publishes it (module background)."""
         configured, parser, model = self.configured, self.parser, self.model
         last = self.safety.last_valid if configured else None
         pending = self.updates.pending if configured else None
         if configured:
             self.events["monitoring_skipped"] = self.monitoring.skipped
         self.events["clock_rejected"] = self.clock_guard.rejected
-        status = dynamics_status(
-            rejected=self.rejected, received=self.received, events=self.events,
-            reported=self.reported, stats=self.stats, model=model.name if model else None,
+        counts = dict(
+            rejected=Counter(self.rejected), received=Counter(self.received),
+            events=Counter(self.events), stats=dict(self.stats),
+            model=model.name if model else None,
             pending=pending.model.name if pending else None,
             pending_hash=pending.hash if pending else None,
             parsing=parser is not None and not parser.idle(),
             superseded=parser.superseded if parser else 0,
             repeated=parser.repeated if parser else 0,
-            arrivals=self.arrivals, last_valid_age=None if last is None else (self._now() - last) * 1e-9,
+            arrivals=tuple(self.arrivals),
+            last_valid_age=None if last is None else (self._now() - last) * 1e-9,
             stale=configured and self.safety.stale,
             acceleration_source=self.p["acceleration_source"],
-            effort_flags=self.effort_flags, ignored_names=sorted(self.ignored_names))
-        self.reported = status.reported
-        level, message = getattr(DiagnosticStatus, status.level.name), status.message
+            effort_flags=tuple(self.effort_flags), ignored_names=sorted(self.ignored_names))
         since = self.configuring_since
         if since is not None:
-            state, level, message = "configuring", DiagnosticStatus.WARN, (
+            state = "configuring"
+        elif self.finalized:
+            state = "finalized"
+        elif not configured:
+            state = "unconfigured"
+        else:
+            state = "active" if self.active else "inactive"
+        publish = functools.partial(self._publish_status, self.get_clock().now().to_msg(),
+                                    state, since, self.configure_error, counts)
+        if configured and self.status_thread is not None:
+            self.status_thread.submit(publish)
+        else:
+            publish()
+
+    def _publish_status(self, stamp, state: str, since: Optional[float],
+                        configure_error: str, counts: dict) -> None:
+        """Publish the status of ``counts`` (``_publish_diagnostics``' copies) in lifecycle
+        ``state``; the only writer of ``reported``."""
+        status = dynamics_status(reported=self.reported, **counts)
+        self.reported = status.reported
+        level, message = getattr(DiagnosticStatus, status.level.name), status.message
+        if state == "configuring":
+            level, message = DiagnosticStatus.WARN, (
                 f"configuring: reading the model and compiling the kernels "
                 f"({time.monotonic() - since:.0f} s)")
-        elif self.finalized:
-            state, level, message = "finalized", DiagnosticStatus.WARN, \
+        elif state == "finalized":
+            level, message = DiagnosticStatus.WARN, \
                 "finalized: shut down, no outputs (restart the node)"
-        elif not configured:
-            state, level, message = ("unconfigured", DiagnosticStatus.ERROR, bounded(
-                f"unconfigured: configure failed: {self.configure_error}", 500)) \
-                if self.configure_error else \
-                ("unconfigured", DiagnosticStatus.WARN, "unconfigured: waiting for configure")
-        elif not self.active:           # configured, outputs off: said first
-            state, level, message = "inactive", max(level, DiagnosticStatus.WARN), \
-                f"inactive: {message}"
-        else:
-            state = "active"
-        self.pub_diagnostics.publish(diagnostics(
-            self.get_clock().now().to_msg(), "charmie_dynamics: dynamics", level, message,
-            {"lifecycle": state, **status.values}))
+        elif state == "unconfigured":
+            level, message = (DiagnosticStatus.ERROR, bounded(
+                f"unconfigured: configure failed: {configure_error}", 500)) \
+                if configure_error else \
+                (DiagnosticStatus.WARN, "unconfigured: waiting for configure")
+        elif state == "inactive":       # configured, outputs off: said first
+            level, message = max(level, DiagnosticStatus.WARN), f"inactive: {message}"
+        self.pub_diagnostics.publish(diagnostics(stamp, "charmie_dynamics: dynamics", level,
+                                                 message, {"lifecycle": state, **status.values}))
+
 
 def main(args=None) -> int:
     from .run import run_node
