@@ -1,13 +1,13 @@
-"""A worker thread that runs the jobs handed to it in order, off the executor's thread.
+"""A worker thread that runs the jobs handed to it in order, off the executor's thread: the
+dynamics node's monitoring outputs (ros/monitoring.py) run on one, its /diagnostics on another.
 
-The dynamics node hands it its /diagnostics: the executor's timer copies the counters (tens of
-microseconds) and this thread computes the status, builds the DiagnosticArray of 60
-key-values and publishes it (0.3-0.4 ms of Python once a second that would otherwise delay
-the next input; issue 37: nothing periodic above 0.1 ms on the inputs' thread). It is not the
-monitoring thread (ros/monitoring.py): a monitoring path stalled by a slow subscriber must
-not silence the diagnostics that report it. Python's GIL: the monitoring thread lowers the
-process's switch interval (monitoring.SWITCH_INTERVAL_S), which bounds this thread's hold on
-the GIL as well.
+The diagnostics: the executor's timer copies the counters (tens of microseconds) and their
+thread computes the status, builds the DiagnosticArray of 60 key-values and publishes it
+(0.3-0.4 ms of Python once a second that would otherwise delay the next input; issue 37:
+nothing periodic above 0.1 ms on the inputs' thread). They do not share the monitoring
+thread: a monitoring path stalled by a slow subscriber must not silence the diagnostics that
+report it. Python's GIL: the monitoring thread lowers the process's switch interval
+(monitoring.SWITCH_INTERVAL_S), which bounds either thread's hold on the GIL.
 """
 from __future__ import annotations
 

@@ -20,9 +20,9 @@ for the GIL until the worker is asked to release it, after the interpreter's swi
 """
 from __future__ import annotations
 
+import functools
 import sys
 import threading
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -37,6 +37,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ..evaluators.evaluator import Evaluation
 from . import qos
+from .background import JobThread
 from .messages import joint_state, set_transform, set_vector3
 from .outputs import (FramePlan, OutputUnits, hardware_efforts, hardware_positions,
                       wrench_topic)
@@ -148,15 +149,13 @@ class MonitoringPublisher:
         self.pub_wrenches: dict[str, object] = {}     # publishers outlive a model change
         self.layout: Optional[Layout] = None
         self.skipped = 0
-        self._queue: deque[Snapshot] = deque()
-        self._ready = threading.Condition()
-        self._closed = False
-        self._thread = threading.Thread(target=self._run, name="monitoring", daemon=True)
+        self._lock = threading.Lock()                # the free snapshots and ``skipped``
+        self._worker = JobThread("monitoring", on_error, node.context.ok)
 
     def start(self) -> None:
         """Start the worker (once the node is built: a start-up error leaves no thread)."""
         sys.setswitchinterval(SWITCH_INTERVAL_S)
-        self._thread.start()
+        self._worker.start()
 
     def install(self, plan: FramePlan, coordinates: list[str], inputs: list[str],
                 wrench_bodies: dict[str, int], world_frame: str, result: Evaluation,
@@ -190,43 +189,30 @@ class MonitoringPublisher:
         """Queue one evaluation's monitoring outputs (executor thread; ``result`` is copied),
         or count it skipped when no snapshot is free."""
         layout = self.layout
-        with self._ready:
+        with self._lock:
             if not layout.free:
                 self.skipped += 1
                 return
             snapshot = layout.free.pop()
         snapshot.fill(stamp, loads, tf, x, xd, result, marker_scale)
-        with self._ready:
-            self._queue.append(snapshot)
-            self._ready.notify()
+        self._worker.submit(functools.partial(self._publish_and_free, snapshot))
 
     def close(self) -> None:
         """Stop the worker (what is still queued is not published)."""
-        with self._ready:
-            self._closed = True
-            self._ready.notify()
-        if self._thread.is_alive():
-            self._thread.join(timeout=2.0)
+        self._worker.close()
 
-    def _run(self) -> None:
-        while True:
-            with self._ready:
-                while not self._queue and not self._closed:
-                    self._ready.wait()
-                if self._closed:
-                    return
-                snapshot = self._queue.popleft()
-            try:
-                self._publish(snapshot)
-            except Exception as exc:          # the node goes on; the snapshot is lost
-                if not self.node.context.ok():     # shut down while publishing
-                    return
-                with self._ready:
-                    self.skipped += 1
-                self.on_error(exc)
-            finally:
-                with self._ready:
-                    snapshot.layout.free.append(snapshot)
+    def _publish_and_free(self, snapshot: Snapshot) -> None:
+        """The worker's job: a snapshot published, or lost and counted skipped (its exception
+        goes on to ``on_error``); free again either way."""
+        try:
+            self._publish(snapshot)
+        except Exception:
+            with self._lock:
+                self.skipped += 1
+            raise
+        finally:
+            with self._lock:
+                snapshot.layout.free.append(snapshot)
 
     def _publish(self, s: Snapshot) -> None:
         """One snapshot's messages: loads and wrenches, then completed joint states, /tf and
