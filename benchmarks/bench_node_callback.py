@@ -30,6 +30,7 @@ os.environ.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 50))
 import rclpy  # noqa: E402
 from builtin_interfaces.msg import Time  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.serialization import serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 from common import write_result  # noqa: E402
@@ -71,8 +72,9 @@ print(count[0], flush=True)
 """
 
 
-def messages(model, count: int) -> list[JointState]:
-    """joint_states of the validation motion, 1 ms apart, every input by name."""
+def messages(model, count: int) -> list[bytes]:
+    """joint_states of the validation motion, 1 ms apart, every input by name, serialized (as
+    the node's raw subscription receives them)."""
     motion = MOTIONS["validation"](model, 1e-3)
     out = []
     for k in range(count):
@@ -81,11 +83,11 @@ def messages(model, count: int) -> list[JointState]:
                          velocity=motion.xd[sample].tolist())
         stamp = 1000.0 + k * 1e-3
         msg.header.stamp = Time(sec=int(stamp), nanosec=int(round((stamp % 1.0) * 1e9)))
-        out.append(msg)
+        out.append(serialize_message(msg))
     return out
 
 
-def run(inputs: list[JointState], tf_rate: float) -> dict:
+def run(inputs: list[bytes], tf_rate: float) -> dict:
     context = rclpy.context.Context()
     rclpy.init(context=context)
     try:

@@ -63,7 +63,7 @@ import sys
 import threading
 import time
 from collections import Counter, deque
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -90,6 +90,7 @@ from ..model.urdf import is_urdf, read_overlay
 from ..resources import bundled_model
 from . import qos
 from .background import JobThread
+from .cdr import FeedforwardWriter, JointStateArrays, JointStateReader, joint_state_arrays
 from .clock_guard import ClockGuard
 from .distro import sender_in_message_info
 from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
@@ -97,7 +98,7 @@ from .inputs import (AccelerationEstimator, InputLimits, InputRejected, JointSta
                      StateAssembler, read_robot_joint_state)
 from .joint_map import read_joint_map
 from .stamps import StampGuard, to_nanoseconds
-from .messages import diagnostics, float_array, stamp_from_nanoseconds, transform
+from .messages import diagnostics, stamp_from_nanoseconds, transform
 from .model_source import model_from_description, urdf_as_document
 from .model_updates import (Decision, ModelParser, ModelUpdates, PreparedModel, UpdateRefused,
                             model_change, prepare_model, senders_problem)
@@ -317,8 +318,10 @@ class DynamicsNode(LifecycleNode):
         self.status_thread = JobThread("diagnostics", self._on_diagnostics_error,
                                        self.context.ok)
         self.solved_names: frozenset[str] = frozenset()     # hardware names of the solved
+        # the control path's messages as their bytes (module cdr): joint_states in, the
+        # feedforward and its stamped copy out
+        self.joint_state_reader = JointStateReader()
         self.pub_feedforward = self.create_publisher(Float64MultiArray, self.p["feedforward_topic"], qos.OUTPUT)
-        self.msg_feedforward = Float64MultiArray()
         self.pub_feedforward_state = self.create_publisher(
             JointState, self.p["feedforward_state_topic"], qos.OUTPUT)
         self.pub_tf_static = self.create_publisher(TFMessage, "/tf_static", qos.LATCHED)
@@ -358,7 +361,7 @@ class DynamicsNode(LifecycleNode):
         # a queue, so that one publisher's message is not replaced by another's unread
         self.create_subscription(JointState, self.p["joint_states_topic"], self._on_joint_state,
                                  qos.MERGED_SAMPLES if self.p["joint_state_policy"] == "merge"
-                                 else qos.NEWEST_SAMPLE)
+                                 else qos.NEWEST_SAMPLE, raw=True)
         if self.p["odometry_topic"]:
             self.create_subscription(Odometry, self.p["odometry_topic"], self._on_odometry,
                                      qos.NEWEST_SAMPLE)
@@ -460,7 +463,7 @@ class DynamicsNode(LifecycleNode):
         # messages refilled by every evaluation: names and frames are set once; names are
         # the hardware's (joint_name_map)
         hardware = self.joint_map.to_hardware
-        self.msg_feedforward_state = JointState(name=hardware(prepared.joints))
+        self.feedforward_writer = FeedforwardWriter(hardware(prepared.joints))
         self.stamps.reset()
         self.tf_grid.reset()
         self.output_grid.reset()
@@ -596,7 +599,7 @@ class DynamicsNode(LifecycleNode):
                           self.joint_map.hardware)
         self.assembler.update(positions, velocities, now * 1e-9, stamp)
 
-    def _read(self, msg: JointState, allowed: Sequence[str],
+    def _read(self, msg: Union[JointState, JointStateArrays], allowed: Sequence[str],
               required: Sequence[str] = ()) -> JointStateValues:
         """A joint_states or actuator_states message in the model's names and units; names
         the model does not use are counted, and each is named once in a WARN."""
@@ -709,8 +712,18 @@ class DynamicsNode(LifecycleNode):
         except InputRejected as exc:
             self._reject(exc.reason, exc.detail)
 
-    def _on_joint_state(self, msg: JointState) -> None:
+    def _on_joint_state(self, message: Union[bytes, JointState]) -> None:
+        """A joint_states message: its bytes (the subscription is raw: no message object is
+        built) or a message object (a caller in this process)."""
         received = time.perf_counter()
+        try:
+            msg = self.joint_state_reader(message) if isinstance(message, bytes) \
+                else joint_state_arrays(message)
+        except InputRejected as exc:              # bytes that are not a JointState
+            self.received["joint_states"] += 1
+            if self.model is None or not self.active:
+                return self._idle_input()
+            return self._reject(exc.reason, exc.detail)
         if self.solved_names and msg.name and self.solved_names.issuperset(msg.name):
             # the node's own solved joints (publish_solved_joint_states): not an input
             self.events["solved_joint_states_skipped"] += 1
@@ -720,7 +733,7 @@ class DynamicsNode(LifecycleNode):
             return self._idle_input()
         now = self._now()
         try:
-            stamp = to_nanoseconds(msg.header.stamp)
+            stamp = to_nanoseconds(msg)
             pos, vel, _ = self._read(msg, self.assembler.accepted_names(),
                                      self.assembler.required_names())
             if self.p["joint_state_policy"] == "merge":
@@ -764,7 +777,7 @@ class DynamicsNode(LifecycleNode):
             self.evaluator.refuse_last()         # the watchdog's gravity starts from the last valid
             return self._reject("dependent_beyond_limits", beyond)
         self.stamps.accept(stamp)                # advances on accepted inputs only
-        self._publish(stamp_from_nanoseconds(stamp), stamp, x, xd, result)
+        self._publish(stamp, x, xd, result)
         latency = time.perf_counter() - received
         self.stats["evaluated"] += 1
         self.stats["latency_sum"] += latency
@@ -787,25 +800,21 @@ class DynamicsNode(LifecycleNode):
         return ""
 
     # ------------------------------------------------------------------ outputs
-    def _publish_feedforward(self, values: np.ndarray, stamp_msg=None) -> None:
-        """The feedforward, then its stamped, named copy (``stamp_msg``: the evaluated
-        input's; the watchdog's values: the node clock's)."""
-        self.msg_feedforward.data = data = float_array(values)
-        self.pub_feedforward.publish(self.msg_feedforward)
-        copy = self.msg_feedforward_state
-        copy.header.stamp = stamp_msg or self.get_clock().now().to_msg()
-        copy.effort = data
-        self.pub_feedforward_state.publish(copy)
+    def _publish_feedforward(self, values: np.ndarray, stamp: Optional[int] = None) -> None:
+        """The feedforward, then its stamped, named copy (``stamp``: the evaluated input's,
+        ns; the watchdog's values: the node clock's), both published as their bytes."""
+        self.pub_feedforward.publish(self.feedforward_writer.values(values))
+        self.pub_feedforward_state.publish(self.feedforward_writer.state(
+            self._now() if stamp is None else stamp, values))
 
-    def _publish(self, stamp_msg, stamp: int, x: np.ndarray, xd: np.ndarray,
-                 result: Evaluation) -> None:
+    def _publish(self, stamp: int, x: np.ndarray, xd: np.ndarray, result: Evaluation) -> None:
         """The feedforward (every evaluation, first and alone: a controller waits for it);
         then an evaluation due on the ``output_rate`` grid (loads, wrenches) or the
         ``tf_rate`` one (/tf, completed joint states, markers) is handed to the monitoring
         thread."""
         efforts = result.efforts
         self.safety.accepted(self._now(), self.feedforward(efforts, self.p["clamp_feedforward"]), x)
-        self._publish_feedforward(self.safety.last_feedforward, stamp_msg)
+        self._publish_feedforward(self.safety.last_feedforward, stamp)
         beyond = self.feedforward.beyond_limits(efforts)
         if beyond:                            # published, and flagged in /diagnostics
             self.events["efforts_beyond_limits"] += 1
@@ -813,7 +822,8 @@ class DynamicsNode(LifecycleNode):
         loads = self.output_grid.due(stamp, self.p["output_rate"])
         tf = self.tf_grid.due(stamp, self.p["tf_rate"])
         if loads or tf:
-            self.monitoring.submit(stamp_msg, loads, tf, x, xd, result, self.p["marker_scale"])
+            self.monitoring.submit(stamp_from_nanoseconds(stamp), loads, tf, x, xd, result,
+                                   self.p["marker_scale"])
 
     def _on_monitoring_error(self, exc: BaseException) -> None:
         """The monitoring thread's failure to publish one evaluation (counted as skipped)."""

@@ -1,0 +1,219 @@
+"""The control path's messages as their serialized (CDR) bytes: sensor_msgs/JointState read
+from a raw subscription's bytes, and the feedforward (std_msgs/Float64MultiArray and its
+stamped sensor_msgs/JointState copy) written into preallocated buffers and published as
+bytes. rclpy publishes ``bytes`` as a serialized message and hands a ``raw=True``
+subscription the bytes, on Humble, Jazzy and Kilted alike; skipping the conversion to and
+from Python message objects is a quarter of rclpy's cost per message (issue 37).
+
+The layout is XCDR1 as ROS 2's rmw implementations write it: a 4-byte encapsulation header
+(``00 01``: little-endian CDR, then two option bytes), then the fields in their order, each
+primitive aligned to its own size counted from the end of that header; a string is a uint32
+length (its terminating NUL included), its bytes and the NUL; a sequence is a uint32 count
+and its elements. Padding bytes carry no meaning (Fast DDS leaves them as they were in
+memory); this module writes zeros.
+
+A message in another encoding (big-endian CDR, XCDR2) is read by rclpy's own
+``deserialize_message``, as are the names of a message whose names block was not seen
+before: the names a message is read with are always rclpy's.
+"""
+from __future__ import annotations
+
+import struct
+from typing import NamedTuple, Optional, Sequence
+
+import numpy as np
+from rclpy.serialization import deserialize_message
+from sensor_msgs.msg import JointState
+
+from .inputs import MAX_JOINT_NAMES, InputRejected
+
+#: little-endian CDR: the only encoding read here without rclpy
+LITTLE_ENDIAN_CDR = b"\x00\x01"
+HEADER = 4
+#: name blocks remembered (one per publisher on a merged topic; a healthy robot has a few)
+MAX_CACHED_NAME_BLOCKS = 8
+
+_U32 = struct.Struct("<I")
+_STAMP = struct.Struct("<iI")
+
+
+class JointStateArrays(NamedTuple):
+    """A JointState's fields the node reads: its header's stamp (``sec``, ``nanosec``: as
+    sent, checked by ``stamps.to_nanoseconds``), the names, and the three arrays as lists of
+    floats (an empty one: not measured)."""
+    sec: int
+    nanosec: int
+    name: tuple[str, ...]
+    position: list[float]
+    velocity: list[float]
+    effort: list[float]
+
+
+def _aligned(offset: int, size: int) -> int:
+    """``offset`` moved up to a multiple of ``size`` counted from the header's end."""
+    return HEADER + (offset - HEADER + size - 1) // size * size
+
+
+def _malformed(detail: str) -> InputRejected:
+    return InputRejected("invalid_value", f"joint_states: not a JointState message ({detail})")
+
+
+def joint_state_arrays(msg: JointState) -> JointStateArrays:
+    """The arrays of a JointState message object (a typed subscription's, a test's)."""
+    stamp = msg.header.stamp
+    return JointStateArrays(stamp.sec, stamp.nanosec, tuple(msg.name),
+                            list(msg.position), list(msg.velocity), list(msg.effort))
+
+
+class JointStateReader:
+    """Reads a JointState's CDR bytes without building a message: the stamp and the arrays
+    from their offsets, the names from a cache of the name blocks seen (compared byte for
+    byte where the block starts: a message with the same names as an earlier one creates
+    no string). A count of names above ``MAX_JOINT_NAMES`` is ``too_many_names`` before any
+    name is read; bytes that are not a JointState are ``invalid_value``."""
+
+    def __init__(self) -> None:
+        self._blocks: list[tuple[bytes, tuple[str, ...]]] = []   # newest first
+
+    def __call__(self, data: bytes) -> JointStateArrays:
+        if data[:2] != LITTLE_ENDIAN_CDR:
+            return joint_state_arrays(self._deserialize(data))
+        size = len(data)
+        if size < HEADER + 16:
+            raise _malformed(f"{size} bytes")
+        sec, nanosec = _STAMP.unpack_from(data, HEADER)
+        frame_length = _U32.unpack_from(data, HEADER + 8)[0]
+        at = _aligned(HEADER + 12 + frame_length, 4)
+        if at + 4 > size:
+            raise _malformed("frame_id beyond the end")
+        count = _U32.unpack_from(data, at)[0]
+        if count > MAX_JOINT_NAMES:
+            raise InputRejected("too_many_names", f"{count} names, expected at most "
+                                                  f"{MAX_JOINT_NAMES}")
+        # a block: the count and the strings (a block cannot then be the start of another)
+        names = self._cached_names(data, at)
+        if names is None:
+            block_end = self._skip_names(data, at + 4, count)
+            names = tuple(self._deserialize(data).name)
+            self._remember(data[at:block_end], names)
+            at = block_end
+        else:
+            at += len(self._blocks[0][0])
+        position, at = self._doubles(data, at)
+        velocity, at = self._doubles(data, at)
+        effort, _ = self._doubles(data, at)
+        return JointStateArrays(sec, nanosec, names, position, velocity, effort)
+
+    def _cached_names(self, data: bytes, at: int) -> Optional[tuple[str, ...]]:
+        """The names of a block seen before that ``data`` holds at ``at`` (it moved first)."""
+        for k, (block, names) in enumerate(self._blocks):
+            if data.startswith(block, at):
+                if k:
+                    self._blocks.insert(0, self._blocks.pop(k))
+                return names
+        return None
+
+    def _remember(self, block: bytes, names: tuple[str, ...]) -> None:
+        self._blocks.insert(0, (block, names))
+        del self._blocks[MAX_CACHED_NAME_BLOCKS:]
+
+    @staticmethod
+    def _skip_names(data: bytes, at: int, count: int) -> int:
+        """Where the ``count`` strings from ``at`` end (each bounds-checked)."""
+        size = len(data)
+        for _ in range(count):
+            at = _aligned(at, 4)
+            if at + 4 > size:
+                raise _malformed("names beyond the end")
+            at += 4 + _U32.unpack_from(data, at)[0]
+            if at > size:
+                raise _malformed("a name beyond the end")
+        return at
+
+    @staticmethod
+    def _doubles(data: bytes, at: int) -> tuple[list[float], int]:
+        """A float64 sequence at ``at`` and the offset after it."""
+        at = _aligned(at, 4)
+        if at + 4 > len(data):
+            raise _malformed("an array beyond the end")
+        count = _U32.unpack_from(data, at)[0]
+        at += 4
+        if not count:
+            return [], at
+        at = _aligned(at, 8)
+        end = at + 8 * count
+        if end > len(data):
+            raise _malformed(f"{count} values beyond the end")
+        return np.frombuffer(data, "<f8", count, at).tolist(), end
+
+    @staticmethod
+    def _deserialize(data: bytes) -> JointState:
+        try:
+            return deserialize_message(data, JointState)
+        except Exception as exc:         # the rmw's own error type differs from distro to distro
+            raise _malformed(type(exc).__name__) from None
+
+
+class _Writer:
+    """Builds CDR bytes field by field (little-endian, padding zero)."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray(LITTLE_ENDIAN_CDR + b"\x00\x00")
+
+    def align(self, size: int) -> None:
+        self.buffer.extend(bytes(_aligned(len(self.buffer), size) - len(self.buffer)))
+
+    def uint32(self, value: int) -> int:
+        """Writes ``value``; returns its offset."""
+        self.align(4)
+        self.buffer.extend(_U32.pack(value))
+        return len(self.buffer) - 4
+
+    def string(self, text: str) -> None:
+        encoded = text.encode()
+        self.uint32(len(encoded) + 1)
+        self.buffer.extend(encoded + b"\x00")
+
+    def doubles(self, count: int) -> int:
+        """A float64 sequence of ``count`` zeros; returns where its values start."""
+        self.uint32(count)
+        if count:
+            self.align(8)
+        start = len(self.buffer)
+        self.buffer.extend(bytes(8 * count))
+        return start
+
+
+class FeedforwardWriter:
+    """The feedforward as serialized messages, written in place: ``values(efforts)`` as a
+    std_msgs/Float64MultiArray (no layout), ``state(stamp_ns, efforts)`` as a
+    sensor_msgs/JointState with ``names`` and the efforts alone (positions and velocities
+    empty). Each call returns new ``bytes`` to publish."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        array = _Writer()
+        array.uint32(0)                   # layout.dim: empty
+        array.uint32(0)                   # layout.data_offset
+        self._array = array.buffer
+        self._array_values = np.frombuffer(self._array, "<f8", len(names),
+                                           array.doubles(len(names)))
+        state = _Writer()
+        state.buffer.extend(bytes(8))     # header.stamp, written per message
+        state.string("")                  # header.frame_id
+        state.uint32(len(names))
+        for name in names:
+            state.string(name)
+        state.doubles(0)                  # position
+        state.doubles(0)                  # velocity
+        self._state = state.buffer
+        self._state_values = np.frombuffer(self._state, "<f8", len(names),
+                                           state.doubles(len(names)))
+
+    def values(self, efforts: np.ndarray) -> bytes:
+        self._array_values[:] = efforts
+        return bytes(self._array)
+
+    def state(self, stamp_ns: int, efforts: np.ndarray) -> bytes:
+        _STAMP.pack_into(self._state, HEADER, *divmod(stamp_ns, 1_000_000_000))
+        self._state_values[:] = efforts
+        return bytes(self._state)
