@@ -16,6 +16,7 @@ the times are those of the executor thread (its share of the GIL included).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -30,7 +31,7 @@ os.environ.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 50))
 import rclpy  # noqa: E402
 from builtin_interfaces.msg import Time  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from rclpy.serialization import serialize_message  # noqa: E402
+from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 from common import write_result  # noqa: E402
@@ -87,6 +88,13 @@ def messages(model, count: int) -> list[bytes]:
     return out
 
 
+def with_nan(data: bytes) -> bytes:
+    """The same joint_states with its first position NaN (rejected: non_finite)."""
+    msg = deserialize_message(data, JointState)
+    msg.position[0] = math.nan
+    return serialize_message(msg)
+
+
 def run(inputs: list[bytes], tf_rate: float) -> dict:
     context = rclpy.context.Context()
     rclpy.init(context=context)
@@ -105,6 +113,13 @@ def run(inputs: list[bytes], tf_rate: float) -> dict:
             times.append(time.perf_counter() - start)
         evaluated = node.stats["evaluated"]
         rejected = sum(node.rejected.values())
+        # a stream of bad inputs (a NaN each): what one rejection costs, its log line throttled
+        bad = [with_nan(msg) for msg in inputs[:1000]]
+        reject_times = []
+        for msg in bad:
+            start = time.perf_counter()
+            node._on_joint_state(msg)
+            reject_times.append(time.perf_counter() - start)
         timers = periodic_costs(node)
         node.destroy_node()
     finally:
@@ -113,7 +128,8 @@ def run(inputs: list[bytes], tf_rate: float) -> dict:
     return {"tf_rate": tf_rate, "calls": len(us), "evaluated": evaluated, "rejected": rejected,
             "p50_us": float(np.percentile(us, 50)), "p99_us": float(np.percentile(us, 99)),
             "max_us": float(us.max()), "mean_us": float(us.mean()),
-            "sustained_hz": float(1e6 / us.mean()), "timers": timers}
+            "sustained_hz": float(1e6 / us.mean()), "timers": timers,
+            "rejected_p50_us": float(np.median(reject_times) * 1e6)}
 
 
 def periodic_costs(node, calls: int = 300) -> dict:
@@ -161,6 +177,8 @@ def main() -> int:
         print(f"{r['tf_rate']:8.0f} {r['p50_us']:8.0f} {r['p99_us']:8.0f} {r['max_us']:8.0f} "
               f"{r['mean_us']:8.0f} {r['sustained_hz']:13.0f} {r['evaluated']:10d} "
               f"{r['rejected']:9d}")
+    print("a rejected input (NaN position; its WARN throttled to one per 2 s), p50 us: "
+          + ", ".join(f"{r['rejected_p50_us']:.0f} (tf_rate {r['tf_rate']:.0f})" for r in results))
     print("the node's timers on the executor's thread, per tick (the thread's CPU time; each called 300 times):")
     for r in results:
         for name, cost in r["timers"].items():

@@ -17,6 +17,7 @@ from charmie_dynamics.export.urdf import overlay_from_model, urdf_from_model
 from charmie_dynamics.model import ModelError, load_model
 from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters
 from charmie_dynamics.ros.inputs import InputRejected
+from charmie_dynamics.ros.log_throttle import LogThrottle
 from charmie_dynamics.ros.model_source import model_from_description, model_to_publish
 from charmie_dynamics.ros.model_updates import UNKNOWN_NODE_NAME, publisher_problem, senders_problem
 from charmie_dynamics.ros.node_status import Level, dynamics_status
@@ -799,3 +800,13 @@ def test_reference_in_the_robots_names_and_units():
         read_reference(joint_map.message_to_model(["a"]), [(0, [1.0])], 0, INPUTS, NO_LIMITS,
                        CAP, joint_map.scale)
     assert info.value.reason == "unknown_name"
+
+
+def test_a_log_throttle_lets_one_line_through_per_period():
+    now = [100.0]
+    throttle = LogThrottle(2.0, clock=lambda: now[0])
+    passed = []
+    for _ in range(50):                     # 0.125 s apart (exact in binary): 6.25 s
+        passed.append(throttle())
+        now[0] += 0.125
+    assert [k for k, p in enumerate(passed) if p] == [0, 16, 32, 48]

@@ -14,6 +14,8 @@ from __future__ import annotations
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
+from .log_throttle import LogThrottle
+
 NANOSECONDS_PER_SECOND = 1_000_000_000
 
 
@@ -34,6 +36,7 @@ class ClockGuard:
     def __init__(self, node: Node) -> None:
         self.node = node
         self.rejected = 0
+        self.log_throttle = LogThrottle(2.0)
         for subscription in node.subscriptions:
             if subscription.msg_type is Clock:          # /clock, however remapped
                 subscription.callback = self._guarded(subscription.callback)
@@ -43,9 +46,10 @@ class ClockGuard:
             problem = clock_problem(msg)
             if problem:
                 self.rejected += 1
-                self.node.get_logger().warning(
-                    f"/clock message rejected ({problem}): the clock keeps its last time "
-                    f"({self.rejected} rejected so far)", throttle_duration_sec=2.0)
+                if self.log_throttle():
+                    self.node.get_logger().warning(
+                        f"/clock message rejected ({problem}): the clock keeps its last time "
+                        f"({self.rejected} rejected so far)")
                 return
             callback(msg)
         return guarded

@@ -97,6 +97,7 @@ from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
 from .inputs import (AccelerationEstimator, InputLimits, InputRejected, JointStateValues,
                      StateAssembler, read_robot_joint_state)
 from .joint_map import read_joint_map
+from .log_throttle import LogThrottle
 from .stamps import StampGuard, to_nanoseconds
 from .messages import diagnostics, stamp_from_nanoseconds, transform
 from .model_source import model_from_description, urdf_as_document
@@ -147,6 +148,10 @@ class DynamicsNode(LifecycleNode):
         self.effort_flags: tuple[str, ...] = ()               # inputs beyond their effort limit
         self.arrivals: deque = deque(maxlen=200)
         self.ignored_names: set[str] = set()                  # warned once each
+        # a WARN or ERROR line a flood can trigger: at most one every 2 s, each
+        self.log_throttles = {site: LogThrottle(2.0) for site in
+                              ("rejected", "monitoring", "diagnostics", "gravity_fallback",
+                               "model_replaced", "model_refused")}
         self.model_topic = {"topic": self.p["model_topic"], "robot_description": "robot_description",
                             "file": None}[self.p["model_source"]]
         self.model_publishers = [name for name in self.p["model_publishers"] if name]
@@ -493,8 +498,9 @@ class DynamicsNode(LifecycleNode):
             senders = (tuple(sender["data"]),) if sender else tuple(self._model_senders())
             if self.model_awaiting is not None:        # replaced by the newest text: said
                 self.rejected["model_publisher"] += 1
-                self.get_logger().warning("a model text waiting for its publishers' names was "
-                                          "replaced by a newer one", throttle_duration_sec=2.0)
+                if self.log_throttles["model_replaced"]():
+                    self.get_logger().warning("a model text waiting for its publishers' names "
+                                              "was replaced by a newer one")
             self.model_awaiting = (msg.data, senders, time.monotonic() + PUBLISHER_NAME_WAIT,
                                    bool(sender))
             self._check_model_senders()
@@ -527,9 +533,9 @@ class DynamicsNode(LifecycleNode):
             problem = f"its publishers' node names were not discovered in {PUBLISHER_NAME_WAIT:g} s"
         if problem:
             self.rejected["model_publisher"] += 1
-            self.get_logger().error(f"model text on {self.resolve_topic_name(self.model_topic)} "
-                                    f"refused: {problem} (model_publishers)",
-                                    throttle_duration_sec=2.0)
+            if self.log_throttles["model_refused"]():
+                self.get_logger().error(f"model text on {self.resolve_topic_name(self.model_topic)}"
+                                        f" refused: {problem} (model_publishers)")
             return
         self.parser.submit(text)
         self.model_timer.reset()
@@ -587,7 +593,8 @@ class DynamicsNode(LifecycleNode):
 
     def _reject(self, reason: str, detail: str) -> None:
         self.rejected[reason] += 1
-        self.get_logger().warning(f"input rejected ({reason}): {detail}", throttle_duration_sec=2.0)
+        if self.log_throttles["rejected"]():
+            self.get_logger().warning(f"input rejected ({reason}): {detail}")
         self.safety.rejected()
 
     def _store(self, positions: dict, velocities: dict, now: int,
@@ -827,11 +834,12 @@ class DynamicsNode(LifecycleNode):
 
     def _on_monitoring_error(self, exc: BaseException) -> None:
         """The monitoring thread's failure to publish one evaluation (counted as skipped)."""
-        self.get_logger().error(f"monitoring outputs not published: {exc!r}",
-                                throttle_duration_sec=2.0)
+        if self.log_throttles["monitoring"]():
+            self.get_logger().error(f"monitoring outputs not published: {exc!r}")
 
     def _on_diagnostics_error(self, exc: BaseException) -> None:
-        self.get_logger().error(f"diagnostics not published: {exc!r}", throttle_duration_sec=2.0)
+        if self.log_throttles["diagnostics"]():
+            self.get_logger().error(f"diagnostics not published: {exc!r}")
 
     # ------------------------------------------------------------------ watchdog, diagnostics
     def _now(self) -> int:
@@ -857,8 +865,9 @@ class DynamicsNode(LifecycleNode):
             # a loop model solves it from the last valid input's own solution, which
             # should not fail; should it all the same: zeros, not a number not computed
             self.events["gravity_fallback_zero"] += 1
-            self.get_logger().warning(f"gravity compensation at the last valid input failed "
-                                      f"({exc}); publishing zeros", throttle_duration_sec=2.0)
+            if self.log_throttles["gravity_fallback"]():
+                self.get_logger().warning(f"gravity compensation at the last valid input "
+                                          f"failed ({exc}); publishing zeros")
             return self.feedforward.zeros()
         return self.feedforward(gravity, self.p["clamp_feedforward"])
 

@@ -86,6 +86,7 @@ from ..simulation.loop_step import LoopStepData, loop_step
 from ..trajectories import LOOP_REFERENCES, MOTIONS, node_motion
 from . import qos
 from .clock_guard import ClockGuard
+from .log_throttle import LogThrottle
 from .messages import diagnostics, joint_state, stamp_from_seconds
 from .model_updates import check_node_model
 from .param_spec import Param
@@ -117,6 +118,7 @@ PARAMETERS = {
 class SimulatorNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("simulator", **kwargs)
+        self.log_throttle = LogThrottle(2.0)
         self.clock_guard = ClockGuard(self)
         p = declare_parameters(self, PARAMETERS)
         problems = [      # the ranges of each number are declared (and checked by rclpy)
@@ -232,7 +234,8 @@ class SimulatorNode(Node):
                    if len(data) != len(self.command_index) else
                    f"{self.inputs[self.command_index[bad]]} = {data[bad]:g}, expected a finite "
                    f"magnitude of at most {PLAUSIBLE:g} (N or N m)")
-            self.get_logger().warning(f"command rejected: {why}", throttle_duration_sec=2.0)
+            if self.log_throttle():
+                self.get_logger().warning(f"command rejected: {why}")
             return
         command = np.zeros(len(self.inputs))
         command[self.command_index] = data

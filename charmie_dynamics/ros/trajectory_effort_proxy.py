@@ -56,6 +56,7 @@ from ..resources import bundled_model
 from . import qos
 from .inputs import InputRejected, StateAssembler, read_robot_joint_state
 from .joint_map import read_joint_map
+from .log_throttle import LogThrottle
 from .messages import float_array
 from .model_updates import check_node_model
 from .param_spec import Param
@@ -99,6 +100,7 @@ def _finite(values) -> bool:
 class TrajectoryEffortProxy(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("trajectory_effort_proxy", **kwargs)
+        self.log_throttle = LogThrottle(5.0)
         self.p = p = declare_parameters(self, PARAMETERS)
         served, controller = (expand_topic_name(p[n], self.get_name(), self.get_namespace())
                               for n in ("action_name", "controller_action"))
@@ -134,8 +136,8 @@ class TrajectoryEffortProxy(Node):
             self.assembler.update(values.positions, values.velocities,
                                   stamp=to_nanoseconds(msg.header.stamp))
         except InputRejected as exc:
-            self.get_logger().warning(f"joint_states not used: {exc}",
-                                      throttle_duration_sec=5.0)
+            if self.log_throttle():
+                self.get_logger().warning(f"joint_states not used: {exc}")
 
     # ------------------------------------------------------------------ goals
     def filled(self, goal: FollowJointTrajectory.Goal) -> FollowJointTrajectory.Goal:

@@ -34,6 +34,7 @@ from ..trajectories import LOOP_REFERENCES, MOTIONS, from_csv, motion_inputs, no
 from . import qos
 from .clock_guard import ClockGuard
 from .joint_map import read_joint_map
+from .log_throttle import LogThrottle
 from .messages import duration_from_seconds, float_array, joint_state, stamp_from_seconds
 from .model_updates import check_node_model
 from .param_spec import Param
@@ -69,6 +70,7 @@ PARAMETERS = {
 class TrajectoryPlayerNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("trajectory_player", **kwargs)
+        self.log_throttle = LogThrottle(2.0)
         self.clock_guard = ClockGuard(self)
         p = declare_parameters(self, PARAMETERS)
         known = ("",) + tuple(MOTIONS) + tuple(LOOP_REFERENCES)
@@ -226,9 +228,9 @@ class TrajectoryPlayerNode(Node):
         try:
             b = self.embedding.state(x, xd, np.zeros_like(x), self.last)
         except LoopSingularityError as exc:
-            self.get_logger().warning(f"the loops do not close at the motion's sample: {exc}; "
-                                      "publishing the independent coordinates only",
-                                      throttle_duration_sec=2.0)
+            if self.log_throttle():
+                self.get_logger().warning(f"the loops do not close at the motion's sample: "
+                                          f"{exc}; publishing the independent coordinates only")
             return self.names, x, xd
         self.last = b.q.copy()
         return list(self.model.coordinate_names), b.q.copy(), b.qd.copy()

@@ -32,6 +32,7 @@ from . import qos
 from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE
 from .inputs import InputLimits, InputRejected, StateAssembler, read_robot_joint_state
 from .joint_map import JointMap
+from .log_throttle import LogThrottle
 from .odometry import base_from_odometry
 from .parameters import check_topic_name
 from .robot_inputs import RobotTopics
@@ -54,6 +55,7 @@ class ViewFeed(Node):
                  ignored: tuple[str, ...] = (), topics: RobotTopics = RobotTopics(),
                  joint_map: JointMap = JointMap(), max_joint_age: float = 0.1) -> None:
         super().__init__(NODE_NAME)
+        self.log_throttle = LogThrottle(2.0)
         self.model, self.joint_map = model, joint_map
         self.max_age_ns = int(max_joint_age * 1e9)
         self.on_state, self.on_arrows = on_state, on_arrows
@@ -80,8 +82,9 @@ class ViewFeed(Node):
 
     def _reject(self, reason: str, detail: str) -> None:
         self.rejected[reason] += 1
-        self.get_logger().warning(f"input rejected ({reason}): {detail}; the view keeps the last "
-                               "valid pose", throttle_duration_sec=2.0)
+        if self.log_throttle():
+            self.get_logger().warning(f"input rejected ({reason}): {detail}; the view keeps the "
+                                      "last valid pose")
 
     def _store(self, positions: dict, velocities: dict, stamp: int) -> None:
         self.limits.check(positions, velocities, POSITION_TOLERANCE, VELOCITY_TOLERANCE,
