@@ -20,6 +20,8 @@ from charmie_dynamics.ros.cdr import (FeedforwardWriter, JointStateReader, MAX_C
                                       joint_state_arrays)
 from charmie_dynamics.ros.inputs import MAX_JOINT_NAMES, InputRejected
 
+pytestmark = pytest.mark.ros       # in the Jazzy lane too: its rmw writes the bytes
+
 ALPHABET = "abcxyz_019/ÄéλΩ"
 
 

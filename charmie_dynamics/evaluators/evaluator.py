@@ -162,11 +162,13 @@ class Evaluator:
         self.result = Evaluation(self._efforts, loads.actuator_force, self.state, loads,
                                  self._translations, self._xyzw)
         # compiles (or loads) the kernel now; every later call has these types (the inputs
-        # made contiguous float64 of shape (n,), the buffers the evaluator's own)
+        # made contiguous float64 of shape (n,), the buffers the evaluator's own): one entry
+        # for each set of arguments, taken for the types of that set
         x0, xd0, xdd0 = (np.ascontiguousarray(v, dtype=float) for v in inputs_from_dict(model))
         with _quiet():
-            self._kernel = jit.fixed_entry(_evaluate, x0, xd0, xdd0, self._state,
-                                           self._inverse[False], *self._tail)
+            self._kernels = {gravity: jit.fixed_entry(_evaluate, x0, xd0, xdd0, self._state,
+                                                      arguments, *self._tail)
+                             for gravity, arguments in self._inverse.items()}
         self(x0, xd0, xdd0)                  # the checks of the default inputs
 
     def __call__(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
@@ -186,8 +188,9 @@ class Evaluator:
             raise ValueError(f"inputs of shapes {x.shape}, {xd.shape}, {xdd.shape}, expected "
                              f"({n},) each ({self.model.name})")
         with _quiet():
-            bad, failed, finite = self._kernel(x, xd, xdd, self._state,
-                                               self._inverse[bool(gravity_only)], *self._tail)
+            gravity = bool(gravity_only)
+            bad, failed, finite = self._kernels[gravity](x, xd, xdd, self._state,
+                                                         self._inverse[gravity], *self._tail)
         if bad >= 0:
             check_length(self.model.compiled.indirect_joints[bad], x[self.model.coordinate_index[
                 self.model.actuators[bad].drives]])

@@ -136,7 +136,6 @@ class MonitoringPublisher:
         solved coordinates go ("" none); ``on_error``: told of an exception the worker met
         while publishing (that snapshot is skipped and counted; the worker goes on)."""
         self.node = node
-        self.on_error = on_error
         self.pub_joint_loads = node.create_publisher(JointState, "joint_loads", qos.OUTPUT)
         self.pub_actuator_loads = node.create_publisher(JointState, "actuator_loads", qos.OUTPUT)
         self.pub_completed = node.create_publisher(
