@@ -305,6 +305,7 @@ class DynamicsNode(LifecycleNode):
         self.joint_map = read_joint_map(self.p["joint_name_map"], self.p["joint_map_file"],
                                         self.p["max_model_bytes"])
         self.joint_source: dict[str, int] = {}               # joint -> its last message's names
+        self.last_source: Optional[int] = None                # the names of the last message
         self.conflicting: set[str] = set()                    # joints of two publishers, warned
         self.updates = ModelUpdates(self.p["accept_model_updates"])
         self.last_rejected: Optional[str] = None              # the text last logged as rejected
@@ -469,6 +470,7 @@ class DynamicsNode(LifecycleNode):
         # the hardware's (joint_name_map)
         hardware = self.joint_map.to_hardware
         self.feedforward_writer = FeedforwardWriter(hardware(prepared.joints))
+        self.last_source = None                  # the joints a message's names give may differ
         self.stamps.reset()
         self.tf_grid.reset()
         self.output_grid.reset()
@@ -632,6 +634,9 @@ class DynamicsNode(LifecycleNode):
         real one): their values alternate in the feedforward. Counted every time
         (``joint_source_conflicts``), each joint named once in a WARN."""
         source = hash(frozenset(names))          # its set: a reordering is no other
+        if source == self.last_source:            # every joint it gives is already its own
+            return
+        self.last_source = source
         switched = [n for n in taken if self.joint_source.setdefault(n, source) != source]
         if not switched:
             return
@@ -784,7 +789,7 @@ class DynamicsNode(LifecycleNode):
             self.evaluator.refuse_last()         # the watchdog's gravity starts from the last valid
             return self._reject("dependent_beyond_limits", beyond)
         self.stamps.accept(stamp)                # advances on accepted inputs only
-        self._publish(stamp, x, xd, result)
+        self._publish(stamp, now, x, xd, result)
         latency = time.perf_counter() - received
         self.stats["evaluated"] += 1
         self.stats["latency_sum"] += latency
@@ -814,13 +819,14 @@ class DynamicsNode(LifecycleNode):
         self.pub_feedforward_state.publish(self.feedforward_writer.state(
             self._now() if stamp is None else stamp, values))
 
-    def _publish(self, stamp: int, x: np.ndarray, xd: np.ndarray, result: Evaluation) -> None:
+    def _publish(self, stamp: int, now: int, x: np.ndarray, xd: np.ndarray,
+                 result: Evaluation) -> None:
         """The feedforward (every evaluation, first and alone: a controller waits for it);
         then an evaluation due on the ``output_rate`` grid (loads, wrenches) or the
         ``tf_rate`` one (/tf, completed joint states, markers) is handed to the monitoring
-        thread."""
+        thread. ``now``: the node clock when the input arrived (ns)."""
         efforts = result.efforts
-        self.safety.accepted(self._now(), self.feedforward(efforts, self.p["clamp_feedforward"]), x)
+        self.safety.accepted(now, self.feedforward(efforts, self.p["clamp_feedforward"]), x)
         self._publish_feedforward(self.safety.last_feedforward, stamp)
         beyond = self.feedforward.beyond_limits(efforts)
         if beyond:                            # published, and flagged in /diagnostics
