@@ -16,8 +16,11 @@ from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from charmie_dynamics.ros.cdr import (FeedforwardWriter, JointStateReader, MAX_CACHED_NAME_BLOCKS,
-                                      joint_state_arrays)
+from geometry_msgs.msg import TransformStamped
+from tf2_msgs.msg import TFMessage
+
+from charmie_dynamics.ros.cdr import (MAX_CACHED_NAME_BLOCKS, Float64ArrayWriter, JointStateReader,
+                                      JointStateWriter, TFWriter, joint_state_arrays)
 from charmie_dynamics.ros.inputs import MAX_JOINT_NAMES, InputRejected
 
 pytestmark = pytest.mark.ros       # in the Jazzy lane too: its rmw writes the bytes
@@ -194,15 +197,55 @@ def assert_written_as_rclpy_writes(ours: bytes, msg) -> None:
     assert all(ours[k] in (0, theirs[k]) for k in others)
 
 
-def test_the_feedforward_is_written_as_rclpy_writes_it():
+def fuzzed_stamp(rng: random.Random) -> int:
+    return rng.randrange(-2**31, 2**31) * 1_000_000_000 + rng.randrange(0, 10**9)
+
+
+def header_stamp(stamp_ns: int) -> Time:
+    return Time(sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000)
+
+
+def test_float64_arrays_are_written_as_rclpy_writes_them():
     rng = random.Random(11)
-    for _ in range(40):
+    for size in list(range(5)) + [rng.randrange(5, 60) for _ in range(10)]:
+        writer = Float64ArrayWriter(size)
+        for _ in range(2):                            # the buffer is reused
+            values = np.array(fuzzed_values(rng, size))
+            assert_written_as_rclpy_writes(writer(values), Float64MultiArray(data=values))
+
+
+@pytest.mark.parametrize("fields", [("effort",), ("position", "velocity"),
+                                    ("position", "velocity", "effort")])
+def test_joint_states_are_written_as_rclpy_writes_them(fields):
+    rng = random.Random(len(fields))
+    for _ in range(15):
         names = [fuzzed_name(rng) for _ in range(rng.randrange(0, 25))]
-        writer = FeedforwardWriter(names)
-        for _ in range(2):                            # the buffers are reused
-            values = np.array(fuzzed_values(rng, len(names)))
-            stamp = rng.randrange(0, 2**31) * 1_000_000_000 + rng.randrange(0, 10**9)
-            assert_written_as_rclpy_writes(writer.values(values), Float64MultiArray(data=values))
-            expected = JointState(name=names, effort=values)
-            expected.header.stamp = Time(sec=stamp // 1_000_000_000, nanosec=stamp % 1_000_000_000)
-            assert_written_as_rclpy_writes(writer.state(stamp, values), expected)
+        frame = fuzzed_name(rng)
+        writer = JointStateWriter(names, fields, frame)
+        for _ in range(2):
+            arrays = [np.array(fuzzed_values(rng, len(names))) for _ in fields]
+            stamp = fuzzed_stamp(rng)
+            expected = JointState(name=names, **dict(zip(fields, arrays)))
+            expected.header.stamp, expected.header.frame_id = header_stamp(stamp), frame
+            assert_written_as_rclpy_writes(writer(stamp, *arrays), expected)
+
+
+def test_tf_is_written_as_rclpy_writes_it():
+    rng = random.Random(103)
+    for n in (0, 1, 2, 7, 30):
+        parents = [fuzzed_name(rng) for _ in range(n)]
+        children = [fuzzed_name(rng) for _ in range(n)]
+        writer = TFWriter(parents, children)
+        for _ in range(2):
+            stamp = fuzzed_stamp(rng)
+            translations = np.array(fuzzed_values(rng, 3 * n)).reshape(n, 3)
+            quaternions = np.array(fuzzed_values(rng, 4 * n)).reshape(n, 4)
+            expected = TFMessage()
+            for parent, child, t, r in zip(parents, children, translations, quaternions):
+                transform = TransformStamped(child_frame_id=child)
+                transform.header.stamp, transform.header.frame_id = header_stamp(stamp), parent
+                v, q = transform.transform.translation, transform.transform.rotation
+                v.x, v.y, v.z = (float(a) for a in t)
+                q.x, q.y, q.z, q.w = (float(a) for a in r)
+                expected.transforms.append(transform)
+            assert_written_as_rclpy_writes(writer(stamp, translations, quaternions), expected)

@@ -184,36 +184,82 @@ class _Writer:
         return start
 
 
-class FeedforwardWriter:
-    """The feedforward as serialized messages, written in place: ``values(efforts)`` as a
-    std_msgs/Float64MultiArray (no layout), ``state(stamp_ns, efforts)`` as a
-    sensor_msgs/JointState with ``names`` and the efforts alone (positions and velocities
-    empty). Each call returns new ``bytes`` to publish."""
+class Float64ArrayWriter:
+    """std_msgs/Float64MultiArray of ``size`` values (no layout), written in place."""
 
-    def __init__(self, names: Sequence[str]) -> None:
-        array = _Writer()
-        array.uint32(0)                   # layout.dim: empty
-        array.uint32(0)                   # layout.data_offset
-        self._array = array.buffer
-        self._array_values = np.frombuffer(self._array, "<f8", len(names),
-                                           array.doubles(len(names)))
-        state = _Writer()
-        state.buffer.extend(bytes(8))     # header.stamp, written per message
-        state.string("")                  # header.frame_id
-        state.uint32(len(names))
+    def __init__(self, size: int) -> None:
+        writer = _Writer()
+        writer.uint32(0)                  # layout.dim: empty
+        writer.uint32(0)                  # layout.data_offset
+        self._buffer = writer.buffer
+        self._values = np.frombuffer(self._buffer, "<f8", size, writer.doubles(size))
+
+    def __call__(self, values: np.ndarray) -> bytes:
+        """The message's bytes, to publish (new ``bytes``: the buffer is reused)."""
+        self._values[:] = values
+        return bytes(self._buffer)
+
+
+class JointStateWriter:
+    """sensor_msgs/JointState with fixed ``names`` and ``frame_id``, written in place: the
+    arrays named in ``fields`` (of "position", "velocity", "effort") as long as the names,
+    the others empty."""
+
+    def __init__(self, names: Sequence[str], fields: Sequence[str], frame_id: str = "") -> None:
+        writer = _Writer()
+        writer.buffer.extend(bytes(8))    # header.stamp, written per message
+        writer.string(frame_id)
+        writer.uint32(len(names))
         for name in names:
-            state.string(name)
-        state.doubles(0)                  # position
-        state.doubles(0)                  # velocity
-        self._state = state.buffer
-        self._state_values = np.frombuffer(self._state, "<f8", len(names),
-                                           state.doubles(len(names)))
+            writer.string(name)
+        arrays = {field: writer.doubles(len(names) if field in fields else 0)
+                  for field in ("position", "velocity", "effort")}
+        self._buffer = writer.buffer
+        self._arrays = [np.frombuffer(self._buffer, "<f8", len(names), arrays[field])
+                        for field in fields]
 
-    def values(self, efforts: np.ndarray) -> bytes:
-        self._array_values[:] = efforts
-        return bytes(self._array)
+    def __call__(self, stamp_ns: int, *arrays: np.ndarray) -> bytes:
+        """The message stamped ``stamp_ns`` with one array for each of ``fields``, in its
+        order (new ``bytes``: the buffer is reused)."""
+        _STAMP.pack_into(self._buffer, HEADER, *divmod(stamp_ns, 1_000_000_000))
+        for out, values in zip(self._arrays, arrays, strict=True):
+            out[:] = values
+        return bytes(self._buffer)
 
-    def state(self, stamp_ns: int, efforts: np.ndarray) -> bytes:
-        _STAMP.pack_into(self._state, HEADER, *divmod(stamp_ns, 1_000_000_000))
-        self._state_values[:] = efforts
-        return bytes(self._state)
+
+class TFWriter:
+    """tf2_msgs/TFMessage of fixed (parent, child) frame pairs, written in place: every
+    transform with one stamp, translations (n, 3) and quaternions (n, 4, x y z w)."""
+
+    def __init__(self, parents: Sequence[str], children: Sequence[str]) -> None:
+        writer = _Writer()
+        writer.uint32(len(parents))
+        stamps, values = [], []
+        for parent, child in zip(parents, children, strict=True):
+            writer.align(4)
+            stamps.append(len(writer.buffer))
+            writer.buffer.extend(bytes(8))
+            writer.string(parent)
+            writer.string(child)
+            writer.align(8)
+            values.append(len(writer.buffer))
+            writer.buffer.extend(bytes(56))  # translation x y z, rotation x y z w
+        self._buffer = writer.buffer
+        # every double of the message lies on one grid, 8 bytes from the header's end; the
+        # stamps' 32-bit words on one 4 bytes from it
+        grid = np.frombuffer(self._buffer, "<f8", (len(self._buffer) - HEADER) // 8, HEADER)
+        self._values = grid
+        self._value_index = (np.array(values, dtype=np.int64)[:, None] - HEADER) // 8 \
+            + np.arange(7)
+        words = np.frombuffer(self._buffer, "<u4", (len(self._buffer) - HEADER) // 4, HEADER)
+        self._words = words
+        self._stamp_index = (np.array(stamps, dtype=np.int64) - HEADER) // 4
+
+    def __call__(self, stamp_ns: int, translations: np.ndarray,
+                 quaternions: np.ndarray) -> bytes:
+        sec, nanosec = divmod(stamp_ns, 1_000_000_000)
+        self._words[self._stamp_index] = sec & 0xFFFFFFFF          # int32, two's complement
+        self._words[self._stamp_index + 1] = nanosec
+        self._values[self._value_index[:, :3]] = translations
+        self._values[self._value_index[:, 3:]] = quaternions
+        return bytes(self._buffer)

@@ -90,7 +90,8 @@ from ..model.urdf import is_urdf, read_overlay
 from ..resources import bundled_model
 from . import qos
 from .background import JobThread
-from .cdr import FeedforwardWriter, JointStateArrays, JointStateReader, joint_state_arrays
+from .cdr import (Float64ArrayWriter, JointStateArrays, JointStateReader, JointStateWriter,
+                  joint_state_arrays)
 from .clock_guard import ClockGuard
 from .distro import sender_in_message_info
 from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
@@ -99,7 +100,7 @@ from .inputs import (AccelerationEstimator, InputLimits, InputRejected, JointSta
 from .joint_map import read_joint_map
 from .log_throttle import LogThrottle
 from .stamps import StampGuard, to_nanoseconds
-from .messages import diagnostics, stamp_from_nanoseconds, transform
+from .messages import diagnostics, transform
 from .model_source import model_from_description, urdf_as_document
 from .model_updates import (Decision, ModelParser, ModelUpdates, PreparedModel, UpdateRefused,
                             model_change, prepare_model, senders_problem)
@@ -469,7 +470,8 @@ class DynamicsNode(LifecycleNode):
         # messages refilled by every evaluation: names and frames are set once; names are
         # the hardware's (joint_name_map)
         hardware = self.joint_map.to_hardware
-        self.feedforward_writer = FeedforwardWriter(hardware(prepared.joints))
+        self.feedforward_values = Float64ArrayWriter(len(prepared.joints))
+        self.feedforward_state = JointStateWriter(hardware(prepared.joints), ("effort",))
         self.last_source = None                  # the joints a message's names give may differ
         self.stamps.reset()
         self.tf_grid.reset()
@@ -815,8 +817,8 @@ class DynamicsNode(LifecycleNode):
     def _publish_feedforward(self, values: np.ndarray, stamp: Optional[int] = None) -> None:
         """The feedforward, then its stamped, named copy (``stamp``: the evaluated input's,
         ns; the watchdog's values: the node clock's), both published as their bytes."""
-        self.pub_feedforward.publish(self.feedforward_writer.values(values))
-        self.pub_feedforward_state.publish(self.feedforward_writer.state(
+        self.pub_feedforward.publish(self.feedforward_values(values))
+        self.pub_feedforward_state.publish(self.feedforward_state(
             self._now() if stamp is None else stamp, values))
 
     def _publish(self, stamp: int, now: int, x: np.ndarray, xd: np.ndarray,
@@ -835,8 +837,7 @@ class DynamicsNode(LifecycleNode):
         loads = self.output_grid.due(stamp, self.p["output_rate"])
         tf = self.tf_grid.due(stamp, self.p["tf_rate"])
         if loads or tf:
-            self.monitoring.submit(stamp_from_nanoseconds(stamp), loads, tf, x, xd, result,
-                                   self.p["marker_scale"])
+            self.monitoring.submit(stamp, loads, tf, x, xd, result, self.p["marker_scale"])
 
     def _on_monitoring_error(self, exc: BaseException) -> None:
         """The monitoring thread's failure to publish one evaluation (counted as skipped)."""

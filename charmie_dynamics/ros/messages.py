@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from array import array
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Duration, Time
@@ -61,11 +61,8 @@ def float_array(values: np.ndarray) -> array:
 
 
 def joint_state(stamp: Time, names: Sequence[str], position: np.ndarray, velocity: np.ndarray,
-                effort: np.ndarray, msg: Optional[JointState] = None) -> JointState:
-    """A JointState; ``msg``: one to refill whose ``name`` is already ``names``."""
-    if msg is None:
-        msg = JointState()
-        msg.name = list(names)
+                effort: np.ndarray) -> JointState:
+    msg = JointState(name=list(names))
     msg.header.stamp = stamp
     msg.position = float_array(position)
     msg.velocity = float_array(velocity)

@@ -6,7 +6,9 @@ The executor thread publishes the feedforward first and alone; when an evaluatio
 monitoring (the ``output_rate`` and ``tf_rate`` grids) it copies that evaluation's numbers
 out of the evaluator's buffers, which the next evaluation overwrites, into a free
 :class:`Snapshot` (a few microseconds of ``np.copyto``) and queues it. The worker thread
-takes snapshots in order and turns each into messages (about 0.8 ms of Python for CHARMIE):
+takes snapshots in order and turns each into messages: the joint states and /tf written as
+their serialized bytes into buffers laid out once per model (module cdr), the wrenches and
+markers as message objects:
 every message of a snapshot describes one evaluation (one stamp, one input), and snapshots
 are published in the order of their evaluations. When every snapshot is queued or in
 flight (the worker more than ``SNAPSHOTS`` evaluations behind), the new evaluation's
@@ -28,7 +30,7 @@ from typing import Callable, Optional
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Point, TransformStamped, WrenchStamped
+from geometry_msgs.msg import Point, WrenchStamped
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
@@ -38,7 +40,8 @@ from visualization_msgs.msg import Marker, MarkerArray
 from ..evaluators.evaluator import Evaluation
 from . import qos
 from .background import JobThread
-from .messages import joint_state, set_transform, set_vector3
+from .cdr import JointStateWriter, TFWriter
+from .messages import set_vector3, stamp_from_nanoseconds
 from .outputs import (FramePlan, OutputUnits, hardware_efforts, hardware_positions,
                       wrench_topic)
 
@@ -57,12 +60,12 @@ class Layout:
     messages and publishers. Only the worker thread writes into the messages."""
 
     plan: FramePlan
-    joint_loads: JointState
-    actuator_loads: JointState
-    completed: JointState
-    tf: TFMessage
+    joint_loads: JointStateWriter
+    actuator_loads: JointStateWriter
+    completed: JointStateWriter
+    tf: TFWriter
     units: OutputUnits
-    solved: Optional[JointState]      # the solved coordinates (publish_solved_joint_states)
+    solved: Optional[JointStateWriter]    # the solved coordinates (publish_solved_joint_states)
     # (body index, message, publisher, the base_link turn of the base body's or None)
     wrenches: list[tuple[int, WrenchStamped, object, Optional[np.ndarray]]]
     world_frame: str
@@ -92,7 +95,7 @@ class Snapshot:
     force_world: np.ndarray
     translations: np.ndarray
     quaternions: np.ndarray
-    stamp: Time = field(default_factory=Time)
+    stamp: int = 0                # ns
     loads: bool = False           # due on the output_rate grid
     tf: bool = False              # due on the tf_rate grid
     marker_scale: float = 0.0
@@ -108,7 +111,7 @@ class Snapshot:
                    np.empty(wrench), np.empty(wrench), np.empty(wrench), np.empty(wrench),
                    np.empty_like(result.translations), np.empty_like(result.quaternions))
 
-    def fill(self, stamp: Time, loads: bool, tf: bool, x: np.ndarray, xd: np.ndarray,
+    def fill(self, stamp: int, loads: bool, tf: bool, x: np.ndarray, xd: np.ndarray,
              result: Evaluation, marker_scale: float) -> None:
         self.stamp, self.loads, self.tf, self.marker_scale = stamp, loads, tf, marker_scale
         state, r = result.state, result.loads
@@ -167,14 +170,14 @@ class MonitoringPublisher:
             if body not in self.pub_wrenches:
                 self.pub_wrenches[body] = self.node.create_publisher(
                     WrenchStamped, wrench_topic(body), qos.OUTPUT)
-        header = lambda: Header(frame_id=plan.root)          # noqa: E731
+        every = ("position", "velocity", "effort")
         self.layout = Layout(
-            plan, JointState(header=header(), name=coordinates),
-            JointState(header=header(), name=inputs), JointState(header=header(), name=coordinates),
-            TFMessage(transforms=[TransformStamped(header=Header(frame_id=parent), child_frame_id=child)
-                                  for parent, child in zip(plan.parents, plan.children)]),
+            plan, JointStateWriter(coordinates, every, plan.root),
+            JointStateWriter(inputs, every, plan.root),
+            JointStateWriter(coordinates, every[:2], plan.root),
+            TFWriter(plan.parents, plan.children),
             units,
-            JointState(name=[coordinates[c] for c in units.solved])
+            JointStateWriter([coordinates[c] for c in units.solved], every[:2])
             if self.pub_solved is not None and units.solved else None,
             [(i, WrenchStamped(header=Header(frame_id=plan.frame[body])), self.pub_wrenches[body],
               plan.turn if body == plan.base_body else None)
@@ -183,10 +186,10 @@ class MonitoringPublisher:
         layout = self.layout
         layout.free = [Snapshot.like(layout, len(inputs), result) for _ in range(SNAPSHOTS)]
 
-    def submit(self, stamp: Time, loads: bool, tf: bool, x: np.ndarray, xd: np.ndarray,
+    def submit(self, stamp: int, loads: bool, tf: bool, x: np.ndarray, xd: np.ndarray,
                result: Evaluation, marker_scale: float) -> None:
-        """Queue one evaluation's monitoring outputs (executor thread; ``result`` is copied),
-        or count it skipped when no snapshot is free."""
+        """Queue one evaluation's monitoring outputs (executor thread; ``result`` is copied;
+        ``stamp``: its input's, ns), or count it skipped when no snapshot is free."""
         layout = self.layout
         with self._lock:
             if not layout.free:
@@ -216,15 +219,15 @@ class MonitoringPublisher:
     def _publish(self, s: Snapshot) -> None:
         """One snapshot's messages: loads and wrenches, then completed joint states, /tf and
         the markers."""
-        layout, stamp, units = s.layout, s.stamp, s.layout.units
+        layout, units = s.layout, s.layout.units
+        stamp = stamp_from_nanoseconds(s.stamp)      # the wrenches' and markers'
         q, qd = hardware_positions(units.coordinates, s.q, s.qd)
         if s.loads:
-            self.pub_joint_loads.publish(joint_state(
-                stamp, (), q, qd, hardware_efforts(units.coordinate_efforts, s.coordinate_effort),
-                layout.joint_loads))
-            self.pub_actuator_loads.publish(joint_state(
-                stamp, (), *hardware_positions(units.inputs, s.x, s.xd),
-                hardware_efforts(units.input_efforts, s.efforts), layout.actuator_loads))
+            self.pub_joint_loads.publish(layout.joint_loads(
+                s.stamp, q, qd, hardware_efforts(units.coordinate_efforts, s.coordinate_effort)))
+            self.pub_actuator_loads.publish(layout.actuator_loads(
+                s.stamp, *hardware_positions(units.inputs, s.x, s.xd),
+                hardware_efforts(units.input_efforts, s.efforts)))
             for k, (_, msg, pub, turn) in enumerate(layout.wrenches):
                 msg.header.stamp = stamp
                 force, torque = s.joint_force[k], s.joint_torque[k]
@@ -235,17 +238,17 @@ class MonitoringPublisher:
                 pub.publish(msg)
         if not s.tf:
             return
-        self.pub_completed.publish(joint_state(stamp, (), q, qd, (), layout.completed))
+        self.pub_completed.publish(layout.completed(s.stamp, q, qd))
         if layout.solved is not None:
             solved = list(units.solved)
-            self.pub_solved.publish(joint_state(stamp, (), q[solved], qd[solved], (),
-                                                layout.solved))
+            self.pub_solved.publish(layout.solved(s.stamp, q[solved], qd[solved]))
         plan = layout.plan
         if plan.poses:
-            for j, (msg, k) in enumerate(zip(layout.tf.transforms, plan.poses)):
-                pose = (s.translations[k], s.quaternions[k])
-                set_transform(msg, stamp, *(pose if plan.turn is None else plan.turned(j, *pose)))
-            self.pub_tf.publish(layout.tf)
+            poses = list(plan.poses)
+            translations, quaternions = s.translations[poses], s.quaternions[poses]
+            for j in plan.turned_parents + plan.turned_children:     # REP 103's base_link
+                translations[j], quaternions[j] = plan.turned(j, translations[j], quaternions[j])
+            self.pub_tf.publish(layout.tf(s.stamp, translations, quaternions))
         if layout.wrenches and self.pub_markers.get_subscription_count() > 0:
             self.pub_markers.publish(MarkerArray(markers=[
                 self._arrow(layout, stamp, k, s.origin_world[k], s.origin_world[k]
