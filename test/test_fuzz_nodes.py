@@ -1,6 +1,7 @@
 """Fuzz of the dynamics node over real DDS (node in its own process, ros_harness helpers):
-a few thousand random JointStates and a few hundred random model texts from a seeded numpy
-generator, bounded in time.
+a few thousand random JointStates (some of them sent as corrupted CDR bytes: truncated, or
+bytes changed, the encapsulation header included; the node reads joint_states raw) and a few
+hundred random model texts from a seeded numpy generator, bounded in time.
 
 Checked: the node is alive at the end; nothing non-finite, and nothing beyond ten times the
 model's limits (positions, velocities, efforts where the model gives them), is published on
@@ -30,6 +31,8 @@ from builtin_interfaces.msg import Time  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
+
+from rclpy.serialization import serialize_message  # noqa: E402
 
 from charmie_dynamics.dynamics.actuation import actuator_space  # noqa: E402
 from charmie_dynamics.ros.inputs import REASONS  # noqa: E402
@@ -87,6 +90,16 @@ def random_joint_state(rng: np.random.Generator, sane: Time) -> JointState:
         t = sane.sec * 10**9 + sane.nanosec + int(rng.integers(-10**9, 2 * 10**9))
         msg.header.stamp = Time(sec=t // 10**9, nanosec=t % 10**9)
     return msg
+
+
+def corrupted(rng: np.random.Generator, msg: JointState) -> bytes:
+    """``msg``'s CDR bytes cut short, or with one to four bytes changed."""
+    data = bytearray(serialize_message(msg))
+    if rng.random() < 0.4:
+        return bytes(data[: rng.integers(0, len(data))])
+    for _ in range(rng.integers(1, 5)):
+        data[rng.integers(0 if rng.random() < 0.1 else 2, len(data))] ^= int(rng.integers(1, 256))
+    return bytes(data)
 
 
 def random_model_text(rng: np.random.Generator) -> str:
@@ -178,7 +191,8 @@ def test_fuzz_joint_states_and_models(ros, ros_env, log_dir):
                 sent_models += 1
                 if not ros.spin_until(lambda: models_accounted() >= sent_models - lost_models, 20.0):
                     lost_models += 1
-            d.pub_joints.publish(random_joint_state(rng, ros.next_stamp()))
+            msg = random_joint_state(rng, ros.next_stamp())
+            d.pub_joints.publish(corrupted(rng, msg) if rng.random() < 0.15 else msg)
             sent_js += 1
             if not ros.spin_until(lambda: received("received_joint_states") >= sent_js - lost_js, 1.0):
                 lost_js += 1
