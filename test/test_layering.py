@@ -24,7 +24,7 @@ from import_graph import GRAPH, MODULES, PACKAGE, ROOT, imports_of, layer, packa
 ROS_FREE = {f"{PACKAGE}.ros.{name}" for name in (
     "inputs", "model_updates", "odometry", "reference", "stale_policy", "stamps", "outputs",
     "node_status", "model_source", "dynamics_parameters", "param_spec", "joint_map",
-    "recorded_inputs", "robot_inputs")}
+    "recorded_inputs", "robot_inputs", "log_throttle")}
 
 
 def _is_ros(top: str) -> bool:
