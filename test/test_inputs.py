@@ -185,7 +185,7 @@ def test_reference_acceleration_source(monkeypatch):
 
     from builtin_interfaces.msg import Duration, Time
     from rclpy.parameter import Parameter
-    from rclpy.serialization import serialize_message
+    from rclpy.serialization import deserialize_message, serialize_message
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -211,8 +211,9 @@ def test_reference_acceleration_source(monkeypatch):
             while len(published) < n and time.monotonic() < deadline:
                 time.sleep(0.001)
             return len(published) == n
-        monkeypatch.setattr(node.monitoring.pub_joint_loads, "publish",
-                            lambda msg: published.append(np.array(msg.effort)))
+        monkeypatch.setattr(node.monitoring.pub_joint_loads, "publish",      # serialized
+                            lambda data: published.append(np.array(
+                                deserialize_message(data, JointState).effort)))
         traj = JointTrajectory()
         traj.header.stamp = Time(sec=100, nanosec=0)
         traj.joint_names = ["theta8a", "act4"]
