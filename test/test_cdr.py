@@ -19,8 +19,9 @@ from std_msgs.msg import Float64MultiArray
 from geometry_msgs.msg import TransformStamped
 from tf2_msgs.msg import TFMessage
 
-from charmie_dynamics.ros.cdr import (MAX_CACHED_NAME_BLOCKS, Float64ArrayWriter, JointStateReader,
-                                      JointStateWriter, TFWriter, joint_state_arrays)
+from charmie_dynamics.ros.cdr import (MAX_CACHED_BLOCK_NAMES, MAX_CACHED_NAME_BLOCKS,
+                                      Float64ArrayWriter, JointStateReader, JointStateWriter,
+                                      TFWriter, joint_state_arrays)
 from charmie_dynamics.ros.inputs import MAX_JOINT_NAMES, InputRejected
 
 pytestmark = pytest.mark.ros       # in the Jazzy lane too: its rmw writes the bytes
@@ -90,6 +91,16 @@ def test_publishers_beyond_the_cache_are_read_right():
     for _ in range(3):
         for msg in messages:
             assert same_fields(reader(serialize_message(msg)), msg)
+
+
+def test_a_message_of_many_names_is_read_by_rclpy_each_time():
+    """Beyond MAX_CACHED_BLOCK_NAMES names no block is remembered (rclpy reads it whole)."""
+    reader = JointStateReader()
+    names = [f"j{k}" for k in range(MAX_CACHED_BLOCK_NAMES + 1)]
+    msg = JointState(name=names, position=[float(k) for k in range(len(names))])
+    for _ in range(2):
+        assert same_fields(reader(serialize_message(msg)), msg)
+    assert not reader._blocks
 
 
 def test_truncated_and_corrupted_bytes_are_refused_or_read_as_rclpy_reads_them():

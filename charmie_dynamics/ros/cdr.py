@@ -32,6 +32,9 @@ LITTLE_ENDIAN_CDR = b"\x00\x01"
 HEADER = 4
 #: name blocks remembered (one per publisher on a merged topic; a healthy robot has a few)
 MAX_CACHED_NAME_BLOCKS = 8
+#: most names of a block remembered: a message with more is read by rclpy alone (finding
+#: the end of its block in Python would cost more than rclpy's whole reading)
+MAX_CACHED_BLOCK_NAMES = 100
 
 _U32 = struct.Struct("<I")
 _STAMP = struct.Struct("<iI")
@@ -69,8 +72,10 @@ class JointStateReader:
     """Reads a JointState's CDR bytes without building a message: the stamp and the arrays
     from their offsets, the names from a cache of the name blocks seen (compared byte for
     byte where the block starts: a message with the same names as an earlier one creates
-    no string). A count of names above ``MAX_JOINT_NAMES`` is ``too_many_names`` before any
-    name is read; bytes that are not a JointState are ``invalid_value``."""
+    no string). A message whose block is not cached is read by rclpy, and its block
+    remembered. A count of names above ``MAX_JOINT_NAMES`` is ``too_many_names`` before any
+    name is read (little-endian CDR); bytes that are not a JointState are
+    ``invalid_value``."""
 
     def __init__(self) -> None:
         self._blocks: list[tuple[bytes, tuple[str, ...]]] = []   # newest first
@@ -93,12 +98,11 @@ class JointStateReader:
         # a block: the count and the strings (a block cannot then be the start of another)
         names = self._cached_names(data, at)
         if names is None:
-            block_end = self._skip_names(data, at + 4, count)
-            names = tuple(self._deserialize(data).name)
-            self._remember(data[at:block_end], names)
-            at = block_end
-        else:
-            at += len(self._blocks[0][0])
+            arrays = joint_state_arrays(self._deserialize(data))
+            if count <= MAX_CACHED_BLOCK_NAMES:
+                self._remember(data[at:self._skip_names(data, at + 4, count)], arrays.name)
+            return arrays
+        at += len(self._blocks[0][0])
         position, at = self._doubles(data, at)
         velocity, at = self._doubles(data, at)
         effort, _ = self._doubles(data, at)
