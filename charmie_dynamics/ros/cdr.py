@@ -251,12 +251,12 @@ class TFWriter:
         self._buffer = writer.buffer
         # every double of the message lies on one grid, 8 bytes from the header's end; the
         # stamps' 32-bit words on one 4 bytes from it
-        grid = np.frombuffer(self._buffer, "<f8", (len(self._buffer) - HEADER) // 8, HEADER)
-        self._values = grid
+        self._values = np.frombuffer(self._buffer, "<f8", (len(self._buffer) - HEADER) // 8,
+                                     HEADER)
         self._value_index = (np.array(values, dtype=np.int64)[:, None] - HEADER) // 8 \
             + np.arange(7)
-        words = np.frombuffer(self._buffer, "<u4", (len(self._buffer) - HEADER) // 4, HEADER)
-        self._words = words
+        self._words = np.frombuffer(self._buffer, "<u4", (len(self._buffer) - HEADER) // 4,
+                                    HEADER)
         self._stamp_index = (np.array(stamps, dtype=np.int64) - HEADER) // 4
 
     def __call__(self, stamp_ns: int, translations: np.ndarray,
