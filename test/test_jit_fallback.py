@@ -9,6 +9,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -236,14 +237,24 @@ def test_the_lock_pins_every_requirement_within_its_range():
 
 
 def start_dynamics_node(old_numba: Path, *params: str) -> subprocess.CompletedProcess:
-    """The dynamics node as a process under the old numba; its start-up error ends it."""
+    """The dynamics node as a process under the old numba; its start-up error ends it. One
+    that does not end within 300 s gets SIGABRT, and Python's faulthandler (on in it) prints
+    every thread's stack into the stderr the test's failure shows."""
     args = [arg for param in params for arg in ("-p", param)]
-    return subprocess.run([sys.executable, "-m", "charmie_dynamics.ros.dynamics_node",
-                           "--ros-args", *args], capture_output=True, text=True, timeout=300,
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                                             [str(old_numba), os.environ.get("PYTHONPATH", "")]),
-                                         "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
-                                         "ROS_DOMAIN_ID": str(domain_id(200, 30))})
+    command = [sys.executable, "-m", "charmie_dynamics.ros.dynamics_node", "--ros-args", *args]
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1",
+           "PYTHONPATH": os.pathsep.join([str(old_numba), os.environ.get("PYTHONPATH", "")]),
+           "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST", "ROS_DOMAIN_ID": str(domain_id(200, 30))}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          cwd=ROOT, env=env) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)
+            stdout, stderr = process.communicate(timeout=60)
+            pytest.fail(f"the node did not exit within 300 s after its error; its stacks:\n"
+                        f"{stderr}")
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 @pytest.mark.ros
