@@ -24,7 +24,7 @@ LAYERS = (
     {"simulation", "evaluators"},
     {"export", "trajectories", "recordings", PACKAGE},
     {"identification", "datasets"},
-    {"studies"},
+    {"studies", "envs"},
     {"ros"},
     {"view"},
     {"cli"},

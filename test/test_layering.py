@@ -4,7 +4,7 @@
     base (jit, layout, linalg, flat, documents, resources, errors)
       <- model <- kinematics <- mechanisms <- dynamics <- simulation, evaluators
       <- export, trajectories, the package's own __init__ (the core's public face)
-      <- identification, datasets <- studies <- ros <- view <- cli
+      <- identification, datasets <- studies, envs <- ros <- view <- cli
 
 A module may import its own layer and the layers below it (the graph and the layers:
 test/import_graph.py; docs/architecture.md shows them). ros sits below view and cli

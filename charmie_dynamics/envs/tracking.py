@@ -1,0 +1,238 @@
+"""Trajectory tracking on the model as Gymnasium environments (docs/learning.md).
+
+:class:`TrackingEnv` is one robot, :class:`VectorTrackingEnv` N robots stepped in one batch
+(envs/plants.py); both run the same :class:`Tracking` core, the single one with N = 1, so N
+single environments and one vector environment of N give the same numbers.
+
+Every control period T (``control_dt``, 10 ms) the action holds each input's effort
+(``model.input_names``: CHARMIE's joint torques, its act4 and act5 forces; a model with loops:
+the efforts at its independent coordinates) for ``control_dt / dt`` integration steps.
+
+* Action: a in [-1, 1]^n (float32), the effort u = a * limit (the model's effort limits, or
+  ``effort_limit=`` where it has none); with ``residual=True`` u = u_ff + a * limit *
+  ``residual_scale``, u_ff the model's own feedforward at the reference (inverse dynamics
+  plus friction, the dynamics node's output). u is clipped to the limits.
+* Observation (float32, 4 n): x, x', x_ref, x'_ref: the inputs' positions and rates and the
+  reference's at the end of the period (SI units: m, rad, m/s, rad/s).
+* Reward, after each period: r = -mean(((x - x_ref) / s)^2) - w_effort mean((u / limit)^2),
+  s the error scale of the input's kind (``error_scale``: 0.1 rad, 0.01 m, an actuator's
+  0.01 m), w_effort ``effort_weight`` (0.01).
+* Terminated: the simulation cannot go on (an actuator driven past its stroke, loops that no
+  longer close, a state not finite), a rate beyond the model's velocity limit by more than
+  10 %, or a tracking error beyond ``max_error`` error scales (20). Truncated: the reference's
+  end (a motion's duration; ``episode_steps`` periods for ``reference="random"``).
+* Reset: at rest at the reference's start (``random``: a start and a target drawn in the
+  middle ``target_span`` of each input's range, seeded by ``reset(seed=...)``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from ..kinematics.limits import VELOCITY_TOLERANCE, InputLimits
+from ..model.model import Model
+from ..resources import bundled_model
+from .plants import STEP_ERRORS, LoopPlant, TreePlant, finite_limits
+from .references import RANDOM, random_ramps, shared_motion
+
+#: The error scales of the reward, by input kind (rad, m, m)
+ERROR_SCALE = {"angular": 0.1, "linear": 0.01, "actuator": 0.01}
+#: Most draws of a random start before reset gives up (a start outside the stops is drawn
+#: again)
+START_DRAWS = 100
+
+
+def load(model: Model | str | None) -> Model:
+    """A model, or the model file at a path (None: the bundled CHARMIE)."""
+    if isinstance(model, Model):
+        return model
+    from ..model import load_model
+    return load_model(str(bundled_model() if model is None else model))
+
+
+class Tracking:
+    """N robots following references (module docstring): the state machine both
+    environments share. ``step`` takes actions (N, n) and gives observations, rewards,
+    terminated and truncated (N,) arrays."""
+
+    def __init__(self, model: Model | str | None, count: int, *, reference: str = "validation",
+                 control_dt: float = 0.01, dt: float = 1e-3, integrator: str = "euler",
+                 residual: bool = False, residual_scale: float = 0.2,
+                 effort_limit: Optional[Sequence[float] | float] = None,
+                 effort_weight: float = 0.01, error_scale: Optional[dict[str, float]] = None,
+                 max_error: float = 20.0, episode_steps: int = 200,
+                 target_span: float = 0.5) -> None:
+        self.model = m = load(model)
+        if not (math.isfinite(control_dt) and control_dt > 0.0 and 0.0 < dt <= control_dt):
+            raise ValueError(f"control_dt, dt: got {control_dt!r}, {dt!r}, expected "
+                             "0 < dt <= control_dt (s)")
+        substeps = int(round(control_dt / dt))
+        if abs(substeps * dt - control_dt) > 1e-9 * control_dt:
+            raise ValueError(f"control_dt: got {control_dt!r}, expected a whole number of "
+                             f"dt = {dt!r}")
+        self.count, self.period = count, control_dt
+        self.plant = (TreePlant(m, count, dt, substeps, integrator) if m.loops is None
+                      else LoopPlant(m, count, dt, substeps))
+        names = self.plant.names
+        self.names = names
+        self.limit = finite_limits(self.plant.effort_limit, names, effort_limit)
+        scales = {**ERROR_SCALE, **(error_scale or {})}
+        self.scale = np.array([scales[k] for k in self.plant.kinds])
+        velocity = InputLimits.of(m).velocity
+        self.velocity_limit = np.array([velocity.get(n, math.inf) for n in names]) \
+            * (1.0 + VELOCITY_TOLERANCE)
+        self.residual, self.residual_scale = bool(residual), float(residual_scale)
+        self.effort_weight, self.max_error = float(effort_weight), float(max_error)
+        if reference == RANDOM:
+            self.reference = random_ramps(m, count, int(episode_steps), control_dt, target_span)
+            self.feedforward_table = None
+        else:
+            self.reference = shared_motion(m, reference, control_dt)
+            # the shared motion's feedforward, once (a residual policy adds to it)
+            self.feedforward_table = self.plant.feedforward(
+                self.reference.x, self.reference.xd, self.reference.xdd) if residual else None
+        if self.reference.steps < 1:
+            raise ValueError(f"reference {reference!r}: lasts less than one control period "
+                             f"({control_dt} s); expected a motion, not a start state")
+        self.k = np.zeros(count, dtype=np.int64)
+        self.effort = np.zeros((count, len(names)))
+        n = len(names)
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (4 * n,), np.float32)
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (n,), np.float32)
+
+    def reset_rows(self, rows: np.ndarray, rngs: Sequence[np.random.Generator]) -> None:
+        """Robots ``rows`` back at their reference's start, at rest (``rngs``: each one's
+        generator, for a random reference)."""
+        self.k[rows] = 0
+        reference = self.reference
+        for row, rng in zip(rows, rngs):
+            for _ in range(START_DRAWS):
+                reference.draw(row, rng)
+                try:        # the start placed last: the robot starts there
+                    for point in reference.ends(row):
+                        self.plant.place(np.array([row]), point[None])
+                    break
+                except (ValueError, *STEP_ERRORS):
+                    if not reference.drawn:
+                        raise
+            else:
+                raise RuntimeError(f"reset: no start within the stops of {self.model.name} in "
+                                   f"{START_DRAWS} draws; expected a smaller target_span")
+
+    def observe(self) -> np.ndarray:
+        x, xd = self.plant.observe()
+        x_ref, xd_ref, _ = self.reference.at(self.k)
+        return np.concatenate([x, xd, x_ref, xd_ref], axis=1).astype(np.float32)
+
+    def step(self, action: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """One control period of every robot: observation, reward, terminated, truncated and
+        failed (the simulation could not go on) arrays."""
+        a = np.clip(np.asarray(action, dtype=float).reshape(self.count, -1), -1.0, 1.0)
+        u = a * self.limit
+        if self.residual:
+            u = self.residual_scale * u + self.feedforward()
+        np.clip(u, -self.limit, self.limit, out=self.effort)
+        failed = self.plant.advance(self.effort)
+        self.k = np.minimum(self.k + 1, self.reference.steps)
+        x, xd = self.plant.observe()
+        x_ref, xd_ref, _ = self.reference.at(self.k)
+        error = (x - x_ref) / self.scale
+        reward = -np.mean(error ** 2, axis=1) \
+            - self.effort_weight * np.mean((self.effort / self.limit) ** 2, axis=1)
+        lost = ~(np.abs(error) <= self.max_error).all(axis=1) \
+            | ~(np.abs(xd) <= self.velocity_limit).all(axis=1)
+        terminated = failed | lost
+        reward = np.where(np.isfinite(reward), reward, -self.max_error ** 2)
+        truncated = (self.k >= self.reference.steps) & ~terminated
+        observation = np.concatenate([x, xd, x_ref, xd_ref], axis=1).astype(np.float32)
+        return observation, reward, terminated, truncated, failed
+
+    def feedforward(self) -> np.ndarray:
+        """The model's efforts (N, n) at each robot's reference now."""
+        if self.feedforward_table is not None:
+            return self.feedforward_table[self.k]
+        return self.plant.feedforward(*self.reference.at(self.k))
+
+
+class TrackingEnv(gym.Env):
+    """One robot tracking a reference (module docstring); keyword arguments as
+    :class:`Tracking`'s, ``model`` a Model or a model file (None: the bundled CHARMIE)."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 25}
+
+    def __init__(self, model: Model | str | None = None, render_mode: Optional[str] = None,
+                 **options: Any) -> None:
+        self.task = Tracking(model, 1, **options)
+        self.observation_space = self.task.observation_space
+        self.action_space = self.task.action_space
+        self.render_mode = render_mode
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None
+              ) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self.task.reset_rows(np.array([0]), [self.np_random])
+        return self.task.observe()[0], {}
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
+        observation, reward, terminated, truncated, failed = self.task.step(action)
+        info = {"effort": self.task.effort[0].copy(), "failed": bool(failed[0])}
+        return observation[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
+
+    def render(self) -> Optional[np.ndarray]:
+        if self.render_mode != "rgb_array":
+            return None
+        from .render import tracking_frame
+        return tracking_frame(self.task, 0)
+
+
+class VectorTrackingEnv(VectorEnv):
+    """``num_envs`` robots tracking references in one batch (module docstring); an episode that
+    ends is reset on the next ``step`` (Gymnasium's next-step autoreset), whose action for it
+    is ignored. ``reset(seed=s)`` seeds robot i with s + i, as N single environments reset
+    with those seeds."""
+
+    metadata = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, model: Model | str | None = None,
+                 render_mode: Optional[str] = None, **options: Any) -> None:
+        self.num_envs = int(num_envs)
+        self.task = Tracking(model, self.num_envs, **options)
+        self.single_observation_space = self.task.observation_space
+        self.single_action_space = self.task.action_space
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space,
+                                                              self.num_envs)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space,
+                                                         self.num_envs)
+        self.render_mode = render_mode
+        self._rngs = [np.random.default_rng() for _ in range(self.num_envs)]
+        self._pending = np.zeros(self.num_envs, dtype=bool)
+
+    def reset(self, *, seed: Optional[int | Sequence[int]] = None,
+              options: Optional[dict] = None) -> tuple[np.ndarray, dict]:
+        if seed is not None:
+            seeds = [seed + i for i in range(self.num_envs)] if isinstance(seed, int) \
+                else list(seed)
+            self._rngs = [gym.utils.seeding.np_random(s)[0] for s in seeds]
+        self.task.reset_rows(np.arange(self.num_envs), self._rngs)
+        self._pending[:] = False
+        return self.task.observe(), {}
+
+    def step(self, actions: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+        pending = np.flatnonzero(self._pending)
+        if pending.size:                 # their action is ignored: nothing pushes them on
+            actions = np.array(actions, dtype=float)
+            actions.reshape(self.num_envs, -1)[pending] = 0.0
+        observation, reward, terminated, truncated, failed = self.task.step(actions)
+        if pending.size:
+            # the robots whose episode ended last step start again; this step is not theirs
+            self.task.reset_rows(pending, [self._rngs[r] for r in pending])
+            observation[pending] = self.task.observe()[pending]
+            reward[pending], terminated[pending], truncated[pending] = 0.0, False, False
+        self._pending = terminated | truncated
+        return observation, reward, terminated, truncated, {"failed": failed}
