@@ -44,6 +44,7 @@ ERROR_SCALE = {"angular": 0.1, "linear": 0.01, "actuator": 0.01}
 #: Most draws of a random start before reset gives up (a start outside the stops is drawn
 #: again)
 START_DRAWS = 100
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def load(model: Model | str | None) -> Model:
@@ -126,7 +127,7 @@ class Tracking:
     def observe(self) -> np.ndarray:
         x, xd = self.plant.observe()
         x_ref, xd_ref, _ = self.reference.at(self.k)
-        return np.concatenate([x, xd, x_ref, xd_ref], axis=1).astype(np.float32)
+        return self._observation(x, xd, x_ref, xd_ref)
 
     def step(self, action: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -141,16 +142,30 @@ class Tracking:
         self.k = np.minimum(self.k + 1, self.reference.steps)
         x, xd = self.plant.observe()
         x_ref, xd_ref, _ = self.reference.at(self.k)
+        reward, lost = self.score(x, xd, x_ref, self.effort)
+        terminated = failed | lost
+        truncated = (self.k >= self.reference.steps) & ~terminated
+        return self._observation(x, xd, x_ref, xd_ref), reward, terminated, truncated, failed
+
+    @staticmethod
+    def _observation(*parts: np.ndarray) -> np.ndarray:
+        """The parts side by side as float32; a failed robot's huge last state as the largest
+        float32, not inf."""
+        joined = np.concatenate(parts, axis=1)
+        return np.clip(joined, -FLOAT32_MAX, FLOAT32_MAX).astype(np.float32)
+
+    def score(self, x: np.ndarray, xd: np.ndarray, x_ref: np.ndarray, effort: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """The reward and whether the robot is lost (the module docstring's), (N,) each, of
+        the inputs x, x' after a period under ``effort`` against the reference x_ref."""
         error = (x - x_ref) / self.scale
-        reward = -np.mean(error ** 2, axis=1) \
-            - self.effort_weight * np.mean((self.effort / self.limit) ** 2, axis=1)
+        with np.errstate(over="ignore"):
+            reward = -np.mean(error ** 2, axis=1) \
+                - self.effort_weight * np.mean((effort / self.limit) ** 2, axis=1)
         lost = ~(np.abs(error) <= self.max_error).all(axis=1) \
             | ~(np.abs(xd) <= self.velocity_limit).all(axis=1)
-        terminated = failed | lost
-        reward = np.where(np.isfinite(reward), reward, -self.max_error ** 2)
-        truncated = (self.k >= self.reference.steps) & ~terminated
-        observation = np.concatenate([x, xd, x_ref, xd_ref], axis=1).astype(np.float32)
-        return observation, reward, terminated, truncated, failed
+        # a robot lost at a state too far to score gets the worst finite reward
+        return np.where(np.isfinite(reward), reward, -self.max_error ** 2), lost
 
     def feedforward(self) -> np.ndarray:
         """The model's efforts (N, n) at each robot's reference now."""

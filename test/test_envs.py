@@ -1,0 +1,161 @@
+"""The Gymnasium environments (issue 38 items 1-2): Gymnasium's own checker on CHARMIE and the
+five-bar, the ids made from their names alone, the vector environment equal to N single ones
+to the last bit (autoresets and a robot that fails included), the reward and the ends on
+hand-made states, and a robot left alone without gravity that does not move."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import charmie_dynamics.envs  # noqa: F401 - registers the ids
+from charmie_dynamics.envs.tracking import Tracking, TrackingEnv, VectorTrackingEnv
+
+ROOT = Path(__file__).resolve().parents[1]
+PUMA = ROOT / "config" / "examples" / "puma.yaml"
+FIVE_BAR = ROOT / "config" / "examples" / "five_bar.yaml"
+
+
+@pytest.mark.parametrize("env_id", ["CharmieTracking-v0", "CharmieReach-v0",
+                                    "CharmieTrackingResidual-v0", "FiveBarTracking-v0"])
+def test_gymnasiums_checker_passes(env_id):
+    env = gym.make(env_id, render_mode="rgb_array").unwrapped
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env, skip_render_check=False)
+    # the only warnings: the unbounded observation box (positions of a mobile base)
+    assert all("infinity" in str(w.message) for w in caught), [str(w.message) for w in caught]
+    observation, _ = env.reset(seed=3)
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+    assert observation.dtype == np.float32 and env.observation_space.contains(observation)
+
+
+def test_an_id_alone_makes_the_environments():
+    """A training script that knows only the id (module:name) gets both environments."""
+    script = ("import gymnasium as gym, numpy as np\n"
+              "env = gym.make('charmie_dynamics.envs:CharmieReach-v0')\n"
+              "o, _ = env.reset(seed=0)\n"
+              "o, r, te, tr, _ = env.step(env.action_space.sample())\n"
+              "v = gym.make_vec('charmie_dynamics.envs:CharmieReach-v0', num_envs=3,\n"
+              "                 vectorization_mode='vector_entry_point')\n"
+              "ov, _ = v.reset(seed=0)\n"
+              "print(type(env.unwrapped).__name__, type(v).__name__, o.shape, ov.shape)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=ROOT, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["TrackingEnv", "VectorTrackingEnv", "(84,)", "(3,", "84)"]
+
+
+def _compare(vector: VectorTrackingEnv, singles: list[TrackingEnv], seed: int, steps: int,
+             actions) -> int:
+    """Steps both with the same actions; asserts equal bits; the episodes that ended."""
+    observation, _ = vector.reset(seed=seed)
+    alone = np.stack([env.reset(seed=seed + i)[0] for i, env in enumerate(singles)])
+    np.testing.assert_array_equal(observation, alone)
+    ended = np.zeros(len(singles), dtype=bool)
+    episodes = 0
+    for k in range(steps):
+        a = actions(k)
+        observation, reward, terminated, truncated, _ = vector.step(a)
+        for i, env in enumerate(singles):
+            if ended[i]:                      # next-step autoreset: the action is ignored
+                o, r, te, tr = env.reset()[0], 0.0, False, False
+            else:
+                o, r, te, tr, _ = env.step(a[i])
+            assert np.array_equal(o, observation[i]) and r == reward[i], (k, i)
+            assert (te, tr) == (terminated[i], truncated[i]), (k, i)
+            ended[i] = te or tr
+            episodes += ended[i]
+    return episodes
+
+
+@pytest.mark.parametrize("options", [{"reference": "random", "episode_steps": 15},
+                                     {"residual": True}])
+def test_the_vector_env_is_n_single_envs_to_the_last_bit(options):
+    count, rng = 5, np.random.default_rng(7)
+    vector = VectorTrackingEnv(count, **options)
+    singles = [TrackingEnv(**options) for _ in range(count)]
+    n = vector.single_action_space.shape[0]
+    episodes = _compare(vector, singles, 40, 45,
+                        lambda k: rng.uniform(-0.3, 0.3, (count, n)).astype(np.float32))
+    assert episodes >= count              # every robot ended at least one episode and restarted
+
+
+def test_a_robot_that_cannot_go_on_stops_alone():
+    """PUMA with an effort scale so large that full effort overflows: that robot's episode
+    ends as failed, the others go on with the numbers they have alone."""
+    options = {"model": str(PUMA), "effort_limit": 1e300, "reference": "validation"}
+    vector = VectorTrackingEnv(3, **options)
+    singles = [TrackingEnv(**options) for _ in range(3)]
+    push = np.zeros((3, 6), dtype=np.float32)
+    push[1] = 1.0
+    _compare(vector, singles, 0, 3, lambda k: push)
+    vector.reset(seed=0)
+    _, _, terminated, _, info = vector.step(push)
+    assert info["failed"].tolist() == [False, True, False] and terminated[1]
+    assert np.all(np.isfinite(vector.task.plant.q))   # its last valid state is kept
+
+
+def test_the_five_bar_vector_env_is_single_envs_too():
+    options = {"model": str(FIVE_BAR), "reference": "seed002-eq35", "effort_limit": 20.0}
+    vector = VectorTrackingEnv(2, **options)
+    singles = [TrackingEnv(**options) for _ in range(2)]
+    _compare(vector, singles, 1, 4, lambda k: np.full((2, 2), 0.1 * k, dtype=np.float32))
+
+
+def test_the_reward_and_the_ends_on_hand_made_states():
+    task = Tracking(None, 2)
+    n, names = len(task.names), task.names
+    x_ref = np.tile(task.reference.x[0], (2, 1))
+    x, xd, effort = x_ref.copy(), np.zeros((2, n)), np.zeros((2, n))
+    x[0, names.index("theta9a")] += 0.1                    # one error scale on one input
+    effort[1, names.index("act4")] = task.limit[names.index("act4")]   # one input at its limit
+    reward, lost = task.score(x, xd, x_ref, effort)
+    np.testing.assert_allclose(reward, [-1.0 / n, -0.01 / n], rtol=1e-12)
+    assert not lost.any()
+    x[0, names.index("d1")] += 0.01 * 20.5                 # beyond 20 error scales
+    xd[1, names.index("act5")] = 0.05 * 1.11               # 11 % above the velocity limit
+    assert task.score(x, xd, x_ref, effort)[1].tolist() == [True, True]
+    xd[1, names.index("act5")] = 0.05 * 1.09
+    assert task.score(x, xd, x_ref, effort)[1].tolist() == [True, False]
+
+
+def test_a_csv_reference_truncates_at_its_end(tmp_path):
+    reference = tmp_path / "reference.csv"
+    reference.write_text("time,theta1\n0,0\n0.05,0.01\n")
+    env = TrackingEnv(str(PUMA), reference=str(reference), effort_limit=50.0)
+    env.reset(seed=0)
+    ends = [env.step(np.zeros(6, dtype=np.float32))[2:4] for _ in range(5)]
+    assert ends == [(False, False)] * 4 + [(False, True)]
+
+
+def test_without_gravity_or_effort_nothing_moves(tmp_path):
+    """Energy sanity: PUMA (no springs) at rest without gravity, zero action: every position
+    and rate stays exactly where it was (a force from nowhere would show)."""
+    model = tmp_path / "puma_no_gravity.yaml"
+    model.write_text(PUMA.read_text().replace("gravity: [0, 0, -9.81]", "gravity: [0, 0, 0]"))
+    env = TrackingEnv(str(model), effort_limit=50.0)
+    start, _ = env.reset(seed=0)
+    for _ in range(20):
+        observation, *_ = env.step(np.zeros(6, dtype=np.float32))
+    np.testing.assert_array_equal(observation[:12], start[:12])
+    assert not observation[6:12].any()
+
+
+def test_bad_options_name_the_option():
+    with pytest.raises(ValueError, match="effort_limit: the model gives no effort limit"):
+        TrackingEnv(str(PUMA))
+    with pytest.raises(ValueError, match="control_dt: got 0.01, expected a whole number"):
+        TrackingEnv(dt=0.003)
+    with pytest.raises(ValueError, match="reference 'random': five_bar has loops"):
+        TrackingEnv(str(FIVE_BAR), reference="random", effort_limit=1.0)
+    with pytest.raises(ValueError, match="target_span: got 1.5"):
+        TrackingEnv(reference="random", target_span=1.5)
