@@ -38,6 +38,9 @@ NOT_ON_HUMBLE = ("numba", "mcap", "mcap-ros2-support", "joblib")
 OPTIONAL = ("matplotlib", "tqdm")
 plots = [f"{name}>={floors[name]}" for name in OPTIONAL]
 cluster = ["dask[distributed]>=2023.1.0"]
+# gymnasium: the environments of charmie_dynamics.envs (1.1: the vector API's AutoresetMode);
+# scikit-learn: `learn`'s training (the network runs on numpy alone); off the robot's image
+learn = ["gymnasium>=1.1.0", "scikit-learn>=1.3.0"]
 
 setup(
     name=package_name,
@@ -63,10 +66,11 @@ setup(
     # writer and reader (test only: charmie_dynamics/recordings/ reads bags without it)
     extras_require={"test": ["pytest>=7,<9", "pin>=2.6.20", "urdf-parser-py>=0.0.4",
                              "viser>=1.1", "example-robot-data", "rosbags>=0.11.9"]
-                            + plots + cluster,
+                            + plots + cluster + learn,
                     "view": ["viser>=1.1"],
                     "plots": plots,
-                    "cluster": cluster},
+                    "cluster": cluster,
+                    "learn": learn},
     zip_safe=True,
     maintainer="charmie_dynamics developers",
     maintainer_email="charmie-dynamics@example.org",

@@ -30,8 +30,10 @@ def test_gymnasiums_checker_passes(env_id):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_env(env, skip_render_check=False)
-    # the only warnings: the unbounded observation box (positions of a mobile base)
-    assert all("infinity" in str(w.message) for w in caught), [str(w.message) for w in caught]
+    # Gymnasium's only warnings: the unbounded observation box (a mobile base's positions);
+    # others (an old matplotlib's pyparsing deprecations while rendering) are not the env's
+    checker = [str(w.message) for w in caught if "WARN:" in str(w.message)]
+    assert checker and all("infinity" in text for text in checker), checker
     observation, _ = env.reset(seed=3)
     frame = env.render()
     assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
@@ -159,3 +161,67 @@ def test_bad_options_name_the_option():
         TrackingEnv(str(FIVE_BAR), reference="random", effort_limit=1.0)
     with pytest.raises(ValueError, match="target_span: got 1.5"):
         TrackingEnv(reference="random", target_span=1.5)
+
+
+@pytest.fixture(scope="module")
+def small_dataset(tmp_path_factory):
+    """20,000 CHARMIE states with the efforts a feedforward learns (charmie-dynamics dataset)."""
+    out = tmp_path_factory.mktemp("learn") / "data"
+    done = subprocess.run([sys.executable, "-m", "charmie_dynamics.cli.main", "dataset", "--out",
+                           str(out), "--samples", "20000", "--chunk-size", "10000", "--seed", "5"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=900)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_a_small_learned_feedforward_beats_pd_alone_on_an_unseen_reach(small_dataset, tmp_path):
+    """Issue 38 item 3 at small size, seeded: a 32x32 network trained for 20 passes on 20,000
+    random states (none on the reach) cuts PD alone's RMS tracking error on a random reach by
+    more than a quarter (0.95 against 1.50 error scales when written);
+    the model's own feedforward does better still (it is what the network approximates)."""
+    from charmie_dynamics.envs.compare import compare
+    from charmie_dynamics.envs.learned import LearnedFeedforward, train
+    from charmie_dynamics.model import read_model_file
+    from charmie_dynamics.model.reader import model_hash
+    from charmie_dynamics.resources import bundled_model
+    model, text = read_model_file(bundled_model())
+    network = train(model, model_hash(text), small_dataset, (32, 32), 20, seed=0)
+    network.save(tmp_path / "net.npz")
+    loaded = LearnedFeedforward.load(tmp_path / "net.npz", model.input_names)
+    x = np.random.default_rng(0).normal(size=(4, 3 * len(model.input_names)))
+    np.testing.assert_array_equal(loaded(*np.split(x, 3, axis=1)), network(*np.split(x, 3, axis=1)))
+    task = Tracking(model, 1, reference="random", episode_steps=200, max_error=np.inf,
+                    velocity_margin=np.inf)
+    runs = {r.source: r for r in compare(task, loaded, seed=1, bandwidth=4.0)}
+    assert not any(r.lost for r in runs.values())
+    assert runs["pd+learned"].rms_error < 0.75 * runs["pd"].rms_error, runs
+    assert runs["pd+model"].rms_error < runs["pd+learned"].rms_error, runs
+
+
+def test_a_network_for_other_inputs_is_refused(tmp_path):
+    from charmie_dynamics.envs.learned import LearnedFeedforward, LearnedFeedforwardError
+    n = 2
+    network = LearnedFeedforward("five_bar", "0" * 16, ("a", "b"), np.zeros(3 * n),
+                                 np.ones(3 * n), np.zeros(n), np.ones(n),
+                                 (np.zeros((3 * n, 4)), np.zeros((4, n))),
+                                 (np.zeros(4), np.zeros(n)))
+    network.save(tmp_path / "net.npz")
+    with pytest.raises(LearnedFeedforwardError, match=r"net.npz: names: got 2 inputs \(a, b\), "
+                                                      r"expected the model's 3 \(a, b, c\)"):
+        LearnedFeedforward.load(tmp_path / "net.npz", ("a", "b", "c"))
+    (tmp_path / "bad.npz").write_bytes(b"not a network")
+    with pytest.raises(LearnedFeedforwardError, match="bad.npz: cannot read the network"):
+        LearnedFeedforward.load(tmp_path / "bad.npz")
+
+
+def test_learn_trains_compares_and_writes_the_table(small_dataset, tmp_path):
+    out = tmp_path / "learned"
+    done = subprocess.run([sys.executable, "-m", "charmie_dynamics.cli.main", "learn", "--data",
+                           str(small_dataset), "--out", str(out), "--hidden", "16",
+                           "--epochs", "3"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=1800)
+    assert done.returncode == 0, done.stderr
+    rows = (out / "comparison.csv").read_text().splitlines()
+    assert rows[0] == "motion,source,rms_error,peak_error,rms_effort,steps,lost"
+    assert len(rows) == 1 + 5 * 3 and (out / "feedforward.npz").is_file()
+    assert "pd+learned" in done.stdout

@@ -329,6 +329,9 @@ COMMANDS: dict[str, Command] = {
     "dataset": Command("sample states within the model's limits; write their efforts, mass "
                        "matrices, poses... as NPZ chunks",
                        "charmie_dynamics.cli.dataset", "add_dataset_parser"),
+    "learn": Command("train a feedforward network on a dataset; compare it in closed loop "
+                     "with PD and the model's feedforward (needs the 'learn' extra)",
+                     "charmie_dynamics.cli.learn", "add_learn_parser"),
     "view": Command("serve a local web page showing the robot (needs the 'view' extra: viser); "
                     "a motion replayed, or live with --ros",
                     "charmie_dynamics.view", "add_view_parser"),

@@ -23,9 +23,10 @@ import math
 
 import numpy as np
 
-from ..dynamics.actuation import actuator_space, input_jacobians, joint_efforts_from_inputs
+from ..dynamics.actuation import (actuator_space, friction, input_jacobians,
+                                  joint_efforts_from_inputs)
+from ..dynamics.inverse import InverseDynamicsData, inverse_dynamics
 from ..dynamics.mass_matrix import MassMatrixData, mass_matrix
-from ..identification.regressor import input_efforts
 from ..kinematics.indirect import MechanismRangeError
 from ..kinematics.state import resolve_state
 from ..mechanisms.closed_chains import LoopSingularityError
@@ -76,9 +77,26 @@ class TreePlant:
             return self.q[row].copy()
         return resolve_state(self.model, x, np.zeros_like(x), np.zeros_like(x)).q
 
+    def rigid_body(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray) -> np.ndarray:
+        """The inverse dynamics' input efforts (no friction) at inputs (..., n): the joints'
+        efforts, the actuators' axial forces in their slots."""
+        state = resolve_state(self.model, x, xd, xdd)
+        lead = np.shape(state.q)[:-1]
+        loads = inverse_dynamics(self.model, state,
+                                 data=InverseDynamicsData(self.model, lead, keep="efforts"))
+        return self.model.in_input_order(loads.coordinate_effort, loads.actuator_force)
+
+    def friction(self, xd: np.ndarray) -> np.ndarray:
+        """The friction (N, n) the simulation applies at the rates ``xd`` with the smoothing
+        of the robots' current states (module docstring)."""
+        return friction(self.space, xd, self._smoothing())
+
     def feedforward(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray) -> np.ndarray:
-        """The model's input efforts (inverse dynamics plus friction) for inputs (..., n)."""
-        return input_efforts(self.model, resolve_state(self.model, x, xd, xdd))
+        """The model's efforts (N, n) at references (N, n) each: the inverse dynamics plus the
+        friction the simulation applies there (the Coulomb term smoothed as it smooths it:
+        below the smoothing velocity the dynamics node's unsmoothed sign would push the light
+        wrist joints with a torque the simulated robot does not resist)."""
+        return self.rigid_body(x, xd, xdd) + self.friction(xd)
 
     def _smoothing(self) -> np.ndarray:
         """The Coulomb smoothing velocities (N, n) at the current states (module docstring)."""
@@ -150,7 +168,14 @@ class LoopPlant:
         self._reference.reset(x, np.zeros_like(x))
         return self._reference.q.copy()
 
+    def friction(self, xd: np.ndarray) -> np.ndarray:
+        """None applied (simulation/loop_step.py): zeros."""
+        return np.zeros(np.shape(xd))
+
     def feedforward(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray) -> np.ndarray:
+        return self.rigid_body(x, xd, xdd)
+
+    def rigid_body(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray) -> np.ndarray:
         """Computed torque at the references, M(x) x'' + G^T (b + H g), samples (..., n)."""
         x, xd, xdd = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (x, xd, xdd)))
         out = np.empty(x.shape)

@@ -11,7 +11,7 @@ the efforts at its independent coordinates) for ``control_dt / dt`` integration 
 * Action: a in [-1, 1]^n (float32), the effort u = a * limit (the model's effort limits, or
   ``effort_limit=`` where it has none); with ``residual=True`` u = u_ff + a * limit *
   ``residual_scale``, u_ff the model's own feedforward at the reference (inverse dynamics
-  plus friction, the dynamics node's output). u is clipped to the limits.
+  plus the friction the simulation applies: plants.py). u is clipped to the limits.
 * Observation (float32, 4 n): x, x', x_ref, x'_ref: the inputs' positions and rates and the
   reference's at the end of the period (SI units: m, rad, m/s, rad/s).
 * Reward, after each period: r = -mean(((x - x_ref) / s)^2) - w_effort mean((u / limit)^2),
@@ -19,7 +19,8 @@ the efforts at its independent coordinates) for ``control_dt / dt`` integration 
   0.01 m), w_effort ``effort_weight`` (0.01).
 * Terminated: the simulation cannot go on (an actuator driven past its stroke, loops that no
   longer close, a state not finite), a rate beyond the model's velocity limit by more than
-  10 %, or a tracking error beyond ``max_error`` error scales (20). Truncated: the reference's
+  ``velocity_margin`` (0.1: 10 %), or a tracking error beyond ``max_error`` error scales (20);
+  ``math.inf`` turns either check off. Truncated: the reference's
   end (a motion's duration; ``episode_steps`` periods for ``reference="random"``).
 * Reset: at rest at the reference's start (``random``: a start and a target drawn in the
   middle ``target_span`` of each input's range, seeded by ``reset(seed=...)``).
@@ -65,7 +66,8 @@ class Tracking:
                  residual: bool = False, residual_scale: float = 0.2,
                  effort_limit: Optional[Sequence[float] | float] = None,
                  effort_weight: float = 0.01, error_scale: Optional[dict[str, float]] = None,
-                 max_error: float = 20.0, episode_steps: int = 200,
+                 max_error: float = 20.0, velocity_margin: float = VELOCITY_TOLERANCE,
+                 episode_steps: int = 200,
                  target_span: float = 0.5) -> None:
         self.model = m = load(model)
         if not (math.isfinite(control_dt) and control_dt > 0.0 and 0.0 < dt <= control_dt):
@@ -85,16 +87,16 @@ class Tracking:
         self.scale = np.array([scales[k] for k in self.plant.kinds])
         velocity = InputLimits.of(m).velocity
         self.velocity_limit = np.array([velocity.get(n, math.inf) for n in names]) \
-            * (1.0 + VELOCITY_TOLERANCE)
+            * (1.0 + velocity_margin)
         self.residual, self.residual_scale = bool(residual), float(residual_scale)
         self.effort_weight, self.max_error = float(effort_weight), float(max_error)
         if reference == RANDOM:
             self.reference = random_ramps(m, count, int(episode_steps), control_dt, target_span)
-            self.feedforward_table = None
+            self.rigid_table = None
         else:
             self.reference = shared_motion(m, reference, control_dt)
-            # the shared motion's feedforward, once (a residual policy adds to it)
-            self.feedforward_table = self.plant.feedforward(
+            # the shared motion's inverse dynamics, once (a residual policy adds to it)
+            self.rigid_table = self.plant.rigid_body(
                 self.reference.x, self.reference.xd, self.reference.xdd) if residual else None
         if self.reference.steps < 1:
             raise ValueError(f"reference {reference!r}: lasts less than one control period "
@@ -168,10 +170,11 @@ class Tracking:
         return np.where(np.isfinite(reward), reward, -self.max_error ** 2), lost
 
     def feedforward(self) -> np.ndarray:
-        """The model's efforts (N, n) at each robot's reference now."""
-        if self.feedforward_table is not None:
-            return self.feedforward_table[self.k]
-        return self.plant.feedforward(*self.reference.at(self.k))
+        """The model's efforts (N, n) at each robot's reference now (plants.py)."""
+        x_ref, xd_ref, xdd_ref = self.reference.at(self.k)
+        rigid = self.plant.rigid_body(x_ref, xd_ref, xdd_ref) if self.rigid_table is None \
+            else self.rigid_table[self.k]
+        return rigid + self.plant.friction(xd_ref)
 
 
 class TrackingEnv(gym.Env):
