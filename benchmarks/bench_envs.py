@@ -5,7 +5,7 @@ size, 17 actuated joints; needs ``pip install mujoco``) single and N in a SyncVe
 
     .venv/bin/python benchmarks/bench_envs.py [--envs 256] [--loop-envs 16] [--steps 40]
                                                [--repeats 5] [--id CharmieTracking-v0]
-                                               [--out FILE.json]
+                                               [--action-scale 1] [--out FILE.json]
 
 Each case steps with uniform random actions (seeded) and the environments' own resets (an
 episode that ends starts again), one thread. Prints the median robot-steps per second over
@@ -31,8 +31,9 @@ from common import write_result
 import charmie_dynamics.envs  # noqa: F401 - registers the ids
 
 
-def stepper(env, vector: bool, seed: int) -> Callable[[int], int]:
-    """A function stepping ``env`` n times with random actions; returns robot-steps."""
+def stepper(env, vector: bool, seed: int, scale: float) -> Callable[[int], int]:
+    """A function stepping ``env`` n times with random actions (``scale`` times a uniform
+    sample of the action space); returns robot-steps."""
     space = env.action_space
     space.seed(seed)
     env.reset(seed=seed)
@@ -41,9 +42,9 @@ def stepper(env, vector: bool, seed: int) -> Callable[[int], int]:
     def run(n: int) -> int:
         for _ in range(n):
             if vector:
-                env.step(space.sample())
+                env.step(scale * space.sample())
             else:
-                _, _, terminated, truncated, _ = env.step(space.sample())
+                _, _, terminated, truncated, _ = env.step(scale * space.sample())
                 if terminated or truncated:
                     env.reset()
         return n * count
@@ -59,6 +60,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=40, help="steps per case and round")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--id", default="CharmieTracking-v0", help="this package's env id")
+    parser.add_argument("--action-scale", type=float, default=1.0,
+                        help="actions are this fraction of a uniform sample (1: the whole "
+                             "action space, where a robot is lost within a step or two)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
@@ -81,7 +85,9 @@ def main() -> None:
             0.015)
     except ImportError:
         print("mujoco is not installed (pip install mujoco): the humanoid cases are left out")
-    runs = {name: stepper(env, vector, 0) for name, (env, vector, _) in cases.items()}
+    runs = {name: stepper(env, vector, 0, args.action_scale if name.startswith("charmie")
+                          else 1.0)
+            for name, (env, vector, _) in cases.items()}
     rates: dict[str, list[float]] = {name: [] for name in cases}
     for run in runs.values():
         run(2)                                   # warm-up: kernels loaded, first resets
@@ -94,7 +100,8 @@ def main() -> None:
     median = {name: statistics.median(v) for name, v in rates.items()}
     humanoid = median.get("humanoid single")
     print(f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
-          f"median of {args.repeats} rounds")
+          f"median of {args.repeats} rounds; {args.id}, actions x{args.action_scale:g} "
+          "(the humanoid's: the whole space)")
     print(f"{'case':<34} {'robot-steps/s':>14} {'sim s / wall s':>15} {'/ humanoid single':>18}")
     results = {}
     for name, rate in median.items():
@@ -104,7 +111,8 @@ def main() -> None:
         results[name] = {"robot_steps_per_s": rate, "simulated_s_per_s": simulated,
                          "over_humanoid_single": ratio, "rounds": rates[name]}
     if args.out:
-        write_result(args.out, {"id": args.id, "envs": args.envs,
+        write_result(args.out, {"id": args.id, "action_scale": args.action_scale,
+                                "envs": args.envs,
                                 "loop_envs": args.loop_envs, "cases": results})
 
 

@@ -64,8 +64,15 @@ def add_learn_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_learn)
 
 
+OUTPUTS = ("feedforward.npz", "comparison.csv")
+
+
 def run_learn(args: argparse.Namespace) -> int:
     check_output(args.out)
+    there = [name for name in OUTPUTS if (args.out / name).exists()]
+    if there:
+        raise InputError(f"--out {args.out}: holds {', '.join(there)} already, expected a "
+                         "folder without them (an earlier run's are never replaced)")
     try:
         from ..envs.compare import compare
         from ..envs.learned import train
