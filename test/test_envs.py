@@ -225,3 +225,14 @@ def test_learn_trains_compares_and_writes_the_table(small_dataset, tmp_path):
     assert rows[0] == "motion,source,rms_error,peak_error,rms_effort,steps,lost"
     assert len(rows) == 1 + 5 * 3 and (out / "feedforward.npz").is_file()
     assert "pd+learned" in done.stdout
+
+
+def test_an_action_of_the_wrong_shape_or_not_finite_is_refused():
+    env = TrackingEnv()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"action: got shape \(20,\), expected \(1, 21\)"):
+        env.step(np.zeros(20, dtype=np.float32))
+    action = np.zeros(21, dtype=np.float32)
+    action[3] = np.nan
+    with pytest.raises(ValueError, match="action: robot 0, input act4: got nan"):
+        env.step(action)

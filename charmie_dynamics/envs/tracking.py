@@ -135,7 +135,17 @@ class Tracking:
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """One control period of every robot: observation, reward, terminated, truncated and
         failed (the simulation could not go on) arrays."""
-        a = np.clip(np.asarray(action, dtype=float).reshape(self.count, -1), -1.0, 1.0)
+        a = np.asarray(action, dtype=float)
+        n = len(self.names)
+        if a.size != self.count * n:
+            raise ValueError(f"action: got shape {a.shape}, expected ({self.count}, {n}) "
+                             f"(one effort per input of {self.model.name}, per robot)")
+        a = a.reshape(self.count, n)
+        if not np.all(np.isfinite(a)):
+            robot, k = np.argwhere(~np.isfinite(a))[0]
+            raise ValueError(f"action: robot {robot}, input {self.names[k]}: got {a[robot, k]}, "
+                             "expected a finite number in [-1, 1]")
+        a = np.clip(a, -1.0, 1.0)
         u = a * self.limit
         if self.residual:
             u = self.residual_scale * u + self.feedforward()
