@@ -230,9 +230,36 @@ def test_learn_trains_compares_and_writes_the_table(small_dataset, tmp_path):
 def test_an_action_of_the_wrong_shape_or_not_finite_is_refused():
     env = TrackingEnv()
     env.reset(seed=0)
-    with pytest.raises(ValueError, match=r"action: got shape \(20,\), expected \(1, 21\)"):
+    with pytest.raises(ValueError,
+                       match=r"action: got shape \(20,\) of float32, expected \(1, 21\)"):
         env.step(np.zeros(20, dtype=np.float32))
     action = np.zeros(21, dtype=np.float32)
     action[3] = np.nan
     with pytest.raises(ValueError, match="action: robot 0, input act4: got nan"):
         env.step(action)
+
+
+def test_options_out_of_range_name_the_option():
+    for options, text in (({"num_envs": 0}, "num_envs: got 0"),
+                          ({"dt": 1e-12}, "dt: got 1e-12"),
+                          ({"error_scale": {"angular": 0.0}}, "error_scale: got 'angular': 0.0"),
+                          ({"max_error": float("nan")}, "max_error: got nan"),
+                          ({"reference": "validaton"}, "reference: got 'validaton', expected one")):
+        count = options.pop("num_envs", 1)
+        with pytest.raises(ValueError, match=text):
+            VectorTrackingEnv(count, **options)
+    vector = VectorTrackingEnv(3)
+    with pytest.raises(ValueError, match="seed: got 2 seeds, expected one integer or 3"):
+        vector.reset(seed=[1, 2])
+
+
+def test_a_random_reach_never_asks_for_more_than_the_velocity_limits():
+    """A robot following its reach exactly is never lost: the ramp's peak rate stays within
+    the inputs' velocity limits (the target is pulled in where it would not)."""
+    task = Tracking(None, 1, reference="random", episode_steps=200)
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        task.reference.draw(0, rng)
+        samples = [task.reference.at(np.array([k])) for k in range(task.reference.steps + 1)]
+        x, xd = (np.concatenate([sample[i] for sample in samples]) for i in (0, 1))
+        assert not task.score(x, xd, x, np.zeros_like(x))[1].any()

@@ -35,6 +35,16 @@ def _hidden(text: str) -> tuple[int, ...]:
     return sizes
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected 0 to 2^32 - 1")
+    return value
+
+
 def _positive(kind, top):
     def parse(text: str):
         try:
@@ -58,7 +68,7 @@ def add_learn_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hidden", type=_hidden, default=(64, 64), help="layer widths (64,64)")
     p.add_argument("--epochs", type=_positive(int, 10_000), default=40,
                    help="most passes over the data (early stopping may end sooner)")
-    p.add_argument("--seed", type=int, default=0, help="training seed")
+    p.add_argument("--seed", type=_seed, default=0, help="training seed (0 to 2^32 - 1)")
     p.add_argument("--bandwidth", type=_positive(float, 20.0), default=4.0,
                    help="the PD's bandwidth, Hz (every input, from its inertia)")
     p.set_defaults(func=run_learn)
@@ -84,21 +94,32 @@ def run_learn(args: argparse.Namespace) -> int:
         raise InputError(f"{args.model}: {model.name} has loops; learn trains and compares on "
                          "models without loops (the comparison's PD uses the input-space "
                          "inertia of a tree)")
+    # the comparison's tasks first: a model they cannot run is refused before the training
+    try:
+        tasks = [(label, seed, Tracking(model, 1, reference=reference, episode_steps=200,
+                                        max_error=math.inf, velocity_margin=math.inf))
+                 for label, reference, seed in MOTIONS]
+    except ValueError as exc:                 # e.g. a model without effort limits
+        raise InputError(f"{args.model or model.name}: the comparison cannot run it: "
+                         f"{exc}") from None
     start = time.perf_counter()
     network = train(model, model_hash(text), args.data, args.hidden, args.epochs, args.seed)
     trained = time.perf_counter() - start
+    rows = [{"motion": label, **dataclasses.asdict(run)}
+            for label, seed, task in tasks for run in compare(task, network, seed,
+                                                               args.bandwidth)]
+    # both files written beside their names and renamed in at the end: a run stopped
+    # before leaves --out without them
     args.out.mkdir(parents=True, exist_ok=True)
-    network.save(args.out / "feedforward.npz")
-    rows = []
-    for label, reference, seed in MOTIONS:
-        task = Tracking(model, 1, reference=reference, episode_steps=200, max_error=math.inf,
-                        velocity_margin=math.inf)
-        rows += [{"motion": label, **dataclasses.asdict(run)}
-                 for run in compare(task, network, seed, args.bandwidth)]
-    with open(args.out / "comparison.csv", "w", newline="", encoding="utf-8") as f:
+    partial = [args.out / f".{name}.partial" for name in OUTPUTS]
+    with open(partial[0], "wb") as f:
+        network.save(f)
+    with open(partial[1], "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
+    for path, name in zip(partial, OUTPUTS):
+        path.replace(args.out / name)
     print(f"trained {'x'.join(map(str, args.hidden))} in {trained:.1f} s; network "
           f"{args.out / 'feedforward.npz'}")
     print("tracking error in error scales (0.1 rad, 0.01 m), effort as a fraction of the "

@@ -17,17 +17,23 @@ network, as envs/compare.py adds it.
 from __future__ import annotations
 
 import json
+import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import BinaryIO, Sequence
 
 import numpy as np
 
-from ..datasets import MANIFEST, chunk_name
+from ..datasets import MANIFEST, MAX_CHUNKS, chunk_name
 from ..errors import InputError
 from ..model.model import Model
 
 FORMAT = "charmie_dynamics learned feedforward 1"
+#: Bounds of a network file: 64 MiB (a 1000x1000 two-layer network is 16 MB), 16 layers
+MAX_BYTES, MAX_LAYERS = 64 * 2**20, 16
+#: Fewest samples a network is trained on (a tenth is held out for early stopping)
+MIN_SAMPLES = 100
 #: The dataset outputs the targets are made of
 NEEDED = ("efforts", "actuator_forces")
 
@@ -63,7 +69,8 @@ class LearnedFeedforward:
                 np.maximum(h, 0.0, out=h)
         return h * self.out_scale + self.out_mean
 
-    def save(self, path: Path) -> None:
+    def save(self, path: "str | Path | BinaryIO") -> None:
+        """The network as an NPZ at ``path`` (a path or a binary file), read by :meth:`load`."""
         arrays = {"in_mean": self.in_mean, "in_scale": self.in_scale,
                   "out_mean": self.out_mean, "out_scale": self.out_scale}
         for k, (w, b) in enumerate(zip(self.weights, self.biases)):
@@ -79,33 +86,57 @@ class LearnedFeedforward:
         def bad(field: str, why: str) -> LearnedFeedforwardError:
             return LearnedFeedforwardError(f"{path}: {field}: {why}")
         try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {k: np.array(data[k]) for k in data.files}
-        except (OSError, ValueError) as exc:
-            raise LearnedFeedforwardError(f"{path}: cannot read the network: {exc}") from None
-        try:
-            header = json.loads(str(arrays.pop("header")))
-            layers, found = int(header["layers"]), tuple(header["names"])
-            model = header["model"]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise bad("header", f"missing or malformed ({exc}), expected the JSON this "
-                      "package writes") from None
+            size = Path(path).stat().st_size
+            data = np.load(path, allow_pickle=False)
+            members = set(data.files)
+        except Exception as exc:    # noqa: BLE001 - numpy and zipfile raise what they meet
+            raise LearnedFeedforwardError(f"{path}: cannot read the network: "
+                                          f"{type(exc).__name__}: {exc}") from None
+        with data:
+            if size > MAX_BYTES:
+                raise bad("file", f"{size} bytes, expected at most {MAX_BYTES}")
+            try:
+                header = json.loads(str(data["header"]))
+                if not isinstance(header, dict):
+                    raise ValueError("not a JSON object")
+            except (KeyError, ValueError, TypeError, RecursionError) as exc:
+                raise bad("header", f"missing or malformed ({exc}), expected the JSON this "
+                          "package writes") from None
+            layers = header.get("layers")
+            if type(layers) is not int or not 1 <= layers <= MAX_LAYERS:
+                raise bad("layers", f"got {layers!r}, expected 1 to {MAX_LAYERS}")
+            wanted = [*(f"{kind}_{k}" for k in range(layers) for kind in ("weight", "bias")),
+                      "in_mean", "in_scale", "out_mean", "out_scale"]
+            try:
+                arrays = {k: np.array(data[k]) for k in wanted if k in members}
+            except Exception as exc:    # noqa: BLE001 - a member numpy cannot read
+                raise LearnedFeedforwardError(f"{path}: cannot read the network: "
+                                              f"{type(exc).__name__}: {exc}") from None
         if header.get("format") != FORMAT:
             raise bad("format", f"got {header.get('format')!r}, expected {FORMAT!r}")
+        found, model = header.get("names"), header.get("model")
+        if not isinstance(found, list) or not all(isinstance(n, str) for n in found) \
+                or not isinstance(model, dict):
+            raise bad("header", "names and model: expected a list of input names and an "
+                      "object with the model's name and hash")
+        found = tuple(found)
         if names is not None and found != tuple(names):
             raise bad("names", f"got {len(found)} inputs ({', '.join(found)}), expected the "
                       f"model's {len(names)} ({', '.join(names)})")
         n = len(found)
-        try:
-            weights = tuple(arrays[f"weight_{k}"].astype(float) for k in range(layers))
-            biases = tuple(arrays[f"bias_{k}"].astype(float) for k in range(layers))
-            scalings = [arrays[k].astype(float) for k in ("in_mean", "in_scale", "out_mean",
-                                                          "out_scale")]
-        except KeyError as exc:
-            raise bad(str(exc.args[0]), "missing") from None
+        missing = [k for k in wanted if k not in arrays]
+        if missing:
+            raise bad(missing[0], "missing")
+        odd = [k for k, a in arrays.items() if a.dtype.kind not in "fi"]
+        if odd:
+            raise bad(odd[0], f"dtype {arrays[odd[0]].dtype}, expected floating-point numbers")
+        weights = tuple(arrays[f"weight_{k}"].astype(float) for k in range(layers))
+        biases = tuple(arrays[f"bias_{k}"].astype(float) for k in range(layers))
+        scalings = [arrays[k].astype(float) for k in ("in_mean", "in_scale", "out_mean",
+                                                      "out_scale")]
         width = 3 * n
         for k, (w, b) in enumerate(zip(weights, biases)):
-            out = n if k == layers - 1 else w.shape[-1]
+            out = n if k == layers - 1 or w.ndim == 0 else w.shape[-1]
             if w.ndim != 2 or w.shape[0] != width or b.shape != (out,) or w.shape[1] != out:
                 raise bad(f"weight_{k}", f"shape {w.shape} (bias {b.shape}), expected "
                           f"({width}, {out}) and ({out},)")
@@ -140,23 +171,45 @@ def dataset_samples(model: Model, model_hash: str, directory: Path
     if complete is not True:
         raise LearnedFeedforwardError(f"{manifest_path}: complete: got {complete!r}, expected "
                                       "true (finish it: charmie-dynamics dataset --resume)")
+    if not isinstance(outputs, list) or not 1 <= count <= MAX_CHUNKS:
+        raise LearnedFeedforwardError(f"{manifest_path}: recipe.outputs, chunks.count: got "
+                                      f"{outputs!r}, {count}, expected a list of names and 1 "
+                                      f"to {MAX_CHUNKS} chunks")
+    if doc["recipe"].get("payloads"):
+        raise LearnedFeedforwardError(f"{manifest_path}: recipe.payloads: got "
+                                      f"{doc['recipe']['payloads']!r}, expected none (the "
+                                      "network and its comparison are for the model as it is)")
     missing = [o for o in NEEDED if o not in outputs]
     if missing:
         raise LearnedFeedforwardError(
             f"{manifest_path}: recipe.outputs: {', '.join(missing)} missing, expected "
             f"{','.join(NEEDED)} (charmie-dynamics dataset --outputs {','.join(NEEDED)})")
     features, targets = [], []
+    n, na = len(model.input_names), len(model.actuators)
     for k in range(count):
         path = directory / chunk_name(k)
         try:
             with np.load(path, allow_pickle=False) as data:
-                x, xd, xdd = data["positions"], data["velocities"], data["accelerations"]
-                efforts, forces = data["efforts"], data["actuator_forces"]
-        except (OSError, ValueError, KeyError) as exc:
-            raise LearnedFeedforwardError(f"{path}: cannot read the chunk: {exc}") from None
-        features.append(np.concatenate([x, xd, xdd], axis=1))
-        targets.append(model.in_input_order(efforts, forces))
-    return np.concatenate(features), np.concatenate(targets)
+                arrays = [np.asarray(data[name], dtype=float) for name in
+                          ("positions", "velocities", "accelerations", "efforts",
+                           "actuator_forces")]
+        except Exception as exc:    # noqa: BLE001 - numpy and zipfile raise what they meet
+            raise LearnedFeedforwardError(f"{path}: cannot read the chunk: "
+                                          f"{type(exc).__name__}: {exc}") from None
+        rows = len(arrays[0])
+        if [a.shape for a in arrays] != [(rows, n)] * 4 + [(rows, na)] or \
+                not all(np.all(np.isfinite(a)) for a in arrays):
+            raise LearnedFeedforwardError(
+                f"{path}: arrays: got shapes {[a.shape for a in arrays]}, expected finite "
+                f"(samples, {n}) positions, velocities, accelerations, efforts and (samples, "
+                f"{na}) actuator_forces")
+        features.append(np.concatenate(arrays[:3], axis=1))
+        targets.append(model.in_input_order(arrays[3], arrays[4]))
+    features, targets = np.concatenate(features), np.concatenate(targets)
+    if len(features) < MIN_SAMPLES:
+        raise LearnedFeedforwardError(f"{manifest_path}: {len(features)} samples, expected at "
+                                      f"least {MIN_SAMPLES}")
+    return features, targets
 
 
 def train(model: Model, model_hash: str, directory: Path, hidden: Sequence[int] = (64, 64),
@@ -165,6 +218,7 @@ def train(model: Model, model_hash: str, directory: Path, hidden: Sequence[int] 
     MLPRegressor on the scaled samples, at most ``epochs`` passes (early stopping on a tenth
     held out), seeded."""
     try:
+        from sklearn.exceptions import ConvergenceWarning
         from sklearn.neural_network import MLPRegressor
     except ImportError:
         raise LearnedFeedforwardError("training needs scikit-learn: pip install "
@@ -178,7 +232,12 @@ def train(model: Model, model_hash: str, directory: Path, hidden: Sequence[int] 
     regressor = MLPRegressor(hidden_layer_sizes=tuple(hidden), max_iter=int(epochs),
                              early_stopping=True, random_state=seed, batch_size=256,
                              learning_rate_init=1e-3)
-    regressor.fit((features - in_mean) / in_scale, (targets - out_mean) / out_scale)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        regressor.fit((features - in_mean) / in_scale, (targets - out_mean) / out_scale)
+    if any(issubclass(w.category, ConvergenceWarning) for w in caught):
+        print(f"learn: note: training stopped after {epochs} passes, before the held-out "
+              "error stopped improving (more --epochs may help)", file=sys.stderr)
     return LearnedFeedforward(model.name, model_hash, tuple(model.input_names), in_mean,
                               in_scale, out_mean, out_scale,
                               tuple(np.asarray(w, dtype=float) for w in regressor.coefs_),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -15,6 +16,8 @@ from ..trajectories import LOOP_REFERENCES, MOTIONS, Trajectory, from_csv, motio
 
 #: The ``reference`` that draws a start and a target for every episode
 RANDOM = "random"
+#: The fastest a random ramp moves an input, as a fraction of its velocity limit
+PEAK_RATE = 0.8
 
 
 @dataclass
@@ -46,7 +49,8 @@ class SharedMotion:
 @dataclass
 class RandomRamps:
     """Each robot's ramp from ``origin`` to ``target`` (N, n) over ``steps`` control periods
-    of ``period`` s; ``lower``/``upper`` the range the ends are drawn from."""
+    of ``period`` s; ``lower``/``upper`` the range the ends are drawn from, ``velocity`` the
+    inputs' velocity limits."""
 
     origin: np.ndarray
     target: np.ndarray
@@ -54,13 +58,18 @@ class RandomRamps:
     period: float
     lower: np.ndarray
     upper: np.ndarray
+    velocity: np.ndarray
 
     drawn = True            # a start and a target drawn for each episode
 
     def draw(self, row: int, rng: np.random.Generator) -> None:
-        """A new start and target for robot ``row`` from ``rng``."""
+        """A new start and target for robot ``row`` from ``rng``, the target pulled towards
+        the start where the ramp's peak rate, 2 |target - start| / duration, would pass
+        :data:`PEAK_RATE` of the input's velocity limit (a reference a robot cannot follow)."""
         self.origin[row] = rng.uniform(self.lower, self.upper)
-        self.target[row] = rng.uniform(self.lower, self.upper)
+        reach = 0.5 * PEAK_RATE * self.velocity * self.steps * self.period
+        self.target[row] = self.origin[row] + np.clip(
+            rng.uniform(self.lower, self.upper) - self.origin[row], -reach, reach)
 
     def ends(self, row: int) -> tuple[np.ndarray, ...]:
         return self.target[row], self.origin[row]
@@ -90,8 +99,11 @@ def shared_motion(model: Model, reference: str, period: float) -> SharedMotion:
     motions = MOTIONS if model.loops is None else LOOP_REFERENCES
     if reference in motions:
         trajectory = motions[reference](model, min(period, 0.01))
-    else:
+    elif reference.endswith(".csv") or Path(reference).exists():
         trajectory = from_csv(model, reference, columns=motion_inputs(model))
+    else:
+        raise ValueError(f"reference: got {reference!r}, expected one of "
+                         f"{', '.join(motions)}, {RANDOM!r} (a tree) or a trajectory CSV")
     return resampled(trajectory, period)
 
 
@@ -107,8 +119,8 @@ def random_ramps(model: Model, count: int, steps: int, period: float,
                          "or a trajectory CSV")
     if not 0.0 < span <= 1.0:
         raise ValueError(f"target_span: got {span!r}, expected a fraction in (0, 1]")
-    lo, hi, _ = input_ranges(model)
+    lo, hi, vmax = input_ranges(model)
     middle, half = 0.5 * (lo + hi), 0.5 * span * (hi - lo)
     n = len(model.input_names)
     return RandomRamps(np.zeros((count, n)), np.zeros((count, n)), steps, period,
-                       middle - half, middle + half)
+                       middle - half, middle + half, vmax)

@@ -46,6 +46,40 @@ ERROR_SCALE = {"angular": 0.1, "linear": 0.01, "actuator": 0.01}
 #: again)
 START_DRAWS = 100
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: Bounds of the options: control periods in an episode (200,000: 2000 s at 10 ms), integration
+#: steps in a period, robots in a vector environment
+MAX_STEPS, MAX_SUBSTEPS, MAX_ROBOTS = 200_000, 10_000, 1_000_000
+#: The reward of a robot too far to score (beyond float range), when max_error is off
+WORST_REWARD = -1e6
+
+
+def _check_options(count, control_dt, dt, residual_scale, effort_weight, error_scale,
+                   max_error, velocity_margin, episode_steps) -> None:
+    """ValueError naming the first option out of its range."""
+    def number(value) -> float:
+        return float(value) if isinstance(value, (int, float, np.number)) \
+            and not isinstance(value, bool) else math.nan
+    checks = [
+        ("num_envs", count, isinstance(count, (int, np.integer)) and 1 <= count <= MAX_ROBOTS,
+         f"an integer from 1 to {MAX_ROBOTS}"),
+        ("control_dt", control_dt, 0.0 < number(control_dt) <= 1.0, "a period in (0, 1] s"),
+        ("dt", dt, number(control_dt) / MAX_SUBSTEPS <= number(dt) <= number(control_dt),
+         f"an integration step from control_dt / {MAX_SUBSTEPS} to control_dt"),
+        ("residual_scale", residual_scale, 0.0 <= number(residual_scale) <= 1.0, "0 to 1"),
+        ("effort_weight", effort_weight, 0.0 <= number(effort_weight) <= 1e6, "0 to 1e6"),
+        ("max_error", max_error, number(max_error) > 0.0, "a positive number (inf: off)"),
+        ("velocity_margin", velocity_margin, number(velocity_margin) >= 0.0,
+         "a fraction >= 0 (inf: off)"),
+        ("episode_steps", episode_steps, isinstance(episode_steps, (int, np.integer))
+         and 1 <= episode_steps <= MAX_STEPS, f"an integer from 1 to {MAX_STEPS}"),
+    ]
+    for name, value, good, expected in checks:
+        if not good:
+            raise ValueError(f"{name}: got {value!r}, expected {expected}")
+    for kind, value in (error_scale or {}).items():
+        if kind not in ERROR_SCALE or not 0.0 < number(value) < math.inf:
+            raise ValueError(f"error_scale: got {kind!r}: {value!r}, expected positive finite "
+                             f"scales of {', '.join(ERROR_SCALE)}")
 
 
 def load(model: Model | str | None) -> Model:
@@ -70,9 +104,8 @@ class Tracking:
                  episode_steps: int = 200,
                  target_span: float = 0.5) -> None:
         self.model = m = load(model)
-        if not (math.isfinite(control_dt) and control_dt > 0.0 and 0.0 < dt <= control_dt):
-            raise ValueError(f"control_dt, dt: got {control_dt!r}, {dt!r}, expected "
-                             "0 < dt <= control_dt (s)")
+        _check_options(count, control_dt, dt, residual_scale, effort_weight, error_scale,
+                       max_error, velocity_margin, episode_steps)
         substeps = int(round(control_dt / dt))
         if abs(substeps * dt - control_dt) > 1e-9 * control_dt:
             raise ValueError(f"control_dt: got {control_dt!r}, expected a whole number of "
@@ -98,9 +131,9 @@ class Tracking:
             # the shared motion's inverse dynamics, once (a residual policy adds to it)
             self.rigid_table = self.plant.rigid_body(
                 self.reference.x, self.reference.xd, self.reference.xdd) if residual else None
-        if self.reference.steps < 1:
-            raise ValueError(f"reference {reference!r}: lasts less than one control period "
-                             f"({control_dt} s); expected a motion, not a start state")
+        if not 1 <= self.reference.steps <= MAX_STEPS:
+            raise ValueError(f"reference {reference!r}: {self.reference.steps} control periods "
+                             f"of {control_dt} s, expected 1 to {MAX_STEPS}")
         self.k = np.zeros(count, dtype=np.int64)
         self.effort = np.zeros((count, len(names)))
         n = len(names)
@@ -135,12 +168,14 @@ class Tracking:
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """One control period of every robot: observation, reward, terminated, truncated and
         failed (the simulation could not go on) arrays."""
-        a = np.asarray(action, dtype=float)
+        a = np.asarray(action)
         n = len(self.names)
-        if a.size != self.count * n:
-            raise ValueError(f"action: got shape {a.shape}, expected ({self.count}, {n}) "
-                             f"(one effort per input of {self.model.name}, per robot)")
-        a = a.reshape(self.count, n)
+        if a.shape not in ((self.count, n), (n,) if self.count == 1 else None) or \
+                a.dtype.kind not in "fiu":
+            raise ValueError(f"action: got shape {a.shape} of {a.dtype}, expected "
+                             f"({self.count}, {n}) numbers (one effort per input of "
+                             f"{self.model.name}, per robot)")
+        a = a.astype(float).reshape(self.count, n)
         if not np.all(np.isfinite(a)):
             robot, k = np.argwhere(~np.isfinite(a))[0]
             raise ValueError(f"action: robot {robot}, input {self.names[k]}: got {a[robot, k]}, "
@@ -177,7 +212,8 @@ class Tracking:
         lost = ~(np.abs(error) <= self.max_error).all(axis=1) \
             | ~(np.abs(xd) <= self.velocity_limit).all(axis=1)
         # a robot lost at a state too far to score gets the worst finite reward
-        return np.where(np.isfinite(reward), reward, -self.max_error ** 2), lost
+        return np.where(np.isfinite(reward), reward,
+                        max(-self.max_error ** 2, WORST_REWARD)), lost
 
     def feedforward(self) -> np.ndarray:
         """The model's efforts (N, n) at each robot's reference now (plants.py)."""
@@ -195,6 +231,8 @@ class TrackingEnv(gym.Env):
 
     def __init__(self, model: Model | str | None = None, render_mode: Optional[str] = None,
                  **options: Any) -> None:
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode: got {render_mode!r}, expected None or 'rgb_array'")
         self.task = Tracking(model, 1, **options)
         self.observation_space = self.task.observation_space
         self.action_space = self.task.action_space
@@ -224,12 +262,15 @@ class VectorTrackingEnv(VectorEnv):
     is ignored. ``reset(seed=s)`` seeds robot i with s + i, as N single environments reset
     with those seeds."""
 
-    metadata = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 1, model: Model | str | None = None,
                  render_mode: Optional[str] = None, **options: Any) -> None:
+        if render_mode is not None:
+            raise ValueError(f"render_mode: got {render_mode!r}, expected None (render a "
+                             "single TrackingEnv)")
+        self.task = Tracking(model, num_envs, **options)
         self.num_envs = int(num_envs)
-        self.task = Tracking(model, self.num_envs, **options)
         self.single_observation_space = self.task.observation_space
         self.single_action_space = self.task.action_space
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space,
@@ -243,8 +284,11 @@ class VectorTrackingEnv(VectorEnv):
     def reset(self, *, seed: Optional[int | Sequence[int]] = None,
               options: Optional[dict] = None) -> tuple[np.ndarray, dict]:
         if seed is not None:
-            seeds = [seed + i for i in range(self.num_envs)] if isinstance(seed, int) \
-                else list(seed)
+            seeds = [int(seed) + i for i in range(self.num_envs)] \
+                if isinstance(seed, (int, np.integer)) else list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"seed: got {len(seeds)} seeds, expected one integer or "
+                                 f"{self.num_envs} (one per robot)")
             self._rngs = [gym.utils.seeding.np_random(s)[0] for s in seeds]
         self.task.reset_rows(np.arange(self.num_envs), self._rngs)
         self._pending[:] = False
