@@ -88,15 +88,11 @@ class TreePlant:
 
     def friction(self, xd: np.ndarray) -> np.ndarray:
         """The friction (N, n) the simulation applies at the rates ``xd`` with the smoothing
-        of the robots' current states (module docstring)."""
+        of the robots' current states (module docstring): what a feedforward adds to the
+        inverse dynamics. (The dynamics node's unsmoothed sign would push the light wrist
+        joints, below their smoothing velocity, with a torque the simulated robot does not
+        resist.)"""
         return friction(self.space, xd, self._smoothing())
-
-    def feedforward(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray) -> np.ndarray:
-        """The model's efforts (N, n) at references (N, n) each: the inverse dynamics plus the
-        friction the simulation applies there (the Coulomb term smoothed as it smooths it:
-        below the smoothing velocity the dynamics node's unsmoothed sign would push the light
-        wrist joints with a torque the simulated robot does not resist)."""
-        return self.rigid_body(x, xd, xdd) + self.friction(xd)
 
     def _smoothing(self) -> np.ndarray:
         """The Coulomb smoothing velocities (N, n) at the current states (module docstring)."""
@@ -171,9 +167,6 @@ class LoopPlant:
     def friction(self, xd: np.ndarray) -> np.ndarray:
         """None applied (simulation/loop_step.py): zeros."""
         return np.zeros(np.shape(xd))
-
-    def feedforward(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray) -> np.ndarray:
-        return self.rigid_body(x, xd, xdd)
 
     def rigid_body(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray) -> np.ndarray:
         """Computed torque at the references, M(x) x'' + G^T (b + H g), samples (..., n)."""
