@@ -12,7 +12,8 @@ import numpy as np
 
 from ..identification.base import input_ranges
 from ..model.model import Model
-from ..trajectories import LOOP_REFERENCES, MOTIONS, Trajectory, from_csv, motion_inputs
+from ..trajectories import (LOOP_REFERENCES, MOTIONS, Trajectory, from_csv, motion_inputs,
+                            sine_ramp)
 
 #: The ``reference`` that draws a start and a target for every episode
 RANDOM = "random"
@@ -75,11 +76,8 @@ class RandomRamps:
         return self.target[row], self.origin[row]
 
     def at(self, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        duration = self.steps * self.period
-        w, t = 2.0 * math.pi / duration, (k * self.period)[:, None]
-        rate = (self.target - self.origin) / duration
-        return (self.origin + rate * (t - np.sin(w * t) / w), rate * (1.0 - np.cos(w * t)),
-                rate * w * np.sin(w * t))
+        return sine_ramp((k * self.period)[:, None], self.origin, self.target,
+                         self.steps * self.period)
 
 
 def resampled(trajectory: Trajectory, period: float) -> SharedMotion:
