@@ -82,8 +82,10 @@ def graph(ros, ros_env, log_dir, tmp_path_factory):
         for t in msg.transforms:
             tf_sources[t.child_frame_id].add((gid, t.header.frame_id))
             last_tf[t.child_frame_id] = t
+    joint_state_names: set = set()                     # every name heard on /joint_states
     def on_joint_states(msg):
         received["joint_states"].append(msg)
+        joint_state_names.update(msg.name)
         if set(msg.name) == SOLVED:               # the node's own (publish_solved_joint_states)
             received["solved_count"].append(1)
     node = ros.node
@@ -116,15 +118,19 @@ def graph(ros, ros_env, log_dir, tmp_path_factory):
                      Child("rsp", standin("rsp", config("rsp", dict(urdf=ROBOT_URDF.read_text()))),
                            ros_env, log_dir)]
         ros.watched = children
-        # every stand-in heard (robot_state_publisher's frames too), 200 evaluations, and as
-        # many of their copies and solved joint states as the tests below look at (a loaded
-        # machine delays them: waited on, never a fixed time)
+        # every stand-in heard (robot_state_publisher's frames too, both broadcasters by this
+        # reader: a loaded machine can match this process to one of them seconds after the
+        # dynamics node), 200 evaluations, and as many of their copies and solved joint
+        # states as the tests below look at (waited on, never a fixed time)
+        movable = movable_joints(ROBOT_URDF.read_text())
         assert ros.spin_until(lambda: len(received["actuator_loads"]) >= 200
                               and len(received["feedforward_states"]) >= 200
                               and len(received["solved_count"]) >= 20
+                              and movable <= joint_state_names
                               and {"left_arm_link_1", "left_arm_mount_link", "base_link",
                                    "lift_link", "act4"} <= set(tf_sources), 180.0), \
-            ({k: len(v) for k, v in received.items()}, sorted(tf_sources))
+            ({k: len(v) for k, v in received.items()}, sorted(tf_sources),
+             sorted(movable - joint_state_names))
         received["description_publishers"] = node.get_publishers_info_by_topic("/robot_description")
         for child in children[1:]:
             child.stop()                                # inputs end; the counts settle
