@@ -23,7 +23,7 @@ LAYERS = (
     {"dynamics"},
     {"simulation", "evaluators"},
     {"export", "trajectories", "recordings", PACKAGE},
-    {"identification", "datasets"},
+    {"identification", "datasets", "feedforward_network"},
     {"studies", "envs"},
     {"ros"},
     {"view"},

@@ -180,7 +180,8 @@ def test_a_small_learned_feedforward_beats_pd_alone_on_an_unseen_reach(small_dat
     more than a quarter (0.95 against 1.50 error scales when written);
     the model's own feedforward does better still (it is what the network approximates)."""
     from charmie_dynamics.envs.compare import compare
-    from charmie_dynamics.envs.learned import LearnedFeedforward, train
+    from charmie_dynamics.envs.learned import train
+    from charmie_dynamics.feedforward_network import LearnedFeedforward
     from charmie_dynamics.model import read_model_file
     from charmie_dynamics.model.reader import model_hash
     from charmie_dynamics.resources import bundled_model
@@ -199,7 +200,7 @@ def test_a_small_learned_feedforward_beats_pd_alone_on_an_unseen_reach(small_dat
 
 
 def test_a_network_for_other_inputs_is_refused(tmp_path):
-    from charmie_dynamics.envs.learned import LearnedFeedforward, LearnedFeedforwardError
+    from charmie_dynamics.feedforward_network import LearnedFeedforward, LearnedFeedforwardError
     n = 2
     network = LearnedFeedforward("five_bar", "0" * 16, ("a", "b"), np.zeros(3 * n),
                                  np.ones(3 * n), np.zeros(n), np.ones(n),
@@ -225,6 +226,19 @@ def test_learn_trains_compares_and_writes_the_table(small_dataset, tmp_path):
     assert rows[0] == "motion,source,rms_error,peak_error,rms_effort,steps,lost"
     assert len(rows) == 1 + 5 * 3 and (out / "feedforward.npz").is_file()
     assert "pd+learned" in done.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["comparison.csv", "comparison.png",
+                                                     "feedforward.npz"]
+    assert (out / "comparison.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the file is what the dynamics node's learned source takes for the bundled model
+    from charmie_dynamics.feedforward_network import LearnedFeedforward
+    from charmie_dynamics.ros.learned_source import LearnedSource
+    from charmie_dynamics.model import load_model
+    from charmie_dynamics.resources import bundled_model
+    model = load_model(bundled_model())
+    limits = np.full(len(model.input_names), 1.0)
+    source = LearnedSource.of(LearnedFeedforward.load(out / "feedforward.npz"), "net",
+                              model.input_names, model.name, limits, 0.05)
+    assert source.network.names == tuple(model.input_names)
 
 
 def test_an_action_of_the_wrong_shape_or_not_finite_is_refused():

@@ -4,7 +4,7 @@
     base (jit, layout, linalg, flat, documents, resources, errors)
       <- model <- kinematics <- mechanisms <- dynamics <- simulation, evaluators
       <- export, trajectories, the package's own __init__ (the core's public face)
-      <- identification, datasets <- studies, envs <- ros <- view <- cli
+      <- identification, datasets, feedforward_network <- studies, envs <- ros <- view <- cli
 
 A module may import its own layer and the layers below it (the graph and the layers:
 test/import_graph.py; docs/architecture.md shows them). ros sits below view and cli
@@ -24,7 +24,7 @@ from import_graph import GRAPH, MODULES, PACKAGE, ROOT, imports_of, layer, packa
 ROS_FREE = {f"{PACKAGE}.ros.{name}" for name in (
     "inputs", "model_updates", "odometry", "reference", "stale_policy", "stamps", "outputs",
     "node_status", "model_source", "dynamics_parameters", "param_spec", "joint_map",
-    "recorded_inputs", "robot_inputs", "log_throttle")}
+    "recorded_inputs", "robot_inputs", "log_throttle", "learned_source")}
 
 
 def _is_ros(top: str) -> bool:

@@ -1,8 +1,9 @@
 """``charmie-dynamics learn``: a feedforward network trained on a ``dataset`` folder
 (envs/learned.py) and compared in closed loop with PD alone and PD + the model's own
 feedforward (envs/compare.py) along the validation motion, the kinematic validation motion
-and random reaches; writes ``feedforward.npz`` and ``comparison.csv`` into ``--out`` and
-prints the table. Needs the ``learn`` extra (gymnasium, scikit-learn).
+and random reaches; writes ``feedforward.npz`` (what the dynamics node's
+``feedforward_source: learned`` reads), ``comparison.csv`` and ``comparison.png`` into
+``--out`` and prints the table. Needs the ``learn`` extra (gymnasium, scikit-learn).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ..errors import InputError
 from ..model import read_model_file
 from ..model.reader import model_hash
 from .output_files import check_output
+from .plots import plot_comparison, require_matplotlib
 
 #: The comparison's motions: (label, reference, seed); random reaches last 2 s
 MOTIONS = (("validation", "validation", 0), ("kinematic-validation", "kinematic-validation", 0),
@@ -74,11 +76,12 @@ def add_learn_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_learn)
 
 
-OUTPUTS = ("feedforward.npz", "comparison.csv")
+OUTPUTS = ("feedforward.npz", "comparison.csv", "comparison.png")
 
 
 def run_learn(args: argparse.Namespace) -> int:
     check_output(args.out)
+    require_matplotlib("learn")
     there = [name for name in OUTPUTS if (args.out / name).exists()]
     if there:
         raise InputError(f"--out {args.out}: holds {', '.join(there)} already, expected a "
@@ -111,13 +114,15 @@ def run_learn(args: argparse.Namespace) -> int:
     # both files written beside their names and renamed in at the end: a run stopped
     # before leaves --out without them
     args.out.mkdir(parents=True, exist_ok=True)
-    partial = [args.out / f".{name}.partial" for name in OUTPUTS]
+    partial = [args.out / f".partial.{name}" for name in OUTPUTS]   # the suffix names the format
     with open(partial[0], "wb") as f:
         network.save(f)
     with open(partial[1], "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
+    plot_comparison(partial[2], rows, f"{model.name}: PD, PD + the model's and PD + the learned "
+                    f"feedforward, closed loop ({args.bandwidth:g} Hz PD)")
     for path, name in zip(partial, OUTPUTS):
         path.replace(args.out / name)
     print(f"trained {'x'.join(map(str, args.hidden))} in {trained:.1f} s; network "

@@ -1,4 +1,5 @@
-"""Plots of ``analyze``: the efforts grouped by subsystem, one panel per group and unit.
+"""Plots of ``analyze``: the efforts grouped by subsystem, one panel per group and unit (and
+``identify``'s, ``study``'s and ``learn``'s closed-loop comparison).
 
 A subsystem is found from the tree, so it works for any model: the coordinates along one
 unbranched chain of bodies (a branch point, where a body has several children, ends a
@@ -204,6 +205,28 @@ def plot_torque_speed(path: Path, inputs: tuple[str, ...] | list[str],
     axes[0, 0].legend(fontsize=6)
     fig.supxlabel("speed [rad/s or m/s]")
     fig.supylabel("effort [N m or N]")
+    fig.suptitle(title)
+    _save(plt, fig, path)
+
+
+def plot_comparison(path: Path, rows: list[dict], title: str) -> None:
+    """Closed-loop runs side by side (``rows``: motion, source, rms_error, peak_error, as
+    ``learn``'s table): per motion, one bar per controller, RMS error above, peak below."""
+    plt = _pyplot()
+    motions = list(dict.fromkeys(r["motion"] for r in rows))
+    sources = list(dict.fromkeys(r["source"] for r in rows))
+    by = {(r["motion"], r["source"]): r for r in rows}
+    fig, axes = plt.subplots(2, 1, sharex=True, figsize=(9, 6))
+    width = 0.8 / len(sources)
+    for ax, key, label in zip(axes, ("rms_error", "peak_error"), ("RMS error", "peak error")):
+        for k, source in enumerate(sources):
+            ax.bar([m + (k - (len(sources) - 1) / 2) * width for m in range(len(motions))],
+                   [by[(m, source)][key] if (m, source) in by else np.nan for m in motions],
+                   width, label=source)
+        ax.set_ylabel(f"{label} [error scales]")
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    axes[1].set_xticks(range(len(motions)), motions, rotation=15, fontsize=8)
     fig.suptitle(title)
     _save(plt, fig, path)
 

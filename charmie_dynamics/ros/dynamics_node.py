@@ -14,6 +14,11 @@ after that the node publishes, every watchdog period, either gravity compensatio
 last valid positions (``stale_policy: gravity``) or zeros (``stale_policy: zero``), until a
 valid input arrives.
 
+With ``feedforward_source: learned`` the feedforward is a network's
+(``feedforward_network_file``, from ``charmie-dynamics learn``) wherever it lies within
+``learned_feedforward_tolerance`` of the model's inverse dynamics for the same input, else the
+model's (``learned_source``); a network for other inputs than the model's is refused.
+
 Joint states as robots send them (``joint_state_policy: merge``): names the model does not
 use are ignored and counted, partial messages from several publishers are merged joint by
 joint (each joint keeps its value and stamp; the merged state's stamp is the newest, every
@@ -63,6 +68,7 @@ import sys
 import threading
 import time
 from collections import Counter, deque
+from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
@@ -82,6 +88,7 @@ from .. import jit
 from ..documents import bounded
 from ..evaluators.evaluator import Evaluation, Evaluator, NonFiniteLoads
 from ..evaluators.loop_evaluator import LoopJumpError, LoopSingularityError
+from ..feedforward_network import LearnedFeedforward, LearnedFeedforwardError
 from ..kinematics.indirect import MechanismRangeError
 from ..model import ModelError, model_from_text, read_model_file
 from ..model.model import JointType, Model
@@ -98,6 +105,7 @@ from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
 from .inputs import (AccelerationEstimator, InputLimits, InputRejected, JointStateValues,
                      StateAssembler, read_robot_joint_state)
 from .joint_map import read_joint_map
+from .learned_source import LearnedSource
 from .log_throttle import LogThrottle
 from .stamps import StampGuard, to_nanoseconds
 from .messages import diagnostics, transform
@@ -332,6 +340,11 @@ class DynamicsNode(LifecycleNode):
         self.pub_feedforward_state = self.create_publisher(
             JointState, self.p["feedforward_state_topic"], qos.OUTPUT)
         self.pub_tf_static = self.create_publisher(TFMessage, "/tf_static", qos.LATCHED)
+        # feedforward_source learned: a network file that cannot be read ends start-up; one
+        # for other inputs than a model's is refused when that model is installed
+        self.network = LearnedFeedforward.load(Path(self.p["feedforward_network_file"])) \
+            if self.p["feedforward_source"] == "learned" else None
+        self.learned: Optional[LearnedSource] = None
         # a ModelError ends start-up: a bad model file, or an overlay file that cannot be read
         if self.p["model_file"]:
             model, text = read_model_file(self.p["model_file"], self.p["max_model_bytes"],
@@ -441,6 +454,7 @@ class DynamicsNode(LifecycleNode):
         inputs = self.evaluator.input_names      # a model with loops: the independent ones
         self.feedforward = FeedforwardMap(model, inputs, prepared.joints,
                                           self.joint_map.effort_out(prepared.joints))
+        self.learned = self._learned_source(model, inputs)
         base = ()
         if model.base is None and (self.p["base_frame"] or not self.p["publish_base_transform"]):
             self.get_logger().warning(f"base_frame and publish_base_transform take no effect: the "
@@ -492,6 +506,25 @@ class DynamicsNode(LifecycleNode):
         else:
             self.events["model_changes"] += 1
             self.get_logger().warning(f"model changed ({model_change(old, model)}): {summary}")
+
+    def _learned_source(self, model: Model, inputs: Sequence[str]) -> Optional[LearnedSource]:
+        """The network checked against ``model`` (``learned_source``), None with
+        feedforward_source model. A network the model refuses fails configure; refused by a
+        later model, the model's feedforward is published, said at ERROR and in
+        /diagnostics."""
+        if self.network is None:
+            return None
+        try:
+            return LearnedSource.of(self.network, self.p["feedforward_network_file"], inputs,
+                                    model.name, self.feedforward.effort_limit,
+                                    self.p["learned_feedforward_tolerance"])
+        except LearnedFeedforwardError as exc:
+            if self.configuring_since is not None:
+                raise
+            self.events["learned_feedforward_refused"] += 1
+            self.get_logger().error(f"learned feedforward refused for the model "
+                                    f"{model.name!r}: {exc}; publishing the model's")
+            return None
 
     def _on_model(self, msg: String, info: Optional[dict]) -> None:
         self.received["model"] += 1
@@ -791,7 +824,7 @@ class DynamicsNode(LifecycleNode):
             self.evaluator.refuse_last()         # the watchdog's gravity starts from the last valid
             return self._reject("dependent_beyond_limits", beyond)
         self.stamps.accept(stamp)                # advances on accepted inputs only
-        self._publish(stamp, now, x, xd, result)
+        self._publish(stamp, now, x, xd, xdd, result)
         latency = time.perf_counter() - received
         self.stats["evaluated"] += 1
         self.stats["latency_sum"] += latency
@@ -821,13 +854,18 @@ class DynamicsNode(LifecycleNode):
         self.pub_feedforward_state.publish(self.feedforward_state(
             self._now() if stamp is None else stamp, values))
 
-    def _publish(self, stamp: int, now: int, x: np.ndarray, xd: np.ndarray,
+    def _publish(self, stamp: int, now: int, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
                  result: Evaluation) -> None:
-        """The feedforward (every evaluation, first and alone: a controller waits for it);
-        then an evaluation due on the ``output_rate`` grid (loads, wrenches) or the
-        ``tf_rate`` one (/tf, completed joint states, markers) is handed to the monitoring
-        thread. ``now``: the node clock when the input arrived (ns)."""
+        """The feedforward (every evaluation, first and alone: a controller waits for it; the
+        network's with feedforward_source learned, where the model's allows it); then an
+        evaluation due on the ``output_rate`` grid (loads, wrenches) or the ``tf_rate`` one
+        (/tf, completed joint states, markers) is handed to the monitoring thread. ``now``:
+        the node clock when the input arrived (ns)."""
         efforts = result.efforts
+        if self.learned is not None:
+            efforts, learned = self.learned(x, xd, xdd, efforts)
+            if not learned:
+                self.events["learned_feedforward_replaced"] += 1
         self.safety.accepted(now, self.feedforward(efforts, self.p["clamp_feedforward"]), x)
         self._publish_feedforward(self.safety.last_feedforward, stamp)
         beyond = self.feedforward.beyond_limits(efforts)
@@ -885,6 +923,7 @@ class DynamicsNode(LifecycleNode):
         copies the counters; the status thread computes the status, builds the message and
         publishes it (module background)."""
         configured, parser, model = self.configured, self.parser, self.model
+        learned = getattr(self, "learned", None)
         last = self.safety.last_valid if configured else None
         pending = self.updates.pending if configured else None
         if configured:
@@ -903,7 +942,10 @@ class DynamicsNode(LifecycleNode):
             last_valid_age=None if last is None else (self._now() - last) * 1e-9,
             stale=configured and self.safety.stale,
             acceleration_source=self.p["acceleration_source"],
-            effort_flags=tuple(self.effort_flags), ignored_names=sorted(self.ignored_names))
+            effort_flags=tuple(self.effort_flags), ignored_names=sorted(self.ignored_names),
+            feedforward_source=self.p["feedforward_source"] if learned is not None or
+            model is None or self.p["feedforward_source"] == "model" else "learned (refused)",
+            learned_difference=None if learned is None else learned.largest_difference)
         since = self.configuring_since
         if since is not None:
             state = "configuring"

@@ -8,6 +8,7 @@ from typing import Any, Mapping, Optional
 from ..documents import DEFAULT_MAX_BYTES
 from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE
 from .inputs import JOINT_STATE_POLICIES
+from .learned_source import FEEDFORWARD_SOURCES
 from .model_source import MODEL_SOURCES
 from .outputs import TF_POLICIES
 from .param_spec import Param
@@ -121,6 +122,18 @@ PARAMETERS = {
     "gravity_only": Param(False, "Gravity compensation: velocities and accelerations taken as zero", False),
     "feedforward_topic": Param("feedforward_efforts", "std_msgs/Float64MultiArray for an effort forward_command_controller", topic=True),
     "feedforward_joints": Param([""], "Order of the feedforward efforts: model inputs (coordinates and actuators); empty: all inputs"),
+    "feedforward_source": Param("model", "model: the feedforward is the model's inverse dynamics | "
+                                "learned: a network's (feedforward_network_file), published only "
+                                "where every input lies within learned_feedforward_tolerance of "
+                                "the model's, else the model's (counted); the safe policy's values "
+                                "stay the model's"),
+    "feedforward_network_file": Param("", "feedforward_source learned: the network file "
+                                      "(charmie-dynamics learn's feedforward.npz) for the model's "
+                                      "inputs; another model's or other inputs' is refused"),
+    "learned_feedforward_tolerance": Param(0.05, "feedforward_source learned: the largest distance, "
+                                           "as a fraction of each input's effort limit, of the "
+                                           "network's effort from the model's for it to be "
+                                           "published", True, 0.0, 10.0),
     "clamp_feedforward": Param(False, "Clamp the feedforward (only) at the model's effort and force limits; "
                                "efforts beyond them are flagged in /diagnostics either way", False),
     "check_position_limits": Param(True, "Reject inputs beyond the model's joint position limits "
@@ -175,6 +188,7 @@ def check_parameters(p: Mapping[str, Any]) -> Optional[str]:
     """What the declared ranges cannot say (ranges and finiteness are rclpy's check): the
     problem, or None."""
     for key, allowed in (("acceleration_source", ACCELERATION_SOURCES),
+                         ("feedforward_source", FEEDFORWARD_SOURCES),
                          ("stale_policy", STALE_POLICIES),
                          ("deactivate_command", DEACTIVATE_COMMANDS),
                          ("accept_model_updates", MODEL_UPDATES),
@@ -189,6 +203,10 @@ def check_parameters(p: Mapping[str, Any]) -> Optional[str]:
     for key in RATE_PARAMETERS:
         if 0.0 < p[key] < 1.0:
             return f"{key} {p[key]!r}: expected 0 (off) or 1 to 10000 Hz"
+    if (p["feedforward_source"] == "learned") != bool(p["feedforward_network_file"]):
+        return (f"feedforward_source {p['feedforward_source']!r} with feedforward_network_file "
+                f"{p['feedforward_network_file']!r}: expected a network file with learned "
+                "and none with model")
     if p["model_source"] == "file" and not p["model_file"]:
         return "model_source 'file' with model_file '': expected a model_file"
     if p["overlay_file"] and p["model_source"] != "robot_description" and not p["model_file"]:

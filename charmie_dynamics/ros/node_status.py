@@ -14,7 +14,8 @@ EVENTS = ("models_taken", "models_held", "models_unchanged", "model_changes", "c
           "efforts_beyond_limits", "messages_with_ignored_names",
           "joint_states_without_model_joints", "gravity_fallback_zero", "monitoring_skipped",
           "solved_joint_states_skipped", "odometry_unused", "joint_source_conflicts",
-          "waiting_for_model", "inputs_while_inactive", "activations", "deactivate_commands")
+          "waiting_for_model", "inputs_while_inactive", "activations", "deactivate_commands",
+          "learned_feedforward_replaced", "learned_feedforward_refused")
 REJECTIONS = REASONS + ("bad_model", "model_publisher")
 
 
@@ -43,11 +44,15 @@ def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
                     pending: Optional[str], parsing: bool, superseded: int, repeated: int,
                     arrivals: Sequence[float], last_valid_age: Optional[float], stale: bool,
                     acceleration_source: str, effort_flags: Sequence[str],
-                    ignored_names: Sequence[str] = (), pending_hash: Optional[str] = None
-                    ) -> Status:
+                    ignored_names: Sequence[str] = (), pending_hash: Optional[str] = None,
+                    feedforward_source: str = "model",
+                    learned_difference: Optional[float] = None) -> Status:
     """One status from the node's counters: ``rejected`` by reason, ``received`` by topic,
     ``events`` (model and clock), ``reported`` (the counts at the last status: what is new in
-    this period warns), ``stats`` (evaluated, latency_sum and latency_max in s)."""
+    this period warns), ``stats`` (evaluated, latency_sum and latency_max in s);
+    ``feedforward_source``: what the feedforward comes from (``learned_source``), with
+    ``learned_difference`` the network's largest distance from the model's (a fraction of
+    the effort limits; None: no network in use)."""
     n = stats["evaluated"]
     values = {
         "model": model or "none",
@@ -64,6 +69,9 @@ def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
         "efforts_beyond_limits_inputs": ", ".join(effort_flags) or "none",
         # names in joint_states the model does not use (merge policy): not a fault
         "ignored_joint_names": bounded(", ".join(ignored_names), 500) or "none",
+        "feedforward_source": feedforward_source,
+        "learned_feedforward_largest_difference":
+            "none" if learned_difference is None else f"{learned_difference:.4g}",
     }
     for topic in TOPICS:
         values[f"received_{topic}"] = str(received[topic])
@@ -88,6 +96,11 @@ def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
         warnings.append(f"efforts beyond the model's limits: {', '.join(effort_flags)}")
     if new.get("joint_source_conflicts"):
         warnings.append("joints given by two publishers (joint_source_conflicts)")
+    if new.get("learned_feedforward_replaced"):
+        warnings.append("learned feedforward beyond learned_feedforward_tolerance of the "
+                        "model's: the model's published")
+    if feedforward_source == "learned (refused)":
+        warnings.append("learned feedforward refused for this model: the model's published")
     if new.get("monitoring_skipped"):
         warnings.append("monitoring outputs skipped (the monitoring thread fell behind)")
     if stale or last_valid_age is None:
