@@ -243,6 +243,10 @@ def test_learn_trains_compares_and_writes_the_table(small_dataset, tmp_path):
 
 def test_an_action_of_the_wrong_shape_or_not_finite_is_refused():
     env = TrackingEnv()
+    with pytest.raises(gym.error.ResetNeeded, match=r"step: called before reset\(\)"):
+        env.step(np.zeros(21, dtype=np.float32))
+    with pytest.raises(gym.error.ResetNeeded):
+        VectorTrackingEnv(2).step(np.zeros((2, 21), dtype=np.float32))
     env.reset(seed=0)
     with pytest.raises(ValueError,
                        match=r"action: got shape \(20,\) of float32, expected \(1, 21\)"):

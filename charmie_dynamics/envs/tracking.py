@@ -135,6 +135,7 @@ class Tracking:
             raise ValueError(f"reference {reference!r}: {self.reference.steps} control periods "
                              f"of {control_dt} s, expected 1 to {MAX_STEPS}")
         self.k = np.zeros(count, dtype=np.int64)
+        self.started = False                          # no step before the first reset
         self.effort = np.zeros((count, len(names)))
         n = len(names)
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (4 * n,), np.float32)
@@ -144,6 +145,7 @@ class Tracking:
         """Robots ``rows`` back at their reference's start, at rest (``rngs``: each one's
         generator, for a random reference)."""
         self.k[rows] = 0
+        self.started = True
         reference = self.reference
         for row, rng in zip(rows, rngs):
             for _ in range(START_DRAWS):
@@ -168,6 +170,9 @@ class Tracking:
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """One control period of every robot: observation, reward, terminated, truncated and
         failed (the simulation could not go on) arrays."""
+        if not self.started:
+            raise gym.error.ResetNeeded("step: called before reset(), expected reset() first "
+                                        "(it places the robots at their reference's start)")
         a = np.asarray(action)
         n = len(self.names)
         if a.shape not in ((self.count, n), (n,) if self.count == 1 else None) or \
