@@ -14,6 +14,7 @@ from charmie_dynamics.dynamics import (bias_forces, forward_dynamics, inverse_dy
 from charmie_dynamics.simulation import (coordinate_limits, mechanical_energy, simulate,
                                          stop_at_limits)
 from charmie_dynamics.dynamics.aba import articulated_body_solve
+from charmie_dynamics.simulation.integrate import step as integrate_step
 from charmie_dynamics.dynamics.forward import CACHED_SAMPLES, ForwardDynamicsData, cholesky_solve
 from charmie_dynamics.dynamics.mass_matrix import MassMatrixError
 from charmie_dynamics.mechanisms.forces import passive_forces
@@ -448,6 +449,33 @@ def test_impact_at_a_stop(charmie):
     same_q, same_qd = stop_at_limits(charmie, inside, qd)
     np.testing.assert_array_equal(same_q, inside)
     np.testing.assert_array_equal(same_qd, qd)
+
+
+@pytest.mark.parametrize("method", ["euler", "rk4"])
+def test_a_batch_with_some_robots_at_their_stops_steps_each_as_alone(charmie, method):
+    """Only the robots at a stop get the stops' mass matrices and held solves: each robot's
+    step equals its own, unbatched, to the last bit (d4 pushed onto its end stop in some
+    rows, left free in the others)."""
+    rng = np.random.default_rng(7)
+    lower, upper = coordinate_limits(charmie)
+    k = charmie.coordinate("d4")
+    q, qd, _ = random_states(charmie, rng, 6)
+    q = np.clip(q, lower + 0.01, upper - 0.01)
+    q[::2, k], qd[::2, k] = upper[k], 0.3                    # rows 0, 2, 4 on the stop, outward
+    tau = rng.normal(0.0, 5.0, q.shape)
+    tau[::2, k] = 400.0                                      # pushing into it
+    batch_q, batch_qd = q.copy(), qd.copy()
+    alone = [(q[r].copy(), qd[r].copy()) for r in range(len(q))]
+    for _ in range(5):
+        batch_q, batch_qd = (a.copy() for a in integrate_step(
+            charmie, 0.0, batch_q, batch_qd, lambda t, q_, qd_: tau, 1e-3, method))
+        alone = [tuple(a.copy() for a in integrate_step(
+            charmie, 0.0, sq, sqd, lambda t, q_, qd_, r=r: tau[r], 1e-3, method))
+            for r, (sq, sqd) in enumerate(alone)]
+    np.testing.assert_array_equal(batch_q[::2, k], upper[k])
+    for r, (sq, sqd) in enumerate(alone):
+        np.testing.assert_array_equal(batch_q[r], sq)
+        np.testing.assert_array_equal(batch_qd[r], sqd)
 
 
 def double_pendulum(first_joint, rotation=(0.0, 0.0, 0.0)):

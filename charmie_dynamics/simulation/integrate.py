@@ -157,22 +157,39 @@ def stop_at_limits(model: Model, q: np.ndarray, qd: np.ndarray, *,
     np.copyto(data.qd, qd)
     q, qd = data.q, data.qd
     position = _positions(model, q)
-
-    def outward(v: np.ndarray) -> np.ndarray:
-        return ((position <= lower) & (v < 0.0)) | ((position >= upper) & (v > 0.0))
-
-    stopped = outward(qd)
+    stopped = _outward(position, qd, lower, upper)
     if not np.any(stopped):
         return data.state
-    H = mass_matrix(model, q, data=data.mass)
+    if q.ndim == 1:
+        qd[...] = _impact(model, q, qd, stopped, position, lower, upper, data.mass)
+        return data.state
+    # a batch: only the samples at a stop (their mass matrices are the cost), each computed
+    # as it would be alone
+    rows = np.nonzero(stopped.any(axis=-1))
+    qd[rows] = _impact(model, q[rows], qd[rows], stopped[rows], position[rows], lower, upper,
+                       None)
+    return data.state
+
+
+def _outward(position: np.ndarray, v: np.ndarray, lower: np.ndarray, upper: np.ndarray
+             ) -> np.ndarray:
+    """The coordinates on a bound whose rate v points out of it."""
+    return ((position <= lower) & (v < 0.0)) | ((position >= upper) & (v > 0.0))
+
+
+def _impact(model: Model, q: np.ndarray, qd: np.ndarray, stopped: np.ndarray,
+            position: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+            mass: Optional[MassMatrixData]) -> np.ndarray:
+    """qd after the stops' impulse (:func:`stop_at_limits`): ``stopped``, the coordinates on
+    a bound moving outward, and those the impulse sends outward in turn, stopped."""
+    H = mass_matrix(model, q, data=mass)
     while True:
         jump = np.where(stopped, -qd, 0.0)                  # qd+_K - qd_K
         rest = held_solve(H, -np.einsum("...ij,...j->...i", H, jump), stopped)
         after = qd + jump + rest
-        more = outward(after) & ~stopped
+        more = _outward(position, after, lower, upper) & ~stopped
         if not np.any(more):
-            qd[...] = after
-            return data.state
+            return after
         stopped = stopped | more
 
 
@@ -217,8 +234,14 @@ def accelerations(model: Model, t: float, q: np.ndarray, qd: np.ndarray,
         if not np.any(pushing):
             return out
         held = held | pushing
-        out[...] = forward_dynamics(model, q, qd, tau, method=dynamics, held=held,
-                                    data=data.forward)
+        if qd.ndim == 1:
+            out[...] = forward_dynamics(model, q, qd, tau, method=dynamics, held=held,
+                                        data=data.forward)
+        else:       # a batch: only the samples that push, each solved as it would be alone
+            rows = np.nonzero(pushing.any(axis=-1))
+            out[rows] = forward_dynamics(model, q[rows], qd[rows],
+                                         np.broadcast_to(tau, qd.shape)[rows],
+                                         method=dynamics, held=held[rows])
 
 
 def step(model: Model, t: float, q: np.ndarray, qd: np.ndarray,
