@@ -175,9 +175,12 @@ def test_the_stages_and_steps_are_the_workspace_arrays(charmie):
 
 def test_the_stops_use_the_workspace(charmie):
     """These random states leave CHARMIE's limits and move outward: the stops clip them and
-    apply an impulse with the workspace's mass matrix."""
+    apply an impulse with the workspace's mass matrix (every sample at a stop; a batch where
+    only some are computes those in buffers of their own: integrate._some_rows)."""
     case = _case(charmie, (3,), 10)
     data = StepData(charmie, (3,))
+    k = charmie.coordinate("d4")
+    case["q"][:, k], case["qd"][:, k] = data.upper[k] + 0.001, 0.1     # every sample at a stop
     q, qd = stop_at_limits(charmie, case["q"], 10.0 * case["qd"], data=data)
     assert q is data.q and qd is data.qd
     assert np.any(q != case["q"]) and "mass" in vars(data)

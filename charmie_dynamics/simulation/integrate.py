@@ -160,15 +160,23 @@ def stop_at_limits(model: Model, q: np.ndarray, qd: np.ndarray, *,
     stopped = _outward(position, qd, lower, upper)
     if not np.any(stopped):
         return data.state
-    if q.ndim == 1:
+    rows = _some_rows(stopped)
+    if rows is None:
         qd[...] = _impact(model, q, qd, stopped, position, lower, upper, data.mass)
-        return data.state
-    # a batch: only the samples at a stop (their mass matrices are the cost), each computed
-    # as it would be alone
-    rows = np.nonzero(stopped.any(axis=-1))
-    qd[rows] = _impact(model, q[rows], qd[rows], stopped[rows], position[rows], lower, upper,
-                       None)
+    else:       # only the samples at a stop: their mass matrices are the cost
+        qd[rows] = _impact(model, q[rows], qd[rows], stopped[rows], position[rows], lower,
+                           upper, None)
     return data.state
+
+
+def _some_rows(flags: np.ndarray) -> Optional[tuple[np.ndarray, ...]]:
+    """The samples of a batch of flags (..., n) with a flag set, where some samples have
+    none; None for one sample, or when every sample has one (the workspace's buffers fit
+    those). A subset is computed in buffers of its own, each sample as it would be alone."""
+    if flags.ndim == 1:
+        return None
+    rows = np.nonzero(flags.any(axis=-1))
+    return None if len(rows[0]) == flags[..., 0].size else rows
 
 
 def _outward(position: np.ndarray, v: np.ndarray, lower: np.ndarray, upper: np.ndarray
@@ -234,11 +242,11 @@ def accelerations(model: Model, t: float, q: np.ndarray, qd: np.ndarray,
         if not np.any(pushing):
             return out
         held = held | pushing
-        if qd.ndim == 1:
+        rows = _some_rows(pushing)
+        if rows is None:
             out[...] = forward_dynamics(model, q, qd, tau, method=dynamics, held=held,
                                         data=data.forward)
-        else:       # a batch: only the samples that push, each solved as it would be alone
-            rows = np.nonzero(pushing.any(axis=-1))
+        else:       # only the samples that push
             out[rows] = forward_dynamics(model, q[rows], qd[rows],
                                          np.broadcast_to(tau, qd.shape)[rows],
                                          method=dynamics, held=held[rows])
