@@ -27,13 +27,13 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from common import timings_us, write_result
 from bench_loading import chain_text
 from charmie_dynamics import load_model
 from charmie_dynamics.dynamics import forward_dynamics
 from charmie_dynamics.dynamics.forward import ForwardDynamicsData
 from charmie_dynamics.export.urdf import urdf_from_model
 from charmie_dynamics.model import model_from_text
+from common import timings_us, write_result
 
 ROBOTS = ("talos_data/robots/talos_reduced.urdf", "g1_description/urdf/g1_29dof_rev_1_0.urdf")
 

@@ -25,20 +25,19 @@ import tempfile
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 import pinocchio as pin
 
-from common import timings_us, write_result
 from charmie_dynamics import bundled_model, forward_kinematics, jit, load_model, resolve_state
 from charmie_dynamics.dynamics import forward_dynamics, inverse_dynamics
-from charmie_dynamics.evaluators.evaluator import Evaluator
 from charmie_dynamics.dynamics.inverse import (InverseDynamicsData, _inverse_dynamics_batch,
                                                kernel_arguments)
+from charmie_dynamics.evaluators.evaluator import Evaluator
 from charmie_dynamics.export.urdf import urdf_from_model
 from charmie_dynamics.kinematics.forward import ForwardKinematicsData, _forward_kinematics_batch
 from charmie_dynamics.kinematics.state import state_samples
-
-import numba
+from common import timings_us, write_result
 
 
 @jit.kernel

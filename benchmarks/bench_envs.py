@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Callable
 
 import gymnasium as gym
-import numpy as np
 
-from common import write_result
 import charmie_dynamics.envs  # noqa: F401 - registers the ids
+from common import write_result
 
 
 def stepper(env, vector: bool, seed: int, scale: float) -> Callable[[int], int]:

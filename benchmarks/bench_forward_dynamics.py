@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from common import timings_us, write_result
 from charmie_dynamics import bundled_model, forward_kinematics, load_model, resolve_state
 from charmie_dynamics.dynamics import bias_forces, forward_dynamics, mass_matrix
 from charmie_dynamics.dynamics.forward import ForwardDynamicsData
+from common import timings_us, write_result
 
 
 def random_states(model, rng: np.random.Generator, count: int):

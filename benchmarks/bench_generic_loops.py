@@ -27,14 +27,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
-from charmie_generic_loops import generic_loops_document  # noqa: E402
-from common import timings_us, write_result  # noqa: E402
-
 from charmie_dynamics import bundled_model, load_model, resolve_state  # noqa: E402
 from charmie_dynamics.dynamics import closed_chain as cc  # noqa: E402
 from charmie_dynamics.dynamics import inverse_dynamics  # noqa: E402
 from charmie_dynamics.mechanisms.closed_chains import ClosedChain  # noqa: E402
 from charmie_dynamics.model.loader import model_from_dict  # noqa: E402
+from charmie_generic_loops import generic_loops_document  # noqa: E402
+from common import timings_us, write_result  # noqa: E402
 
 
 def main() -> None:

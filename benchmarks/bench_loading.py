@@ -35,12 +35,11 @@ import yaml
 from yaml.composer import Composer
 from yaml.resolver import Resolver
 
-from common import take_turns, write_result
-
 from charmie_dynamics import bundled_model, documents
 from charmie_dynamics.documents import CParser, nesting_bound, parse_yaml, read_text
 from charmie_dynamics.model import model_from_text
 from charmie_dynamics.model.loader import FORMAT
+from common import take_turns, write_result
 
 
 class Before(Composer, CParser, yaml.constructor.SafeConstructor, Resolver):

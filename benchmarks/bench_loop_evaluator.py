@@ -20,12 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
-from common import timings_us, write_result
 from charmie_dynamics import load_model
 from charmie_dynamics.dynamics import closed_chain as cc
 from charmie_dynamics.evaluators.evaluator import Evaluator
 from charmie_dynamics.evaluators.loop_evaluator import LoopEvaluator
 from charmie_dynamics.resources import share_directory
+from common import timings_us, write_result
 
 MODELS = ("five_bar", "irsbot2")
 

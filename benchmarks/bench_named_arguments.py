@@ -21,9 +21,9 @@ from enum import IntEnum
 
 import numpy as np
 
-from common import timings_us
 from charmie_dynamics import bundled_model, jit, load_model
 from charmie_dynamics.model.packed import PackedModel, flat_packed, unflat_packed
+from common import timings_us
 
 PARENT_INT = 0
 

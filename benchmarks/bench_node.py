@@ -161,8 +161,8 @@ class Publisher(threading.Thread):
     def __init__(self, pub, names, motion: Motion, rate: float, duration: float,
                  times: dict, t_motion0: float, stamp_state: list, stop: threading.Event):
         super().__init__(daemon=True)
-        from sensor_msgs.msg import JointState
         from builtin_interfaces.msg import Time
+        from sensor_msgs.msg import JointState
         self.Time = Time
         self.pub, self.motion, self.rate, self.duration = pub, motion, rate, duration
         self.times, self.t_motion0, self.stamp_state, self.stop = times, t_motion0, stamp_state, stop

@@ -34,10 +34,10 @@ from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from common import write_result  # noqa: E402
 from charmie_dynamics import bundled_model, load_model  # noqa: E402
 from charmie_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
 from charmie_dynamics.trajectories import MOTIONS  # noqa: E402
+from common import write_result  # noqa: E402
 
 SUBSCRIBER = """
 import sys, time, rclpy

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from common import write_result
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,15 +25,14 @@ from typing import Callable
 
 import numpy as np
 
-from common import write_result
 from charmie_dynamics import bundled_model, load_model, resolve_state
 from charmie_dynamics.dynamics import bias_forces, forward_dynamics
-from charmie_dynamics.simulation.actuated_step import (HeldStepData, held_efforts,
-                                                     held_input_steps)
 from charmie_dynamics.dynamics.actuation import input_jacobians, input_space_dynamics
 from charmie_dynamics.dynamics.forward import ForwardDynamicsData
-from charmie_dynamics.simulation.integrate import INTEGRATORS, StepData, step
 from charmie_dynamics.kinematics import inputs_from_dict
+from charmie_dynamics.simulation.actuated_step import HeldStepData, held_efforts, held_input_steps
+from charmie_dynamics.simulation.integrate import INTEGRATORS, StepData, step
+from common import write_result
 
 DT = 1e-3
 

@@ -17,12 +17,11 @@ import os
 import statistics
 from pathlib import Path
 
-from common import take_turns, write_result
-
 from charmie_dynamics.resources import bundled_model
 from charmie_dynamics.studies import DesignProblem, Runner, read_study
-from charmie_dynamics.studies.study_file import SweepSpec
 from charmie_dynamics.studies.kinds import sweep
+from charmie_dynamics.studies.study_file import SweepSpec
+from common import take_turns, write_result
 
 STUDY = Path(__file__).resolve().parent.parent / "config" / "studies" / "balancing.yaml"
 

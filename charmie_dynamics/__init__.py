@@ -9,10 +9,10 @@ The numerical core (model, kinematics, mechanisms) imports numpy and PyYAML only
 """
 from .kinematics import (BodyMotion, JointSpaceState, Placements, StateError, body_motion,
                          forward_kinematics, inputs_from_dict, point_positions, resolve_state)
-from .mechanisms.auxiliary import Segment, auxiliary_segments
 from .kinematics.indirect import ActuatorRangeError, MechanismRangeError
-from .model.actuator_geometry import indirect_joints
+from .mechanisms.auxiliary import Segment, auxiliary_segments
 from .model import Model, ModelError, load_model, model_from_dict
+from .model.actuator_geometry import indirect_joints
 from .resources import bundled_model
 
 __all__ = ["BodyMotion", "JointSpaceState", "Placements", "StateError", "body_motion",

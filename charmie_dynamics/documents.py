@@ -45,7 +45,7 @@ DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 MAX_MESSAGE = 300
 
 try:
-    from yaml._yaml import CParser                      # libyaml's parser and composer (C)
+    from yaml._yaml import CParser  # libyaml's parser and composer (C)
 except ImportError:                                     # PyYAML built without libyaml
     CParser = None
 

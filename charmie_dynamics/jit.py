@@ -206,6 +206,7 @@ def _install_package_locator() -> None:
     fingerprint: the same sources share their kernels, changed ones never meet them. numba
     still keys each kernel on its own version, the signature and the CPU."""
     from numba.core import caching
+
     # public names from numba 0.60 (UserProvidedCacheLocator, CacheImpl), private before
     base = getattr(caching, "UserProvidedCacheLocator", None) or caching._UserProvidedCacheLocator
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl

@@ -19,12 +19,12 @@ import os
 import shlex
 
 from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, ExecuteProcess, LogInfo, OpaqueFunction
 from launch_ros.actions import LifecycleNode, Node
 
 from charmie_dynamics.ros.launch_arguments import declare_arguments, given_overrides, node_options
 from charmie_dynamics.ros.launch_lifecycle import drive_lifecycle
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, LogInfo, OpaqueFunction
 
 
 def _nodes(context):

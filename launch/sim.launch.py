@@ -14,13 +14,13 @@ Same nodes and parameter file as ``charmie-dynamics bringup --mode sim [--sim dy
 import os
 
 from ament_index_python.packages import get_package_share_directory
+from launch_ros.actions import Node
+
+from charmie_dynamics.ros.launch_arguments import declare_arguments, given_overrides, node_options
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PythonExpression
-from launch_ros.actions import Node
-
-from charmie_dynamics.ros.launch_arguments import declare_arguments, given_overrides, node_options
 
 
 def _nodes(context):

@@ -25,15 +25,15 @@ import numpy as np
 
 from charmie_dynamics import forward_kinematics, load_model, resolve_state
 from charmie_dynamics.dynamics import closed_chain, forward_dynamics, inverse_dynamics
-from charmie_dynamics.simulation.integrate import mechanical_energy, simulate
-from charmie_dynamics.evaluators.loop_evaluator import evaluator_for
 from charmie_dynamics.dynamics.mass_matrix import MassMatrixError, bias_forces, mass_matrix
+from charmie_dynamics.evaluators.loop_evaluator import evaluator_for
 from charmie_dynamics.identification.base import random_inputs
 from charmie_dynamics.identification.regressor import regressor
 from charmie_dynamics.kinematics import body_motion
 from charmie_dynamics.mechanisms.auxiliary import auxiliary_segments
 from charmie_dynamics.model import JointType, Model, model_from_dict
 from charmie_dynamics.resources import bundled_model
+from charmie_dynamics.simulation.integrate import mechanical_energy, simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "config" / "examples"

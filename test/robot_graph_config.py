@@ -8,12 +8,11 @@ joints; the base's coordinates come from the odometry.
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-
 import math
-from typing import Sequence
 import xml.etree.ElementTree as ET
+from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Sequence
 
 from charmie_dynamics.kinematics.limits import InputLimits
 from charmie_dynamics.model.model import Model

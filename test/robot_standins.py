@@ -38,8 +38,6 @@ import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
-
-import rclpy
 from geometry_msgs.msg import TransformStamped
 from lifecycle_msgs.srv import GetState
 from nav_msgs.msg import Odometry

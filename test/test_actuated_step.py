@@ -15,14 +15,14 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from charmie_dynamics import load_model, resolve_state
-from charmie_dynamics.simulation import coordinate_limits
-from charmie_dynamics.simulation.actuated_step import (HeldStepData, compiled_step_reason,
-                                                     held_efforts, held_input_steps)
+from charmie_dynamics import resolve_state
 from charmie_dynamics.dynamics.actuation import friction, input_jacobians, input_space_dynamics
-from charmie_dynamics.simulation.integrate import step
 from charmie_dynamics.kinematics import inputs_from_dict
 from charmie_dynamics.model import Model
+from charmie_dynamics.simulation import coordinate_limits
+from charmie_dynamics.simulation.actuated_step import (HeldStepData, compiled_step_reason,
+                                                       held_efforts, held_input_steps)
+from charmie_dynamics.simulation.integrate import step
 from charmie_dynamics.trajectories import Trajectory, validation
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -136,6 +136,7 @@ def test_loop_groups_join_cuts_through_shared_coordinates():
     """The grouping, without comparing pairs: cuts 0 and 2 share a coordinate, 1 and 2 too,
     so 0, 1, 2 are one group; cut 3 has its own."""
     import numpy as np
+
     from charmie_dynamics.model.cut_joints import CutJoint, loop_groups
     parent = np.array([-1, -1, -1, -1, -1, -1])         # six bodies on the world, one each
     zero, eye = np.zeros(3), np.eye(3)

@@ -12,11 +12,10 @@ import struct
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
+from geometry_msgs.msg import TransformStamped
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-
-from geometry_msgs.msg import TransformStamped
 from tf2_msgs.msg import TFMessage
 
 from charmie_dynamics.ros.cdr import (MAX_CACHED_BLOCK_NAMES, MAX_CACHED_NAME_BLOCKS,

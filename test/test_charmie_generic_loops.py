@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from charmie_generic_loops import generic_loops_document
 from charmie_dynamics.dynamics import closed_chain as cc
 from charmie_dynamics.dynamics import inverse_dynamics
 from charmie_dynamics.kinematics import resolve_state
 from charmie_dynamics.mechanisms.closed_chains import ClosedChain
 from charmie_dynamics.model.loader import model_from_dict
+from charmie_generic_loops import generic_loops_document
 
 
 @pytest.fixture(scope="module")

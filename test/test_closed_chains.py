@@ -15,8 +15,7 @@ from charmie_dynamics.cli.loop_analysis import sine_ramp
 from charmie_dynamics.dynamics import closed_chain as cc
 from charmie_dynamics.kinematics.forward import forward_kinematics
 from charmie_dynamics.mechanisms.closed_chains import (ClosedChain, LoopAssemblyError,
-                                                      LoopSingularityError, SolveReport,
-                                                      evaluate)
+                                                       LoopSingularityError, SolveReport, evaluate)
 from charmie_dynamics.mechanisms.closed_chains.constraints import ConstraintRows
 from charmie_dynamics.model import ModelError, model_from_dict
 

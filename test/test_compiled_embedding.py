@@ -18,13 +18,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from charmie_generic_loops import generic_loops_document
 from charmie_dynamics import load_model
 from charmie_dynamics.dynamics import closed_chain as cc
 from charmie_dynamics.evaluators.loop_evaluator import LoopEvaluator, NonFiniteInput, PathError
 from charmie_dynamics.mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from charmie_dynamics.mechanisms.closed_chains.compiled import Embedding
 from charmie_dynamics.model.loader import model_from_dict
+from charmie_generic_loops import generic_loops_document
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ("five_bar", "irsbot2", "scraping_machine")

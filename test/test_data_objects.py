@@ -13,11 +13,9 @@ import pytest
 
 from charmie_dynamics import load_model, resolve_state
 from charmie_dynamics.dynamics import inverse_dynamics
-from charmie_dynamics.dynamics.actuation import actuator_space
 from charmie_dynamics.dynamics.aba import ArticulatedBodyData, articulated_body_solve
+from charmie_dynamics.dynamics.actuation import actuator_space
 from charmie_dynamics.dynamics.forward import ForwardDynamicsData, forward_dynamics
-from charmie_dynamics.simulation.integrate import (SimulationData, StepData, simulate, step,
-                                                 stop_at_limits)
 from charmie_dynamics.dynamics.inverse import InverseDynamicsData
 from charmie_dynamics.dynamics.mass_matrix import (BiasForcesData, MassMatrixData, bias_forces,
                                                    mass_matrix)
@@ -26,7 +24,8 @@ from charmie_dynamics.kinematics.motion import MotionData, body_motion
 from charmie_dynamics.mechanisms.auxiliary import SegmentsData, auxiliary_segments
 from charmie_dynamics.model import model_from_dict
 from charmie_dynamics.model.actuator_geometry import indirect_joints
-
+from charmie_dynamics.simulation.integrate import (SimulationData, StepData, simulate, step,
+                                                   stop_at_limits)
 from conftest import CHARMIE
 
 LEADS = [(), (3,), (2, 2)]

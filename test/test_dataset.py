@@ -21,7 +21,6 @@ from charmie_dynamics.kinematics import forward_kinematics, resolve_state
 from charmie_dynamics.kinematics.limits import InputLimits
 from charmie_dynamics.model import load_model
 from charmie_dynamics.resources import bundled_model
-
 from conftest import EXAMPLES, ROOT
 
 PAYLOAD = "body_12a.D12a:1.5"

@@ -10,8 +10,7 @@ import pytest
 import yaml
 
 from charmie_dynamics import bundled_model, documents
-from charmie_dynamics.documents import (DocumentError, check_size, parse_json, parse_yaml,
-                                        read_text)
+from charmie_dynamics.documents import DocumentError, check_size, parse_json, parse_yaml, read_text
 
 
 def merge_bomb(levels: int) -> str:

@@ -5,14 +5,13 @@ against closed forms."""
 import numpy as np
 import pytest
 
-from charmie_dynamics import (forward_kinematics, inputs_from_dict, point_positions,
-                              resolve_state)
+from charmie_dynamics import forward_kinematics, inputs_from_dict, point_positions, resolve_state
 from charmie_dynamics.dynamics import (MassMatrixError, Payload, bias_forces, forward_dynamics,
                                        inverse_dynamics, mass_matrix)
-from charmie_dynamics.simulation import simulate
 from charmie_dynamics.mechanisms.auxiliary import auxiliary_segments
 from charmie_dynamics.model import ModelError, model_from_dict
 from charmie_dynamics.model.validation import MAX_BODIES
+from charmie_dynamics.simulation import simulate
 
 G = 9.81
 INERTIA = {"ixx": 0.01, "iyy": 0.01, "izz": 0.01}

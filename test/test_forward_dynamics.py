@@ -8,19 +8,18 @@ import pytest
 import yaml
 from scipy.integrate import solve_ivp
 
+import dh_reference as dh
 from charmie_dynamics import JointSpaceState, forward_kinematics, load_model
-from charmie_dynamics.dynamics import (bias_forces, forward_dynamics, inverse_dynamics,
-                                       mass_matrix, mass_matrix_from_inverse_dynamics)
-from charmie_dynamics.simulation import (coordinate_limits, mechanical_energy, simulate,
-                                         stop_at_limits)
+from charmie_dynamics.dynamics import (bias_forces, forward_dynamics, inverse_dynamics, mass_matrix,
+                                       mass_matrix_from_inverse_dynamics)
 from charmie_dynamics.dynamics.aba import articulated_body_solve
-from charmie_dynamics.simulation.integrate import step as integrate_step
 from charmie_dynamics.dynamics.forward import CACHED_SAMPLES, ForwardDynamicsData, cholesky_solve
 from charmie_dynamics.dynamics.mass_matrix import MassMatrixError
 from charmie_dynamics.mechanisms.forces import passive_forces
 from charmie_dynamics.model import JointType, model_from_dict
-
-import dh_reference as dh
+from charmie_dynamics.simulation import (coordinate_limits, mechanical_energy, simulate,
+                                         stop_at_limits)
+from charmie_dynamics.simulation.integrate import step as integrate_step
 from conftest import CHARMIE, EXAMPLES
 from test_forward_kinematics import random_q
 

@@ -8,7 +8,6 @@ import yaml
 from scipy.spatial.transform import Rotation
 
 from charmie_dynamics import forward_kinematics, inputs_from_dict, point_positions, resolve_state
-
 from conftest import CHARMIE
 from pin_oracle import pin_joint_vector, pinocchio_model
 

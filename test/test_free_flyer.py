@@ -16,14 +16,12 @@ import yaml
 from charmie_dynamics import JointSpaceState, StateError, forward_kinematics, load_model
 from charmie_dynamics.dynamics import (MassMatrixError, forward_dynamics, inverse_dynamics,
                                        mass_matrix, mass_matrix_from_inverse_dynamics)
-from charmie_dynamics.simulation import coordinate_limits, mechanical_energy, simulate
 from charmie_dynamics.dynamics.forward import ForwardDynamicsData
-from charmie_dynamics.kinematics import (body_motion, integrate_configuration,
-                                         neutral_configuration)
+from charmie_dynamics.kinematics import body_motion, integrate_configuration, neutral_configuration
 from charmie_dynamics.model import ModelError, model_from_dict
 from charmie_dynamics.model.urdf import urdf_document
-
-from test_urdf_import import random_urdf, random_states
+from charmie_dynamics.simulation import coordinate_limits, mechanical_energy, simulate
+from test_urdf_import import random_states, random_urdf
 
 
 def floating_model(seed: int, gravity=(0.0, 0.0, -9.81), coupled: bool = True):

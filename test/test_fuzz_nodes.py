@@ -28,17 +28,16 @@ pytestmark = pytest.mark.ros
 rclpy = pytest.importorskip("rclpy")
 
 from builtin_interfaces.msg import Time  # noqa: E402
+from rclpy.serialization import serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-from rclpy.serialization import serialize_message  # noqa: E402
-
 from charmie_dynamics.dynamics.actuation import actuator_space  # noqa: E402
 from charmie_dynamics.ros.inputs import REASONS  # noqa: E402
 from conftest import CHARMIE  # noqa: E402
-from ros_harness import (LATE, LIMITS, MODEL, RELIABLE, Dynamics, dump_on_failure,  # noqa: E402,F401
-                         log_dir, namespaced_dynamics, random_state, ros, ros_env)
+from ros_harness import (LATE, LIMITS, MODEL, RELIABLE, Dynamics,  # noqa: E402,F401
+                         dump_on_failure, log_dir, namespaced_dynamics, random_state, ros, ros_env)
 
 SEED = 20261122
 N_JOINT_STATES = 2500

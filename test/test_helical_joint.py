@@ -7,15 +7,14 @@ import re
 import numpy as np
 import pytest
 
+import test_inverse_dynamics
+import test_motion_pass
 from charmie_dynamics import forward_kinematics
 from charmie_dynamics.export.urdf import urdf_from_model
+from charmie_dynamics.layout import KIND
 from charmie_dynamics.mechanisms.closed_chains import ClosedChain, LoopAssemblyError
 from charmie_dynamics.model import JointType, ModelError, model_from_dict
 from charmie_dynamics.model.joint import HELICAL_KIND, PRISMATIC_KIND
-from charmie_dynamics.layout import KIND
-
-import test_inverse_dynamics
-import test_motion_pass
 from test_closed_chains import five_bar_doc
 from test_joint_transform import SEEDS, aba_paths, random_tree
 

@@ -9,7 +9,6 @@ from charmie_dynamics import load_model
 from charmie_dynamics.identification.base import base_parameters, random_states
 from charmie_dynamics.identification.regressor import (input_efforts, model_parameters,
                                                        parameter_layout, regressor)
-
 from conftest import CHARMIE, EXAMPLES
 from pin_oracle import pin_joint_vector, pinocchio_model
 

@@ -300,6 +300,7 @@ def test_a_robot_recording_round_trip_with_the_base_unmeasured(tmp_path, capsys)
     back with the same map; where the base's messages carry no efforts (as from odometry),
     its inputs are left out of the fit and the report says so."""
     import yaml
+
     from charmie_dynamics.recordings import open_recording, write_recording
     from charmie_dynamics.recordings.definitions import JOINT_STATE_DEFINITION
     from robot_graph_config import ROBOT_MAP

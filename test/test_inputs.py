@@ -4,10 +4,10 @@ import contextlib
 
 import numpy as np
 import pytest
-from domains import domain_id
 
 from charmie_dynamics.ros.inputs import (AccelerationEstimator, InputLimits, InputRejected,
                                          StateAssembler, read_joint_state)
+from domains import domain_id
 
 
 def test_required_names_and_empty_messages(charmie):

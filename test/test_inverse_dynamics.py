@@ -5,6 +5,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+import dh_reference as dh
 from charmie_dynamics import (body_motion, forward_kinematics, inputs_from_dict, load_model,
                               resolve_state)
 from charmie_dynamics.dynamics import (ExternalWrench, Payload, inverse_dynamics, joint_efforts,
@@ -12,8 +13,6 @@ from charmie_dynamics.dynamics import (ExternalWrench, Payload, inverse_dynamics
 from charmie_dynamics.mechanisms.forces import spring_energy
 from charmie_dynamics.model import model_from_dict
 from charmie_dynamics.trajectories import validation
-
-import dh_reference as dh
 from conftest import CHARMIE, EXAMPLES
 from pin_oracle import pin_joint_vector, pinocchio_model
 from test_forward_kinematics import random_q

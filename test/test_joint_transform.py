@@ -26,13 +26,12 @@ import yaml
 
 from charmie_dynamics import body_motion, forward_kinematics
 from charmie_dynamics.dynamics import forward_dynamics, inverse_dynamics, mass_matrix
-from charmie_dynamics.simulation import coordinate_limits
 from charmie_dynamics.dynamics.aba import coordinate_groups
 from charmie_dynamics.kinematics.limits import InputLimits
+from charmie_dynamics.layout import KIND
 from charmie_dynamics.model import ModelError, model_from_dict
 from charmie_dynamics.model.joint import REVOLUTE_KIND, REVOLUTE_X_KIND
-from charmie_dynamics.layout import KIND
-
+from charmie_dynamics.simulation import coordinate_limits
 from test_forward_dynamics import joint_state, relative_error
 
 TOLERANCE = 1e-10

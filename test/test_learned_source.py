@@ -4,8 +4,6 @@ model's, a network for other inputs or another model refused by file and field, 
 diagnostics, the parameters."""
 from __future__ import annotations
 
-import subprocess
-
 import numpy as np
 import pytest
 

@@ -18,8 +18,8 @@ from lifecycle_msgs.msg import Transition  # noqa: E402
 from lifecycle_msgs.srv import ChangeState, GetState  # noqa: E402
 
 from node_process import Child  # noqa: E402
-from ros_harness import (TOL, Dynamics, core, dump_on_failure, namespaced_dynamics,  # noqa: E402,F401
-                         random_state, ros, ros_env, log_dir)
+from ros_harness import (TOL, Dynamics, core, dump_on_failure, log_dir,  # noqa: E402,F401
+                         namespaced_dynamics, random_state, ros, ros_env)
 
 
 def _transition(ros, client, transition: int) -> bool:
@@ -222,6 +222,7 @@ def test_ctrl_c_in_bringup_publishes_the_safe_command(ros, ros_env, log_dir):
     """The attack: bringup let rclpy's signal handlers shut the context down inside the
     signal, so Ctrl-C or SIGTERM published no deactivate_command (and once a FATAL stack)."""
     import sys
+
     from std_msgs.msg import Float64MultiArray
     received: list = []
     sub = ros.node.create_subscription(Float64MultiArray, "/feedforward_efforts",

@@ -14,8 +14,8 @@ from charmie_dynamics import forward_kinematics, load_model
 from charmie_dynamics.dynamics import closed_chain as cc
 from charmie_dynamics.evaluators.evaluator import Evaluator
 from charmie_dynamics.evaluators.loop_evaluator import (LoopEvaluator, LoopJumpError,
-                                                      LoopSingularityError, MaxJumpError,
-                                                      NonFiniteInput, evaluator_for)
+                                                        LoopSingularityError, MaxJumpError,
+                                                        NonFiniteInput, evaluator_for)
 from charmie_dynamics.model.model import JointType
 from charmie_dynamics.model.rotations import quaternion_matrix
 from conftest import CHARMIE, ROOT
@@ -448,8 +448,8 @@ def test_evaluator_for_refuses_a_max_loop_jump_below_its_floor(five_bar, value):
     as for a loop model (NaN was taken: every jump compared False, unbounded); inf, 1e-6
     and a positive number are taken."""
     for model in (five_bar.model, load_model(CHARMIE)):
-        with pytest.raises(MaxJumpError, match=rf"^max_loop_jump = .*, expected a number >= "
-                                               rf"1e-06 \(rad or m; inf: unbounded\)$"):
+        with pytest.raises(MaxJumpError, match=r"^max_loop_jump = .*, expected a number >= "
+                                               r"1e-06 \(rad or m; inf: unbounded\)$"):
             evaluator_for(model, max_loop_jump=value)
     with pytest.raises(MaxJumpError, match="^max_jump = "):
         LoopEvaluator(five_bar.model, max_jump=value)

@@ -9,7 +9,6 @@ forward kinematics, computed in this process. A singular or unassemblable input 
 (``rejected_loop_singular``) and never published."""
 from __future__ import annotations
 
-import time
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -18,20 +17,20 @@ import pytest
 pytestmark = pytest.mark.ros
 rclpy = pytest.importorskip("rclpy")
 
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 
 from charmie_dynamics import forward_kinematics, load_model  # noqa: E402
 from charmie_dynamics.dynamics import closed_chain as cc  # noqa: E402
 from charmie_dynamics.mechanisms.closed_chains import ClosedChain  # noqa: E402
 from conftest import ROOT  # noqa: E402
 from node_process import Child  # noqa: E402
-from ros_harness import (RELIABLE, STATUS_NAME, Ros, dump_on_failure, joint_state_msg,  # noqa: E402,F401
-                         log_dir, namespaced_dynamics, node_argv, params, quaternion_matrix, ros,
-                         ros_env, stamp_key, vec)
+from ros_harness import (RELIABLE, STATUS_NAME, Ros, dump_on_failure,  # noqa: E402,F401
+                         joint_state_msg, log_dir, namespaced_dynamics, node_argv, params,
+                         quaternion_matrix, ros, ros_env, stamp_key, vec)
 
 FIVE_BAR = ROOT / "config" / "examples" / "five_bar.yaml"
 MODEL = load_model(FIVE_BAR)

@@ -155,10 +155,10 @@ rclpy = pytest.importorskip("rclpy")
 from rclpy.qos import qos_profile_sensor_data  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
-
-from ros_harness import (RELIABLE, Child, dump_on_failure, log_dir, node_argv, params,  # noqa: E402,F401
-                         ros, ros_env)
 from std_srvs.srv import Trigger  # noqa: E402
+
+from ros_harness import (RELIABLE, Child, dump_on_failure, log_dir, node_argv,  # noqa: E402,F401
+                         params, ros, ros_env)
 from test_simulator_node import SimulatedRobot, remapped  # noqa: E402
 
 

@@ -14,9 +14,7 @@ import yaml
 
 from charmie_dynamics import forward_kinematics
 from charmie_dynamics.model import ModelError, load_model, model_from_text, read_model_file
-
 from conftest import CHARMIE
-
 
 # ---------------------------------------------------------------- helpers
 

@@ -4,7 +4,6 @@ import numpy as np
 import pinocchio as pin
 
 from charmie_dynamics import body_motion, forward_kinematics
-
 from pin_oracle import pin_joint_vector, pinocchio_model
 from test_forward_kinematics import random_q
 

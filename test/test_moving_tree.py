@@ -10,13 +10,12 @@ from charmie_dynamics import forward_kinematics, load_model
 from charmie_dynamics.dynamics import forward_dynamics
 from charmie_dynamics.flat import flatten
 from charmie_dynamics.kinematics.forward import forward_kinematics_sample
+from charmie_dynamics.layout import MASS, SCALARS
 from charmie_dynamics.model import model_from_dict
 from charmie_dynamics.model.moving_tree import attached_bodies
-from charmie_dynamics.layout import MASS, SCALARS
-
 from conftest import CHARMIE
-from test_free_flyer import floating_model
 from test_forward_kinematics import random_q
+from test_free_flyer import floating_model
 from test_urdf_import import ERD, quiet_load, random_states
 
 INERTIA = {"ixx": 0.02, "iyy": 0.03, "izz": 0.04, "ixy": 0.001, "ixz": -0.002, "iyz": 0.003}

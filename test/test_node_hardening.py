@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,9 +33,9 @@ from charmie_dynamics.model import model_from_text  # noqa: E402
 from charmie_dynamics.ros.dynamics_node import PARAMETERS  # noqa: E402
 from conftest import CHARMIE  # noqa: E402
 from node_process import Child  # noqa: E402
-from ros_harness import (ACTUATORS, LATE, MODEL, TOL, Dynamics, Ros, core, dump_on_failure,  # noqa: E402,F401
-                         joint_state_msg, log_dir, namespaced_dynamics, node_argv, params,
-                         random_state, ros, ros_env, stamp_key, STATUS_NAME)
+from ros_harness import (ACTUATORS, LATE, MODEL, STATUS_NAME, TOL, Dynamics, Ros,  # noqa: E402,F401
+                         core, dump_on_failure, joint_state_msg, log_dir, namespaced_dynamics,
+                         node_argv, params, random_state, ros, ros_env, stamp_key)
 
 TEXT = CHARMIE.read_text(encoding="utf-8")
 THETA8A = "coordinate: theta8a, limits: {lower: -3.14, upper: 3.14, velocity: 2.0, effort: 30}"

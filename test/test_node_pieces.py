@@ -14,23 +14,22 @@ import pytest
 import yaml
 
 from charmie_dynamics.export.urdf import overlay_from_model, urdf_from_model
+from charmie_dynamics.kinematics.limits import InputLimits
 from charmie_dynamics.model import ModelError, load_model
 from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters
 from charmie_dynamics.ros.inputs import InputRejected
 from charmie_dynamics.ros.log_throttle import LogThrottle
 from charmie_dynamics.ros.model_source import model_from_description, model_to_publish
-from charmie_dynamics.ros.model_updates import UNKNOWN_NODE_NAME, publisher_problem, senders_problem
+from charmie_dynamics.ros.model_updates import (UNKNOWN_NODE_NAME, prepare_model, publisher_problem,
+                                                senders_problem)
 from charmie_dynamics.ros.node_status import Level, dynamics_status
 from charmie_dynamics.ros.odometry import base_from_odometry
-from charmie_dynamics.ros.model_updates import prepare_model
 from charmie_dynamics.ros.outputs import FeedforwardMap, StampGrid, wrench_bodies, wrench_topic
-from charmie_dynamics.kinematics.limits import InputLimits
 from charmie_dynamics.ros.reference import check_serialized_reference, read_reference
 from charmie_dynamics.ros.stale_policy import Action, StalePolicy
 from charmie_dynamics.ros.stamps import StampGuard, to_nanoseconds
 from conftest import CHARMIE
 from domains import domain_id
-
 
 MODEL = load_model(CHARMIE)
 
@@ -162,6 +161,7 @@ def cdr_trajectory(names, n_points: int, little: bool = True, frame: str = "base
 def test_serialized_reference_counts_are_read_before_deserializing():
     serialize_message = pytest.importorskip("rclpy.serialization").serialize_message
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
     # the bytes rclpy makes: the reader finds the same counts
     msg = JointTrajectory(joint_names=["d1", "theta7a", "x"], points=[JointTrajectoryPoint()] * 5)
     msg.header.frame_id = "odd"
@@ -446,6 +446,7 @@ def test_model_source_errors(charmie_urdf, tmp_path):
 
 def test_model_parser_survives_any_exception_and_parses_the_next_text():
     import time
+
     from charmie_dynamics.ros.model_updates import ModelParser
     calls = []
 
@@ -519,6 +520,7 @@ def test_a_small_model_is_not_queued_behind_a_large_one():
     submitted, then a small one: the small one's outcome comes first, and the large one's,
     finished later for an older text, is dropped as superseded (the newest text wins)."""
     import time
+
     from charmie_dynamics.model import model_from_text
     from charmie_dynamics.model.isolated import check_in_child
     from charmie_dynamics.ros.model_updates import ModelParser
@@ -553,6 +555,7 @@ def test_a_large_valid_model_is_not_remembered_beside_the_nodes():
     outcomes of the last 4 (each a prepared model of tens of MB). A large text's valid
     outcome is now handed out and not kept; its refusal is kept, without the text."""
     import time
+
     from charmie_dynamics.model import ModelError
     from charmie_dynamics.ros.model_updates import ModelParser
 
@@ -603,6 +606,7 @@ def test_a_flood_of_one_bad_text_does_not_displace_the_loader_model():
     nothing (the valid outcome is not dropped for being older)."""
     import threading
     import time
+
     from charmie_dynamics.ros.model_updates import ModelParser
     calls, gate = [], threading.Event()
 
@@ -637,8 +641,7 @@ def test_a_flood_of_one_bad_text_does_not_displace_the_loader_model():
 def test_model_update_policy_installs_holds_and_accepts_by_hash():
     """once: the first model installed, a different one held until its hash is given, a
     known text unchanged, a bad text rejected; always: every valid model installed."""
-    from charmie_dynamics.ros.model_updates import (Decision, ModelUpdates, Parsed,
-                                                    UpdateRefused)
+    from charmie_dynamics.ros.model_updates import Decision, ModelUpdates, Parsed, UpdateRefused
     first, second = (SimpleNamespace(text=t, hash=f"hash-{t}") for t in ("a", "b"))
     parsed = lambda p: Parsed(p.text, p, None)                      # noqa: E731
     once = ModelUpdates("once")
@@ -745,7 +748,8 @@ def test_two_wrench_bodies_on_one_topic_are_refused(charmie):
 def test_input_check_cache_is_bounded_for_shuffled_names():
     """A publisher that sends its names in a new order every message: the node's cache of
     bounds by order stays small (it grew by about 1.2 kB a message, without bound)."""
-    from charmie_dynamics.ros.inputs import InputLimits as NodeLimits, MAX_CACHED_ORDERS
+    from charmie_dynamics.ros.inputs import MAX_CACHED_ORDERS
+    from charmie_dynamics.ros.inputs import InputLimits as NodeLimits
     model = load_model(CHARMIE)
     limits, names = NodeLimits.of(model), list(model.input_names)
     rng = np.random.default_rng(5)

@@ -14,9 +14,8 @@ rclpy = pytest.importorskip("rclpy")
 
 from rclpy.node import Node  # noqa: E402
 
-from domains import domain_id  # noqa: E402
-
 from charmie_dynamics.ros.model_loader_node import ModelLoaderNode  # noqa: E402
+from domains import domain_id  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = [ROOT / "config" / "sim.yaml", ROOT / "config" / "hardware.yaml"]

@@ -18,8 +18,8 @@ from charmie_dynamics.dynamics import inverse_dynamics  # noqa: E402
 from charmie_dynamics.kinematics import inputs_from_dict, resolve_state  # noqa: E402
 from node_process import Child  # noqa: E402
 from robot_graph_config import ROBOT_MAP  # noqa: E402
-from ros_harness import (MODEL, RELIABLE, dump_on_failure, node_argv, params, ros,  # noqa: E402,F401
-                         ros_env, log_dir)
+from ros_harness import (MODEL, RELIABLE, dump_on_failure, log_dir, node_argv,  # noqa: E402,F401
+                         params, ros, ros_env)
 
 JOINTS = ["left_arm_joint_1", "left_arm_joint_2", "left_arm_joint_3", "left_arm_joint_4",
           "left_arm_joint_5", "left_arm_joint_6", "lift_actuator"]

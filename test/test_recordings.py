@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from bag_recorder import typestore, write_bag
-from charmie_dynamics.recordings.storage import MESSAGE_COST
 from charmie_dynamics.recordings import (JOINT_STATE, JOINT_STATE_DEFINITION, ODOMETRY,
                                          ODOMETRY_DEFINITION, RecordingError, open_recording,
                                          write_recording)
+from charmie_dynamics.recordings.storage import MESSAGE_COST
 
 pytest.importorskip("rosbags")
 BAGS = Path(__file__).resolve().parent / "data" / "bags"

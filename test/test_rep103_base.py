@@ -40,9 +40,8 @@ from charmie_dynamics.ros.inputs import InputLimits
 from charmie_dynamics.ros.joint_map import JointMapError, read_joint_map
 from charmie_dynamics.ros.model_updates import prepare_model
 from charmie_dynamics.ros.odometry import base_from_odometry
-from charmie_dynamics.ros.outputs import (FeedforwardMap, OutputUnits, frame_plan,
-                                          hardware_efforts, hardware_positions, static_frames)
-
+from charmie_dynamics.ros.outputs import (FeedforwardMap, OutputUnits, frame_plan, hardware_efforts,
+                                          hardware_positions, static_frames)
 from pin_oracle import pin_joint_vector, pinocchio_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -413,6 +412,7 @@ def test_no_static_frame_hangs_from_a_frame_left_to_the_odometry(model, prepared
     publish_base_transform false) is left out of /tf_static, where it would hang from a frame
     no one publishes; with the base's transforms published it is there."""
     import yaml
+
     from charmie_dynamics.model import model_from_dict
     document = yaml.safe_load(MODEL.read_text())
     document["bodies"].append({"name": "floor_marker", "parent": "body_2", "joint": {"type": "F"},

@@ -18,8 +18,8 @@ Rates: the broadcasters at 250 Hz (arms, wheels) and 50 Hz (body, fingers), odom
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -35,18 +35,18 @@ from sensor_msgs.msg import JointState  # noqa: E402
 
 from bag_recorder import BagRecorder  # noqa: E402
 from charmie_dynamics import load_model  # noqa: E402
-from charmie_dynamics.identification.pipeline import identify, residual_rms  # noqa: E402
-from charmie_dynamics.identification.recording import measured_states, record  # noqa: E402
 from charmie_dynamics.identification.logs import write_log  # noqa: E402
 from charmie_dynamics.identification.model_file import updated_model_text  # noqa: E402
-from charmie_dynamics.identification.regressor import (inertial_parameters,  # noqa: E402
-                                                       model_parameters, parameter_layout)
+from charmie_dynamics.identification.pipeline import identify, residual_rms  # noqa: E402
+from charmie_dynamics.identification.recording import measured_states, record  # noqa: E402
+from charmie_dynamics.identification.regressor import inertial_parameters  # noqa: E402
+from charmie_dynamics.identification.regressor import model_parameters, parameter_layout
 from charmie_dynamics.model.reader import read_model_file  # noqa: E402
+from charmie_dynamics.recordings import open_recording  # noqa: E402
+from charmie_dynamics.resources import bundled_model  # noqa: E402
 from charmie_dynamics.ros.joint_map import JointMap  # noqa: E402
 from charmie_dynamics.ros.recorded_inputs import read_any_log  # noqa: E402
 from charmie_dynamics.ros.robot_inputs import RobotTopics  # noqa: E402
-from charmie_dynamics.recordings import open_recording  # noqa: E402
-from charmie_dynamics.resources import bundled_model  # noqa: E402
 from charmie_dynamics.trajectories import Trajectory  # noqa: E402
 from domains import domain_id  # noqa: E402
 from node_process import Child  # noqa: E402

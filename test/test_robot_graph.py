@@ -47,8 +47,8 @@ from conftest import CHARMIE  # noqa: E402
 from node_process import Child  # noqa: E402
 from robot_graph_config import (FINGERS, ROBOT_MAP, ROBOT_URDF, WHEELS, broadcasters,  # noqa: E402
                                 copies_out_of_order, frame_chains, movable_joints, robot_map)
-from ros_harness import (LATE, MODEL, STATUS_NAME, core,  # noqa: E402,F401
-                         dump_on_failure, log_dir, node_argv, params, ros, ros_env, stamp_key)
+from ros_harness import (LATE, MODEL, STATUS_NAME, core, dump_on_failure,  # noqa: E402,F401
+                         log_dir, node_argv, params, ros, ros_env, stamp_key)
 
 HERE = Path(__file__).resolve().parent
 JOINT_MAP = robot_map()          # actuators in mm from 0.33 m: model = mm / 1000 + 0.33

@@ -5,7 +5,6 @@ base's odometry (outputs.frame_plan)."""
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from charmie_dynamics.evaluators.evaluator import Evaluator
@@ -217,6 +216,7 @@ def test_ros2_control_example_is_consistent(charmie):
     (config/joint_map_example.yaml) of the dynamics node's feedforward_joints, in order; every
     dynamics parameter it sets is declared, with a valid value."""
     import yaml
+
     from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters
     config = Path(__file__).resolve().parent.parent / "config"
     example = yaml.safe_load((config / "ros2_control_example.yaml").read_text())

@@ -46,10 +46,10 @@ from charmie_dynamics.model.model import JointType  # noqa: E402
 from conftest import CHARMIE  # noqa: E402
 from domains import domain_id  # noqa: E402
 from node_process import Child  # noqa: E402
-from ros_harness import (ACTUATORS, JOINT_INPUTS, MODEL, TOL, Dynamics, Ros, core,  # noqa: E402,F401
-                         dump_children, dump_on_failure, joint_state_msg, log_dir, namespaced_dynamics,
-                         node_argv,
-                         params, quaternion_matrix, random_state, ros, ros_env, stamp_key, vec)
+from ros_harness import (ACTUATORS, JOINT_INPUTS, MODEL, TOL, Dynamics, Ros,  # noqa: E402,F401
+                         core, dump_children, dump_on_failure, joint_state_msg, log_dir,
+                         namespaced_dynamics, node_argv, params, quaternion_matrix, random_state,
+                         ros, ros_env, stamp_key, vec)
 
 RELIABLE_DEEP = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 BRINGUP_DOMAIN = domain_id(10, 90)         # the in-process bring-up (test 6): apart from them
@@ -482,6 +482,7 @@ def test_player_reference_points_carry_the_inverse_dynamics_effort(ros, ros_env,
     reference goes out at each start of the (looping, 5 s) motion: the first one after this
     subscriber matched is taken."""
     from trajectory_msgs.msg import JointTrajectory
+
     from charmie_dynamics.dynamics import inverse_dynamics
     from charmie_dynamics.kinematics import resolve_state
     player = Child("player_p", node_argv("trajectory_player_node", "-r", "__ns:=/p",

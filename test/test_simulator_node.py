@@ -25,7 +25,6 @@ from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from charmie_dynamics.dynamics import inverse_dynamics  # noqa: E402
 from charmie_dynamics.kinematics import inputs_from_dict, resolve_state  # noqa: E402
-
 from conftest import CHARMIE  # noqa: E402
 from ros_harness import (MODEL, RELIABLE, Child, Ros, dump_on_failure, log_dir,  # noqa: E402,F401
                          node_argv, params, ros, ros_env)

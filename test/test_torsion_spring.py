@@ -17,14 +17,13 @@ import yaml
 
 from charmie_dynamics import forward_kinematics, resolve_state
 from charmie_dynamics.dynamics import inverse_dynamics
-from charmie_dynamics.simulation import mechanical_energy, simulate
-from charmie_dynamics.identification.regressor import (input_efforts, model_parameters,
-                                                        parameter_layout, regressor,
-                                                        with_parameters)
-from charmie_dynamics.mechanisms.forces import law_arguments, passive_forces
-from charmie_dynamics.identification.model_file import updated_model_text
 from charmie_dynamics.export.urdf import overlay_from_model, urdf_from_model
+from charmie_dynamics.identification.model_file import updated_model_text
+from charmie_dynamics.identification.regressor import (input_efforts, model_parameters,
+                                                       parameter_layout, regressor, with_parameters)
+from charmie_dynamics.mechanisms.forces import law_arguments, passive_forces
 from charmie_dynamics.model import ModelError, load_model, model_from_dict, model_from_text
+from charmie_dynamics.simulation import mechanical_energy, simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 K, FREE, PRELOAD = 3.0, 0.2, 0.5          # N m/rad, rad, N m

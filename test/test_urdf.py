@@ -12,11 +12,10 @@ from scipy.spatial.transform import Rotation
 from charmie_dynamics import auxiliary_segments, forward_kinematics, load_model
 from charmie_dynamics.export import matrix_to_rpy, rpy_to_matrix, urdf_from_model
 from charmie_dynamics.export.urdf import AUX_RADIUS, UNBOUNDED
-from charmie_dynamics.simulation import coordinate_limits
+from charmie_dynamics.kinematics import inputs_from_dict, resolve_state
 from charmie_dynamics.model import ModelError, model_from_dict
 from charmie_dynamics.model.urdf import model_from_urdf
-from charmie_dynamics.kinematics import inputs_from_dict, resolve_state
-
+from charmie_dynamics.simulation import coordinate_limits
 from conftest import ALL_MODELS
 from pin_oracle import pin_joint_vector, pinocchio_model
 from test_forward_kinematics import random_q

@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from charmie_dynamics import forward_kinematics, load_model, resolve_state
-from charmie_dynamics.dynamics import MassMatrixError, forward_dynamics, inverse_dynamics, \
-    mass_matrix
+from charmie_dynamics.dynamics import (MassMatrixError, forward_dynamics, inverse_dynamics,
+                                       mass_matrix)
 from charmie_dynamics.model import JointType, ModelError, model_from_text
 from charmie_dynamics.model.urdf import model_from_urdf
 

@@ -36,9 +36,8 @@ from charmie_dynamics.model import load_model  # noqa: E402
 from conftest import CHARMIE  # noqa: E402
 from node_process import Child  # noqa: E402
 from ros_harness import (LATE, MODEL, RELIABLE, TOL, Dynamics, core,  # noqa: E402,F401
-                         dump_children, dump_on_failure, log_dir, namespaced_dynamics,
-                         node_argv, params, quaternion_matrix, random_state, ros, ros_env,
-                         stamp_key, vec)
+                         dump_children, dump_on_failure, log_dir, namespaced_dynamics, node_argv,
+                         params, quaternion_matrix, random_state, ros, ros_env, stamp_key, vec)
 
 
 def _erd(name: str) -> Path:

@@ -9,8 +9,8 @@ import pytest
 from charmie_dynamics.view.cli import _server, origin_allowed
 
 viser = pytest.importorskip("viser")
-from websockets.exceptions import InvalidStatus            # noqa: E402 (viser's dependency)
-from websockets.sync.client import connect                 # noqa: E402
+from websockets.exceptions import InvalidStatus  # noqa: E402 (viser's dependency)
+from websockets.sync.client import connect  # noqa: E402
 
 
 @pytest.fixture

@@ -18,9 +18,6 @@ import launch_testing.actions
 import numpy as np
 import rclpy
 from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription
-from launch.actions import IncludeLaunchDescription, SetLaunchConfiguration
-from launch.launch_description_sources import PythonLaunchDescriptionSource
 from rcl_interfaces.srv import GetParameters
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
@@ -30,6 +27,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from charmie_dynamics.dynamics import inverse_dynamics
 from charmie_dynamics.kinematics import resolve_state
 from charmie_dynamics.model.model import Model
+from launch import LaunchDescription
+from launch.actions import IncludeLaunchDescription, SetLaunchConfiguration
+from launch.launch_description_sources import PythonLaunchDescriptionSource
 
 ROOT = Path(__file__).resolve().parent.parent
 TOL = dict(rtol=1e-9, atol=1e-9)

@@ -38,8 +38,6 @@ import launch_testing.asserts
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
-from launch import LaunchDescription
-from launch.actions import ExecuteProcess
 from launch_support import LATCHED, ROOT, TOL, Listener, core_efforts, launch_under_test
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -47,6 +45,8 @@ from tf2_msgs.msg import TFMessage
 
 from charmie_dynamics.model import load_model, model_from_text
 from charmie_dynamics.resources import bundled_model
+from launch import LaunchDescription
+from launch.actions import ExecuteProcess
 
 sys.path.insert(0, str(ROOT / "test"))
 from robot_graph_config import (BASE, ROBOT_MAP, ROBOT_URDF, broadcasters,  # noqa: E402

@@ -7,10 +7,10 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from launch.actions import DeclareLaunchArgument
-from launch.launch_context import LaunchContext
 
 from charmie_dynamics.ros.launch_arguments import given_overrides, node_options
+from launch.actions import DeclareLaunchArgument
+from launch.launch_context import LaunchContext
 
 pytestmark = pytest.mark.launch
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,15 +15,15 @@ from pathlib import Path
 import numpy as np
 
 from ..dynamics import inverse_dynamics
+from ..errors import InputError
 from ..kinematics import point_positions, resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..model import Model, load_model
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, Trajectory, check_dt, from_csv, motion
-from ..errors import InputError
-from .output_files import check_output, write_all, write_csv
 from .arguments import (add_overwrite_argument, add_position_limits_argument, check_point,
                         check_points, parse_payload)
 from .loop_analysis import LOOP_MOTIONS, loop_analysis, trajectory_analysis
+from .output_files import check_output, write_all, write_csv
 from .plots import plot_efforts, plot_series, require_matplotlib
 
 #: the point analyze tracks on CHARMIE unless told otherwise: the right claw's tip

@@ -9,8 +9,8 @@ from ..documents import bounded
 from ..dynamics import ExternalWrench, Payload
 from ..errors import InputError
 from ..kinematics.limits import PLAUSIBLE, POSITION_TOLERANCE
-from ..model.validation import MAX_MASS_KG
 from ..model.model import Model
+from ..model.validation import MAX_MASS_KG
 
 
 def parse_payload(text: str) -> Payload:

@@ -21,15 +21,14 @@ try:
 except ImportError:          # optional (the `plots` extra): no progress bar then
     tqdm = None
 
-from ..datasets import (MANIFEST, OUTPUTS, SAMPLINGS, Bounds, DatasetError, Recipe,
-                        check_recipe, check_resume, chunk_inputs, chunk_intact, chunk_name,
-                        evaluate, manifest,
+from ..datasets import (MANIFEST, OUTPUTS, SAMPLINGS, Bounds, DatasetError, Recipe, check_recipe,
+                        check_resume, chunk_inputs, chunk_intact, chunk_name, evaluate, manifest,
                         write_atomically, write_json, write_npz)
 from ..errors import InputError
 from ..model import read_model_file
 from ..model.reader import model_hash
-from .output_files import check_output
 from .arguments import check_points, parse_payload
+from .output_files import check_output
 
 
 def add_dataset_parser(sub: argparse._SubParsersAction) -> None:

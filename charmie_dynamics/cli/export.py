@@ -12,17 +12,16 @@ and reads their values from the node's solved joint states.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import yaml
 
+from ..errors import InputError
 from ..export.urdf import overlay_from_model, urdf_from_model
 from ..model import load_model
 from ..model.model import Model
 from ..ros.joint_map import JointMap, JointMapError, read_joint_map
-from ..errors import InputError
 from .arguments import add_overwrite_argument
 from .output_files import check_output, write_all
 

@@ -37,12 +37,12 @@ from ..identification.regressor import parameter_layout
 from ..model.model import Model
 from ..model.reader import model_from_text, read_model_file
 from ..model.urdf import is_urdf
-from ..ros.model_source import urdf_as_document
 from ..recordings import JOINT_STATE, JOINT_STATE_DEFINITION, write_recording
 from ..ros.joint_map import JointMap
+from ..ros.model_source import urdf_as_document
 from ..ros.recorded_inputs import read_any_log
-from ..ros.robot_inputs import (add_joint_map_argument, add_robot_input_arguments,
-                                joint_map_of, robot_inputs)
+from ..ros.robot_inputs import (add_joint_map_argument, add_robot_input_arguments, joint_map_of,
+                                robot_inputs)
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, check_dt, from_csv, input_kinds, motion
 from .arguments import add_overwrite_argument
 from .output_files import check_file_target, check_output, check_targets, write_all, write_file

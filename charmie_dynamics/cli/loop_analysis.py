@@ -35,8 +35,8 @@ import numpy as np
 
 from ..dynamics import closed_chain as cc
 from ..dynamics.inverse import Payload
-from ..evaluators.loop_evaluator import LoopEvaluator, PathError
 from ..errors import InputError
+from ..evaluators.loop_evaluator import LoopEvaluator, PathError
 from ..kinematics.forward import forward_kinematics, point_positions
 from ..kinematics.limits import POSITION_TOLERANCE
 from ..mechanisms.closed_chains import ClosedChain

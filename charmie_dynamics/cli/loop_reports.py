@@ -9,8 +9,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..evaluators.loop_evaluator import LoopEvaluator
 from ..errors import InputError
+from ..evaluators.loop_evaluator import LoopEvaluator
 from ..mechanisms.closed_chains import ClosedChain
 from ..model.model import Model
 

@@ -20,8 +20,8 @@ import signal
 import sys
 import threading
 import time
-from pathlib import Path
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -29,18 +29,18 @@ import numpy as np
 from .. import jit
 from ..documents import DocumentError, bounded, parse_json, read_text
 from ..dynamics import ExternalWrench, MassMatrixError, inverse_dynamics
+from ..dynamics.inverse import Loads
 from ..errors import InputError
-from ..kinematics import StateError, forward_kinematics, inputs_from_dict, point_positions, \
-    resolve_state
+from ..evaluators.evaluator import NonFiniteLoads
+from ..evaluators.loop_evaluator import LoopEvaluator
+from ..kinematics import (StateError, forward_kinematics, inputs_from_dict, point_positions,
+                          resolve_state)
+from ..kinematics.indirect import MechanismRangeError, joint_from_length
 from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE, InputLimits
 from ..mechanisms.auxiliary import auxiliary_segments
-from ..kinematics.indirect import MechanismRangeError, joint_from_length
-from ..evaluators.evaluator import NonFiniteLoads
-from ..dynamics.inverse import Loads
-from ..evaluators.loop_evaluator import LoopEvaluator
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
-from ..model.actuator_geometry import indirect_joints
 from ..model import load_model
+from ..model.actuator_geometry import indirect_joints
 from ..resources import bundled_model
 from .arguments import add_position_limits_argument, check_points, parse_payload
 from .loop_reports import independent_state, loop_id_report, loops_summary, solve_report
@@ -261,9 +261,9 @@ def compile_kernels(model) -> None:
     chain's inverse dynamics) and the simulator's compiled step (so a node's first start
     does not compile them)."""
     from ..dynamics import forward_dynamics, mass_matrix
+    from ..evaluators.evaluator import Evaluator
     from ..simulation import simulate
     from ..simulation.actuated_step import compiled_step_reason, held_input_steps
-    from ..evaluators.evaluator import Evaluator
     x, xd, xdd = inputs_from_dict(model)
     for shape in ((), (2,)):
         state = resolve_state(model, *(np.broadcast_to(v, shape + v.shape) for v in (x, xd, xdd)))

@@ -69,17 +69,16 @@ import numpy as np
 
 from ..flat import view1, view2, view3
 from ..jit import kernel
-from ..kinematics.forward import Placements
+from ..kinematics.forward import Placements, forward_kinematics_sample
+from ..kinematics.motion import body_motion_sample
 from ..kinematics.state import samples
+from ..layout import COORD, KIND, MULTIPLIER, PARENT, S_V, S_W, SCALARS, F, N
+from ..linalg import dot, vec
+from ..mechanisms.forces import passive_forces_sample
 from ..model.data import AlgorithmData
 from ..model.joint import FREE_COLUMNS, FREE_KIND
 from ..model.model import Model
 from ..model.moving_tree import Tree
-from ..kinematics.forward import forward_kinematics_sample
-from ..kinematics.motion import body_motion_sample
-from ..layout import COORD, F, KIND, MULTIPLIER, N, PARENT, S_V, S_W, SCALARS
-from ..linalg import dot, vec
-from ..mechanisms.forces import passive_forces_sample
 from ..model.packed import flat_packed, unflat_packed
 from .inverse import apply_loads_sample
 from .mass_matrix import no_mass

@@ -44,12 +44,12 @@ from ..kinematics.forward import Placements, forward_kinematics
 from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.closed_chains import (ClosedChain, ConstraintValues, LoopSingularityError,
                                         SolveReport)
-from ..mechanisms.closed_chains.compiled import (OK, Embedding, EmbeddingBuffers,
-                                                 MultiplierBuffers, PackedLoops, _floats,
-                                                 embed_sample, embedding_of, multipliers_sample)
+from ..mechanisms.closed_chains.compiled import (OK, Embedding, EmbeddingBuffers, MultiplierBuffers,
+                                                 PackedLoops, _floats, embed_sample, embedding_of,
+                                                 multipliers_sample)
 from ..model.packed import unflat_packed
-from .inverse import InverseDynamicsBuffers, InverseDynamicsData, _inverse_dynamics_batch, \
-    kernel_arguments
+from .inverse import (InverseDynamicsBuffers, InverseDynamicsData, _inverse_dynamics_batch,
+                      kernel_arguments)
 from .mass_matrix import bias_forces, mass_matrix
 
 

@@ -43,10 +43,10 @@ from ..flat import flatten, view1, view2, view3
 from ..jit import kernel
 from ..kinematics.configuration import check_configuration
 from ..kinematics.state import FLOAT, samples
+from ..mechanisms.auxiliary import balancer_range_error
 from ..model.data import AlgorithmData
 from ..model.model import Model
 from ..model.packed import PackedModel, packed_model_view
-from ..mechanisms.auxiliary import balancer_range_error
 from .aba import ArticulatedBodyData, ArticulatedBodyWork, bias_articulated_sample, work_view
 from .inverse import (NO_LOADS, InverseDynamicsBuffers, buffers_view, inverse_dynamics_buffers,
                       tree_efforts_sample)

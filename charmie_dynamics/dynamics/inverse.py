@@ -18,16 +18,15 @@ import numpy as np
 
 from ..flat import view2, view4, view5
 from ..jit import kernel
-from ..layout import (A, DRIVEN_BY, DW, F, F_WORLD, IN_WORLD, JOINT_FORCE, JOINT_TORQUE,
-                      LOAD_FORCE, LOAD_MASS, LOAD_POINT, LOAD_TORQUE, N, N_WORLD, W)
+from ..kinematics.configuration import check_configuration
 from ..kinematics.forward import Placements, forward_kinematics_sample, to_world
 from ..kinematics.motion import BodyMotion, body_motion_sample
-from ..kinematics.configuration import check_configuration
 from ..kinematics.state import JointSpaceState, state_samples
+from ..layout import (DRIVEN_BY, DW, F_WORLD, IN_WORLD, JOINT_FORCE, JOINT_TORQUE, LOAD_FORCE,
+                      LOAD_MASS, LOAD_POINT, LOAD_TORQUE, N_WORLD, A, F, N, W)
 from ..linalg import accumulate, add, cross3, mat, mat_t_vec, mat_vec, scale, store, vec
 from ..mechanisms.auxiliary import balancer_range_error
-from ..mechanisms.forces import (add_point_force, passive_forces_sample,
-                                 spring_names)
+from ..mechanisms.forces import add_point_force, passive_forces_sample, spring_names
 from ..mechanisms.loops import LoopLoads, distribute_sample
 from ..model.data import AlgorithmData
 from ..model.model import Model

@@ -40,11 +40,11 @@ from ..kinematics.configuration import check_configuration
 from ..kinematics.forward import ForwardKinematicsData, Placements, forward_kinematics
 from ..kinematics.motion import body_motion
 from ..kinematics.state import samples
+from ..layout import COORD, KIND, MULTIPLIER, PARENT, SCALARS
 from ..mechanisms.forces import passive_forces
 from ..model.data import AlgorithmData
-from ..model.model import Model
 from ..model.joint import FREE_COLUMNS, FREE_KIND
-from ..layout import COORD, KIND, MULTIPLIER, PARENT, SCALARS
+from ..model.model import Model
 from ..model.packed import unflat_packed
 from .inverse import InverseDynamicsData, Loads, run_inverse_dynamics
 from .rnea import joint_efforts, tree_backward_pass

@@ -19,14 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kinematics.forward import Placements
 from ..jit import kernel
+from ..kinematics.forward import Placements
 from ..kinematics.motion import BodyMotion
+from ..layout import (AC, COM, COORD, DW, IN_PARENT, INERTIA, KIND, MASS, MULTIPLIER, PARENT, S_V,
+                      S_W, SCALARS, F, N, W)
 from ..linalg import accumulate, add, cross3, dot, mat, mat_vec, scale, store, sub, vec
-from ..model.model import Model
-from ..layout import (AC, COM, COORD, DW, F, INERTIA, IN_PARENT, KIND, MASS, MULTIPLIER, N, PARENT,
-                      SCALARS, S_V, S_W, W)
 from ..model.joint import FREE_KIND
+from ..model.model import Model
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ writes A_{i,i-1} in one common frame; here each body has its own, so A_i also ro
 from __future__ import annotations
 
 from ..jit import kernel
-from ..linalg import mat, mat_mul, vec
 from ..layout import IN_PARENT
+from ..linalg import mat, mat_mul, vec
 
 
 @kernel

@@ -12,8 +12,7 @@ import numpy as np
 
 from ..identification.base import input_ranges
 from ..model.model import Model
-from ..trajectories import (LOOP_REFERENCES, MOTIONS, Trajectory, from_csv, motion_inputs,
-                            sine_ramp)
+from ..trajectories import LOOP_REFERENCES, MOTIONS, Trajectory, from_csv, motion_inputs, sine_ramp
 
 #: The ``reference`` that draws a start and a target for every episode
 RANDOM = "random"

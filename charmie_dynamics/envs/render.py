@@ -12,8 +12,8 @@ def tracking_frame(task, row: int, size: tuple[int, int] = (480, 480)) -> np.nda
     """The frame of robot ``row`` of a :class:`~.tracking.Tracking`, (height, width, 3) uint8."""
     import matplotlib
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     model, plant = task.model, task.plant
     x_ref = task.reference.at(task.k[[row]])[0][0]

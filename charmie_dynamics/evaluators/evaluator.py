@@ -22,19 +22,18 @@ from typing import Optional
 import numpy as np
 
 from .. import jit
+from ..dynamics.inverse import (NO_LOADS, InverseDynamicsBuffers, InverseDynamicsData, Loads,
+                                _inverse_dynamics_batch, kernel_arguments)
 from ..jit import kernel
 from ..kinematics.indirect import check_length
 from ..kinematics.state import (JointSpaceState, inputs_from_dict, resolve_state,
                                 resolve_state_sample, state_samples)
+from ..layout import IN_PARENT, IN_WORLD
 from ..linalg import column, mat, mat_mul, mat_t_vec, sub, vec
 from ..mechanisms.auxiliary import auxiliary_segments_sample, balancer_range_error, segment_names
 from ..model.model import JointType, Model
-from ..model.rotations import quaternion_of
 from ..model.packed import unflat_packed
-from ..dynamics.inverse import (NO_LOADS, InverseDynamicsBuffers, InverseDynamicsData, Loads,
-                      _inverse_dynamics_batch, kernel_arguments)
-from ..layout import IN_PARENT, IN_WORLD
-
+from ..model.rotations import quaternion_of
 
 #: Around the kernel: compiled, overflow gives inf silently (numba's numpy error model);
 #: as plain Python, numpy's warnings are silenced so that it shows as non-finite alike

@@ -62,21 +62,20 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from ..dynamics.closed_chain import null_space_basis
+from ..dynamics.inverse import ExternalWrench, Payload, applied_loads
 from ..jit import kernel
 from ..kinematics.indirect import MechanismRangeError
+from ..layout import (IN_WORLD, LOAD_FORCE, LOAD_POINT, LOAD_TORQUE, ROW_A, ROW_B, ROW_KIND,
+                      ROW_ORIGIN_B, ROW_U, ROW_W)
 from ..linalg import add, cross3, mat, mat_t_vec, mat_vec, sub, vec
 from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError, SolveReport
-from ..mechanisms.closed_chains.compiled import (OK, Embedding, EmbeddingBuffers,
-                                                 MultiplierBuffers, PackedLoops, embed_sample,
-                                                 multipliers_sample)
+from ..mechanisms.closed_chains.compiled import (OK, Embedding, EmbeddingBuffers, MultiplierBuffers,
+                                                 PackedLoops, embed_sample, multipliers_sample)
 from ..model.model import Model
 from ..model.packed import unflat_packed
-from ..dynamics.closed_chain import null_space_basis
 from .evaluator import Evaluation, Evaluator, NonFiniteLoads, _evaluate, _quiet
-from ..layout import (IN_WORLD, LOAD_FORCE, LOAD_POINT, LOAD_TORQUE, ROW_A, ROW_B, ROW_KIND,
-                      ROW_ORIGIN_B, ROW_U, ROW_W)
-from ..dynamics.inverse import ExternalWrench, Payload, applied_loads
 
 __all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "MaxJumpError",
            "NonFiniteInput", "PathError", "PathResult", "evaluator_for"]

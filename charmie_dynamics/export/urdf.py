@@ -60,11 +60,11 @@ from typing import Mapping, Optional
 import numpy as np
 
 from ..documents import bounded
-from ..model.validation import MAX_ERROR, ModelError
 from ..model.model import Body, JointType, Model, PointRef, SpringParams
-from ..model.rotations import axis_rotation
 from ..model.rotations import rpy_to_matrix  # noqa: F401  (view/drawing.py imports it from here)
+from ..model.rotations import axis_rotation
 from ..model.urdf import OVERLAY_FORMAT
+from ..model.validation import MAX_ERROR, ModelError
 
 UNBOUNDED = 1000.0           # written for a missing bound of a revolute or prismatic joint
 BODY_RADIUS = 0.015          # m, cylinders from a body origin to its points

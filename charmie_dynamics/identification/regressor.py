@@ -44,13 +44,13 @@ from ..jit import kernel
 from ..kinematics.forward import forward_kinematics_sample
 from ..kinematics.motion import body_motion_sample
 from ..kinematics.state import JointSpaceState, state_samples
+from ..layout import COM, DW, INERTIA, M_LAW, MASS, SCALARS, A, F, N, W
 from ..linalg import add, cross3, vec
 from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.forces import passive_forces_sample, spring_laws, spring_names
 from ..mechanisms.loops import distribute_sample
 from ..model.model import Friction, Model, SpringParams
 from ..model.packed import flat_packed, unflat_packed
-from ..layout import A, COM, DW, F, INERTIA, MASS, M_LAW, N, SCALARS, W
 
 #: Names of a body's 10 inertial parameters, Pinocchio's order (I about the body origin).
 INERTIAL = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")

@@ -25,12 +25,12 @@ from typing import Iterable
 import numpy as np
 
 from ..jit import kernel
-from ..linalg import add, mat, mat_mul, mat_vec, rotate, store, store_mat, vec
-from ..model.joint import FREE_KIND, joint_transform
-from ..model.data import AlgorithmData
-from ..model.model import Model
-from ..layout import (CONFIG, COORD, IN_PARENT, IN_WORLD, KIND, MULTIPLIER, OFFSET, ORIGIN, PARENT,
+from ..layout import (CONFIG, IN_PARENT, IN_WORLD, KIND, MULTIPLIER, OFFSET, ORIGIN, PARENT,
                       ROTATION, SCALARS)
+from ..linalg import add, mat, mat_mul, mat_vec, rotate, store, store_mat, vec
+from ..model.data import AlgorithmData
+from ..model.joint import FREE_KIND, joint_transform
+from ..model.model import Model
 from ..model.packed import joint_parameters
 from .configuration import check_configuration
 from .state import FLOAT

@@ -26,11 +26,11 @@ import math
 import numpy as np
 
 from ..jit import kernel
+from ..layout import (A_BRANCH, A_DRIVES, A_END, A_JOINT_BASE, A_PERP2, A_SOLVE, A_STROKE, AXIS,
+                      COORD, JOINT, MULTIPLIER, SCALARS)
 from ..linalg import add, mat_vec, norm, scale, sub, vec
 from ..model.actuator_geometry import IndirectJoint
 from ..model.joint import REVOLUTE
-from ..layout import (AXIS, A_BRANCH, A_DRIVES, A_END, A_JOINT_BASE, A_PERP2, A_SOLVE, A_STROKE,
-                      COORD, JOINT, MULTIPLIER, SCALARS)
 from ..model.rotations import rotation_about
 
 

@@ -30,11 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..jit import kernel
-from ..linalg import vec3, add, cross3, mat, mat_t_vec, store, vec
+from ..layout import AC, COM, COORD, DW, IN_PARENT, KIND, MULTIPLIER, PARENT, SCALARS, VC, A, V, W
+from ..linalg import add, cross3, mat, mat_t_vec, store, vec, vec3
 from ..model.data import AlgorithmData
 from ..model.joint import joint_motion
 from ..model.model import Model
-from ..layout import A, AC, COM, COORD, DW, IN_PARENT, KIND, MULTIPLIER, PARENT, SCALARS, V, VC, W
 from ..model.packed import joint_parameters
 from .forward import Placements
 from .state import samples

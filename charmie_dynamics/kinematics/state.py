@@ -13,14 +13,13 @@ from typing import Mapping, Optional
 import numpy as np
 
 from ..jit import kernel
-from ..linalg import vec
-from ..model.model import Model
-from ..model.joint import REVOLUTE
 from ..layout import (A_BRANCH, A_DRIVES, A_PERP2, A_SOLVE, A_STROKE, CONFIG, COORD, JOINT,
                       MULTIPLIER, SCALARS)
+from ..linalg import vec
+from ..model.joint import REVOLUTE
+from ..model.model import Model
 from ..model.packed import unflat_packed
 from .indirect import check_length, solve_joint
-
 
 #: the dtype of every array the kernels take (``a.dtype is FLOAT``: a cheap exact test)
 FLOAT = np.dtype(np.float64)

@@ -21,15 +21,15 @@ import numpy as np
 
 from ..jit import kernel
 from ..kinematics.forward import Placements, to_world
+from ..kinematics.indirect import MechanismRangeError
+from ..layout import (A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, AXIS, B_ANCHOR, B_HANGER,
+                      B_PIVOT, B_SIZES, BALANCER, IN_WORLD, JOINT, M_BODY_A, M_BODY_B, M_ITEM,
+                      M_KIND, M_SIDE, S_END, S_START, SPRING)
 from ..linalg import (add, column, cross3, dot, mat, mat_t_vec, mat_vec, norm, scale, store,
                       store_mat, sub, vec)
 from ..model.data import AlgorithmData
-from ..model.model import Balancer, Model
-from ..layout import (AXIS, A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, BALANCER, B_ANCHOR,
-                      B_HANGER, B_PIVOT, B_SIZES, IN_WORLD, JOINT, M_BODY_A, M_BODY_B, M_ITEM,
-                      M_KIND, M_SIDE, SPRING, S_END, S_START)
-from ..kinematics.indirect import MechanismRangeError
 from ..model.joint import REVOLUTE
+from ..model.model import Balancer, Model
 from ..model.packed import unflat_packed
 
 

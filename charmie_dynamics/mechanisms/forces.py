@@ -43,10 +43,10 @@ import numpy as np
 
 from ..jit import kernel
 from ..kinematics.forward import Placements, to_world
+from ..layout import (BALANCER, IN_WORLD, M_BODY_A, M_BODY_B, M_ITEM, M_KIND, M_LAW, S_END, S_START,
+                      SPRING, T_AXIS, T_END_REFERENCE, T_START_REFERENCE, TORSION_SPRING, F, N)
 from ..linalg import accumulate, add, cross3, dot, mat, mat_t_vec, mat_vec, norm, scale, sub, vec
 from ..model.model import Model, SpringParams
-from ..layout import (BALANCER, F, IN_WORLD, M_BODY_A, M_BODY_B, M_ITEM, M_KIND, M_LAW, N, SPRING,
-                      S_END, S_START, TORSION_SPRING, T_AXIS, T_END_REFERENCE, T_START_REFERENCE)
 from .auxiliary import balancer_local_points, balancer_range_error
 
 

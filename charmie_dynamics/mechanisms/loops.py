@@ -31,9 +31,9 @@ import numpy as np
 
 from ..jit import kernel
 from ..kinematics.forward import to_world
+from ..layout import (A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, A_SHARING, AXIS, COUPLE,
+                      END_FORCE, IN_WORLD, JOINT, JOINT_FORCE, JOINT_TORQUE, M_ITEM, M_SHARES, F, N)
 from ..linalg import add, cross3, dot, mat, mat_t_vec, norm, scale, store, sub, vec
-from ..layout import (AXIS, A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, A_SHARING, COUPLE,
-                      END_FORCE, F, IN_WORLD, JOINT, JOINT_FORCE, JOINT_TORQUE, M_ITEM, M_SHARES, N)
 from ..model.joint import REVOLUTE
 
 

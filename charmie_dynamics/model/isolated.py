@@ -57,7 +57,7 @@ def check_in_child(text: str, source: str, max_bytes: int, overlay: Optional[str
 
 
 def _child(request: str) -> int:
-    from .reader import model_from_text     # the child's only work: one validation
+    from .reader import model_from_text  # the child's only work: one validation
     args = json.loads(request)
     text = sys.stdin.buffer.read().decode("utf-8", "surrogatepass")
     try:

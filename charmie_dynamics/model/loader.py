@@ -19,16 +19,16 @@ import numpy as np
 from ..documents import bounded
 from ..linalg import direction_and_length
 from .cut_joints import CUT_TYPES, CutJoint, Loops, loop_groups, t_needs_axis
-from .model import (Actuator, Balancer, Body, Friction, JointLimits, JointType, Model,
-                    PlanarBase, PointRef, Spring, SpringParams)
+from .model import (Actuator, Balancer, Body, Friction, JointLimits, JointType, Model, PlanarBase,
+                    PointRef, Spring, SpringParams)
 from .parameters import FREE_FLYER_CONFIGURATION, FREE_FLYER_VELOCITIES, TorsionSpring
 from .rotations import AXES, quaternion_matrix, rpy_to_matrix
-from .validation import (FieldReader, INERTIA_ABSOLUTE_TOLERANCE, INERTIA_RELATIVE_TOLERANCE,
-                         MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_BODIES, MAX_EFFORT,
-                         MAX_GRAVITY, MAX_INERTIA, MAX_LENGTH_M, MAX_LINEAR_VELOCITY,
-                         MAX_MASS_KG, MAX_PITCH, MAX_POINTS, MAX_STIFFNESS, MAX_VISCOUS,
-                         MIN_DIRECTION, MULTIPLIER_RANGE, ModelError, ROTATION_TOLERANCE, UNITS_HINT,
-                         finite_floats, show)
+from .validation import (INERTIA_ABSOLUTE_TOLERANCE, INERTIA_RELATIVE_TOLERANCE, MAX_ANGLE_RAD,
+                         MAX_ANGULAR_VELOCITY, MAX_BODIES, MAX_EFFORT, MAX_GRAVITY, MAX_INERTIA,
+                         MAX_LENGTH_M, MAX_LINEAR_VELOCITY, MAX_MASS_KG, MAX_PITCH, MAX_POINTS,
+                         MAX_STIFFNESS, MAX_VISCOUS, MIN_DIRECTION, MULTIPLIER_RANGE,
+                         ROTATION_TOLERANCE, UNITS_HINT, FieldReader, ModelError, finite_floats,
+                         show)
 
 FORMAT = "charmie_dynamics/model/1"
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..layout import (A_BASE_BODY, A_DRIVES, A_END_BODY, COM, COORD, INERTIA, KIND, M_BODY_A,
+                      M_BODY_B, MASS, ORIGIN, PARENT, ROTATION, SCALARS)
 from .joint import FIXED_KIND
-from ..layout import (A_BASE_BODY, A_DRIVES, A_END_BODY, COM, COORD, INERTIA, KIND, MASS, M_BODY_A,
-                      M_BODY_B, ORIGIN, PARENT, ROTATION, SCALARS)
 from .packed import PackedModel
 
 

@@ -15,10 +15,10 @@ import numpy as np
 
 from ..flat import flatten, view1, view2, view3, view4
 from ..jit import kernel
-from ..layout import (AXIS, BALANCER, COM, MASS, MECH_SLOTS, MULTIPLIER, M_LAW, OFFSET, ORIGIN,
-                      PITCH, SCALARS, SPRING, S_V, S_W, TORSION_SPRING, ActVec, BodyVec, MechInt)
-from .joint import joint_kind, joint_transform
+from ..layout import (AXIS, BALANCER, COM, M_LAW, MASS, MECH_SLOTS, MULTIPLIER, OFFSET, ORIGIN,
+                      PITCH, S_V, S_W, SCALARS, SPRING, TORSION_SPRING, ActVec, BodyVec, MechInt)
 from .actuator_geometry import IndirectJoint
+from .joint import joint_kind, joint_transform
 from .parameters import ModelParameters
 
 

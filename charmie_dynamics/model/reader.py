@@ -12,9 +12,9 @@ from typing import Optional
 
 from ..documents import DEFAULT_MAX_BYTES, check_size, parse_yaml, read_text
 from .loader import model_from_dict
-from .validation import ModelError
 from .model import Model
 from .urdf import is_urdf, model_from_urdf
+from .validation import ModelError
 
 
 def model_from_text(text: str, source: str, max_bytes: int = DEFAULT_MAX_BYTES, *,

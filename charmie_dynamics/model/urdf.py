@@ -47,10 +47,10 @@ import numpy as np
 from ..documents import DEFAULT_MAX_BYTES, bounded, check_size, parse_yaml, read_text
 from ..linalg import direction_and_length
 from .loader import FORMAT, LENGTH_UNITS, model_from_dict
-from .validation import (MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_BODIES, MAX_EFFORT,
-                         MAX_LENGTH_M, MAX_LINEAR_VELOCITY, ModelError, name_problem, show)
 from .model import Model
 from .rotations import rpy_to_matrix
+from .validation import (MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_BODIES, MAX_EFFORT, MAX_LENGTH_M,
+                         MAX_LINEAR_VELOCITY, ModelError, name_problem, show)
 
 OVERLAY_FORMAT = "charmie_dynamics/overlay/1"
 OVERLAY_KEYS = {"format", "units", "gravity", "links", "joints", "actuators", "springs",

@@ -2,8 +2,7 @@
 ``.mcap`` and ``.db3`` files, read and checked (``open_recording``), and written as
 ``ros2 bag record -s mcap`` lays them out (``write_recording``). No ROS: the messages are
 decoded from their CDR bytes with the recorded (or bundled) definitions."""
-from .definitions import (BUNDLED, JOINT_STATE, JOINT_STATE_DEFINITION, ODOMETRY,
-                          ODOMETRY_DEFINITION)
+from .definitions import BUNDLED, JOINT_STATE, JOINT_STATE_DEFINITION, ODOMETRY, ODOMETRY_DEFINITION
 from .metadata import RecordingError
 from .rosbag2 import RecordedMessage, Recording, open_recording
 from .storage import MAX_RECORDING_BYTES

@@ -91,8 +91,8 @@ from ..evaluators.loop_evaluator import LoopJumpError, LoopSingularityError
 from ..feedforward_network import LearnedFeedforward, LearnedFeedforwardError
 from ..kinematics.indirect import MechanismRangeError
 from ..model import ModelError, model_from_text, read_model_file
-from ..model.model import JointType, Model
 from ..model.isolated import check_in_child
+from ..model.model import JointType, Model
 from ..model.urdf import is_urdf, read_overlay
 from ..resources import bundled_model
 from . import qos
@@ -107,18 +107,18 @@ from .inputs import (AccelerationEstimator, InputLimits, InputRejected, JointSta
 from .joint_map import read_joint_map
 from .learned_source import LearnedSource
 from .log_throttle import LogThrottle
-from .stamps import StampGuard, to_nanoseconds
 from .messages import diagnostics, transform
 from .model_source import model_from_description, urdf_as_document
 from .model_updates import (Decision, ModelParser, ModelUpdates, PreparedModel, UpdateRefused,
                             model_change, prepare_model, senders_problem)
+from .monitoring import MonitoringPublisher
 from .node_status import dynamics_status
 from .odometry import base_from_odometry
-from .monitoring import MonitoringPublisher
 from .outputs import FeedforwardMap, OutputUnits, StampGrid, frame_plan, static_frames
 from .parameters import declare_parameters
 from .reference import Reference, check_serialized_reference, input_accelerations, read_reference
 from .stale_policy import Action, StalePolicy
+from .stamps import StampGuard, to_nanoseconds
 
 MODEL_POLL_PERIOD = 0.02       # s: how soon a parsed model is installed
 PUBLISHER_NAME_WAIT = 10.0     # s a model text waits for its publishers' names (model_publishers)

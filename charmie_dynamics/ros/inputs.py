@@ -13,7 +13,8 @@ from typing import Iterable, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from ..kinematics.limits import PLAUSIBLE, InputLimits as ModelLimits
+from ..kinematics.limits import PLAUSIBLE
+from ..kinematics.limits import InputLimits as ModelLimits
 from ..model.model import Model
 from .joint_map import JointMap
 

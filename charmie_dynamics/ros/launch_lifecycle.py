@@ -14,17 +14,18 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-from launch import LaunchContext
-from launch.action import Action
-from launch.actions import EmitEvent, OpaqueFunction, RegisterEventHandler
-from launch.event_handlers import OnProcessStart
-from launch.events import matches_action
 from launch_ros.actions import LifecycleNode
 from launch_ros.event_handlers import OnStateTransition
 from launch_ros.events.lifecycle import ChangeState
 from launch_ros.ros_adapters import get_ros_node
 from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState as ChangeStateService
+
+from launch import LaunchContext
+from launch.action import Action
+from launch.actions import EmitEvent, OpaqueFunction, RegisterEventHandler
+from launch.event_handlers import OnProcessStart
+from launch.events import matches_action
 
 POLL_PERIOD = 0.05      # s between looks at the node's change_state service
 

@@ -31,8 +31,7 @@ from ..model.isolated import CHILD_CHECK_BYTES
 from ..model.model import Model
 from ..model.reader import model_hash
 from .joint_map import JointMap, JointMapError
-from .outputs import (base_frame_name, frame_name_clash, turned_base, wrench_bodies,
-                      wrench_topic)
+from .outputs import base_frame_name, frame_name_clash, turned_base, wrench_bodies, wrench_topic
 
 T = TypeVar("T")
 

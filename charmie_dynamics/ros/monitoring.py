@@ -41,8 +41,7 @@ from . import qos
 from .background import JobThread
 from .cdr import JointStateWriter, TFWriter
 from .messages import set_vector3, stamp_from_nanoseconds
-from .outputs import (FramePlan, OutputUnits, hardware_efforts, hardware_positions,
-                      wrench_topic)
+from .outputs import FramePlan, OutputUnits, hardware_efforts, hardware_positions, wrench_topic
 
 #: Snapshots per model: the worker may fall this many monitoring evaluations behind (80 ms
 #: at the default 100 Hz) before one is skipped

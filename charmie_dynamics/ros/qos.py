@@ -1,11 +1,6 @@
 """QoS profiles by meaning, as tf2_ros and robot_state_publisher choose them."""
-from rclpy.qos import (
-                       DurabilityPolicy,
-                       HistoryPolicy,
-                       QoSProfile,
-                       ReliabilityPolicy,
-                       qos_profile_sensor_data,
-)
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
+                       qos_profile_sensor_data)
 
 #: /tf (tf2_ros.TransformBroadcaster): reliable, volatile, depth 100
 TF = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,

@@ -66,22 +66,17 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
-from ..dynamics.actuation import (
-    actuator_space,
-    friction,
-    input_jacobians,
-    input_space_dynamics,
-)
-from ..simulation.actuated_step import (HeldStepData, compiled_step_reason, held_efforts,
-                                      held_input_steps)
+from ..dynamics.actuation import actuator_space, friction, input_jacobians, input_space_dynamics
 from ..dynamics.forward import METHODS
-from ..simulation.integrate import INTEGRATORS, check_within_limits, step
 from ..kinematics import resolve_state
 from ..kinematics.indirect import MechanismRangeError
 from ..kinematics.limits import PLAUSIBLE
+from ..mechanisms.closed_chains import LoopAssemblyError, LoopSingularityError
 from ..model import load_model
 from ..resources import bundled_model
-from ..mechanisms.closed_chains import LoopAssemblyError, LoopSingularityError
+from ..simulation.actuated_step import (HeldStepData, compiled_step_reason, held_efforts,
+                                        held_input_steps)
+from ..simulation.integrate import INTEGRATORS, check_within_limits, step
 from ..simulation.loop_step import LoopStepData, loop_step
 from ..trajectories import LOOP_REFERENCES, MOTIONS, node_motion
 from . import qos

@@ -22,14 +22,14 @@ from typing import Callable, Optional
 
 import numpy as np
 import rclpy
-from rclpy.node import Node
 from nav_msgs.msg import Odometry
+from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
+from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE
 from ..model.model import Model
 from . import qos
-from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE
 from .inputs import InputLimits, InputRejected, StateAssembler, read_robot_joint_state
 from .joint_map import JointMap
 from .log_throttle import LogThrottle

@@ -31,17 +31,18 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from ..dynamics.aba import (ArticulatedBodyData, ArticulatedBodyWork, articulated_body_sample,
+                            bias_articulated_sample, work_view)
+from ..dynamics.actuation import (actuator_space, joint_efforts_from_inputs,
+                                  joint_efforts_from_inputs_sample)
+from ..dynamics.inverse import InverseDynamicsBuffers, buffers_view, inverse_dynamics_buffers
+from ..flat import flatten, view1, view2, view3
 from ..jit import kernel
 from ..kinematics.indirect import input_jacobians_sample
 from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..flat import flatten, view1, view2, view3
 from ..model.packed import PackedModel, packed_model_view
-from ..dynamics.actuation import actuator_space, joint_efforts_from_inputs, joint_efforts_from_inputs_sample
-from ..dynamics.aba import (ArticulatedBodyData, ArticulatedBodyWork, articulated_body_sample,
-                            bias_articulated_sample, work_view)
 from .integrate import INTEGRATORS, EffortFunction, coordinate_limits
-from ..dynamics.inverse import InverseDynamicsBuffers, buffers_view, inverse_dynamics_buffers
 
 EULER, RK4 = 0, 1       # the kernel's integrators, in INTEGRATORS order
 

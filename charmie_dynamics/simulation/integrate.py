@@ -50,14 +50,14 @@ from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
+from ..dynamics.forward import ForwardDynamicsData, forward_dynamics, held_solve
+from ..dynamics.mass_matrix import MassMatrixData, mass_matrix
 from ..kinematics.configuration import integrate_configuration, tangent_rate
 from ..kinematics.forward import forward_kinematics
 from ..kinematics.motion import body_motion
 from ..mechanisms.forces import law_arguments, spring_energy, spring_laws
 from ..model.data import AlgorithmData
 from ..model.model import Model
-from ..dynamics.forward import ForwardDynamicsData, forward_dynamics, held_solve
-from ..dynamics.mass_matrix import MassMatrixData, mass_matrix
 
 #: tau(t, q, qd) -> generalized efforts (..., n): N m (revolute) or N (prismatic)
 EffortFunction = Callable[[float, np.ndarray, np.ndarray], np.ndarray]

@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from ..dynamics.closed_chain import (EmbeddedInverseDynamics, embedded_accelerations,
-                                      embedded_equations)
+                                     embedded_equations)
 from ..dynamics.forward import held_solve
 from ..dynamics.mass_matrix import MassMatrixData, mass_matrix
 from ..mechanisms.closed_chains import ClosedChain

@@ -17,9 +17,9 @@ import numpy as np
 
 from ..dynamics import inverse_dynamics
 from ..dynamics.inverse import Loads
+from ..identification.base import input_ranges
 from ..kinematics import resolve_state
 from ..kinematics.indirect import ActuatorRangeError, MechanismRangeError
-from ..identification.base import input_ranges
 from ..model import Model, ModelError, model_from_dict
 from ..trajectories import Trajectory, from_csv, motion, violation
 from .outputs import Case, CaseLoads, constraint_margins, summarise

@@ -10,7 +10,7 @@ from typing import Optional
 
 import numpy as np
 
-from .evaluation import DesignProblem, Outcome, PENALTY
+from .evaluation import PENALTY, DesignProblem, Outcome
 from .outputs import CaseLoads
 from .runner import Runner
 from .study_file import OptimizeSpec, SweepSpec

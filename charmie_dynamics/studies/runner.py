@@ -6,9 +6,8 @@ design; joblib and dask are imported only when used.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
-
 import socket
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -133,6 +132,7 @@ class Runner:
 
     def _dask(self, problem: DesignProblem, batches: list[list]) -> list[Outcome]:
         from dask.distributed import as_completed
+
         # a key of its own each call (hash=False): with the problem's hash as its key, an
         # optimisation's next call scattered the same key while the scheduler released it
         # for the last call's futures, and its tasks were cancelled ("lost dependencies")

@@ -19,16 +19,15 @@ import numpy as np
 
 from ..documents import bounded
 from ..errors import InputError
+from ..evaluators.evaluator import NonFiniteLoads
+from ..evaluators.loop_evaluator import LoopEvaluator
 from ..kinematics import forward_kinematics, inputs_from_dict, resolve_state
 from ..kinematics.indirect import MechanismRangeError
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from ..model import load_model
 from ..model.model import Model
 from ..ros.outputs import wrench_bodies
-from ..ros.robot_inputs import (add_robot_input_arguments, robot_input_options_given,
-                                robot_inputs)
-from ..evaluators.evaluator import NonFiniteLoads
-from ..evaluators.loop_evaluator import LoopEvaluator
+from ..ros.robot_inputs import add_robot_input_arguments, robot_input_options_given, robot_inputs
 from ..trajectories import (LOOP_REFERENCES, MAX_DT, MIN_DT, MOTIONS, Trajectory, check_dt,
                             from_csv, inputs_from_csv, motion, node_motion)
 from .drawing import Poses, loop_motion_poses, motion_poses, poses

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import os
 import sys
+from distutils.core import run_setup
 from pathlib import Path
 
 import setuptools  # noqa: F401  (provides distutils on Python 3.12+)
-from distutils.core import run_setup
 
 ROOT = Path(__file__).resolve().parents[2]
 

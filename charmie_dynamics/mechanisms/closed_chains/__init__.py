@@ -2,8 +2,7 @@
 constraints (constraints.py) and their embedding (embedding.py). CHARMIE's two actuator
 loops keep their closed forms (kinematics/indirect.py, mechanisms/loops.py) by default."""
 from .constraints import ConstraintRows, ConstraintValues, evaluate, frame_jacobian
-from .embedding import (ClosedChain, GroupInfo, LoopAssemblyError, LoopSingularityError,
-                        SolveReport)
+from .embedding import ClosedChain, GroupInfo, LoopAssemblyError, LoopSingularityError, SolveReport
 
 __all__ = ["ClosedChain", "ConstraintRows", "ConstraintValues", "GroupInfo",
            "LoopAssemblyError", "LoopSingularityError", "SolveReport", "evaluate",

@@ -43,13 +43,13 @@ import numpy as np
 from ...jit import kernel
 from ...kinematics.forward import forward_kinematics_sample, to_world
 from ...kinematics.motion import body_motion_sample
+from ...layout import (AXIS, COORD, DW, FRAME_VA, FRAME_VB, FRAME_WA, FRAME_WB, IN_WORLD, JOINT,
+                       MULTIPLIER, PARENT, ROW_A, ROW_B, ROW_CUT, ROW_KIND, ROW_ORIGIN_A,
+                       ROW_ORIGIN_B, ROW_U, ROW_W, SCALARS, SET_CONDITION_LIMIT, SET_MAX_ITERATIONS,
+                       SET_STEP, SET_STEPS, SET_TOLERANCE, A, V, W)
 from ...linalg import add, cross3, dot, mat, mat_vec, scale, sub, vec
 from ...model.packed import unflat_packed
 from ...model.parameters import JointType
-from ...layout import (A, AXIS, COORD, DW, FRAME_VA, FRAME_VB, FRAME_WA, FRAME_WB, IN_WORLD, JOINT,
-                       MULTIPLIER, PARENT, ROW_A, ROW_B, ROW_CUT, ROW_KIND, ROW_ORIGIN_A,
-                       ROW_ORIGIN_B, ROW_U, ROW_W, SCALARS, SET_CONDITION_LIMIT,
-                       SET_MAX_ITERATIONS, SET_STEP, SET_STEPS, SET_TOLERANCE, V, W)
 from .embedding import MAX_STEP, MAX_STEPS, ClosedChain, LoopSingularityError
 
 # status of a solve

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...kinematics.forward import Placements, forward_kinematics
-from ...linalg import cross3
 from ...kinematics.motion import BodyMotion, body_motion
+from ...linalg import cross3
 from ...model.cut_joints import path_to_root
 from ...model.model import JointType, Model
 

@@ -46,8 +46,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ...model.cut_joints import LoopGroup, loop_bodies, path_to_root
-from ...model.validation import ModelError
 from ...model.model import Model
+from ...model.validation import ModelError
 from .constraints import (ConstraintRows, ConstraintValues, check_joint_types, evaluate,
                           frame_jacobian, with_gamma)
 
