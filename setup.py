@@ -41,6 +41,8 @@ cluster = ["dask[distributed]>=2023.1.0"]
 # gymnasium: the environments of charmie_dynamics.envs (1.1: the vector API's AutoresetMode);
 # scikit-learn: `learn`'s training (the network runs on numpy alone); off the robot's image
 learn = ["gymnasium>=1.1.0", "scikit-learn>=1.3.0"]
+# the linters test/test_lint.py runs (ruff.toml, setup.cfg [isort])
+lint = ["ruff>=0.16.9", "isort>=5.13.2"]
 
 setup(
     name=package_name,
@@ -66,7 +68,7 @@ setup(
     # writer and reader (test only: charmie_dynamics/recordings/ reads bags without it)
     extras_require={"test": ["pytest>=7,<9", "pin>=2.6.20", "urdf-parser-py>=0.0.4",
                              "viser>=1.1", "example-robot-data", "rosbags>=0.11.9"]
-                            + plots + cluster + learn,
+                            + plots + cluster + learn + lint,
                     "view": ["viser>=1.1"],
                     "plots": plots,
                     "cluster": cluster,

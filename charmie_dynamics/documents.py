@@ -485,7 +485,8 @@ def _plain_document(text: str) -> Any:
     anchor, alias or tag (other than the non-specific ``!``), one document, collections
     nested less than ``MAX_NESTING`` deep. It is what PyYAML's safe loader makes of such a
     document (the same resolver and scalar construction; a mapping's entries in order; a
-    repeated key left to the loaders, which refuse it) without a node object per value (about half the parse of a
+    repeated key left to the loaders, which refuse it) without a node object per value (about half
+    the parse of a
     large model) and without recursion (libyaml's parser keeps its own stack). Raises
     :class:`_NotPlain` for any other document, and the parser's or a constructor's error for
     invalid text: the loaders of :func:`_safe_load` then construct or refuse it as before."""

@@ -15,7 +15,8 @@ in a folder named after a fingerprint of the core's source files: numba checks o
 of each compiled function, not the helpers it calls from other files, so a changed helper
 must not meet kernels cached before the change. Inside it a kernel is found by its file's
 place in the package, so every copy of the same sources (a colcon install, a pip install, the
-checkout) shares the kernels one of them compiled with the same numba. Where that folder cannot be written, a
+checkout) shares the kernels one of them compiled with the same numba. Where that folder cannot be
+written, a
 folder under the temporary directory is used; where neither can, nothing is cached.
 
 ``$CHARMIE_DYNAMICS_SYSTEM_CACHE`` names a system-wide cache (e.g. /var/cache/charmie_dynamics,

@@ -256,7 +256,8 @@ def from_csv(model: Model, path: str, max_bytes: int = DEFAULT_MAX_BYTES,
                                   f"at most {MAX_SAMPLES:,} (split the motion into several files)")
     header = csv_header(path, rows[0], TrajectoryFileError)
     if "time" not in header:
-        raise TrajectoryFileError(f"{path}: no 'time' column; columns: {bounded(', '.join(header))}")
+        raise TrajectoryFileError(f"{path}: no 'time' column; columns: "
+                                  f"{bounded(', '.join(header))}")
     names = model.input_names
     given = names if columns is None else columns
     allowed = {"time"} | {f"{n}{s}" for n in given for s in ("", ".velocity", ".acceleration")}
@@ -268,7 +269,8 @@ def from_csv(model: Model, path: str, max_bytes: int = DEFAULT_MAX_BYTES,
     data = np.empty((len(rows) - 1, len(header)))
     for r, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
-            raise TrajectoryFileError(f"{path}: row {r} has {len(row)} values, expected {len(header)}")
+            raise TrajectoryFileError(f"{path}: row {r} has {len(row)} values, expected "
+                                      f"{len(header)}")
         for c, cell in enumerate(row):
             try:
                 data[r - 2, c] = float(cell)

@@ -151,7 +151,8 @@ def run_analyze(args: argparse.Namespace) -> int:
     for k, name in enumerate(model.actuator_names):
         coord = model.bodies[model.actuators[k].drives].coordinate
         c = model.coordinate(coord)
-        print(f"  {name} {state.actuator_length[:, k].min():.4f}..{state.actuator_length[:, k].max():.4f}"
+        length = state.actuator_length[:, k]
+        print(f"  {name} {length.min():.4f}..{length.max():.4f}"
               f" m -> {coord} {state.q[:, c].min():+.4f}..{state.q[:, c].max():+.4f}; axial force "
               f"{loads.actuator_force[:, k].min():+.1f}..{loads.actuator_force[:, k].max():+.1f} N")
     fz = loads.base_force_world[:, 2]

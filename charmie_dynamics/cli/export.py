@@ -65,7 +65,8 @@ def _cmd_export_urdf(args: argparse.Namespace) -> int:
         write_all(out, [(name, lambda path: path.write_text(urdf, encoding="utf-8")),
                         ("overlay.yaml", lambda path: path.write_text(
                             OVERLAY_HEADER.format(urdf=name) + overlay, encoding="utf-8")),
-                        (f"{model.name}.srdf", lambda path: path.write_text(srdf, encoding="utf-8"))],
+                        (f"{model.name}.srdf",
+                         lambda path: path.write_text(srdf, encoding="utf-8"))],
                   args.overwrite)
     except OSError as exc:
         raise InputError(f"--out {out}: cannot write there: {exc.strerror or exc}, expected a "

@@ -7,7 +7,8 @@ and the model's dynamic parameters identified from a log.
   robot's names and units with ``--joint-map``), one MCAP file (``.mcap``) or CSV (``.csv``):
   /joint_states and /actuator_states (identification/logs.py).
 * ``identify``: from a recording of the robot (read as the dynamics node reads its inputs:
-  ros/recorded_inputs.py) or a CSV log: base parameters, OLS and weighted LS with standard deviations, the physically
+  ros/recorded_inputs.py) or a CSV log: base parameters, OLS and weighted LS with standard
+  deviations, the physically
   consistent estimate near the model (``--prior-weight``), written as an updated model file
   (``--out``) and a report folder (report.txt, measured vs predicted plots). A URDF model
   is written as its model document (YAML, as the model loader publishes it) with the

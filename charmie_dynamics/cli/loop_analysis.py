@@ -15,7 +15,8 @@ embedding (dynamics/closed_chain.py).
 * ``seed002-scraping``: seed 002 sec. 4.4, the carpet-scraping machine
   (config/examples/scraping_machine.yaml): the one independent coordinate (the crank) turned
   at a constant 45 rpm (4.712 rad/s) for one revolution (4/3 s) from its assembled angle,
-  sampled every ``--dt`` (the last sample at or before 4/3 s): the driving torque (the paper's Fig. 20, whose values are missing
+  sampled every ``--dt`` (the last sample at or before 4/3 s): the driving torque (the paper's Fig.
+  20, whose values are missing
   from our copy) and its split into the statics against gravity, tau(q, 0, 0), and the rest
   (the torque without gravity, as in a horizontal plane); the cut joints' multipliers, every
   coordinate, every named point's path, Newton-Raphson's iterations, and the power balance

@@ -5,7 +5,8 @@ A subsystem is found from the tree, so it works for any model: the coordinates a
 unbranched chain of bodies (a branch point, where a body has several children, ends a
 chain; a coordinate that moves several sibling bodies, such as a claw's two halves, is a
 chain of its own); the inputs driven by linear actuators form a group of their own (their
-loads are axial forces). A chain whose coordinates have two units gets a panel per unit. For CHARMIE this gives the base (d1, d2, theta3), the actuators (act4, act5),
+loads are axial forces). A chain whose coordinates have two units gets a panel per unit. For CHARMIE
+this gives the base (d1, d2, theta3), the actuators (act4, act5),
 each arm, each claw and the neck.
 """
 from __future__ import annotations

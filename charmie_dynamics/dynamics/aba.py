@@ -48,7 +48,8 @@ sum_k mult_k p_k^T eta_k, W = sum_k A_k^T mult_k M^_k p_k replacing A^T psi^), a
 qdd_c = (phi^_c - W^T mu~_p) / m^_c, mu~_k = A_k mu~_p + p_k mult_k qdd_c. This is
 exact and stays O(n). A coordinate whose joints do not share a parent (one above the other,
 or on different branches: the grippers of Talos and Tiago) would couple the recursion across
-levels: :func:`~.forward.forward_dynamics` with ``method="aba"`` then solves by Cholesky, which handles
+levels: :func:`~.forward.forward_dynamics` with ``method="aba"`` then solves by Cholesky, which
+handles
 any coupling, and logs the reason once per model (logger ``charmie_dynamics.dynamics.forward``,
 WARNING); :func:`articulated_body_solve` itself refuses such a model with a ValueError.
 

@@ -332,7 +332,8 @@ def kernel_arguments(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                      applied: tuple[np.ndarray, np.ndarray] = NO_LOADS) -> tuple:
     """The arguments of the inverse-dynamics kernel, in its order: the packed model (held by
     ``data``, built for its model), the applied loads, the (samples, n) states and
-    ``data``'s buffers (plain tuples, see the kernel). The one place that spells them out: :func:`run_inverse_dynamics` and
+    ``data``'s buffers (plain tuples, see the kernel). The one place that spells them out:
+    :func:`run_inverse_dynamics` and
     ``evaluators.evaluator`` (which builds them once and calls the kernel inside its own)
     take them from here."""
     return data.packed, applied, q, qd, qdd, data.buffers

@@ -120,7 +120,8 @@ def _joint_efforts_batch(body_int, body_vec, wrenches, tau) -> None:
 def tree_backward_pass(model: Model, placements: Placements, motion: BodyMotion,
                        external_force: np.ndarray | None = None,
                        external_torque: np.ndarray | None = None) -> TreeWrenches:
-    """Eqs. 33-34 from the end bodies to the root. ``motion`` must include -g (base acceleration)."""
+    """Eqs. 33-34 from the end bodies to the root. ``motion`` must include -g (base
+    acceleration)."""
     lead, nb = placements.lead, model.n_bodies
     external = np.zeros(lead + (nb, 2, 3))
     if external_force is not None:

@@ -282,7 +282,8 @@ class LoopEvaluator:
         self._far: np.ndarray | None = None          # the last input refused as a jump
         body_of = {b.coordinate: b for b in model.bodies if b.coordinate is not None}
         self._wraps = np.array([body_of[n].joint_type.angular
-                                and body_of[n].limits.lower is None and body_of[n].limits.upper is None
+                                and body_of[n].limits.lower is None
+                                and body_of[n].limits.upper is None
                                 for n in self.input_names], dtype=bool)
         rows = self.chain.rows
         m = len(rows.names)

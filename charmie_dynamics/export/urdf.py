@@ -462,7 +462,8 @@ def overlay_from_model(model: Model, names: Mapping[str, str] = MappingProxyType
     points = {link_of[b.name]: {k: [float(x) for x in v] for k, v in b.points.items()}
               for b in model.bodies if b.points}
     if turned is not None:
-        points[base_link] = {p.name.split(".", 1)[1]: [float(x) for x in model.base.rotation @ p.local]
+        points[base_link] = {p.name.split(".", 1)[1]:
+                             [float(x) for x in model.base.rotation @ p.local]
                              for a in model.actuators for p in (a.base, a.end) if p.body == turned}
     actuators = []
     for a in model.actuators:

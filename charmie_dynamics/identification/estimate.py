@@ -28,7 +28,8 @@
   worth of weight the prior gets (``--prior-weight``).
 
   Why the LMI and ADMM rather than log-Cholesky with scipy.optimize: the LMI problem is
-  convex (the log-Cholesky one is not), so its optimum is the global one; scipy has no SDP solver (cvxpy with a solver would be two more
+  convex (the log-Cholesky one is not), so its optimum is the global one; scipy has no SDP solver
+  (cvxpy with a solver would be two more
   dependencies) but ADMM needs only numpy and scipy.linalg. Both were tried here on CHARMIE
   (298 parameters): scipy's least_squares on log-Cholesky took 5 minutes (an SVD per
   iteration, 500 iterations), a Levenberg-Marquardt on it 200 iterations that on a weakly

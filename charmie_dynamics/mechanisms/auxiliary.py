@@ -48,7 +48,8 @@ class Segment:
 
 @kernel
 def balancer_local_points(mech_int, mech_vec, b, rotations, origins):
-    """Points of the balancer half of mech row ``b`` (model/packed.py) in its pivot body's frame (seed 000 eqs. 22-27), for one
+    """Points of the balancer half of mech row ``b`` (model/packed.py) in its pivot body's frame
+    (seed 000 eqs. 22-27), for one
     sample (kernel): ``(reachable, pivot F3, lever end B4sla, hanger top B4slc, spring attach
     B4slb, spring anchor)``. Where the lever cannot reach, ``reachable`` is False."""
     pb, hb, side = mech_int[b, M_BODY_A], mech_int[b, M_BODY_B], mech_int[b, M_SIDE]

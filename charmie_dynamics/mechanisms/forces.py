@@ -262,4 +262,5 @@ def passive_forces(model: Model, placements: Placements) -> PassiveForces:
     if failed >= 0:
         raise balancer_range_error(model.balancers[failed])
     return PassiveForces(spring_names(model), tension.reshape(lead + tension.shape[-1:]),
-                         external.reshape(lead + (nb, 2, 3)), hanger.reshape(lead + hanger.shape[-1:]))
+                         external.reshape(lead + (nb, 2, 3)),
+                         hanger.reshape(lead + hanger.shape[-1:]))

@@ -5,5 +5,6 @@ from .model import (Actuator, Balancer, Body, JointLimits, JointType, Model, Poi
 from .reader import load_model, model_from_text, read_model_file
 from .validation import ModelError
 
-__all__ = ["ModelError", "load_model", "model_from_dict", "model_from_text", "read_model_file", "Actuator", "Balancer", "Body",
-           "JointLimits", "JointType", "Model", "PointRef", "Spring", "SpringParams"]
+__all__ = ["ModelError", "load_model", "model_from_dict", "model_from_text", "read_model_file",
+           "Actuator", "Balancer", "Body", "JointLimits", "JointType", "Model", "PointRef",
+           "Spring", "SpringParams"]

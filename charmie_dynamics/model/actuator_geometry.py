@@ -66,7 +66,8 @@ def indirect_joint(model: ModelParameters, act: Actuator) -> IndirectJoint:
         perp2 = w @ w - (w @ a) ** 2
         geo = (float(np.sqrt(max(perp2, 0.0))), float("inf"))
     return IndirectJoint(
-        actuator=act.name, body=i, coordinate=int(model.coordinate_index[i]), revolute=bool(revolute),
+        actuator=act.name, body=i, coordinate=int(model.coordinate_index[i]),
+        revolute=bool(revolute),
         branch=act.branch, multiplier=float(model.multiplier[i]), axis=a, base=p, end=q,
         c0=float(c0), alpha=float(alpha), beta=float(beta), perp2=float(perp2),
         geometric_range=geo, stroke=act.stroke)

@@ -2,7 +2,8 @@
 held by it as ``model.compiled`` (model.py): the kernels' arrays (packed.py, with the joints'
 motion subspaces), the bodies' spatial inertias, the indirect joints' solved constants and
 the actuator space, the coordinates' position bounds (the joint stops of
-simulation/integrate.py), the bodies each coordinate moves and whether the ABA can reduce them, and the tree of the
+simulation/integrate.py), the bodies each coordinate moves and whether the ABA can reduce them, and
+the tree of the
 moving bodies that the ABA's route runs on (moving_tree.py). They
 replace per-module caches keyed by model: one place builds them, and
 they live exactly as long as the model.

@@ -1,11 +1,13 @@
 """Validate a model document (format in docs/model_format.md) and build the model.
 
 Files and texts are read by :mod:`charmie_dynamics.model.reader` (YAML, or a URDF through
-:mod:`charmie_dynamics.model.urdf`), the text read and parsed by the package's one guard (:mod:`charmie_dynamics.documents`:
+:mod:`charmie_dynamics.model.urdf`), the text read and parsed by the package's one guard
+(:mod:`charmie_dynamics.documents`:
 regular files only, a size cap, strict UTF-8, PyYAML's safe loader with every parser
 exception turned into a :class:`ModelError`). Every check raises :class:`ModelError` whose
 message names the file, the entry and field, the bad value and what was expected (the
-vocabulary: validation.py). Lengths written in millimetres (``units: {length: mm}``) are converted to metres here, once.
+vocabulary: validation.py). Lengths written in millimetres (``units: {length: mm}``) are converted
+to metres here, once.
 """
 from __future__ import annotations
 
@@ -223,7 +225,8 @@ def _limits(r: FieldReader, value: Any, jtype: JointType, where: str) -> JointLi
                                    "" if jtype.angular or key == "effort" else UNITS_HINT,
                                    positive=key in ("velocity", "effort"))
     if "lower" in out and "upper" in out and out["lower"] >= out["upper"]:
-        raise r.fail(where, f"lower {show(value['lower'])} >= upper {show(value['upper'])}, expected lower < upper")
+        raise r.fail(where, f"lower {show(value['lower'])} >= upper {show(value['upper'])}, "
+                     "expected lower < upper")
     return JointLimits(**out)
 
 
@@ -352,7 +355,8 @@ def _order_parents_first(r: FieldReader, bodies: list[Body]) -> list[Body]:
     names: set[str] = set()
     for k, b in enumerate(bodies):
         if b.name in names:
-            raise r.fail(f"bodies[{k}].name", f"duplicate body name {show(b.name)}, expected unique names")
+            raise r.fail(f"bodies[{k}].name",
+                         f"duplicate body name {show(b.name)}, expected unique names")
         names.add(b.name)
         children.setdefault(b.parent, []).append(b)
     for k, b in enumerate(bodies):
@@ -419,7 +423,8 @@ def _actuator(r: FieldReader, tree: Model, data: Any, k: int) -> Actuator:
     stroke = r.get(data, "stroke", where)
     if not isinstance(stroke, (list, tuple)) or len(stroke) != 2:
         raise r.fail(f"{where}.stroke", f"got {show(stroke)}, expected [min, max]")
-    lo, hi = (r.length_value(v, f"{where}.stroke[{i}]", positive=True) for i, v in enumerate(stroke))
+    lo, hi = (r.length_value(v, f"{where}.stroke[{i}]", positive=True)
+              for i, v in enumerate(stroke))
     if lo >= hi:
         raise r.fail(f"{where}.stroke", f"got {show(stroke)}, expected min < max")
     default = r.length_value(r.get(data, "default_length", where), f"{where}.default_length",
@@ -458,13 +463,16 @@ def _balancer(r: FieldReader, tree: Model, data: Any, k: int) -> Balancer:
         "spring"})
     pivot = _point(r, tree, r.get(data, "pivot", where), f"{where}.pivot")
     hanger = _point(r, tree, r.get(data, "hanger", where), f"{where}.hanger")
-    lever = r.length_value(r.get(data, "lever_length", where), f"{where}.lever_length", positive=True)
-    hang = r.length_value(r.get(data, "hanger_length", where), f"{where}.hanger_length", positive=True)
+    lever = r.length_value(r.get(data, "lever_length", where), f"{where}.lever_length",
+                           positive=True)
+    hang = r.length_value(r.get(data, "hanger_length", where), f"{where}.hanger_length",
+                          positive=True)
     attach = r.length_value(r.get(data, "spring_attach", where), f"{where}.spring_attach",
                             positive=True)
     if attach > lever:
-        raise r.fail(f"{where}.spring_attach", f"got {show(data['spring_attach'])}, expected a "
-                                               f"distance <= lever_length {show(data['lever_length'])}")
+        raise r.fail(f"{where}.spring_attach",
+                     f"got {show(data['spring_attach'])}, expected a distance <= lever_length "
+                     f"{show(data['lever_length'])}")
     side = r.get(data, "side", where)
     if side not in (1, -1) or isinstance(side, bool):
         raise r.fail(f"{where}.side", f"got {show(side)}, expected +1 or -1")
@@ -513,7 +521,8 @@ def _torsion_end_axis(r: FieldReader, tree: Model, start: int, end: int, axis: n
         joint_axis = world[b] @ tree.axis[b]
         if body.joint_type != JointType.REVOLUTE \
                 or np.linalg.norm(np.cross(joint_axis, u)) > ROTATION_TOLERANCE:
-            raise r.fail(f"{where}.between", f"the joint of {body.name} ({body.joint_type.name.lower()}, "
+            raise r.fail(f"{where}.between",
+                         f"the joint of {body.name} ({body.joint_type.name.lower()}, "
                          f"axis {np.round(joint_axis, 6).tolist()} in the world at zero) lies "
                          f"between the two bodies, expected only revolute joints about axes "
                          f"parallel to the spring's ({np.round(u, 6).tolist()})")
@@ -660,7 +669,8 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
 
 
 #: The planar base's joints in order (docs/model_format.md "Base"): type, axis, parent
-_BASE_JOINTS = ((JointType.PRISMATIC, (1.0, 0.0, 0.0), "x"), (JointType.PRISMATIC, (0.0, 1.0, 0.0), "y"),
+_BASE_JOINTS = ((JointType.PRISMATIC, (1.0, 0.0, 0.0), "x"),
+                (JointType.PRISMATIC, (0.0, 1.0, 0.0), "y"),
                 (JointType.REVOLUTE, (0.0, 0.0, 1.0), "yaw"))
 
 

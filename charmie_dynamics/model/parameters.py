@@ -218,7 +218,8 @@ class ModelParameters:
     The flat arrays (index = body index) are what the recursions loop over:
     ``parent`` (-1 for the world), ``joint_type``, ``axis``, ``rotation``, ``origin``,
     ``coordinate_index`` (-1 for fixed joints), ``multiplier``, ``offset`` (joint value =
-    multiplier * coordinate + offset), ``pitch`` (helical joints, m/rad), ``mass``, ``com``, ``inertia``. Models compare and
+    multiplier * coordinate + offset), ``pitch`` (helical joints, m/rad), ``mass``, ``com``,
+    ``inertia``. Models compare and
     hash by identity.
 
     Coordinates are velocity coordinates: qd, qdd and the efforts have ``nv`` =
@@ -371,7 +372,8 @@ class ModelParameters:
                            f"{bounded(', '.join(self.coordinate_names))}") from None
 
     def point(self, ref: str) -> PointRef:
-        """Resolve ``"BODY.POINT"``; the body's origin is ``"BODY.origin"``, its com ``"BODY.com"``."""
+        """Resolve ``"BODY.POINT"``; the body's origin is ``"BODY.origin"``, its com
+        ``"BODY.com"``."""
         body, _, name = ref.rpartition(".")     # body names may hold '.', point names not
         i = self.body_index(body)
         if name == "origin":

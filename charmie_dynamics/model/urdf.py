@@ -14,7 +14,8 @@ Mapping (docs/model_format.md, "URDF"):
   fixed -> F; the coordinate is the joint's name; ``<axis>`` normalized, written ``x`` ...
   ``-z`` when it is exactly a coordinate axis and as a list of 3 numbers otherwise;
   ``<limit>``: lower and upper (revolute and prismatic, when lower < upper; lower > upper
-  refused), velocity and effort (when > 0: URDF writes 0 for unknown; negative refused); ``<dynamics damping friction>`` ->
+  refused), velocity and effort (when > 0: URDF writes 0 for unknown; negative refused); ``<dynamics
+  damping friction>`` ->
   ``friction`` (viscous, coulomb); ``<mimic joint multiplier offset>`` -> the leader's
   coordinate with ``multiplier`` and ``offset`` (composed along a chain of mimics);
 * a ``floating`` joint is a free-flyer (``type: floating``, its coordinate the joint's name;
@@ -385,8 +386,9 @@ def _overlay_scale(overlay: Mapping, source: str) -> float:
         raise _overlay_fail(source, "top level", f"got {show(overlay)}, expected a mapping")
     unknown = sorted(set(map(str, overlay)) - OVERLAY_KEYS)
     if unknown:
-        raise _overlay_fail(source, "top level", f"unknown field(s) {', '.join(unknown)}; "
-                                                 f"expected some of {', '.join(sorted(OVERLAY_KEYS))}")
+        raise _overlay_fail(source, "top level",
+                            f"unknown field(s) {', '.join(unknown)}; expected some of "
+                            f"{', '.join(sorted(OVERLAY_KEYS))}")
     if overlay.get("format") != OVERLAY_FORMAT:
         raise _overlay_fail(source, "format", f"got {show(overlay.get('format'))}, expected "
                                               f"{OVERLAY_FORMAT!r}")

@@ -29,9 +29,11 @@ class StatusPrinter(Node):
         self.last: dict[str, JointState] = {}
         self.diagnostics: dict[str, str] = {}
         self.simulator: dict[str, str] = {}
-        self.create_subscription(JointState, "joint_states", self._count("joint_states"), qos.SENSOR)
+        self.create_subscription(JointState, "joint_states", self._count("joint_states"),
+                                 qos.SENSOR)
         self.create_subscription(JointState, "joint_loads", self._count("joint_loads"), qos.OUTPUT)
-        self.create_subscription(JointState, "actuator_loads", self._keep("actuator_loads"), qos.OUTPUT)
+        self.create_subscription(JointState, "actuator_loads", self._keep("actuator_loads"),
+                                 qos.OUTPUT)
         self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, qos.OUTPUT)
         self.started = time.monotonic()
         self.window = (time.monotonic(), dict(self.counts))
@@ -73,11 +75,13 @@ class StatusPrinter(Node):
             parts += [f"{n} {efforts[n]:+6.2f} N m" for n in ("theta8a",) if n in efforts]
         sim = self.simulator
         if sim:
-            parts.insert(1, f"sim t={sim['simulated_time_s']} s (x{sim['real_time_factor']} real time, "
+            parts.insert(1, f"sim t={sim['simulated_time_s']} s "
+                            f"(x{sim['real_time_factor']} real time, "
                             f"saturated: {sim['saturated_now']})")
         d = self.diagnostics
         if d:
-            rejected = sum(int(v) for k, v in d.items() if k.startswith("rejected_") and k != "rejected_throttled")
+            rejected = sum(int(v) for k, v in d.items()
+                           if k.startswith("rejected_") and k != "rejected_throttled")
             parts += [f"latency {d.get('compute_latency_mean_ms', '?')} ms", f"rejected {rejected}",
                       f"[{d.get('level_message', '')}]"]
         return " | ".join(parts)
@@ -90,7 +94,8 @@ def add_bringup_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--params", type=Path, default=None,
                    help="parameter file (default: config/<mode>.yaml of the package)")
     p.add_argument("--duration", type=float, default=None,
-                   help="seconds to run (default: sim ends 1 s after the motion, hardware runs until Ctrl-C)")
+                   help="seconds to run (default: sim ends 1 s after the motion, hardware runs "
+                        "until Ctrl-C)")
     p.add_argument("--status-period", type=float, default=1.0, help="seconds between status lines")
     p.add_argument("--sim", choices=("kinematic", "dynamic"), default="kinematic",
                    help="sim mode: kinematic (the trajectory player) or dynamic (the simulator "
@@ -182,7 +187,8 @@ def run_bringup(args: argparse.Namespace) -> int:
     print(f"charmie_dynamics bringup --mode {args.mode}"
           + (f" --sim {args.sim}" if args.mode == "sim" else "")
           + f": {', '.join(n.get_name() for n in nodes)} "
-          f"with {params}" + (f" for {duration:.1f} s" if duration else " (Ctrl-C to stop)"), flush=True)
+          f"with {params}" + (f" for {duration:.1f} s" if duration else " (Ctrl-C to stop)"),
+          flush=True)
     start = next_status = time.monotonic()
     try:
         while rclpy.ok() and not interrupted():

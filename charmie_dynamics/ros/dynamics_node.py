@@ -161,7 +161,8 @@ class DynamicsNode(LifecycleNode):
         self.log_throttles = {site: LogThrottle(2.0) for site in
                               ("rejected", "monitoring", "diagnostics", "gravity_fallback",
                                "model_replaced", "model_refused")}
-        self.model_topic = {"topic": self.p["model_topic"], "robot_description": "robot_description",
+        self.model_topic = {"topic": self.p["model_topic"],
+                            "robot_description": "robot_description",
                             "file": None}[self.p["model_source"]]
         self.model_publishers = [name for name in self.p["model_publishers"] if name]
         # the sender of each model text where rclpy names it (run.make_executor then takes
@@ -319,7 +320,8 @@ class DynamicsNode(LifecycleNode):
         self.updates = ModelUpdates(self.p["accept_model_updates"])
         self.last_rejected: Optional[str] = None              # the text last logged as rejected
         # stamps and node times in integer nanoseconds
-        self.stamps = StampGuard(int(self.p["max_stamp_lead"] * 1e9), int(self.p["stale_timeout"] * 1e9))
+        self.stamps = StampGuard(int(self.p["max_stamp_lead"] * 1e9),
+                                 int(self.p["stale_timeout"] * 1e9))
         self.tf_grid = StampGrid()
         self.output_grid = StampGrid()
         self.safety = StalePolicy(int(self.p["stale_timeout"] * 1e9), self.p["stale_policy"])
@@ -336,7 +338,8 @@ class DynamicsNode(LifecycleNode):
         # the control path's messages as their bytes (module cdr): joint_states in, the
         # feedforward and its stamped copy out
         self.joint_state_reader = JointStateReader()
-        self.pub_feedforward = self.create_publisher(Float64MultiArray, self.p["feedforward_topic"], qos.OUTPUT)
+        self.pub_feedforward = self.create_publisher(Float64MultiArray,
+                                                     self.p["feedforward_topic"], qos.OUTPUT)
         self.pub_feedforward_state = self.create_publisher(
             JointState, self.p["feedforward_state_topic"], qos.OUTPUT)
         self.pub_tf_static = self.create_publisher(TFMessage, "/tf_static", qos.LATCHED)
@@ -638,7 +641,8 @@ class DynamicsNode(LifecycleNode):
                stamp: Optional[int] = None) -> None:
         """Check measured values against the model's limits and keep them (``stamp``: each
         joint's, merge policy)."""
-        tolerance = self.p["position_limit_tolerance"] if self.p["check_position_limits"] else math.inf
+        tolerance = self.p["position_limit_tolerance"] if self.p["check_position_limits"] \
+            else math.inf
         self.limits.check(positions, velocities, tolerance, self.p["velocity_limit_tolerance"],
                           self.joint_map.hardware)
         self.assembler.update(positions, velocities, now * 1e-9, stamp)

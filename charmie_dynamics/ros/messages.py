@@ -42,7 +42,8 @@ def set_transform(msg: TransformStamped, stamp: Time, translation: np.ndarray,
     r.x, r.y, r.z, r.w = float(xyzw[0]), float(xyzw[1]), float(xyzw[2]), float(xyzw[3])
 
 
-def transform(stamp: Time, parent: str, child: str, R: np.ndarray, p: np.ndarray) -> TransformStamped:
+def transform(stamp: Time, parent: str, child: str, R: np.ndarray, p: np.ndarray
+              ) -> TransformStamped:
     msg = TransformStamped()
     msg.header.frame_id = parent
     msg.child_frame_id = child

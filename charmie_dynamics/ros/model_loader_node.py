@@ -48,7 +48,8 @@ class ModelLoaderNode(Node):
                                 "Model file (YAML, docs/model_format.md, or a URDF); default: the "
                                 "bundled CHARMIE"),
             "overlay_file": Param("", "Mechanism overlay (YAML) of a URDF model_file; empty: none"),
-            "model_topic": Param("charmie/model", "Topic of the validated model (std_msgs/String)", topic=True),
+            "model_topic": Param("charmie/model", "Topic of the validated model (std_msgs/String)",
+                                 topic=True),
             "frame_prefix": Param("", "Prefix of the link names of the URDF made from a YAML "
                                   "model_file, as robot_state_publisher's"),
             "max_model_bytes": Param(DEFAULT_MAX_BYTES, "Largest model file read (bytes)", True,

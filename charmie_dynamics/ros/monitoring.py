@@ -8,7 +8,8 @@ out of the evaluator's buffers, which the next evaluation overwrites, into a fre
 :class:`Snapshot` (a few microseconds of ``np.copyto``) and queues it. The worker thread
 takes snapshots in order and turns each into messages: the joint states and /tf written as
 their serialized bytes into buffers laid out once per model (module cdr), the wrenches and
-markers as message objects. Every message of a snapshot describes one evaluation (one stamp, one input), and snapshots
+markers as message objects. Every message of a snapshot describes one evaluation (one stamp, one
+input), and snapshots
 are published in the order of their evaluations. When every snapshot is queued or in
 flight (the worker more than ``SNAPSHOTS`` evaluations behind), the new evaluation's
 monitoring is skipped and counted (``monitoring_skipped`` in /diagnostics), never the

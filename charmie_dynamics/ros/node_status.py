@@ -10,7 +10,8 @@ from ..documents import bounded
 from .inputs import REASONS
 
 TOPICS = ("joint_states", "actuator_states", "odometry", "reference", "model")
-EVENTS = ("models_taken", "models_held", "models_unchanged", "model_changes", "clock_jumps", "clock_rejected",
+EVENTS = ("models_taken", "models_held", "models_unchanged", "model_changes", "clock_jumps",
+          "clock_rejected",
           "efforts_beyond_limits", "messages_with_ignored_names",
           "joint_states_without_model_joints", "gravity_fallback_zero", "monitoring_skipped",
           "solved_joint_states_skipped", "odometry_unused", "joint_source_conflicts",

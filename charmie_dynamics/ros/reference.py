@@ -47,8 +47,8 @@ def check_serialized_reference(data: bytes, max_names: int, max_points: int) -> 
         at = _after_string(data, at, u32)
         (n_names,) = u32(data, at)
         if n_names > max_names:
-            raise InputRejected("invalid_value", f"reference trajectory with {n_names} joint names, "
-                                                 f"the model has {max_names} inputs")
+            raise InputRejected("invalid_value", f"reference trajectory with {n_names} joint "
+                                                 f"names, the model has {max_names} inputs")
         at += 4
         for _ in range(n_names):
             at = _after_string(data, at, u32)
@@ -101,7 +101,8 @@ def read_reference(names: Sequence[str], points: Sequence[tuple[int, Sequence[fl
         raise InputRejected("non_finite", "reference trajectory accelerations")
     problem = limits.violation({}, {}, math.inf, math.inf, dict(zip(names, acc.T)))
     if problem is not None:
-        raise InputRejected("beyond_limits", f"reference trajectory point {problem.sample}: {problem}")
+        raise InputRejected("beyond_limits",
+                            f"reference trajectory point {problem.sample}: {problem}")
     # checked on the integer nanoseconds: a float of seconds since 1970 resolves only ~240 ns
     offsets = [t for t, _ in points]
     if any(b <= a for a, b in zip(offsets, offsets[1:])):

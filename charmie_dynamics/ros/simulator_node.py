@@ -93,14 +93,17 @@ PARAMETERS = {
     "rate": Param(100.0, "Hz: publishing rate and period of the effort commands' zero-order hold",
                   True, 1.0, 1000.0),
     "dt": Param(0.001, "Integration step, s (at most 1/rate)", True, 1e-6, 0.1),
-    "integrator": Param("euler", f"{' | '.join(INTEGRATORS)} (euler: semi-implicit, 4x cheaper than rk4)"),
+    "integrator": Param("euler", f"{' | '.join(INTEGRATORS)} (euler: semi-implicit, 4x cheaper "
+                        "than rk4)"),
     "fd_method": Param("aba", f"Forward dynamics: {' | '.join(METHODS)}"),
     "control": Param("effort", "effort (commands on command_topic) | pd (follow motion)"),
-    "command_topic": Param("effort_commands", "std_msgs/Float64MultiArray of actuator efforts", topic=True),
+    "command_topic": Param(
+        "effort_commands", "std_msgs/Float64MultiArray of actuator efforts", topic=True),
     "command_joints": Param([""], "Order of the commands (model inputs); empty: all inputs"),
     "wait_for_command": Param(True, "control=effort: hold the robot still until the first command"),
-    "command_timeout": Param(0.1, "control=effort: simulated seconds a command is applied without a "
-                                  "newer one; after that the efforts are zero (motors off)", True, 0.001, 60.0),
+    "command_timeout": Param(
+        0.1, "control=effort: simulated seconds a command is applied without a newer one; after "
+        "that the efforts are zero (motors off)", True, 0.001, 60.0),
     "motion": Param("", f"Start state, and the reference of control=pd: {', '.join(MOTIONS)}; "
                         f"a model with loops: {', '.join(LOOP_REFERENCES)}; \"\": validation, "
                         "seed002-free-fall with loops"),
@@ -118,7 +121,8 @@ class SimulatorNode(Node):
         p = declare_parameters(self, PARAMETERS)
         problems = [      # the ranges of each number are declared (and checked by rclpy)
             (p["dt"] > 1.0 / p["rate"], f"dt {p['dt']!r}: expected at most 1/rate"),
-            (p["integrator"] not in INTEGRATORS, f"integrator {p['integrator']!r}: expected {INTEGRATORS}"),
+            (p["integrator"] not in INTEGRATORS,
+             f"integrator {p['integrator']!r}: expected {INTEGRATORS}"),
             (p["fd_method"] not in METHODS, f"fd_method {p['fd_method']!r}: expected {METHODS}"),
             (p["control"] not in CONTROLS, f"control {p['control']!r}: expected {CONTROLS}"),
             (p["motion"] not in ("",) + tuple(MOTIONS) + tuple(LOOP_REFERENCES),
@@ -169,7 +173,8 @@ class SimulatorNode(Node):
         self.pub_clock = self.create_publisher(Clock, "/clock", 10) if p["publish_clock"] else None
         self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.OUTPUT)
         if p["control"] == "effort":
-            self.create_subscription(Float64MultiArray, p["command_topic"], self._on_command, qos.OUTPUT)
+            self.create_subscription(Float64MultiArray, p["command_topic"], self._on_command,
+                                     qos.OUTPUT)
         self.create_timer(1.0 / p["rate"], self._tick)
         self.create_timer(1.0, self._publish_diagnostics)
         self.create_service(Trigger, "~/reset", self._on_reset)

@@ -56,9 +56,9 @@ class StampGuard:
         one stamp check of actuator_states and odometry: they need no order)."""
         lead = self.max_lead_ns
         if now > 0 and stamp - now > lead:
-            raise InputRejected("future_stamp", f"stamp {stamp * 1e-9:.9f} s is {(stamp - now) * 1e-9:.3g} s "
-                                                f"ahead of the node clock (max_stamp_lead "
-                                                f"{lead * 1e-9:g} s)")
+            raise InputRejected("future_stamp",
+                                f"stamp {stamp * 1e-9:.9f} s is {(stamp - now) * 1e-9:.3g} s "
+                                f"ahead of the node clock (max_stamp_lead {lead * 1e-9:g} s)")
 
     def check(self, stamp: int, now: int) -> Optional[ClockJump]:
         """Raise ``future_stamp`` or ``time_backwards``; a :class:`ClockJump` when the stamp

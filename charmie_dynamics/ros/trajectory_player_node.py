@@ -47,7 +47,8 @@ PARAMETERS = {
     "trajectory_file": Param("", "Trajectory CSV (README format); overrides motion"),
     "rate": Param(100.0, "Publishing rate, Hz", True, 1.0, 10000.0),
     "loop": Param(False, "Start again at the end"),
-    "publish_reference": Param(True, "Publish the motion on reference_trajectory (with accelerations)"),
+    "publish_reference": Param(
+        True, "Publish the motion on reference_trajectory (with accelerations)"),
     "publish_clock": Param(False, "Publish /clock from the motion's time (simulated time)"),
     "reference_efforts": Param(True, "Fill each reference point's effort with the inverse dynamics "
                                "along the motion (N m, N: the actuators' axial forces), as a "
@@ -75,7 +76,8 @@ class TrajectoryPlayerNode(Node):
         p = declare_parameters(self, PARAMETERS)
         known = ("",) + tuple(MOTIONS) + tuple(LOOP_REFERENCES)
         if p["motion"] not in known and not p["trajectory_file"]:
-            raise ValueError(f"parameter motion {p['motion']!r}: expected one of {', '.join(known[1:])}")
+            raise ValueError(f"parameter motion {p['motion']!r}: expected one of "
+                             f"{', '.join(known[1:])}")
         self.p = p
         self.model = m = load_model(p["model_file"])
         check_node_model(m, p["model_file"], "the trajectory player publishes")
@@ -95,7 +97,8 @@ class TrajectoryPlayerNode(Node):
         self.actuator_slots = [k for k, n in enumerate(names) if n in actuators]
         self.pub_joints = self.create_publisher(JointState, "joint_states", qos.SENSOR)
         self.pub_actuators = self.create_publisher(JointState, "actuator_states", qos.SENSOR)
-        self.pub_reference = self.create_publisher(JointTrajectory, "reference_trajectory", qos.OUTPUT)
+        self.pub_reference = self.create_publisher(JointTrajectory, "reference_trajectory",
+                                                   qos.OUTPUT)
         self.pub_clock = self.create_publisher(Clock, "/clock", 10) if p["publish_clock"] else None
         self.controller = self._controller_columns(p) if p["controller_topic"] else None
         self.pub_controller = self.create_publisher(

@@ -39,7 +39,8 @@ def address_problem(address: str, wait_s: float = 3.0) -> Optional[str]:
             f"scheme {scheme!r} is not one of {', '.join(DASK_SCHEMES)}")
     host, _, port_text = rest.rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not host or "[" in host or "]" in host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+    if not host or "[" in host or "]" in host or not port_text.isdigit() \
+            or not 1 <= int(port_text) <= 65535:
         return "not HOST:PORT with a port from 1 to 65535"
     try:
         socket.getaddrinfo(host, int(port_text), type=socket.SOCK_STREAM)

@@ -54,7 +54,8 @@ def add_view_parser(sub: argparse._SubParsersAction) -> None:
                           "wrench_markers (needs rclpy)")
     add_robot_input_arguments(p)
     p.add_argument("--model", type=Path, default=None, help="model file (default: bundled CHARMIE)")
-    p.add_argument("--dt", type=float, default=0.02, help=f"sample period of --motion, s, in [{MIN_DT:g}, {MAX_DT:g}]")
+    p.add_argument("--dt", type=float, default=0.02,
+                   help=f"sample period of --motion, s, in [{MIN_DT:g}, {MAX_DT:g}]")
     p.add_argument("--at", type=float, default=None, metavar="SECONDS",
                    help="start paused at this time of the motion (the page can play it)")
     p.add_argument("--wrench-body", action="append", default=None, metavar="BODY",

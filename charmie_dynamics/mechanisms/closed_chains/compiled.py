@@ -596,7 +596,8 @@ def embedding_buffers(chain: ClosedChain) -> EmbeddingBuffers:
         np.zeros(3), np.zeros(m), np.zeros((m, n)), np.zeros(m), np.zeros((4, 3, n)),
         np.zeros((m, nd)), np.zeros((m, nd)), np.zeros((nd, nd)), np.zeros((nd, nd)),
         np.zeros(nd), np.zeros(nd),
-        np.zeros((n, ni)), np.zeros((n, 1)), np.zeros(ng, dtype=np.int64), np.zeros(ng), np.zeros(1))
+        np.zeros((n, ni)), np.zeros((n, 1)), np.zeros(ng, dtype=np.int64), np.zeros(ng),
+        np.zeros(1))
 
 
 def multiplier_buffers(chain: ClosedChain) -> MultiplierBuffers:
