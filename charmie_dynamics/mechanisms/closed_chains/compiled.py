@@ -42,11 +42,11 @@ import numpy as np
 
 from ...jit import kernel
 from ...kinematics.forward import forward_kinematics_sample, to_world
+from ...kinematics.jacobian import frame_jacobian_sample
 from ...kinematics.motion import body_motion_sample
-from ...layout import (AXIS, COORD, DW, FRAME_VA, FRAME_VB, FRAME_WA, FRAME_WB, IN_WORLD, JOINT,
-                       MULTIPLIER, PARENT, ROW_A, ROW_B, ROW_CUT, ROW_KIND, ROW_ORIGIN_A,
-                       ROW_ORIGIN_B, ROW_U, ROW_W, SCALARS, SET_CONDITION_LIMIT, SET_MAX_ITERATIONS,
-                       SET_STEP, SET_STEPS, SET_TOLERANCE, A, V, W)
+from ...layout import (DW, FRAME_VA, FRAME_VB, FRAME_WA, FRAME_WB, IN_WORLD, ROW_A, ROW_B, ROW_CUT,
+                       ROW_KIND, ROW_ORIGIN_A, ROW_ORIGIN_B, ROW_U, ROW_W, SET_CONDITION_LIMIT,
+                       SET_MAX_ITERATIONS, SET_STEP, SET_STEPS, SET_TOLERANCE, A, V, W)
 from ...linalg import add, cross3, dot, mat, mat_vec, scale, sub, vec
 from ...model.packed import unflat_packed
 from ...model.parameters import JointType
@@ -144,32 +144,6 @@ def pack_loops(chain: ClosedChain) -> PackedLoops:
 # --- constraint rows --------------------------------------------------------------------
 
 @kernel
-def frame_columns(pm, body, point, rotations, origins, frames, slot_w, slot_v) -> None:
-    """J_w and J_v of ``body``'s world point ``point`` into ``frames[slot_w]`` and
-    ``frames[slot_v]`` (3, n) (constraints.frame_jacobian, kernel)."""
-    n = frames.shape[2]
-    for k in range(3):
-        for c in range(n):
-            frames[slot_w, k, c] = 0.0
-            frames[slot_v, k, c] = 0.0
-    j = body
-    while j >= 0:
-        c = pm.body_int[j, COORD]
-        if c >= 0:
-            z = scale(pm.body_vec[j, SCALARS, MULTIPLIER], mat_vec(mat(rotations, j, IN_WORLD),
-                                                          vec(pm.body_vec, j, AXIS)))
-            if pm.body_int[j, JOINT] == REVOLUTE:
-                for k in range(3):
-                    frames[slot_w, k, c] += z[k]
-                moment = cross3(z, sub(point, vec(origins, j, IN_WORLD)))
-            else:
-                moment = z
-            for k in range(3):
-                frames[slot_v, k, c] += moment[k]
-        j = pm.body_int[j, PARENT]
-
-
-@kernel
 def constraint_row(pm, lp, r, rotations, origins, frames, phi, jacobian) -> None:
     """Phi and Phi_q of row ``r`` (module docstring) on the placements; ``frames`` holds
     the row's cut's frame Jacobians (:func:`cut_frames`)."""
@@ -203,8 +177,10 @@ def cut_frames(pm, lp, r, rotations, origins, frames) -> None:
     a, b = lp.row_int[r, ROW_A], lp.row_int[r, ROW_B]
     pa = to_world(rotations, origins, a, vec(lp.row_vec, r, ROW_ORIGIN_A))
     pb = to_world(rotations, origins, b, vec(lp.row_vec, r, ROW_ORIGIN_B))
-    frame_columns(pm, a, pa, rotations, origins, frames, FRAME_WA, FRAME_VA)
-    frame_columns(pm, b, pb, rotations, origins, frames, FRAME_WB, FRAME_VB)
+    frame_jacobian_sample(pm.body_int, pm.body_vec, a, pa, rotations, origins,
+                          frames[FRAME_WA], frames[FRAME_VA])
+    frame_jacobian_sample(pm.body_int, pm.body_vec, b, pb, rotations, origins,
+                          frames[FRAME_WB], frames[FRAME_VB])
 
 
 @kernel

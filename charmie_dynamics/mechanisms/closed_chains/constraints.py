@@ -16,13 +16,12 @@ of Phi at qdd = 0 (seed 003 eqs. 14, 73, 76), from the motion pass at (q, qd, 0)
     orientation:  gamma = u_dd . w + 2 u_d . w_d + u . w_dd
     with  e_d = omega_A x e,  e_dd = alpha_A x e + omega_A x (omega_A x e)   (alpha at qdd = 0)
 
-The frame Jacobian of body k (analytic, from the placements): for every joint j on the path
-from k to the root with coordinate c, multiplier m and world axis z = R^0_j a_j,
-J_w[:, c] += m z and J_v[:, c] += m z x (p - O_j) (revolute), J_v[:, c] += m z (prismatic).
-Everything here is plain numpy on one sample. compiled.py evaluates the same rows in numba
-kernels for the dynamics node, ``analyze`` and ``closed_chain.inverse_dynamics``; this module
-is their reference in the tests (test_compiled_embedding.py) and serves the assembly checks,
-the limbs of a parallel mechanism (limbs.py) and closed-chain forward dynamics.
+The frame Jacobians are kinematics/jacobian.py's (the one for every joint type, also
+compiled.py's). Everything else here is plain numpy on one sample. compiled.py evaluates the
+same rows in numba kernels for the dynamics node, ``analyze`` and
+``closed_chain.inverse_dynamics``; this module is their reference in the tests
+(test_compiled_embedding.py) and serves the assembly checks, the limbs of a parallel
+mechanism (limbs.py) and closed-chain forward dynamics.
 """
 from __future__ import annotations
 
@@ -31,38 +30,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...kinematics.forward import Placements, forward_kinematics
+from ...kinematics.jacobian import frame_jacobian
 from ...kinematics.motion import BodyMotion, body_motion
 from ...linalg import cross3
-from ...model.cut_joints import path_to_root
 from ...model.model import JointType, Model
 
 
 @dataclass(frozen=True)
-class BodyPath:
-    """The joints with a coordinate on the tree path from a body to the root (child first),
-    what its frame Jacobian needs from the model (module docstring), gathered once."""
-
-    joints: np.ndarray             # (k,) body indices
-    columns: np.ndarray            # (k,) their coordinates
-    multiplier: np.ndarray         # (k,)
-    axis: np.ndarray               # (k, 3) joint axes, joint frames
-    revolute: np.ndarray           # (k,) bool
-    distinct: bool                 # no coordinate twice (coupled joints add up)
-
-    @classmethod
-    def of(cls, model: Model, body: int) -> BodyPath:
-        joints = np.array([j for j in path_to_root(model.parent, body)
-                           if model.coordinate_index[j] >= 0], dtype=int)
-        columns = model.coordinate_index[joints]
-        return cls(joints, columns, model.multiplier[joints], model.axis[joints],
-                   model.joint_type[joints] == JointType.REVOLUTE,
-                   len(set(columns.tolist())) == len(columns))
-
-
-@dataclass(frozen=True)
 class ConstraintRows:
-    """Every cut joint's rows (model/cut_joints.py) in model order, body frames, and the
-    tree paths of each cut's two bodies."""
+    """Every cut joint's rows (model/cut_joints.py) in model order, body frames."""
 
     names: tuple[str, ...]
     kind: np.ndarray        # (m,) 0 position, 1 orientation
@@ -73,7 +49,6 @@ class ConstraintRows:
     u: np.ndarray           # (m, 3) e (position) or u (orientation), A's frame
     w: np.ndarray           # (m, 3) w (orientation) in B's frame; 0 for position rows
     cut: np.ndarray         # (m,) index of the cut joint
-    paths: tuple[tuple[BodyPath, BodyPath], ...]   # per cut: bodies A and B
 
     @classmethod
     def of(cls, model: Model) -> ConstraintRows:
@@ -89,22 +64,20 @@ class ConstraintRows:
                 kind.append(1)
                 rows.append((c.body_a, c.body_b, c.origin_a, c.origin_b, u, w, k))
         cols = list(zip(*rows))
-        paths = tuple((BodyPath.of(model, c.body_a), BodyPath.of(model, c.body_b))
-                      for c in model.loops.cuts)
         return cls(tuple(names), np.array(kind, dtype=int), np.array(cols[0], dtype=int),
                    np.array(cols[1], dtype=int), np.array(cols[2]), np.array(cols[3]),
-                   np.array(cols[4]), np.array(cols[5]), np.array(cols[6], dtype=int), paths)
+                   np.array(cols[4]), np.array(cols[5]), np.array(cols[6], dtype=int))
 
     def take(self, index: np.ndarray) -> ConstraintRows:
         """The rows ``index`` only (a loop group's), each evaluated as among all rows."""
         return ConstraintRows(tuple(self.names[i] for i in index), self.kind[index],
                               self.body_a[index], self.body_b[index], self.origin_a[index],
                               self.origin_b[index], self.u[index], self.w[index],
-                              self.cut[index], self.paths)
+                              self.cut[index])
 
 
 def check_joint_types(model: Model) -> None:
-    """ValueError for a joint type the frame Jacobian does not know."""
+    """ValueError for a joint type the closed chains are not built for."""
     known = {int(JointType.FIXED), int(JointType.REVOLUTE), int(JointType.PRISMATIC)}
     for b in model.bodies:
         if int(b.joint_type) not in known:
@@ -113,41 +86,7 @@ def check_joint_types(model: Model) -> None:
                        JointType.FLOATING: "a floating joint (type floating)"}.get(kind, kind.name)
             raise ValueError(f"{model.source}: body {b.name}: joint.type: {written} in a "
                              "model with loops, expected revolute (R), prismatic (P) or fixed (F) "
-                             "joints only (the loops' constraint Jacobians know no other)")
-
-
-def _cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise a x b of (k, 3) arrays, as np.cross computes it (the same products and
-    differences) without its axis handling, which costs more than the product here."""
-    out = np.empty_like(a)
-    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
-    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
-    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
-    return out
-
-
-def frame_jacobian(model: Model, placements: Placements, body: int, point: np.ndarray,
-                   path: BodyPath | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(J_w, J_v), each (3, n_coordinates): angular velocity of ``body`` and linear velocity
-    of its world point ``point`` per coordinate rate (module docstring); ``path``: the body's
-    :class:`BodyPath` when gathered already."""
-    n = model.n_coordinates
-    Jw, Jv = np.zeros((3, n)), np.zeros((3, n))
-    path = BodyPath.of(model, body) if path is None else path
-    if path.joints.size == 0:
-        return Jw, Jv
-    c, revolute = path.columns, path.revolute
-    z = path.multiplier[:, None] * np.einsum("kij,kj->ki",
-                                             placements.rotation_world[path.joints], path.axis)
-    moment = np.where(revolute[:, None],
-                      _cross_rows(z, point - placements.origin_world[path.joints]), z)
-    if path.distinct:
-        Jw[:, c[revolute]] = z[revolute].T
-        Jv[:, c] = moment.T
-    else:
-        np.add.at(Jw.T, c[revolute], z[revolute])
-        np.add.at(Jv.T, c, moment)
-    return Jw, Jv
+                             "joints only (the closed chains are built and tested on those)")
 
 
 @dataclass(frozen=True)
@@ -192,9 +131,8 @@ def evaluate(model: Model, rows: ConstraintRows, q: np.ndarray,
         a, b, k = int(rows.body_a[r]), int(rows.body_b[r]), int(rows.cut[r])
         if k not in per_cut:
             pa, pb = fk.to_world(a, rows.origin_a[r]), fk.to_world(b, rows.origin_b[r])
-            path_a, path_b = rows.paths[k]
-            per_cut[k] = (pa, pb) + frame_jacobian(model, fk, a, pa, path_a) \
-                + frame_jacobian(model, fk, b, pb, path_b)
+            per_cut[k] = (pa, pb) + frame_jacobian(model, fk, a, pa) \
+                + frame_jacobian(model, fk, b, pb)
         pa, pb, Jwa, Jva, Jwb, Jvb = per_cut[k]
         u = _world(fk, a, rows.u[r])
         if rows.kind[r] == 0:

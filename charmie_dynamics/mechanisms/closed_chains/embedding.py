@@ -45,11 +45,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ...kinematics.jacobian import frame_jacobian
 from ...model.cut_joints import LoopGroup, loop_bodies, path_to_root
 from ...model.model import Model
 from ...model.validation import ModelError
-from .constraints import (ConstraintRows, ConstraintValues, check_joint_types, evaluate,
-                          frame_jacobian, with_gamma)
+from .constraints import ConstraintRows, ConstraintValues, check_joint_types, evaluate, with_gamma
 
 #: The largest change of an independent coordinate per Newton-Raphson solve of a
 #: continuation (rad or m), and the most steps followed (a longer jump is refused).

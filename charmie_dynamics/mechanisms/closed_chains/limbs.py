@@ -45,11 +45,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ...kinematics.forward import Placements, forward_kinematics
+from ...kinematics.jacobian import frame_jacobian
 from ...kinematics.motion import body_motion
 from ...model.cut_joints import loop_bodies, loop_groups, path_to_root
 from ...model.validation import ModelError
 from .compiled import embedding_of
-from .constraints import ConstraintValues, _point_motion, evaluate, frame_jacobian
+from .constraints import ConstraintValues, _point_motion, evaluate
 from .embedding import RANK_TOLERANCE, ClosedChain, GroupInfo, LoopSingularityError, SolveReport
 
 #: Algorithms of seed 003 section 4.
