@@ -13,6 +13,7 @@ the same two matrix products.
 """
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import BinaryIO, Sequence
 
 import numpy as np
 
+from .documents import read_bytes
 from .errors import InputError
 
 FORMAT = "charmie_dynamics learned feedforward 1"
@@ -74,16 +76,18 @@ class LearnedFeedforward:
         inputs in that order. :class:`LearnedFeedforwardError` names the file and the field."""
         def bad(field: str, why: str) -> LearnedFeedforwardError:
             return LearnedFeedforwardError(f"{path}: {field}: {why}")
+        # a regular file of at most MAX_BYTES (a FIFO would block the reader), read whole
+        packed = read_bytes(path, "network", MAX_BYTES, LearnedFeedforwardError)
         try:
-            size = Path(path).stat().st_size
-            data = np.load(path, allow_pickle=False)
+            data = np.load(io.BytesIO(packed), allow_pickle=False)
             members = set(data.files)
+            unpacked = sum(member.file_size for member in data.zip.infolist())
         except Exception as exc:    # noqa: BLE001 - numpy and zipfile raise what they meet
             raise LearnedFeedforwardError(f"{path}: cannot read the network: "
                                           f"{type(exc).__name__}: {exc}") from None
         with data:
-            if size > MAX_BYTES:
-                raise bad("file", f"{size} bytes, expected at most {MAX_BYTES}")
+            if unpacked > MAX_BYTES:            # compressed members: no memory bomb
+                raise bad("file", f"{unpacked} bytes unpacked, expected at most {MAX_BYTES}")
             try:
                 header = json.loads(str(data["header"]))
                 if not isinstance(header, dict):

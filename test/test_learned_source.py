@@ -84,3 +84,20 @@ def test_the_source_and_the_file_go_together():
         defaults | {"feedforward_source": "learned"})
     assert "expected one of model, learned" in check_parameters(
         defaults | {"feedforward_source": "network"})
+
+
+def test_a_network_file_that_is_no_regular_file_or_unpacks_too_large_is_refused(tmp_path):
+    """A FIFO would block the reader (the node's configure, for ever), a directory is no
+    file, and compressed members could unpack into gigabytes: each refused by name."""
+    import os
+    fifo = tmp_path / "fifo.npz"
+    os.mkfifo(fifo)
+    for path in (fifo, tmp_path):
+        with pytest.raises(LearnedFeedforwardError, match=f"{path}: cannot read the network: "
+                           "not a regular file"):
+            LearnedFeedforward.load(path)
+    bomb = tmp_path / "bomb.npz"
+    np.savez_compressed(bomb, header=np.array("{}"), weight_0=np.zeros((3000, 3000)))
+    with pytest.raises(LearnedFeedforwardError, match="bomb.npz: file: 72000[0-9]+ bytes "
+                       "unpacked, expected at most"):
+        LearnedFeedforward.load(bomb)

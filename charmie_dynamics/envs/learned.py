@@ -13,6 +13,7 @@ network, as envs/compare.py adds it.
 """
 from __future__ import annotations
 
+import io
 import json
 import sys
 import warnings
@@ -22,11 +23,15 @@ from typing import Sequence
 import numpy as np
 
 from ..datasets import MANIFEST, MAX_CHUNKS, chunk_name
+from ..documents import read_bytes, read_text
 from ..feedforward_network import LearnedFeedforward, LearnedFeedforwardError
 from ..model.model import Model
 
 #: Fewest samples a network is trained on (a tenth is held out for early stopping)
 MIN_SAMPLES = 100
+#: Largest chunk file read (a regular file: a FIFO would block the reader); MAX_CHUNK_SIZE
+#: samples of a 100-input model with every output fit in a fraction of it
+MAX_CHUNK_BYTES = 2**30
 #: The dataset outputs the targets are made of
 NEEDED = ("efforts", "actuator_forces")
 
@@ -38,9 +43,12 @@ def dataset_samples(model: Model, model_hash: str, directory: Path
     :data:`NEEDED`."""
     manifest_path = directory / MANIFEST
     try:
-        doc = json.loads(manifest_path.read_text(encoding="utf-8"))
+        doc = json.loads(read_text(manifest_path, "dataset manifest",
+                                   error=LearnedFeedforwardError))
         outputs, count = doc["recipe"]["outputs"], int(doc["chunks"]["count"])
         found_hash, complete = doc["model"]["hash"], doc["complete"]
+    except LearnedFeedforwardError:
+        raise
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise LearnedFeedforwardError(f"{manifest_path}: cannot read the dataset's manifest: "
                                       f"{exc}") from None
@@ -68,10 +76,13 @@ def dataset_samples(model: Model, model_hash: str, directory: Path
     for k in range(count):
         path = directory / chunk_name(k)
         try:
-            with np.load(path, allow_pickle=False) as data:
+            packed = read_bytes(path, "dataset chunk", MAX_CHUNK_BYTES, LearnedFeedforwardError)
+            with np.load(io.BytesIO(packed), allow_pickle=False) as data:
                 arrays = [np.asarray(data[name], dtype=float) for name in
                           ("positions", "velocities", "accelerations", "efforts",
                            "actuator_forces")]
+        except LearnedFeedforwardError:
+            raise
         except Exception as exc:    # noqa: BLE001 - numpy and zipfile raise what they meet
             raise LearnedFeedforwardError(f"{path}: cannot read the chunk: "
                                           f"{type(exc).__name__}: {exc}") from None
