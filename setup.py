@@ -18,7 +18,8 @@ console_scripts = [
 # there pip writes every console script to bin/, the CLI's over that data file, and
 # `scripts/ros_path/setup_data.py link-executables` links lib/charmie_dynamics/<name> to them.
 # The oldest versions the test suite passed on (Python 3.11, scripts/constraints-floor.txt,
-# scripts/test_floors.sh: all but the pinocchio cross-checks needing pin 3). Python 3.10 is ROS 2 Humble's, whose apt has older ones (numpy 1.21,
+# scripts/test_floors.sh: all but the pinocchio cross-checks needing pin 3). Python 3.10 is
+# ROS 2 Humble's, whose apt has older ones (numpy 1.21,
 # numba 0.55) and whose setuptools makes console scripts that refuse to start on an unmet
 # requirement: there the names only, untested, and no numba (jit.py then runs plain Python and
 # says how to install it). scipy: numba's np.dot calls its BLAS. matplotlib (analyze's and

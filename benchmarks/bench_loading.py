@@ -100,7 +100,8 @@ def main() -> int:
                           "parse_over_csafeloader": times["parse_yaml"] / times["yaml.CSafeLoader"],
                           "model_ms_per_body": times["model_from_text"] / model.n_bodies}
     load1 = os.getloadavg()
-    print(f"model loading, medians of {args.repeats} (ms, {'CPU' if args.cpu else 'wall'} time); load average {load0[0]:.2f} -> "
+    print(f"model loading, medians of {args.repeats} (ms, {'CPU' if args.cpu else 'wall'} time); "
+          f"load average {load0[0]:.2f} -> "
           f"{load1[0]:.2f}; {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"PyYAML {yaml.__version__}")
     print(f"{'':16s} {'kB':>6s} {'bound':>6s} {'parse_yaml':>10s} {'composer':>8s} {'ratio':>6s} "

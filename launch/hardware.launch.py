@@ -47,13 +47,15 @@ def _nodes(context):
 def generate_launch_description():
     share = get_package_share_directory("charmie_dynamics")
     return LaunchDescription([
-        DeclareLaunchArgument("params", default_value=os.path.join(share, "config", "hardware.yaml"),
+        DeclareLaunchArgument("params",
+                              default_value=os.path.join(share, "config", "hardware.yaml"),
                               description="parameter file of the nodes"),
         DeclareLaunchArgument("use_sim_time", default_value="false", choices=["true", "false"],
                               description="run on /clock (a bag replay)"),
         DeclareLaunchArgument("controller_command", default_value="",
                               description="a command started once the dynamics node is active, "
-                                          "e.g. the spawner of the effort controller (empty: none)"),
+                                          "e.g. the spawner of the effort controller (empty: "
+                                          "none)"),
         *declare_arguments(),
         OpaqueFunction(function=_nodes),
     ])

@@ -78,7 +78,8 @@ def helical_torsion_arm() -> Model:
 
 def states(model: Model, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     """(q, qd, qdd) of N_STATES samples: coordinates within their limits (+-pi where none;
-    a coupled joint's sample drawn again for each of its joints), a free-flyer at a normal position with a random unit quaternion."""
+    a coupled joint's sample drawn again for each of its joints), a free-flyer at a normal
+    position with a random unit quaternion."""
     q = np.zeros((N_STATES, model.nq))
     lower, upper = model.compiled.coordinate_limits
     for i, body in enumerate(model.bodies):

@@ -1,8 +1,8 @@
 """The compiled simulator step (simulation/actuated_step.py) against the Python step it
 compiles, integrate.step with the held actuator efforts' tau(t, q, qd): CHARMIE following the
 validation motion for 1,000 steps of 1 ms by efforts a controller holds over 10 ms periods
-(the simulator node's zero-order hold), Euler and RK4, with and without a claw meeting its stop; the same with numba off (in
-a subprocess, fewer steps: plain Python is about a thousand times slower)."""
+(the simulator node's zero-order hold), Euler and RK4, with and without a claw meeting its
+stop; the same with numba off (in a subprocess, fewer steps: plain Python is about a thousand times slower)."""
 from __future__ import annotations
 
 import json

@@ -204,7 +204,8 @@ def test_bundled_and_example_names_fit():
 # --- URDF numbers as xs:double -----------------------------------------------------------------
 
 TWO_LINKS = """
-<link name="base"><inertial><mass value="2"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<link name="base"><inertial><mass value="2"/>
+  <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
 <link name="arm"><inertial><origin xyz="0.1 0 0" rpy="0 0 0"/><mass value="1"/>
   <inertia ixx="0.1" iyy="0.2" izz="0.3" ixy="0" ixz="0" iyz="0"/></inertial></link>
 <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/>

@@ -9,8 +9,8 @@ from charmie_dynamics import (ActuatorRangeError, forward_kinematics, indirect_j
 from charmie_dynamics.kinematics.indirect import joint_from_length, length_from_joint
 
 # Seed 001 Tables 3-4 in metres (seed 001 point names)
-D3 = np.array([0, 0, 0.290]); E3 = np.array([0, 0.2575, 0.0995]); F4 = np.array([0, 0.1625, 0.383])
-B4 = np.array([0, 0, 0.434]); G4 = np.array([0, 0.0875, 0.383]); E5 = np.array([0, 0.1225, 0.380])
+D3, E3, F4 = np.array([0, 0, 0.290]), np.array([0, 0.2575, 0.0995]), np.array([0, 0.1625, 0.383])
+B4, G4, E5 = np.array([0, 0, 0.434]), np.array([0, 0.0875, 0.383]), np.array([0, 0.1225, 0.380])
 
 
 def d4_seed001_eq14(c3):

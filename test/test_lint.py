@@ -1,5 +1,5 @@
 """The linters as tests (issue 39 item 4): ruff (pycodestyle's errors and warnings, pyflakes;
-within 100 columns: ruff.toml) and isort (the import order: setup.cfg [isort]) over the
+within 100 columns, 120 in the tests and benchmarks: ruff.toml) and isort (the import order: setup.cfg [isort]) over the
 package, the tests, the benchmarks, the scripts and the launch files. A failure prints what
 to fix; ``.venv/bin/isort .`` sorts the imports."""
 from __future__ import annotations

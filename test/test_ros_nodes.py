@@ -119,7 +119,8 @@ def test_loads_and_tf_equal_the_core(ros, system):
         np.testing.assert_allclose(al.velocity, xd, **TOL)
         np.testing.assert_allclose(al.effort, efforts, **TOL)
         for j, name in enumerate(ACTUATORS):
-            assert al.effort[MODEL.input_names.index(name)] == pytest.approx(loads.actuator_force[j], rel=1e-9, abs=1e-9)
+            assert al.effort[MODEL.input_names.index(name)] == pytest.approx(
+                loads.actuator_force[j], rel=1e-9, abs=1e-9)
         assert len(out["feedforward_new"]) == 1, out["feedforward_new"]   # one per evaluation
         np.testing.assert_allclose(out["feedforward"], al.effort, **TOL)
 

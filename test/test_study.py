@@ -254,6 +254,10 @@ optimize: {seed: 2, population: 6, iterations: 3}
     assert _best(clustered) == _best(alone), logs.read_text()[-2000:]
 
 
+#: one stiffness parameter and the objective: what the cost caps' entries below add to
+ONE = "parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\n"
+
+
 @pytest.mark.parametrize("entry, fragments", [
     ("parameters: [{path: springs.spring_9s.stiffness, bounds: [1, 2]}]\n"
      "objective: act5.peak_force\n", ["parameters[0].path", "spring_9s"]),
@@ -262,22 +266,18 @@ optimize: {seed: 2, population: 6, iterations: 3}
     ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\n"
      "objective: act9.peak_force\n", ["objective", "act9.peak_force"]),
     # the cost caps: refused when read, before any design
-    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\nmotions: [{samples: 20001}]\n",
-     ["motions[0].samples", "20001", "[1, 20000]"]),
-    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\nmotions: [" + ", ".join(["validation"] * 17) + "]\n",
-     ["motions", "1 to 16 motions"]),
-    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\npayloads: [" + ", ".join(["{}"] * 17) + "]\n",
-     ["payloads", "1 to 16 load cases"]),
-    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\nmotions: [" + ", ".join(["{samples: 20000}"] * 6)
-     + "]\n", ["motions[5]", "120000 states per design", "at most 100000"]),
-    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\npayloads: [{}, {}, {}, {}]\n"
-     "motions: [kinematic-validation, validation]\ndt: 0.001\n",
+    (ONE + "motions: [{samples: 20001}]\n", ["motions[0].samples", "20001", "[1, 20000]"]),
+    (ONE + "motions: [" + ", ".join(["validation"] * 17) + "]\n", ["motions", "1 to 16 motions"]),
+    (ONE + "payloads: [" + ", ".join(["{}"] * 17) + "]\n", ["payloads", "1 to 16 load cases"]),
+    (ONE + "motions: [" + ", ".join(["{samples: 20000}"] * 6) + "]\n",
+     ["motions[5]", "120000 states per design", "at most 100000"]),
+    (ONE + "payloads: [{}, {}, {}, {}]\nmotions: [kinematic-validation, validation]\ndt: 0.001\n",
      ["motions[1]", "100008 states per design", "at most 100000"]),
-    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]},\n             {path: springs.spring_5s.preload, bounds: [0, 50]}]\nobjective: act5.peak_force\nsweep: {points: 1000}\n",
-     ["sweep.points", "at most 100000 designs"]),
-    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\nsweep: {method: lhs, samples: 1000000}\n",
-     ["sweep.samples", "1000000", "[1, 100000]"]),
-    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]}]\nobjective: act5.peak_force\noptimize: {population: 200, iterations: 10000}\n",
+    ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]},\n"
+     "             {path: springs.spring_5s.preload, bounds: [0, 50]}]\nobjective: act5.peak_force\n"
+     "sweep: {points: 1000}\n", ["sweep.points", "at most 100000 designs"]),
+    (ONE + "sweep: {method: lhs, samples: 1000000}\n", ["sweep.samples", "1000000", "[1, 100000]"]),
+    (ONE + "optimize: {population: 200, iterations: 10000}\n",
      ["optimize", "2000200 designs", "at most 100000"]),
     # issue 34, S2 and S4: two parameters on one value; a constraint that is not a name
     ("parameters: [{path: springs.spring_5s.stiffness, bounds: [1, 2]},\n"

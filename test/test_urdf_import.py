@@ -377,7 +377,8 @@ def urdf(body: str, name: str = "r") -> str:
 
 
 TWO_LINKS = """
-<link name="base"><inertial><mass value="2"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<link name="base"><inertial><mass value="2"/>
+  <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
 <link name="arm"><inertial><origin xyz="0.1 0 0" rpy="0 0 1.5707963267948966"/><mass value="1"/>
   <inertia ixx="0.1" iyy="0.2" izz="0.3" ixy="0" ixz="0" iyz="0"/></inertial></link>
 <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/>

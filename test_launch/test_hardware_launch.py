@@ -15,14 +15,15 @@ test/robot_graph_config.py):
   the launch configures and activates it, then starts ``controller_command``, here the
   effort controller's stand-in, which records the dynamics node's state as it starts).
 
-Asserted: every merged message is evaluated once the loader's model is in and every publisher
-was heard, or counted as joint_too_old where a starved broadcaster fell behind (before that:
-missing_name too, nothing else; inputs before the model are waiting_for_model); every feedforward while the robot publishes equals the core's
-inverse dynamics at the mapped state to 1e-9, its stamped copy (feedforward_states) holds the
-same numbers under hardware names; once the broadcasters stop, the safe policy's (gravity at
-the last state); no frame on /tf or /tf_static has two publishers, base_link one parent
-(odom) and every frame reaches odom (one TF tree); /robot_description has one publisher (robot_state_publisher); the loads carry the
-base frame; every process exits with status 0.
+Asserted: every merged message is evaluated once the loader's model is in and every
+publisher was heard, or counted as joint_too_old where a starved broadcaster fell behind
+(before that: missing_name too, nothing else; inputs before the model are
+waiting_for_model); every feedforward while the robot publishes equals the core's inverse
+dynamics at the mapped state to 1e-9, its stamped copy (feedforward_states) holds the same
+numbers under hardware names; once the broadcasters stop, the safe policy's (gravity at the
+last state); no frame on /tf or /tf_static has two publishers, base_link one parent (odom)
+and every frame reaches odom (one TF tree); /robot_description has one publisher
+(robot_state_publisher); the loads carry the base frame; every process exits with status 0.
 """
 from __future__ import annotations
 

@@ -128,7 +128,8 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, imports: Dict[str, s
     if returns:
         head, _, rest = returns.partition(".")
         target = imports.get(head)
-        record["returns"] = (f"{target}.{rest}" if rest else target) if target else f"{module}.{returns}"
+        record["returns"] = (f"{target}.{rest}" if rest else target) if target \
+            else f"{module}.{returns}"
     return record
 
 
@@ -249,7 +250,8 @@ def python_modules(tree, folder: str, package: str) -> Dict[str, dict]:
     return modules
 
 
-_PYBIND = re.compile(r'(?:\.def|register_exception<[^>]*>\s*\(\s*\w+\s*,|class_<[^;]*?>\s*\(\s*\w+\s*,'
+_PYBIND = re.compile(r'(?:\.def|register_exception<[^>]*>\s*\(\s*\w+\s*,'
+                     r'|class_<[^;]*?>\s*\(\s*\w+\s*,'
                      r'|enum_<[^>]*>\s*\(\s*\w+\s*,)\s*\(?\s*"(\w+)"')
 
 
@@ -324,7 +326,8 @@ def from_branches(distro: str, repos: Path) -> dict:
         sources[repo] = {"repository": f"https://github.com/ros2/{repo}", "branch": distro,
                          "commit": tree.commit}
         modules.update(python_modules(tree, folder, package))
-    modules[PYBIND_MODULE] = {"names": pybind_names_from_cpp(GitTree(repo_dir(repos, "rclpy"), distro))}
+    rclpy_tree = GitTree(repo_dir(repos, "rclpy"), distro)
+    modules[PYBIND_MODULE] = {"names": pybind_names_from_cpp(rclpy_tree)}
     for repo, packages in INTERFACES.items():
         tree = GitTree(repo_dir(repos, repo), distro)
         sources[repo] = {"repository": f"https://github.com/ros2/{repo}", "branch": distro,
@@ -341,7 +344,8 @@ def from_venv(venv: Path, ros2_src: Path) -> dict:
     rclpy_version = subprocess.run([str(python), "-m", "pip", "show", "ros-rclpy"], check=True,
                                    capture_output=True, text=True).stdout
     version = re.search(r"^Version: (\S+)", rclpy_version, re.M).group(1)
-    versions = dict(line.split() for line in (ros2_src / "VERSIONS").read_text().splitlines() if line)
+    versions = dict(line.split() for line in (ros2_src / "VERSIONS").read_text().splitlines()
+                    if line)
     sources = {"rclpy": {"pypi": f"ros-rclpy {version}"}}
     modules = python_modules(DirTree(site), "rclpy", "rclpy")
     modules[PYBIND_MODULE] = {"names": pybind_names_from_import(python)}

@@ -60,8 +60,9 @@ def link_executables(prefix: Path) -> list[Path]:
     names = [entry.split("=")[0].strip() for entry in dist.entry_points["console_scripts"]]
     missing = [name for name in names if not (prefix / "bin" / name).is_file()]
     if missing:
-        raise SystemExit(f"setup_data: {prefix}/bin lacks the console scripts {', '.join(missing)}: "
-                         "expected a pip install of the package in that prefix")
+        raise SystemExit(f"setup_data: {prefix}/bin lacks the console scripts "
+                         f"{', '.join(missing)}: expected a pip install of the package in that "
+                         "prefix")
     return [_link(prefix / "lib" / dist.get_name() / name, Path("..", "..", "bin", name))
             for name in names]
 
