@@ -66,11 +66,13 @@ def _clear(a, b) -> None:
 
 
 @kernel
-def _path_columns(body_int, body_vec, body, point, rotations, origins, motion, v_point,
-                  derivative, out_w, out_v) -> None:
+def _path_columns(body_int, body_vec, body, point, placements, motion, v_point, derivative,
+                  out_w, out_v) -> None:
     """J (``derivative`` false) or dJ/dt along ``motion``'s rates (``v_point``: the point's
     world velocity) of the world point ``point`` fixed on ``body`` into ``out_w``, ``out_v``
-    (3, n): one walk of the tree path for both (module docstring)."""
+    (3, n): one walk of the tree path for both (module docstring); ``placements``: the
+    (rotations, origins) of forward_kinematics_sample."""
+    rotations, origins = placements
     _clear(out_w, out_v)
     j = body
     while j >= 0:
@@ -101,7 +103,7 @@ def frame_jacobian_sample(body_int, body_vec, body, point, rotations, origins, j
     """J_w and J_v (3, n) of the world point ``point`` fixed on ``body`` into ``jw``, ``jv``
     (module docstring; one sample, kernel)."""
     # origins stands in for the motion buffer, which the Jacobian does not read
-    _path_columns(body_int, body_vec, body, point, rotations, origins, origins,
+    _path_columns(body_int, body_vec, body, point, (rotations, origins), origins,
                   (0.0, 0.0, 0.0), False, jw, jv)
 
 
@@ -115,7 +117,7 @@ def frame_jacobian_derivative_sample(body_int, body_vec, body, point, rotations,
     w_e = mat_vec(R_e, vec(motion, body, W))
     v_point = add(mat_vec(R_e, vec(motion, body, V)),
                   cross3(w_e, sub(point, vec(origins, body, IN_WORLD))))
-    _path_columns(body_int, body_vec, body, point, rotations, origins, motion, v_point, True,
+    _path_columns(body_int, body_vec, body, point, (rotations, origins), motion, v_point, True,
                   djw, djv)
 
 
