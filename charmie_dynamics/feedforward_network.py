@@ -80,12 +80,15 @@ class LearnedFeedforward:
         packed = read_bytes(path, "network", MAX_BYTES, LearnedFeedforwardError)
         try:
             data = np.load(io.BytesIO(packed), allow_pickle=False)
-            members = set(data.files)
-            unpacked = sum(member.file_size for member in data.zip.infolist())
         except Exception as exc:    # noqa: BLE001 - numpy and zipfile raise what they meet
             raise LearnedFeedforwardError(f"{path}: cannot read the network: "
                                           f"{type(exc).__name__}: {exc}") from None
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise bad("file", "a single array, expected an NPZ archive (charmie-dynamics "
+                      "learn's feedforward.npz)")
         with data:
+            members = set(data.files)
+            unpacked = sum(member.file_size for member in data.zip.infolist())
             if unpacked > MAX_BYTES:            # compressed members: no memory bomb
                 raise bad("file", f"{unpacked} bytes unpacked, expected at most {MAX_BYTES}")
             try:
@@ -122,10 +125,11 @@ class LearnedFeedforward:
         odd = [k for k, a in arrays.items() if a.dtype.kind not in "fi"]
         if odd:
             raise bad(odd[0], f"dtype {arrays[odd[0]].dtype}, expected floating-point numbers")
-        weights = tuple(arrays[f"weight_{k}"].astype(float) for k in range(layers))
-        biases = tuple(arrays[f"bias_{k}"].astype(float) for k in range(layers))
-        scalings = [arrays[k].astype(float) for k in ("in_mean", "in_scale", "out_mean",
-                                                      "out_scale")]
+        with np.errstate(all="ignore"):     # a value beyond float64 is refused below, not logged
+            weights = tuple(arrays[f"weight_{k}"].astype(float) for k in range(layers))
+            biases = tuple(arrays[f"bias_{k}"].astype(float) for k in range(layers))
+            scalings = [arrays[k].astype(float) for k in ("in_mean", "in_scale", "out_mean",
+                                                          "out_scale")]
         width = 3 * n
         for k, (w, b) in enumerate(zip(weights, biases)):
             out = n if k == layers - 1 or w.ndim == 0 else w.shape[-1]

@@ -101,3 +101,8 @@ def test_a_network_file_that_is_no_regular_file_or_unpacks_too_large_is_refused(
     with pytest.raises(LearnedFeedforwardError, match="bomb.npz: file: 72000[0-9]+ bytes "
                        "unpacked, expected at most"):
         LearnedFeedforward.load(bomb)
+    single = tmp_path / "array.npy"
+    np.save(single, np.zeros(3))
+    with pytest.raises(LearnedFeedforwardError, match="array.npy: file: a single array, expected "
+                       "an NPZ archive"):
+        LearnedFeedforward.load(single)

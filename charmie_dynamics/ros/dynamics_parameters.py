@@ -158,7 +158,7 @@ PARAMETERS = {
     "learned_feedforward_tolerance": Param(
         0.05, "feedforward_source learned: the largest distance, as a fraction of each input's "
         "effort limit, of the network's effort from the model's for it to be published",
-        True, 0.0, 10.0),
+        True, 0.0, 1.0),
     "clamp_feedforward": Param(
         False, "Clamp the feedforward (only) at the model's effort and force limits; efforts "
         "beyond them are flagged in /diagnostics either way", False),
