@@ -121,5 +121,9 @@ def test_a_body_on_the_root_path_only_fills_its_own_columns():
     first = model.coordinate_index[0]
     others = np.arange(model.n_coordinates) != first
     assert not jw[:, others].any() and not jv[:, others].any() and jw[:, first].any()
+    with pytest.raises(ValueError, match=f"body: got {model.n_bodies}, expected 0 to "):
+        frame_jacobian(model, fk, model.n_bodies, np.zeros(3))
+    with pytest.raises(ValueError, match="body: got -1"):
+        frame_jacobian(model, fk, -1, np.zeros(3))
     with pytest.raises(ValueError, match="placements of 2 samples, expected one"):
         frame_jacobian(model, forward_kinematics(model, np.stack([q, q])), 0, np.zeros(3))

@@ -78,6 +78,10 @@ def dataset_samples(model: Model, model_hash: str, directory: Path
         try:
             packed = read_bytes(path, "dataset chunk", MAX_CHUNK_BYTES, LearnedFeedforwardError)
             with np.load(io.BytesIO(packed), allow_pickle=False) as data:
+                unpacked = sum(member.file_size for member in data.zip.infolist())
+                if unpacked > MAX_CHUNK_BYTES:      # compressed members: no memory bomb
+                    raise LearnedFeedforwardError(f"{path}: {unpacked} bytes unpacked, expected "
+                                                  f"at most {MAX_CHUNK_BYTES}")
                 arrays = [np.asarray(data[name], dtype=float) for name in
                           ("positions", "velocities", "accelerations", "efforts",
                            "actuator_forces")]

@@ -145,7 +145,6 @@ class Tracking:
         """Robots ``rows`` back at their reference's start, at rest (``rngs``: each one's
         generator, for a random reference)."""
         self.k[rows] = 0
-        self.started = True
         reference = self.reference
         for row, rng in zip(rows, rngs):
             for _ in range(START_DRAWS):
@@ -160,6 +159,7 @@ class Tracking:
             else:
                 raise RuntimeError(f"reset: no start within the stops of {self.model.name} in "
                                    f"{START_DRAWS} draws; expected a smaller target_span")
+        self.started = True
 
     def observe(self) -> np.ndarray:
         x, xd = self.plant.observe()

@@ -121,7 +121,11 @@ def frame_jacobian_derivative_sample(body_int, body_vec, body, point, rotations,
                   djw, djv)
 
 
-def _one_sample(model: Model, placements: Placements) -> tuple[np.ndarray, np.ndarray]:
+def _one_sample(model: Model, placements: Placements, body: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    if not 0 <= body < model.n_bodies:      # the kernels index without bounds checks
+        raise ValueError(f"body: got {body}, expected 0 to {model.n_bodies - 1} (a body of "
+                         f"{model.name})")
     rotations, origins = placements.per_sample(model)
     if len(rotations) != 1:
         raise ValueError(f"placements of {len(rotations)} samples, expected one")
@@ -146,7 +150,7 @@ def frame_jacobian(model: Model, placements: Placements, body: int, point: np.nd
     """(J_w, J_v), each (3, n_coordinates): the world angular velocity of ``body`` and the
     world velocity of its world point ``point`` per coordinate rate, at the placements of
     one sample (module docstring)."""
-    rotations, origins = _one_sample(model, placements)
+    rotations, origins = _one_sample(model, placements, int(body))
     pm = model.compiled.packed
     jw, jv = np.empty((3, model.n_coordinates)), np.empty((3, model.n_coordinates))
     frame_jacobian_sample(pm.body_int, pm.body_vec, int(body), _point(point), rotations,
@@ -158,7 +162,7 @@ def frame_jacobian_derivative(model: Model, placements: Placements, motion: Body
                               body: int, point: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(dJ_w/dt, dJ_v/dt), each (3, n_coordinates), along the rates of ``motion`` (the
     motion pass at the placements' configuration, one sample; its accelerations unused)."""
-    rotations, origins = _one_sample(model, placements)
+    rotations, origins = _one_sample(model, placements, int(body))
     pm = model.compiled.packed
     djw, djv = np.empty((3, model.n_coordinates)), np.empty((3, model.n_coordinates))
     frame_jacobian_derivative_sample(pm.body_int, pm.body_vec, int(body), _point(point),

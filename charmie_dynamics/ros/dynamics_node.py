@@ -290,6 +290,7 @@ class DynamicsNode(LifecycleNode):
             if worker is not None:
                 worker.close()
         self.parser = self.monitoring = self.status_thread = None
+        self.network = self.learned = None
         self.model = None
         # (a construction that failed made nothing of configure's; rclpy's shutdown still
         # destroys the node)
@@ -867,7 +868,10 @@ class DynamicsNode(LifecycleNode):
         the node clock when the input arrived (ns)."""
         efforts = result.efforts
         if self.learned is not None:
-            efforts, learned = self.learned(x, xd, xdd, efforts)
+            # gravity_only: the model's efforts are those at rest, and so are the network's
+            rates = (np.zeros_like(xd), np.zeros_like(xdd)) if self.p["gravity_only"] \
+                else (xd, xdd)
+            efforts, learned = self.learned(x, *rates, efforts)
             if not learned:
                 self.events["learned_feedforward_replaced"] += 1
         self.safety.accepted(now, self.feedforward(efforts, self.p["clamp_feedforward"]), x)

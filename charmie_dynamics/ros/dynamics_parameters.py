@@ -150,8 +150,8 @@ PARAMETERS = {
     "feedforward_source": Param("model", "model: the feedforward is the model's inverse dynamics | "
                                 "learned: a network's (feedforward_network_file), published only "
                                 "where every input lies within learned_feedforward_tolerance of "
-                                "the model's, else the model's (counted); the safe policy's values "
-                                "stay the model's"),
+                                "the model's, else the model's (counted); the safe policy's "
+                                "gravity and zeros stay the model's"),
     "feedforward_network_file": Param("", "feedforward_source learned: the network file "
                                       "(charmie-dynamics learn's feedforward.npz) for the model's "
                                       "inputs; another model's or other inputs' is refused"),

@@ -7,7 +7,8 @@ Per evaluation, the network's efforts are published when every input's lies with
 are, and the evaluation is counted as replaced. A network is thus never trusted beyond a
 stated distance from the physics it was trained to imitate, and a network for other states
 (a motion outside its training data, a changed payload) degrades to the model's feedforward.
-The safe policy's values (held, gravity, zeros) and ``deactivate_command`` stay the model's.
+The safe policy's gravity and zeros and ``deactivate_command`` stay the model's (its hold
+repeats the last feedforward published, checked as above).
 
 Pure Python (no rclpy): the node holds one per installed model.
 """
@@ -62,10 +63,10 @@ class LearnedSource:
         (module docstring), else ``model_efforts``."""
         with np.errstate(over="ignore", invalid="ignore"):    # refused below, not logged
             learned = self.network(x, xd, xdd)
-        if not np.all(np.isfinite(learned)):      # huge finite weights can overflow
+            difference = np.abs(learned - model_efforts)
+        if not np.all(np.isfinite(difference)):   # huge finite weights can overflow
             self.largest_difference = float("inf")
             return model_efforts, False
-        difference = np.abs(learned - model_efforts)
         self.largest_difference = max(self.largest_difference,
                                       float(np.max(difference / self.effort_limit)))
         if np.any(difference > self.bound):
