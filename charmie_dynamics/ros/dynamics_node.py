@@ -513,9 +513,9 @@ class DynamicsNode(LifecycleNode):
 
     def _learned_source(self, model: Model, inputs: Sequence[str]) -> Optional[LearnedSource]:
         """The network checked against ``model`` (``learned_source``), None with
-        feedforward_source model. A network the model refuses fails configure; refused by a
-        later model, the model's feedforward is published, said at ERROR and in
-        /diagnostics."""
+        feedforward_source model. A network model_file's model refuses fails configure;
+        refused by a model from the topic (after configure), the model's feedforward is
+        published, said at ERROR and in /diagnostics."""
         if self.network is None:
             return None
         try:
