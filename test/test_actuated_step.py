@@ -154,9 +154,9 @@ def test_models_and_arguments_it_cannot_run(charmie):
 SCRIPT = """
 import json, sys
 sys.path.insert(0, "test")
-from charmie_dynamics import jit
+from charmie_dynamics import jit, load_model
 from conftest import CHARMIE
-from test_actuated_step import load_model, simulate
+from test_actuated_step import simulate
 model = load_model(CHARMIE)
 out = {"jit": jit.ENABLED}
 for method in ("euler", "rk4"):
