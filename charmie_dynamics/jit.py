@@ -238,21 +238,27 @@ if _CACHE_DIR:
     _install_package_locator()
 
 
-def kernel(fn: F | None = None, *, inline: bool = False) -> F | Callable[[F], F]:
+def kernel(fn: F | None = None, *, inline: bool = False,
+           hold_gil: bool = False) -> F | Callable[[F], F]:
     """Compile ``fn`` with numba (nopython, cached, releasing the GIL; division by zero gives
     inf or nan, which the callers check, instead of an exception) when enabled.
 
     ``@kernel(inline=True)``: numba inlines the function into each kernel that calls it (a
     small function called per body whose tuple results LLVM does not always inline: the
-    joint transform, model/joint.py)."""
+    joint transform, model/joint.py).
+
+    ``@kernel(hold_gil=True)``: the kernel keeps the GIL. Releasing it lets another Python
+    thread take it for up to the switch interval before the caller gets it back: a kernel of
+    a microsecond on the control path (evaluators/measurements.py) would wait that long while
+    the node's monitoring thread works."""
     if fn is None:
-        return lambda f: kernel(f, inline=inline)
+        return lambda f: kernel(f, inline=inline, hold_gil=hold_gil)
     if not ENABLED:
         return fn
     saved = numba.config.CACHE_DIR           # numba reads it when the cache is set up
     numba.config.CACHE_DIR = _CACHE_DIR
     try:
-        return numba.njit(cache=bool(_CACHE_DIR), nogil=True, error_model="numpy",
+        return numba.njit(cache=bool(_CACHE_DIR), nogil=not hold_gil, error_model="numpy",
                           inline="always" if inline else "never")(fn)
     finally:
         numba.config.CACHE_DIR = saved

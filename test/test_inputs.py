@@ -103,11 +103,13 @@ def test_the_fast_check_passes_only_what_violation_passes(charmie, position_tole
         order = rng.permutation(len(names))[:rng.integers(1, len(names) + 1)]
         pos = {names[i]: float(p[i]) for i in order}
         vel = {names[i]: float(v[i]) for i in order}
-        fast = limits.within(pos, vel, position_tolerance, 0.1)
+        fast = limits.within(tuple(pos), p[order], v[order], position_tolerance, 0.1)
         assert fast == (limits.violation(pos, vel, position_tolerance, 0.1) is None), (pos, vel)
         verdicts.add(fast)
     assert verdicts == {True, False}
-    assert not limits.within({"d1": 0.0}, {"d2": 0.0}, 0.01, 0.1)   # other names: violation's
+    # velocities of other names than the positions': violation decides
+    with pytest.raises(InputRejected, match="theta11a velocity"):
+        limits.check({"d1": 0.0}, {"theta11a": 3.4}, 0.01, 0.1)
 
 
 def test_durations_carry_the_rounding():

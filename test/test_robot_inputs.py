@@ -76,7 +76,7 @@ def test_merged_state_stamp_is_the_newest_and_each_joint_has_an_age(charmie):
     # an older value of a joint (a late message) does not replace a newer one
     assembler.update({fast[0]: 9.0}, {fast[0]: 0.0}, 1.3, stamp=1_100_000_000)
     assert assembler.positions[fast[0]] == 0.1
-    assert assembler.stamps[fast[0]] == 1_200_000_000
+    assert assembler.stamps[0, assembler.slots[fast[0]]] == 1_200_000_000
 
 
 def test_joint_map_names_and_units(charmie, tmp_path):

@@ -42,14 +42,14 @@ _STAMP = struct.Struct("<iI")
 
 class JointStateArrays(NamedTuple):
     """A JointState's fields the node reads: its header's stamp (``sec``, ``nanosec``: as
-    sent, checked by ``stamps.to_nanoseconds``), the names, and the three arrays as lists of
-    floats (an empty one: not measured)."""
+    sent, checked by ``stamps.to_nanoseconds``), the names, and the three arrays, each a
+    writable contiguous float64 array of its own (an empty one: not measured)."""
     sec: int
     nanosec: int
     name: tuple[str, ...]
-    position: list[float]
-    velocity: list[float]
-    effort: list[float]
+    position: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
 
 
 def _aligned(offset: int, size: int) -> int:
@@ -65,7 +65,8 @@ def joint_state_arrays(msg: JointState) -> JointStateArrays:
     """The arrays of a JointState message object (a typed subscription's, a test's)."""
     stamp = msg.header.stamp
     return JointStateArrays(stamp.sec, stamp.nanosec, tuple(msg.name),
-                            list(msg.position), list(msg.velocity), list(msg.effort))
+                            *(np.array(values, dtype=float)
+                              for values in (msg.position, msg.velocity, msg.effort)))
 
 
 class JointStateReader:
@@ -135,7 +136,7 @@ class JointStateReader:
         return at
 
     @staticmethod
-    def _doubles(data: bytes, at: int) -> tuple[list[float], int]:
+    def _doubles(data: bytes, at: int) -> tuple[np.ndarray, int]:
         """A float64 sequence at ``at`` and the offset after it."""
         at = _aligned(at, 4)
         if at + 4 > len(data):
@@ -143,12 +144,12 @@ class JointStateReader:
         count = _U32.unpack_from(data, at)[0]
         at += 4
         if not count:
-            return [], at
+            return np.empty(0), at
         at = _aligned(at, 8)
         end = at + 8 * count
         if end > len(data):
             raise _malformed(f"{count} values beyond the end")
-        return np.frombuffer(data, "<f8", count, at).tolist(), end
+        return np.frombuffer(data, "<f8", count, at).astype(float), end
 
     @staticmethod
     def _deserialize(data: bytes) -> JointState:

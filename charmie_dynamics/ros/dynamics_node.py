@@ -102,8 +102,8 @@ from .cdr import (Float64ArrayWriter, JointStateArrays, JointStateReader, JointS
 from .clock_guard import ClockGuard
 from .distro import sender_in_message_info
 from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
-from .inputs import (AccelerationEstimator, InputLimits, InputRejected, JointStateValues,
-                     StateAssembler, read_robot_joint_state)
+from .inputs import (AccelerationEstimator, CompiledChecks, Gathered, InputLimits, InputRejected,
+                     JointStateParser, MessageLayout, StateAssembler)
 from .joint_map import read_joint_map
 from .learned_source import LearnedSource
 from .log_throttle import LogThrottle
@@ -426,6 +426,8 @@ class DynamicsNode(LifecycleNode):
         self.stamps.max_lead_ns = int(new["max_stamp_lead"] * 1e9)
         self.stamps.rearm_after_ns = self.safety.timeout_ns = int(new["stale_timeout"] * 1e9)
         self.safety.policy = new["stale_policy"]
+        if self.model is not None:
+            self._make_parsers()            # joint_state_policy decides what a name means
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ model
@@ -476,6 +478,8 @@ class DynamicsNode(LifecycleNode):
             if self.p["publish_solved_joint_states"] else []
         self.solved_names = frozenset(self.joint_map.to_hardware(solved))
         self.limits = InputLimits.of(model)
+        self.compiled_checks = CompiledChecks(self.assembler, self.limits)
+        self._make_parsers()
         self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
         frames = self.evaluator.frames
         # the solved coordinates on joint_states: robot_state_publisher places their bodies
@@ -638,27 +642,54 @@ class DynamicsNode(LifecycleNode):
             self.get_logger().warning(f"input rejected ({reason}): {detail}")
         self.safety.rejected()
 
-    def _store(self, positions: dict, velocities: dict, now: int,
-               stamp: Optional[int] = None) -> None:
-        """Check measured values against the model's limits and keep them (``stamp``: each
-        joint's, merge policy)."""
-        tolerance = self.p["position_limit_tolerance"] if self.p["check_position_limits"] \
-            else math.inf
-        self.limits.check(positions, velocities, tolerance, self.p["velocity_limit_tolerance"],
-                          self.joint_map.hardware)
-        self.assembler.update(positions, velocities, now * 1e-9, stamp)
+    def _make_parsers(self) -> None:
+        """The readers of joint_states and actuator_states messages for the installed model
+        and ``joint_state_policy`` (each keeps what a message's names decide)."""
+        policy, assembler = self.p["joint_state_policy"], self.assembler
+        self.joint_state_parser = JointStateParser(
+            self.joint_map, assembler.accepted_names(), assembler.required_names(), policy)
+        self.actuator_state_parser = JointStateParser(self.joint_map, self.model.actuator_names,
+                                                      (), policy)
 
-    def _read(self, msg: Union[JointState, JointStateArrays], allowed: Sequence[str],
-              required: Sequence[str] = ()) -> JointStateValues:
-        """A joint_states or actuator_states message in the model's names and units; names
-        the model does not use are counted, and each is named once in a WARN."""
-        values = read_robot_joint_state(self.joint_map, msg.name, msg.position, msg.velocity,
-                                        msg.effort, allowed, required,
-                                        self.p["joint_state_policy"])
-        if values.ignored:
+    def _tolerances(self) -> tuple[float, float]:
+        """The position tolerance (inf: positions unchecked) and the velocity tolerance."""
+        return (self.p["position_limit_tolerance"] if self.p["check_position_limits"]
+                else math.inf, self.p["velocity_limit_tolerance"])
+
+    def _store(self, layout: MessageLayout, p: np.ndarray, v: np.ndarray, now: int,
+               stamp: Optional[int] = None, checked: bool = False) -> None:
+        """Check measured values (model names and units) against the model's limits and
+        keep them (``stamp``: each joint's, merge policy); ``checked``: values the compiled
+        checks passed (:meth:`_read`), stored by them."""
+        if checked:
+            return self.compiled_checks.store(layout, now * 1e-9, stamp)
+        self.limits.check_arrays(layout.names, p, v, *self._tolerances(),
+                                 self.joint_map.hardware)
+        self.assembler.store(layout.names, p, v, now * 1e-9, stamp)
+
+    def _gather(self, now: int) -> Gathered:
+        """The stored inputs' merged stamp and values, by the compiled checks (``now``: the
+        node clock, ns)."""
+        return self.compiled_checks.gather(now * 1e-9, self.p["stale_timeout"],
+                                           int(self.p["max_joint_age"] * 1e9))
+
+    def _read(self, msg: JointStateArrays, parser: JointStateParser
+              ) -> tuple[MessageLayout, np.ndarray, np.ndarray, bool]:
+        """A joint_states or actuator_states message in the model's names and units, and
+        whether the compiled checks passed its values (else the parser read them, and
+        :meth:`_store` checks them for the rejection's text); names the model does not use
+        are counted, and each is named once in a WARN."""
+        layout = parser.read_layout(msg.name, msg.position, msg.velocity, msg.effort)
+        values = self.compiled_checks.check(layout, msg.position, msg.velocity,
+                                            *self._tolerances())
+        if values is None:
+            layout, p, v = parser.read(msg.name, msg.position, msg.velocity, msg.effort)
+        else:
+            p, v = values
+        if layout.ignored:
             self.events["messages_with_ignored_names"] += 1
             # as the robot sent them (a solved joint's hardware name, not the model's)
-            new = [n for n in self.joint_map.to_hardware(values.ignored)
+            new = [n for n in self.joint_map.to_hardware(layout.ignored)
                    if n not in self.ignored_names]
             if new and len(self.ignored_names) < MAX_IGNORED_NAMES:
                 self.ignored_names.update(new[:MAX_IGNORED_NAMES - len(self.ignored_names)])
@@ -666,9 +697,9 @@ class DynamicsNode(LifecycleNode):
                     f"ignoring joint names the model does not use: {', '.join(new[:20])}"
                     f"{' ...' if len(new) > 20 else ''} (joint_state_policy merge; map a name "
                     "with joint_name_map if it is one of the model's)")
-        return values
+        return layout, p, v, values is not None
 
-    def _check_sources(self, names: Sequence[str], taken: dict) -> None:
+    def _check_sources(self, names: Sequence[str], taken: Sequence[str]) -> None:
         """Merge: a joint that comes in messages of another set of names than last time is
         given by two publishers (two broadcasters claiming it, a stale driver beside the
         real one): their values alternate in the feedforward. Counted every time
@@ -702,7 +733,7 @@ class DynamicsNode(LifecycleNode):
                                   f"checks re-armed at {stamp * 1e-9:.9f} s")
         self.tf_grid.reset()
         self.output_grid.reset()
-        self.assembler.stamps.clear()            # the joints' stamps of the old time base
+        self.assembler.forget_stamps()           # the joints' stamps of the old time base
         self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
 
     def _on_actuator_state(self, msg: JointState) -> None:
@@ -713,8 +744,10 @@ class DynamicsNode(LifecycleNode):
         try:
             stamp = to_nanoseconds(msg.header.stamp)
             self.stamps.check_lead(stamp, now)
-            pos, vel, _ = self._read(msg, self.model.actuator_names)
-            self._store(pos, vel, now, stamp if self.p["joint_state_policy"] == "merge" else None)
+            layout, p, v, checked = self._read(joint_state_arrays(msg),
+                                               self.actuator_state_parser)
+            self._store(layout, p, v, now,
+                        stamp if self.p["joint_state_policy"] == "merge" else None, checked)
         except InputRejected as exc:
             self._reject(exc.reason, f"actuator_states: {exc.detail}")
 
@@ -733,7 +766,9 @@ class DynamicsNode(LifecycleNode):
             positions, velocities = base_from_odometry(
                 self.model.base, pose.position.x, pose.position.y, (o.x, o.y, o.z, o.w),
                 (twist.linear.x, twist.linear.y), twist.angular.z)
-            self._store(positions, velocities, now)
+            self.limits.check(positions, velocities, *self._tolerances(),
+                              self.joint_map.hardware)
+            self.assembler.update(positions, velocities, now * 1e-9)
         except InputRejected as exc:
             self._reject(exc.reason, f"odometry: {exc.detail}")
 
@@ -786,29 +821,33 @@ class DynamicsNode(LifecycleNode):
         now = self._now()
         try:
             stamp = to_nanoseconds(msg)
-            pos, vel, _ = self._read(msg, self.assembler.accepted_names(),
-                                     self.assembler.required_names())
+            layout, p, v, checked = self._read(msg, self.joint_state_parser)
+            names = layout.names
             if self.p["joint_state_policy"] == "merge":
-                if not pos:                      # only joints the model does not use
+                if not names:                    # only joints the model does not use
                     self.events["joint_states_without_model_joints"] += 1
                     return
                 # each joint keeps its own stamp; the merged state's is the newest. A message
                 # older in every joint is time_backwards, unless the clock jumped back
                 self.stamps.check_lead(stamp, now)
-                self._check_sources(msg.name, pos)
-                if not self.assembler.anything_new(pos, stamp):
+                self._check_sources(msg.name, names)
+                if not self.assembler.anything_new(names, stamp):
                     self._check_stamp(stamp, now)
-                self._store(pos, vel, now, stamp)
-                stamp = self.assembler.merged_stamp(int(self.p["max_joint_age"] * 1e9))
+                self._store(layout, p, v, now, stamp, checked)
+                gathered = self._gather(now)
+                stamp = self.assembler.merged_stamp(int(self.p["max_joint_age"] * 1e9)) \
+                    if gathered.stamp is None else gathered.stamp
                 self._check_stamp(stamp, now)
             else:
                 self._check_stamp(stamp, now)
-                self._store(pos, vel, now)
+                self._store(layout, p, v, now, checked=checked)
+                gathered = self._gather(now)
             self.arrivals.append(received)
             self.stamps.check_rate(stamp, self.p["publish_rate_limit"])
             # actuator lengths (and odometry) may come on their own topics: not older than
             # the stale timeout
-            x, xd = self.assembler.assemble(now * 1e-9, self.p["stale_timeout"])
+            x, xd = self.assembler.assemble(now * 1e-9, self.p["stale_timeout"]) \
+                if gathered.inputs is None else gathered.inputs
         except InputRejected as exc:
             return self._reject(exc.reason, exc.detail)
         xdd = input_accelerations(self.p["acceleration_source"], stamp, xd, self.estimator,

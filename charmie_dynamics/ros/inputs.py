@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping, NamedTuple, Optional, Sequence
+from typing import Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
+from .. import jit
+from ..evaluators.measurements import PASSED, check_measurement, gather_inputs, store_measurement
 from ..kinematics.limits import PLAUSIBLE
 from ..kinematics.limits import InputLimits as ModelLimits
 from ..model.model import Model
@@ -30,6 +32,9 @@ MAX_JOINT_NAMES = 1000
 #: not know ignored, partial messages merged joint by joint) or ``strict`` (every message
 #: holds exactly the model's inputs, no other name).
 JOINT_STATE_POLICIES = ("merge", "strict")
+#: Most orders of names whose layout, slots or bounds are kept (a healthy stream uses one or
+#: two; a hostile one could send a new order with every message: about 1.2 kB each)
+MAX_CACHED_ORDERS = 16
 
 
 class InputRejected(ValueError):
@@ -52,6 +57,84 @@ def named(names: Sequence[str], shown: Mapping[str, str]) -> str:
     return ", ".join(shown.get(n, n) for n in names[:6])
 
 
+@dataclass(frozen=True, eq=False)
+class MessageLayout:
+    """What a message's names alone decide, worked out once per order of names
+    (:class:`JointStateParser`): the model names kept, where they sit in the message, the names
+    ignored, the joint map's factors, or the rejection every message with these names gets."""
+
+    names: tuple[str, ...]                 # the model names kept, in the message's order
+    keep: Optional[np.ndarray]             # their indices in the message (None: every entry)
+    ignored: tuple[str, ...] = ()          # names the model does not use (merge policy)
+    scale: Optional[np.ndarray] = None     # model value = scale * value + offset (None: none
+    offset: Optional[np.ndarray] = None    # of ``names`` converted)
+    rejection: Optional[tuple[str, str]] = None    # (reason, detail) for any such message
+
+
+def message_layout(names: Sequence[str], allowed: Sequence[str], required: Sequence[str] = (),
+                   policy: str = "strict", shown: Mapping[str, str] = {}) -> MessageLayout:
+    """The names' part of :func:`read_joint_state` (``names``: model names)."""
+    given = set(names)
+    if len(given) != len(names):
+        seen: set[str] = set()
+        twice = [n for n in names if n in seen or seen.add(n)]
+        used = [n for n in twice if policy == "strict" or n in allowed]
+        if used:
+            return MessageLayout((), None, rejection=(
+                "duplicate_name", f"{shown.get(used[0], used[0])} appears twice"))
+    if given.issubset(allowed):
+        kept, keep, ignored = tuple(names), None, ()
+    else:
+        ignored = tuple(dict.fromkeys(n for n in names if n not in allowed))
+        if policy == "strict":
+            return MessageLayout((), None, rejection=(
+                "unknown_name", f"{', '.join(ignored[:5])} not among the model's inputs"))
+        indices = [k for k, n in enumerate(names) if n in allowed]
+        kept, keep = tuple(names[k] for k in indices), np.array(indices, dtype=np.intp)
+    if policy == "strict" and not given.issuperset(required):
+        missing = [n for n in required if n not in given]
+        return MessageLayout((), None, rejection=(
+            "missing_name", f"{named(missing, shown)} not in the message"))
+    return MessageLayout(kept, keep, ignored)
+
+
+def _values(layout: MessageLayout, names: Sequence[str], position: Sequence[float],
+            velocity: Sequence[float], effort: Sequence[float]
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """The kept positions and velocities of a message with ``layout`` (its lengths checked
+    first, then the names' rejection, then finiteness, then the joint map's conversion)."""
+    _check_lengths(layout, names, position, velocity, effort)
+    p = np.array(position, dtype=float)
+    v = np.array(velocity, dtype=float) if len(velocity) else np.zeros(len(names))
+    if layout.keep is not None:
+        p, v = p[layout.keep], v[layout.keep]
+    if not (np.isfinite(p).all() and np.isfinite(v).all()):
+        raise InputRejected("non_finite", "NaN or infinite position or velocity")
+    if layout.scale is not None:
+        p = layout.scale * p + layout.offset
+        v = layout.scale * v
+        if not (np.isfinite(p).all() and np.isfinite(v).all()):
+            raise InputRejected("non_finite", "a value is not finite after the joint map's "
+                                              "scale and offset")
+    return p, v
+
+
+def _check_lengths(layout: MessageLayout, names: Sequence[str], position: Sequence[float],
+                   velocity: Sequence[float], effort: Sequence[float]) -> None:
+    """``length_mismatch``, then the rejection the names decide."""
+    if len(position) != len(names) or len(velocity) not in (0, len(names)) \
+            or len(effort) not in (0, len(names)):
+        raise InputRejected("length_mismatch", f"{len(names)} names, {len(position)} positions, "
+                                               f"{len(velocity)} velocities, {len(effort)} efforts")
+    if layout.rejection is not None:
+        raise InputRejected(*layout.rejection)
+
+
+def _as_dicts(layout: MessageLayout, p: np.ndarray, v: np.ndarray) -> JointStateValues:
+    return JointStateValues(dict(zip(layout.names, p.tolist())),
+                            dict(zip(layout.names, v.tolist())), layout.ignored)
+
+
 def read_joint_state(names: Sequence[str], position: Sequence[float],
                      velocity: Sequence[float], allowed: Sequence[str],
                      required: Sequence[str] = (), effort: Sequence[float] = (),
@@ -69,63 +152,76 @@ def read_joint_state(names: Sequence[str], position: Sequence[float],
     ``duplicate_name`` under either policy. The texts name an input as ``shown`` maps it (the
     robot's own name under a joint map).
     """
-    if len(position) != len(names) or len(velocity) not in (0, len(names)) \
-            or len(effort) not in (0, len(names)):
-        raise InputRejected("length_mismatch", f"{len(names)} names, {len(position)} positions, "
-                                               f"{len(velocity)} velocities, {len(effort)} efforts")
-    given = set(names)
-    if len(given) != len(names):
-        seen: set[str] = set()
-        twice = [n for n in names if n in seen or seen.add(n)]
-        used = [n for n in twice if policy == "strict" or n in allowed]
-        if used:
-            raise InputRejected("duplicate_name", f"{shown.get(used[0], used[0])} appears twice")
-    ignored: tuple[str, ...] = ()
-    if not given.issubset(allowed):
-        unknown = tuple(dict.fromkeys(n for n in names if n not in allowed))
-        if policy == "strict":
-            raise InputRejected("unknown_name", f"{', '.join(unknown[:5])} not among the "
-                                                "model's inputs")
-        ignored = unknown
-        keep = [k for k, n in enumerate(names) if n in allowed]
-        names = [names[k] for k in keep]
-        position = [position[k] for k in keep]
-        velocity = [velocity[k] for k in keep] if len(velocity) else velocity
-    if policy == "strict" and not given.issuperset(required):
-        missing = [n for n in required if n not in given]
-        raise InputRejected("missing_name", f"{named(missing, shown)} not in the message")
-    if not (np.isfinite(np.asarray(position, dtype=float)).all()
-            and np.isfinite(np.asarray(velocity, dtype=float)).all()):
-        raise InputRejected("non_finite", "NaN or infinite position or velocity")
-    vel = dict(zip(names, velocity)) if len(velocity) else dict.fromkeys(names, 0.0)
-    return JointStateValues(dict(zip(names, position)), vel, ignored)
+    layout = message_layout(names, allowed, required, policy, shown)
+    return _as_dicts(layout, *_values(layout, names, position, velocity, effort))
+
+
+class JointStateParser:
+    """Reads joint_states or actuator_states messages as the robot sends them (hardware names
+    and units under ``joint_map``) into the model's names and units, for one set of
+    ``allowed`` and ``required`` names and one ``policy``: ``too_many_names`` first (a flood
+    of names costs O(1)), then :func:`read_joint_state`'s checks and the map's scale and
+    offset (``non_finite`` where a converted value is not finite).
+
+    What a message's names decide (:class:`MessageLayout`) is worked out once per order of
+    names and kept (at most ``MAX_CACHED_ORDERS``): a stream whose names repeat pays only for
+    its values, on arrays."""
+
+    def __init__(self, joint_map: JointMap, allowed: Sequence[str],
+                 required: Sequence[str] = (), policy: str = "merge") -> None:
+        self.joint_map, self.allowed, self.required = joint_map, tuple(allowed), tuple(required)
+        self.policy = policy
+        self._layouts: dict[tuple[str, ...], MessageLayout] = {}
+
+    def layout(self, names: Sequence[str]) -> MessageLayout:
+        key = tuple(names)
+        layout = self._layouts.get(key)
+        if layout is None:
+            if len(self._layouts) >= MAX_CACHED_ORDERS:     # a publisher that shuffles names
+                self._layouts.clear()
+            layout = self._layouts[key] = self._new_layout(key)
+        return layout
+
+    def _new_layout(self, names: tuple[str, ...]) -> MessageLayout:
+        joint_map = self.joint_map
+        layout = message_layout(joint_map.message_to_model(names), self.allowed, self.required,
+                                self.policy, joint_map.hardware)
+        if not set(layout.names) & set(joint_map.converted):
+            return layout
+        return replace(layout, scale=np.array([joint_map.scale.get(n, 1.0) for n in layout.names]),
+                       offset=np.array([joint_map.offset.get(n, 0.0) for n in layout.names]))
+
+    def read(self, names: Sequence[str], position: Sequence[float], velocity: Sequence[float],
+             effort: Sequence[float]) -> tuple[MessageLayout, np.ndarray, np.ndarray]:
+        """The message's layout and its kept positions and velocities (model units, in
+        ``layout.names`` order)."""
+        if len(names) > MAX_JOINT_NAMES:
+            raise InputRejected("too_many_names", f"{len(names)} names, expected at most "
+                                                  f"{MAX_JOINT_NAMES}")
+        layout = self.layout(names)
+        return (layout, *_values(layout, names, position, velocity, effort))
+
+    def read_layout(self, names: Sequence[str], position: Sequence[float],
+                    velocity: Sequence[float], effort: Sequence[float]) -> MessageLayout:
+        """:meth:`read` up to the values: ``too_many_names``, the lengths and what the names
+        decide (the values are then checked by :class:`CompiledChecks`)."""
+        if len(names) > MAX_JOINT_NAMES:
+            raise InputRejected("too_many_names", f"{len(names)} names, expected at most "
+                                                  f"{MAX_JOINT_NAMES}")
+        layout = self.layout(names)
+        _check_lengths(layout, names, position, velocity, effort)
+        return layout
 
 
 def read_robot_joint_state(joint_map: JointMap, names: Sequence[str], position: Sequence[float],
                            velocity: Sequence[float], effort: Sequence[float],
                            allowed: Sequence[str], required: Sequence[str] = (),
                            policy: str = "merge") -> JointStateValues:
-    """A joint_states or actuator_states message as the robot sends it (hardware names and
-    units under ``joint_map``) in the model's names and units: ``too_many_names`` first (a
-    flood of names costs O(1)), then :func:`read_joint_state` and the map's scale and offset
-    (``non_finite`` where a converted value is not finite). ``ignored`` holds model names."""
-    if len(names) > MAX_JOINT_NAMES:
-        raise InputRejected("too_many_names", f"{len(names)} names, expected at most "
-                                              f"{MAX_JOINT_NAMES}")
-    values = read_joint_state(joint_map.message_to_model(names), position, velocity, allowed,
-                              required, effort, policy, joint_map.hardware)
-    if joint_map.converted:
-        joint_map.convert(values.positions, values.velocities)
-        if not (all(map(math.isfinite, values.positions.values()))
-                and all(map(math.isfinite, values.velocities.values()))):
-            raise InputRejected("non_finite", "a value is not finite after the joint map's "
-                                              "scale and offset")
-    return values
+    """One message read by a :class:`JointStateParser` (its names' layout not kept), by name;
+    ``ignored`` holds model names."""
+    return _as_dicts(*JointStateParser(joint_map, allowed, required, policy).read(
+        names, position, velocity, effort))
 
-
-#: Most orders of names whose bounds ``InputLimits.within`` keeps (a healthy stream uses one
-#: or two; a hostile one could send a new order with every message: about 1.2 kB each)
-MAX_CACHED_ORDERS = 16
 
 
 class InputLimits(ModelLimits):
@@ -136,25 +232,38 @@ class InputLimits(ModelLimits):
               position_tolerance: float, velocity_tolerance: float,
               shown: Mapping[str, str] = {}) -> None:
         """Raise ``beyond_limits`` for the first value beyond the limits (``violation``),
-        its input named as ``shown`` maps it.
+        its input named as ``shown`` maps it."""
+        names = tuple(positions)
+        if tuple(velocities) == names:
+            self.check_arrays(names, np.fromiter(positions.values(), float, len(names)),
+                              np.fromiter(velocities.values(), float, len(names)),
+                              position_tolerance, velocity_tolerance, shown)
+        else:
+            self._raise_violation(positions, velocities, position_tolerance,
+                                  velocity_tolerance, shown)
 
-        Values that pass :meth:`within` (every message of a healthy stream) skip ``violation``,
-        which only names the first value beyond."""
-        if self.within(positions, velocities, position_tolerance, velocity_tolerance):
-            return
+    def check_arrays(self, names: tuple[str, ...], p: np.ndarray, v: np.ndarray,
+                     position_tolerance: float, velocity_tolerance: float,
+                     shown: Mapping[str, str] = {}) -> None:
+        """:meth:`check` of values in ``names`` order. Values that pass :meth:`within`
+        (every message of a healthy stream) skip ``violation``, which only names the first
+        value beyond."""
+        if not self.within(names, p, v, position_tolerance, velocity_tolerance):
+            self._raise_violation(dict(zip(names, p.tolist())), dict(zip(names, v.tolist())),
+                                  position_tolerance, velocity_tolerance, shown)
+
+    def _raise_violation(self, positions: Mapping[str, float], velocities: Mapping[str, float],
+                         position_tolerance: float, velocity_tolerance: float,
+                         shown: Mapping[str, str]) -> None:
         problem = self.violation(positions, velocities, position_tolerance, velocity_tolerance)
         if problem is not None:
             raise InputRejected("beyond_limits", str(replace(
                 problem, name=shown.get(problem.name, problem.name))))
 
-    def within(self, positions: Mapping[str, float], velocities: Mapping[str, float],
+    def within(self, names: tuple[str, ...], p: np.ndarray, v: np.ndarray,
                position_tolerance: float, velocity_tolerance: float) -> bool:
         """True only where ``violation`` finds nothing (the same comparisons, on arrays of
-        the bounds built once per order of names); False where it may find something, or
-        where the velocities' names are not the positions' (``violation`` decides)."""
-        names = tuple(positions)
-        if tuple(velocities) != names:
-            return False
+        the bounds built once per order of names); False where it may find something."""
         bounds = self.__dict__.setdefault("_bounds_by_names", {})   # frozen: a cache, not state
         if names not in bounds:
             if len(bounds) >= MAX_CACHED_ORDERS:    # a publisher that shuffles its names
@@ -163,8 +272,6 @@ class InputLimits(ModelLimits):
                                   ((self.lower, -math.inf), (self.upper, math.inf),
                                    (self.velocity, math.inf)))
         lower, upper, speed = bounds[names]
-        p = np.fromiter(positions.values(), float, len(names))
-        v = np.fromiter(velocities.values(), float, len(names))
         ok = (np.abs(p) <= PLAUSIBLE) & (np.abs(v) <= PLAUSIBLE) \
             & (np.abs(v) <= speed * (1.0 + velocity_tolerance))
         if math.isfinite(position_tolerance):
@@ -199,6 +306,9 @@ class StateAssembler:
     with loops the inputs are its independent coordinates (``inputs``) and the dependent
     ones are ``ignored``: a message may carry them (a driver publishing every joint), they
     are checked like the others and never evaluated (the evaluator solves them).
+
+    The values are kept in arrays, one slot per name (``slots``); a message's names are
+    turned into slot indices once per order of names.
     """
 
     model: Model
@@ -206,10 +316,6 @@ class StateAssembler:
     inputs: tuple[str, ...] = ()                 # the evaluated inputs; () model.input_names
     ignored: tuple[str, ...] = ()                # names accepted, checked and not evaluated
     shown: Mapping[str, str] = field(default_factory=dict)     # an input's name in the texts
-    positions: dict[str, float] = field(default_factory=dict)
-    velocities: dict[str, float] = field(default_factory=dict)
-    received: dict[str, float] = field(default_factory=dict)   # arrival time of each value
-    stamps: dict[str, int] = field(default_factory=dict)       # header stamp of each, ns
 
     def __post_init__(self) -> None:
         self.names = self.inputs or self.model.input_names
@@ -219,6 +325,19 @@ class StateAssembler:
         actuators = set(self.model.actuator_names)
         self._required = tuple(n for n in self.names
                                if n not in actuators and n not in self.base_coordinates)
+        self.slot_names = tuple(dict.fromkeys(self.names + self.ignored + self.base_coordinates))
+        self.slots = {n: k for k, n in enumerate(self.slot_names)}
+        # by slot, as evaluators/measurements.py's kernels take them: position, velocity,
+        # arrival time (s), 1.0 once a value came; the header stamp (ns), 1 once stamped
+        self.latest = np.zeros((4, len(self.slot_names)))
+        self.stamps = np.zeros((2, len(self.slot_names)), dtype=np.int64)
+        self._position, self._velocity, self._received, self._has_value = self.latest
+        self._stamp, self._stamped = self.stamps
+        self.stroke_bounds = np.array([self.strokes.get(n, (-math.inf, math.inf))
+                                       for n in self.slot_names]).reshape(-1, 2).T
+        self.input_slots = np.array([self.slots[n] for n in self.names], dtype=np.int64)
+        self.required_slots = np.array([self.slots[n] for n in self._required], dtype=np.int64)
+        self._indices: dict[tuple[str, ...], np.ndarray] = {}
 
     def accepted_names(self) -> tuple[str, ...]:
         """Names joint_states may carry: every input (and ignored name) but the base's when
@@ -230,43 +349,79 @@ class StateAssembler:
         come from actuator_states instead)."""
         return self._required
 
+    @property
+    def positions(self) -> dict[str, float]:
+        """The latest position of each name received, by name."""
+        return {n: float(p) for n, p, has in zip(self.slot_names, self._position,
+                                                 self._has_value) if has}
+
+    def indices(self, names: Sequence[str]) -> np.ndarray:
+        """The slots of ``names`` (each one of ``slot_names``), kept per order of names."""
+        names = tuple(names)
+        found = self._indices.get(names)
+        if found is None:
+            if len(self._indices) >= MAX_CACHED_ORDERS:
+                self._indices.clear()
+            found = self._indices[names] = np.array([self.slots[n] for n in names],
+                                                    dtype=np.intp)
+        return found
+
     def update(self, positions: Mapping[str, float], velocities: Mapping[str, float],
                now: float = 0.0, stamp: Optional[int] = None) -> None:
         """Store a checked measurement received at ``now`` (raises ``out_of_range`` for an
         actuator length). With its header ``stamp`` (ns; the merge policy), a value older
-        than the one kept for its name (a slower publisher's) does not replace it."""
-        check_strokes(positions, self.strokes, self.shown)
-        if stamp is not None:
-            kept = self.stamps
-            newer = [n for n in positions if kept.get(n, stamp) <= stamp]
-            if len(newer) < len(positions):
-                positions = {n: positions[n] for n in newer}
-                velocities = {n: velocities[n] for n in newer if n in velocities}
-            kept.update(dict.fromkeys(newer, stamp))
-        self.positions.update(positions)
-        self.velocities.update(velocities)
-        self.received.update(dict.fromkeys(positions, now))
+        than the one kept for its name (a slower publisher's) does not replace it. A name
+        without a velocity is taken at rest."""
+        names = tuple(positions)
+        self.store(names, np.fromiter(positions.values(), float, len(names)),
+                   np.array([velocities.get(n, 0.0) for n in names]), now, stamp)
 
-    def anything_new(self, names: Iterable[str], stamp: int) -> bool:
+    def store(self, names: tuple[str, ...], p: np.ndarray, v: np.ndarray, now: float = 0.0,
+              stamp: Optional[int] = None) -> None:
+        """:meth:`update` of values in ``names`` order."""
+        slots = self.indices(names)
+        lo, hi = self.stroke_bounds[:, slots]
+        if not ((lo <= p) & (p <= hi)).all():
+            check_strokes(dict(zip(names, p.tolist())), self.strokes, self.shown)
+        if stamp is not None:
+            newer = (self._stamped[slots] == 0) | (self._stamp[slots] <= stamp)
+            if not newer.all():
+                slots, p, v = slots[newer], p[newer], v[newer]
+            self._stamp[slots] = stamp
+            self._stamped[slots] = 1
+        self._position[slots] = p
+        self._velocity[slots] = v
+        self._received[slots] = now
+        self._has_value[slots] = 1.0
+
+    def forget_stamps(self) -> None:
+        """Forget every joint's stamp (the clock jumped back: they are of another time
+        base)."""
+        self._stamped[:] = 0
+
+    def anything_new(self, names: Sequence[str], stamp: int) -> bool:
         """Whether a message stamped ``stamp`` brings a value of one of ``names`` no older
         than the one kept (else it is wholly older: ``time_backwards``, or a clock jump)."""
-        kept = self.stamps
-        return any(kept.get(n, stamp) <= stamp for n in names)
+        slots = self.indices(names)
+        return bool(((self._stamped[slots] == 0) | (self._stamp[slots] <= stamp)).any())
 
     def merged_stamp(self, max_age_ns: int) -> int:
         """The stamp of the merged joint state (merge policy): the newest stamp of the
         required joints, each of which must have a value stamped at most ``max_age_ns``
         before it (``missing_name`` for a joint never received, ``joint_too_old`` for one
         older; each names the joints)."""
-        stamps = self.stamps
-        missing = [n for n in self._required if n not in stamps]
-        if missing:
+        required = self.required_slots
+        stamped = self._stamped[required] != 0
+        if not stamped.all():
+            missing = [n for n, has in zip(self._required, stamped) if not has]
             raise InputRejected("missing_name", f"no measurement yet of "
                                                 f"{named(missing, self.shown)}")
-        newest = max((stamps[n] for n in self._required), default=0)
-        old = [n for n in self._required if newest - stamps[n] > max_age_ns]
-        if old:
-            raise InputRejected("joint_too_old", f"{named(old, self.shown)} stamped more than "
+        stamps = self._stamp[required]
+        newest = int(stamps.max()) if len(stamps) else 0
+        old = newest - stamps > max_age_ns
+        if old.any():
+            late = [n for n, o in zip(self._required, old) if o]
+            raise InputRejected("joint_too_old", f"{named(late, self.shown)} stamped more than "
                                                  f"{max_age_ns * 1e-9:g} s before the newest "
                                                  f"joint ({newest * 1e-9:.9f} s)")
         return newest
@@ -275,17 +430,107 @@ class StateAssembler:
                  ) -> tuple[np.ndarray, np.ndarray]:
         """Input positions and velocities in ``names`` order; every value must have
         been received at most ``max_age`` before ``now``."""
-        missing = [n for n in self.names if n not in self.positions]
-        if missing:
+        slots = self.input_slots
+        has = self._has_value[slots] != 0
+        if not has.all():
+            missing = [n for n, h in zip(self.names, has) if not h]
             raise InputRejected("missing_name", f"no measurement yet of "
                                                 f"{named(missing, self.shown)}")
         # a value "received" after now (the node clock went back) is as unusable as an old one
-        old = [n for n in self.names if not 0.0 <= now - self.received[n] <= max_age]
-        if old:
+        age = now - self._received[slots]
+        fresh = (0.0 <= age) & (age <= max_age)
+        if not fresh.all():
+            old = [n for n, f in zip(self.names, fresh) if not f]
             raise InputRejected("stale_input", f"{named(old, self.shown)} older than "
                                                f"{max_age:g} s")
-        return (np.array([self.positions[n] for n in self.names]),
-                np.array([self.velocities.get(n, 0.0) for n in self.names]))
+        return self._position[slots], self._velocity[slots]
+
+
+class Gathered(NamedTuple):
+    stamp: Optional[int]                                 # the merged stamp, ns
+    inputs: Optional[tuple[np.ndarray, np.ndarray]]      # positions, velocities
+
+
+class CompiledChecks:
+    """:meth:`JointStateParser.read`'s value checks, ``InputLimits.check_arrays`` and
+    :meth:`StateAssembler.store` of one message in two compiled calls
+    (``evaluators/measurements.py``), for one assembler and the model's limits. A message a
+    check fails is left to those three, which give the rejection's text (the caller runs
+    them on it)."""
+
+    def __init__(self, assembler: StateAssembler, limits: ModelLimits) -> None:
+        self.assembler = assembler
+        names = assembler.slot_names
+        self.bounds = np.ascontiguousarray(np.vstack(
+            [[d.get(n, none) for n in names] for d, none in
+             ((limits.lower, -math.inf), (limits.upper, math.inf), (limits.velocity, math.inf))]
+            + [assembler.stroke_bounds]))
+        self._checks = np.zeros(2)
+        self._stamp = np.zeros(2, dtype=np.int64)
+        self._arrays: dict[MessageLayout, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        # the entry points for these types, taken on a message of no values (nothing indexed)
+        none, entries, kept = np.zeros(0), np.zeros((2, 0), dtype=np.int64), np.zeros((2, 0))
+        self._check = jit.fixed_entry(check_measurement, none, none, entries, kept,
+                                      self.bounds, self._checks, kept)
+        self._store = jit.fixed_entry(store_measurement, entries, kept, assembler.latest,
+                                      assembler.stamps, self._stamp, 0.0)
+        self._times, self._merge = np.zeros(2), np.zeros(2, dtype=np.int64)
+        self._codes = np.zeros(2, dtype=np.int64)
+        n = len(assembler.names)
+        self._gather = jit.fixed_entry(
+            gather_inputs, assembler.latest.copy(), assembler.stamps.copy(),
+            assembler.input_slots, assembler.required_slots, self._times, self._merge.copy(),
+            self._codes.copy(), np.zeros(n), np.zeros(n))
+
+    def _layout_arrays(self, layout: MessageLayout
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The kernels' (message index, slot) pairs, factors and workspace of ``layout``."""
+        found = self._arrays.get(layout)
+        if found is None:
+            if len(self._arrays) >= MAX_CACHED_ORDERS:
+                self._arrays.clear()
+            k = len(layout.names)
+            index = np.arange(k) if layout.keep is None else layout.keep
+            entries = np.ascontiguousarray([index, self.assembler.indices(layout.names)],
+                                           dtype=np.int64).reshape(2, k)
+            factors = np.empty((2, 0)) if layout.scale is None else \
+                np.ascontiguousarray([layout.scale, layout.offset], dtype=float)
+            found = self._arrays[layout] = (entries, factors, np.empty((2, k)))
+        return found
+
+    def check(self, layout: MessageLayout, position: np.ndarray, velocity: np.ndarray,
+              position_tolerance: float, velocity_tolerance: float
+              ) -> Optional[tuple[np.ndarray, np.ndarray]]:
+        """The kept positions and velocities (model units; views of a buffer the next
+        message of this layout overwrites) where every check passes, else None.
+        ``position`` and ``velocity``: the message's, writable contiguous float64."""
+        entries, factors, kept = self._layout_arrays(layout)
+        self._checks[0], self._checks[1] = position_tolerance, velocity_tolerance
+        if self._check(position, velocity, entries, factors, self.bounds, self._checks,
+                       kept) != PASSED:
+            return None
+        return kept[0], kept[1]
+
+    def store(self, layout: MessageLayout, received: float, stamp: Optional[int]) -> None:
+        """Store the values the last :meth:`check` of ``layout`` passed (``stamp``: each
+        joint's, merge policy)."""
+        entries, _, kept = self._layout_arrays(layout)
+        self._stamp[0], self._stamp[1] = (0, 0) if stamp is None else (stamp, 1)
+        self._store(entries, kept, self.assembler.latest, self.assembler.stamps, self._stamp,
+                    received)
+
+    def gather(self, now: float, max_age: float, max_joint_age_ns: int) -> Gathered:
+        """The merged stamp (merge policy) and the inputs' positions and velocities (new
+        arrays), each None where :meth:`StateAssembler.merged_stamp` or
+        :meth:`StateAssembler.assemble` would raise (the caller runs it for the text)."""
+        a, n = self.assembler, len(self.assembler.names)
+        self._times[0], self._times[1], self._merge[0] = now, max_age, max_joint_age_ns
+        x, xd = np.empty(n), np.empty(n)
+        self._gather(a.latest, a.stamps, a.input_slots, a.required_slots, self._times,
+                     self._merge, self._codes, x, xd)
+        stamp, inputs = self._codes
+        return Gathered(int(self._merge[1]) if stamp == PASSED else None,
+                        (x, xd) if inputs == PASSED else None)
 
 
 @dataclass

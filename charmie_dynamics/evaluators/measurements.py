@@ -1,0 +1,140 @@
+"""A measurement merged into the latest values of a model's inputs, in one compiled call: the
+value checks and the store of the dynamics node's joint_states and actuator_states (issue 37).
+
+``ros/inputs.py`` holds the reference: :class:`~charmie_dynamics.ros.inputs.JointStateParser`
+(finite values, the joint map's conversion), ``InputLimits.check_arrays`` (plausible values,
+position and speed limits) and ``StateAssembler.store`` (actuator strokes, the per-joint
+stamps of the merge policy), each on numpy arrays and with the rejection's text. These kernels
+make the same comparisons in the same order on one message (:func:`check_measurement`, which
+stores nothing and returns which check failed first) and store it (:func:`store_measurement`);
+where a check fails, the caller runs the reference on the same message for the rejection's
+text. test/test_measurements.py
+checks the two equal, message by message, on hostile streams.
+
+Arrays by slot: the assembler keeps one slot per name it accepts; a message's kept entries
+are given as (message index, slot) pairs, worked out once per order of names.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..jit import kernel
+from ..kinematics.limits import PLAUSIBLE
+
+#: What :func:`check_measurement` returns: every check passed, or the first that failed
+PASSED, NON_FINITE, NON_FINITE_CONVERTED, BEYOND_LIMITS, OUT_OF_STROKE = range(5)
+#: What :func:`gather_inputs` finds, of the merged stamp and of the inputs
+MISSING, TOO_OLD, STALE = 1, 2, 3
+#: Rows of the bounds array, one column per slot
+LOWER, UPPER, SPEED, STROKE_LO, STROKE_HI = range(5)
+#: Rows of the latest values array, one column per slot
+POSITION, VELOCITY, RECEIVED, HAS_VALUE = range(4)
+
+
+@kernel(hold_gil=True)
+def check_measurement(position: np.ndarray, velocity: np.ndarray, entries: np.ndarray,
+                      factors: np.ndarray, bounds: np.ndarray, checks: np.ndarray,
+                      kept: np.ndarray) -> int:
+    """Check one message's kept values (module docstring); nothing is stored.
+
+    ``position`` (n,) and ``velocity`` (n,) or (0,) (not measured: at rest): the message's
+    arrays; ``entries`` (2, k) int64: each kept value's index in the message and its slot;
+    ``factors`` (2, k): the joint map's scale and offset of each, or (2, 0) where none is
+    converted; ``bounds`` (5, S): each slot's position limits, speed limit (inf: none) and
+    actuator stroke (+-inf: not an actuator); ``checks`` (2,): the position tolerance (inf:
+    positions unchecked) and the velocity tolerance (a fraction). ``kept`` (2, k) receives
+    the kept positions and velocities in the model's units.
+    """
+    k = entries.shape[1]
+    measured = velocity.shape[0] > 0
+    for j in range(k):                           # non_finite before any conversion
+        m = entries[0, j]
+        kept[0, j] = position[m]
+        kept[1, j] = velocity[m] if measured else 0.0
+        if not (np.isfinite(kept[0, j]) and np.isfinite(kept[1, j])):
+            return NON_FINITE
+    if factors.shape[1] > 0:
+        for j in range(k):
+            kept[0, j] = factors[0, j] * kept[0, j] + factors[1, j]
+            kept[1, j] = factors[0, j] * kept[1, j]
+            if not (np.isfinite(kept[0, j]) and np.isfinite(kept[1, j])):
+                return NON_FINITE_CONVERTED
+    position_tolerance, velocity_tolerance = checks[0], checks[1]
+    for j in range(k):
+        s, p, v = entries[1, j], kept[0, j], kept[1, j]
+        # the comparisons of InputLimits.violation
+        if not (abs(p) <= PLAUSIBLE and abs(v) <= PLAUSIBLE
+                and abs(v) <= bounds[SPEED, s] * (1.0 + velocity_tolerance)):
+            return BEYOND_LIMITS
+        if np.isfinite(position_tolerance) and not (
+                bounds[LOWER, s] - position_tolerance <= p
+                and p <= bounds[UPPER, s] + position_tolerance):
+            return BEYOND_LIMITS
+    for j in range(k):
+        s, p = entries[1, j], kept[0, j]
+        if not (bounds[STROKE_LO, s] <= p and p <= bounds[STROKE_HI, s]):
+            return OUT_OF_STROKE
+    return PASSED
+
+
+@kernel(hold_gil=True)
+def store_measurement(entries: np.ndarray, kept: np.ndarray, latest: np.ndarray,
+                      stamps: np.ndarray, stamp: np.ndarray, received: float) -> None:
+    """Store values :func:`check_measurement` passed (``entries`` and ``kept`` as it left
+    them) received at ``received`` (s): ``latest`` (4, S): each slot's position, velocity,
+    arrival time and 1.0 once it has a value; ``stamps`` (2, S) int64: each slot's header
+    stamp (ns) and 1 once stamped; ``stamp`` (2,) int64: the message's stamp and 1 where it
+    is kept per joint (merge policy: a value older than the one kept does not replace it)."""
+    for j in range(entries.shape[1]):
+        s = entries[1, j]
+        if stamp[1]:
+            if stamps[1, s] and stamps[0, s] > stamp[0]:
+                continue                         # a newer value is kept for this joint
+            stamps[0, s] = stamp[0]
+            stamps[1, s] = 1
+        latest[POSITION, s] = kept[0, j]
+        latest[VELOCITY, s] = kept[1, j]
+        latest[RECEIVED, s] = received
+        latest[HAS_VALUE, s] = 1.0
+
+
+@kernel(hold_gil=True)
+def gather_inputs(latest: np.ndarray, stamps: np.ndarray, inputs: np.ndarray,
+                  required: np.ndarray, times: np.ndarray, merge: np.ndarray,
+                  codes: np.ndarray, x: np.ndarray, xd: np.ndarray) -> None:
+    """The checks of ``StateAssembler.merged_stamp`` and ``StateAssembler.assemble`` (its
+    reference, ros/inputs.py) at once, and the inputs' latest values; nothing is stored.
+
+    ``inputs`` (n,) and ``required`` (r,): the slots of the evaluated inputs and of the joints
+    whose stamps are merged; ``times`` (2,): now and the largest age of a value (s);
+    ``merge`` (2,) int64: the largest age of a joint's stamp behind the newest (ns), and
+    where the newest required stamp is written (0 for none). ``codes`` (2,) receives the
+    merged stamp's (``PASSED``, ``MISSING``, ``TOO_OLD``) and the inputs' (``PASSED``,
+    ``MISSING``, ``STALE``); ``x`` and ``xd`` (n,) the inputs' positions and velocities.
+    """
+    newest = 0
+    codes[0] = PASSED
+    for j in range(required.shape[0]):
+        s = required[j]
+        if not stamps[1, s]:
+            codes[0] = MISSING
+        elif j == 0 or stamps[0, s] > newest:
+            newest = stamps[0, s]
+    if codes[0] == PASSED:
+        for j in range(required.shape[0]):
+            if newest - stamps[0, required[j]] > merge[0]:
+                codes[0] = TOO_OLD
+    merge[1] = newest
+    codes[1] = PASSED
+    for j in range(inputs.shape[0]):
+        s = inputs[j]
+        if latest[HAS_VALUE, s] == 0.0:
+            codes[1] = MISSING
+            return
+    for j in range(inputs.shape[0]):
+        s = inputs[j]
+        age = times[0] - latest[RECEIVED, s]
+        if not (0.0 <= age and age <= times[1]):  # NaN too: as the reference
+            codes[1] = STALE
+        x[j] = latest[POSITION, s]
+        xd[j] = latest[VELOCITY, s]

@@ -1,0 +1,126 @@
+"""The dynamics node's joint_states path with its compiled checks (ros/inputs.CompiledChecks)
+against the same node with them switched off, so that every message takes the reference
+(JointStateParser.read, InputLimits.check_arrays, StateAssembler): a hostile stream of
+serialized messages (partial, reordered, foreign names, duplicates, NaN, beyond the limits
+and strokes, older stamps, lengths that disagree, no velocities) gives the same outcome
+message by message: the same rejection with the same text, the same events, the same
+feedforward to the last bit. The node runs in this process; its callback is called with the
+bytes a raw subscription receives."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from domains import domain_id
+
+pytestmark = pytest.mark.ros
+rclpy = pytest.importorskip("rclpy")
+
+from builtin_interfaces.msg import Time  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.serialization import serialize_message  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+from charmie_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
+from charmie_dynamics.ros.inputs import Gathered, InputLimits  # noqa: E402
+from charmie_dynamics.trajectories import MOTIONS  # noqa: E402
+from conftest import CHARMIE  # noqa: E402
+
+
+def hostile_stream(model, count: int, seed: int) -> list[bytes]:
+    """The validation motion at 1 kHz, most messages changed in one of thirteen ways."""
+    motion = MOTIONS["validation"](model, 1e-3)
+    rng = np.random.default_rng(seed)
+    names, actuator = list(model.input_names), model.actuator_names[0]
+    model_limits = InputLimits.of(model)
+    limited, speeds = zip(*model_limits.velocity.items())
+    bounded = sorted(model_limits.upper)
+    out = []
+    for k in range(count):
+        n = list(names)
+        x, v = motion.x[k % len(motion.t)].copy(), motion.xd[k % len(motion.t)].copy()
+        stamp = 100.0 + k * 1e-3
+        kind = int(rng.integers(0, 20))
+        if kind == 0:                                       # partial
+            n, x, v = n[:10], x[:10], v[:10]
+        elif kind == 1:                                     # foreign names, one NaN
+            n, x, v = n + ["wheel_a", "wheel_b"], np.r_[x, 1.0, math.nan], np.r_[v, 0.0, 0.0]
+        elif kind == 2:
+            x[3] = math.nan
+        elif kind == 3:
+            x[5] = 50.0                                     # beyond its limits
+        elif kind == 4:
+            x[n.index(actuator)] = 5.0                      # beyond its stroke
+        elif kind == 5:
+            stamp -= 0.5                                    # older
+        elif kind == 6:
+            n, x, v = n[::-1], x[::-1], v[::-1]             # another order
+        elif kind == 7:                                     # a name twice
+            n, x, v = n[:5] + [n[4]] + n[5:], np.r_[x[:5], x[4], x[5:]], np.r_[v[:5], v[4], v[5:]]
+        elif kind == 8:
+            v = []                                          # velocities not measured
+        elif kind == 9:
+            v = v[:3]                                       # lengths disagree
+        elif kind == 10:
+            v = v * 1000.0                                  # too fast
+        elif kind == 11:                                    # near a speed limit
+            j = int(rng.integers(0, len(limited)))
+            v[n.index(limited[j])] = speeds[j] * rng.uniform(1.0, 1.25) * rng.choice([-1, 1])
+        elif kind == 12:                                    # near a position limit
+            j = int(rng.integers(0, len(bounded)))
+            x[n.index(bounded[j])] = model_limits.upper[bounded[j]] + rng.uniform(-0.005, 0.03)
+        msg = JointState(name=n, position=[float(a) for a in x], velocity=[float(a) for a in v])
+        msg.header.stamp = Time(sec=int(stamp), nanosec=int(round((stamp % 1.0) * 1e9)))
+        out.append(serialize_message(msg))
+    return out
+
+
+def outcomes(messages: list[bytes], policy: str, compiled: bool) -> list:
+    """Per message: the counts of rejections and events, the last rejection's text and the
+    feedforward published (its bytes)."""
+    context = rclpy.context.Context()
+    rclpy.init(context=context)
+    try:
+        node = DynamicsNode(context=context, parameter_overrides=[
+            Parameter("model_file", value=str(CHARMIE)), Parameter("tf_rate", value=0.0),
+            Parameter("stale_timeout", value=3600.0),
+            Parameter("joint_state_policy", value=policy),
+            Parameter("acceleration_source", value="estimate")])
+        node.autostart()
+        if not compiled:
+            node.compiled_checks.check = lambda *args: None
+            node.compiled_checks.gather = lambda *args: Gathered(None, None)
+        published, texts = [], []
+        node.pub_feedforward.publish = lambda data: published.append(bytes(data))
+        reject = node._reject
+        node._reject = lambda reason, detail: (texts.append(detail), reject(reason, detail))
+        record = []
+        for message in messages:
+            before = len(published)
+            node._on_joint_state(message)
+            record.append((dict(node.rejected), dict(node.events), texts[-1:],
+                           published[before:]))
+        node.destroy_node()
+        return record
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
+@pytest.mark.parametrize("policy", ["merge", "strict"])
+def test_the_compiled_input_path_equals_the_reference_message_by_message(
+        charmie, policy, monkeypatch):
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
+    messages = hostile_stream(charmie, 2500, seed=3)
+    fast, reference = (outcomes(messages, policy, compiled) for compiled in (True, False))
+    for k, (got, expected) in enumerate(zip(fast, reference)):
+        assert got == expected, f"message {k}"
+    rejected, _, _, _ = reference[-1]
+    published = sum(len(r[3]) for r in reference)
+    # the stream reached the rejections it was built for, and evaluations
+    expected_reasons = {"beyond_limits", "non_finite", "out_of_range", "duplicate_name",
+                        "length_mismatch", "time_backwards"}
+    assert expected_reasons <= set(rejected), rejected
+    assert published > 300, published
