@@ -138,3 +138,15 @@ def gather_inputs(latest: np.ndarray, stamps: np.ndarray, inputs: np.ndarray,
             codes[1] = STALE
         x[j] = latest[POSITION, s]
         xd[j] = latest[VELOCITY, s]
+
+
+@kernel(hold_gil=True)
+def anything_newer(entries: np.ndarray, stamps: np.ndarray, stamp: np.ndarray) -> bool:
+    """``StateAssembler.anything_new`` (the reference): whether a message stamped ``stamp[0]``
+    brings a value (``entries`` as :func:`check_measurement` takes them) no older than the one
+    kept for its slot, or for a slot without a stamp yet."""
+    for j in range(entries.shape[1]):
+        s = entries[1, j]
+        if not stamps[1, s] or stamps[0, s] <= stamp[0]:
+            return True
+    return False

@@ -14,7 +14,8 @@ from typing import Mapping, NamedTuple, Optional, Sequence
 import numpy as np
 
 from .. import jit
-from ..evaluators.measurements import PASSED, check_measurement, gather_inputs, store_measurement
+from ..evaluators.measurements import (PASSED, anything_newer, check_measurement, gather_inputs,
+                                       store_measurement)
 from ..kinematics.limits import PLAUSIBLE
 from ..kinematics.limits import InputLimits as ModelLimits
 from ..model.model import Model
@@ -474,6 +475,7 @@ class CompiledChecks:
                                       self.bounds, self._checks, kept)
         self._store = jit.fixed_entry(store_measurement, entries, kept, assembler.latest,
                                       assembler.stamps, self._stamp, 0.0)
+        self._newer = jit.fixed_entry(anything_newer, entries, assembler.stamps, self._stamp)
         self._times, self._merge = np.zeros(2), np.zeros(2, dtype=np.int64)
         self._codes = np.zeros(2, dtype=np.int64)
         n = len(assembler.names)
@@ -518,6 +520,11 @@ class CompiledChecks:
         self._stamp[0], self._stamp[1] = (0, 0) if stamp is None else (stamp, 1)
         self._store(entries, kept, self.assembler.latest, self.assembler.stamps, self._stamp,
                     received)
+
+    def anything_new(self, layout: MessageLayout, stamp: int) -> bool:
+        """:meth:`StateAssembler.anything_new` of the values of ``layout``."""
+        self._stamp[0] = stamp
+        return self._newer(self._layout_arrays(layout)[0], self.assembler.stamps, self._stamp)
 
     def gather(self, now: float, max_age: float, max_joint_age_ns: int) -> Gathered:
         """The merged stamp (merge policy) and the inputs' positions and velocities (new
