@@ -108,6 +108,18 @@ def test_quaternions_match_scipy_for_every_branch():
     np.testing.assert_allclose(q, sign * ref, atol=1e-14)
 
 
+def test_quaternion_matrices_match_scipy_and_the_single_matrix():
+    from scipy.spatial.transform import Rotation
+
+    from charmie_dynamics.model.rotations import quaternion_matrices, quaternion_matrix
+    q = Rotation.random(200, random_state=4).as_quat()       # (x, y, z, w)
+    R = quaternion_matrices(q.reshape(10, 20, 4))
+    assert R.shape == (10, 20, 3, 3)
+    np.testing.assert_allclose(R.reshape(-1, 3, 3), Rotation.from_quat(q).as_matrix(), atol=1e-14)
+    for k in (0, 57, 199):
+        np.testing.assert_array_equal(R.reshape(-1, 3, 3)[k], quaternion_matrix(*q[k]))
+
+
 def test_shapes_the_kernels_cannot_take_are_refused(charmie):
     """numba does not check bounds: wrong shapes must be refused before the kernels."""
     from charmie_dynamics import forward_kinematics, load_model

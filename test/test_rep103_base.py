@@ -175,9 +175,10 @@ def published(model, plan, result, world: str = WORLD) -> dict[str, tuple[str, p
     (DynamicsNode._publish_static_frames); no frame twice."""
     out: dict[str, tuple[str, pin.SE3]] = {}
     transforms = []
-    for j, k in enumerate(plan.poses):
-        pose = (result.translations[k], result.quaternions[k])
-        t, xyzw = pose if plan.turn is None else plan.turned(j, *pose)
+    poses = list(plan.poses)
+    translations, quaternions = result.translations[poses], result.quaternions[poses]
+    plan.turn_poses(translations, quaternions)
+    for j, (t, xyzw) in enumerate(zip(translations, quaternions)):
         R = pin.Quaternion(xyzw[3], xyzw[0], xyzw[1], xyzw[2]).toRotationMatrix()
         transforms.append((plan.parents[j], plan.children[j], R, np.asarray(t)))
     transforms += static_frames(model, plan, world)

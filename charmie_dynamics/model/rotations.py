@@ -104,6 +104,23 @@ def quaternion_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
 
 
 @kernel
+def _quaternion_matrices(q, out) -> None:
+    for k in range(q.shape[0]):
+        r0, r1, r2 = quaternion_rows(q[k, 0], q[k, 1], q[k, 2], q[k, 3])
+        out[k, 0, 0], out[k, 0, 1], out[k, 0, 2] = r0
+        out[k, 1, 0], out[k, 1, 1], out[k, 1, 2] = r1
+        out[k, 2, 0], out[k, 2, 1], out[k, 2, 2] = r2
+
+
+def quaternion_matrices(q: np.ndarray) -> np.ndarray:
+    """Rotation matrices (..., 3, 3) of unit quaternions (..., 4) (x, y, z, w)."""
+    q = np.ascontiguousarray(q, dtype=float)
+    out = np.empty(q.shape[:-1] + (3, 3))
+    _quaternion_matrices(q.reshape(-1, 4), out.reshape(-1, 3, 3))
+    return out
+
+
+@kernel
 def quaternion_of(M):
     """Unit quaternion (x, y, z, w) of a rotation matrix given as rows, by Shepperd's method
     (stable for every rotation): from the largest of 1 + trace and 1 + 2 M_kk - trace."""

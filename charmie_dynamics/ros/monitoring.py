@@ -245,8 +245,7 @@ class MonitoringPublisher:
         if plan.poses:
             poses = list(plan.poses)
             translations, quaternions = s.translations[poses], s.quaternions[poses]
-            for j in plan.turned_parents + plan.turned_children:     # REP 103's base_link
-                translations[j], quaternions[j] = plan.turned(j, translations[j], quaternions[j])
+            plan.turn_poses(translations, quaternions)              # REP 103's base_link
             self.pub_tf.publish(layout.tf(s.stamp, translations, quaternions))
         if layout.wrenches and self.pub_markers.get_subscription_count() > 0:
             self.pub_markers.publish(MarkerArray(markers=[

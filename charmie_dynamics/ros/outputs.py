@@ -14,7 +14,7 @@ import numpy as np
 from ..dynamics.actuation import actuator_space
 from ..dynamics.inverse import base_body
 from ..model.model import JointType, Model
-from ..model.rotations import quaternion_matrix, quaternions
+from ..model.rotations import quaternion_matrices, quaternions
 from .joint_map import JointMap
 
 WRENCH_TOPICS = "joint_wrenches"
@@ -87,16 +87,20 @@ class FramePlan:
     base_body: Optional[str] = None
     prefix: str = ""
 
-    def turned(self, k: int, translation: np.ndarray, quaternion: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
-        """Entry ``k`` of ``poses`` (translation, quaternion x y z w) with the base body's
-        frame replaced by base_link's."""
-        if k in self.turned_parents:
-            return self.turn @ translation, \
-                quaternions(self.turn @ quaternion_matrix(*quaternion))
-        if k in self.turned_children:
-            return translation, quaternions(quaternion_matrix(*quaternion) @ self.turn.T)
-        return translation, quaternion
+    def turn_poses(self, translations: np.ndarray, quaternions_xyzw: np.ndarray) -> None:
+        """The entries of ``poses`` (translations (n, 3), quaternions (n, 4) x y z w), in
+        place, with the base body's frame replaced by base_link's (each group at once: a
+        /tf message's turned poses cost one call, not one per pose)."""
+        if self.turn is None:
+            return
+        if self.turned_parents:
+            k = list(self.turned_parents)
+            translations[k] = translations[k] @ self.turn.T
+            quaternions_xyzw[k] = quaternions(self.turn @ quaternion_matrices(quaternions_xyzw[k]))
+        if self.turned_children:
+            k = list(self.turned_children)
+            quaternions_xyzw[k] = quaternions(quaternion_matrices(quaternions_xyzw[k])
+                                              @ self.turn.T)
 
 
 def frame_plan(model: Model, pose_parents: Sequence[Optional[str]],
