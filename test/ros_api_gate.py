@@ -342,6 +342,18 @@ class _FileChecker(ast.NodeVisitor):
                       and target.value.id == "self" and self.class_stack):
                     self.class_stack[-1][2][target.attr] = value[1]
 
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        """``name: Class = value``: the annotation names what ``name`` holds where it is a
+        subclass of what the value's own annotation says (a node's clock: ``get_clock()``
+        returns a Clock, a ROSClock on every distro), so its attributes are checked on it."""
+        self.visit(node.target)
+        if node.value is not None:
+            self.visit(node.value)
+        annotation = self.value(node.annotation)
+        if annotation and annotation[0] == "path" and isinstance(node.target, ast.Name) \
+                and self.scopes:
+            self.scopes[-1].locals[node.target.id] = annotation[1]
+
     # -- expressions ------------------------------------------------------------------------
 
     def visit_Attribute(self, node: ast.Attribute) -> None:

@@ -75,6 +75,7 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import ROSClock
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.serialization import deserialize_message
@@ -939,7 +940,7 @@ class DynamicsNode(LifecycleNode):
         """The node clock (ROS time: /clock with use_sim_time), integer nanoseconds; while no
         /clock drives it, the system clock it reads, read directly (rclpy's ``now()`` builds
         a Time object: 5-7 us a call, once per input)."""
-        clock = self.get_clock()
+        clock: ROSClock = self.get_clock()        # a node's clock, on every distro
         return clock.now().nanoseconds if clock.ros_time_is_active else time.time_ns()
 
     def _watchdog(self) -> None:
