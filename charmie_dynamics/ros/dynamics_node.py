@@ -427,8 +427,6 @@ class DynamicsNode(LifecycleNode):
         self.stamps.max_lead_ns = int(new["max_stamp_lead"] * 1e9)
         self.stamps.rearm_after_ns = self.safety.timeout_ns = int(new["stale_timeout"] * 1e9)
         self.safety.policy = new["stale_policy"]
-        if self.model is not None:
-            self._make_parsers()            # joint_state_policy decides what a name means
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ model
