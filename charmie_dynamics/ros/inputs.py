@@ -448,16 +448,23 @@ class StateAssembler:
 
 
 class Gathered(NamedTuple):
+    """:meth:`CompiledChecks.gather`'s results: None where the reference raises."""
     stamp: Optional[int]                                 # the merged stamp, ns
     inputs: Optional[tuple[np.ndarray, np.ndarray]]      # positions, velocities
 
 
 class CompiledChecks:
     """:meth:`JointStateParser.read`'s value checks, ``InputLimits.check_arrays`` and
-    :meth:`StateAssembler.store` of one message in two compiled calls
+    :meth:`StateAssembler.store` of one message in two compiled calls, and the assembler's
+    ``anything_new``, ``merged_stamp`` and ``assemble`` in one each
     (``evaluators/measurements.py``), for one assembler and the model's limits. A message a
-    check fails is left to those three, which give the rejection's text (the caller runs
-    them on it)."""
+    check fails is left to the reference, which gives the rejection's text (the caller runs
+    it on that message).
+
+    The kernels are called through their entry points for fixed types (``jit.fixed_entry``:
+    no type or bounds checks), so the arrays are the ones built here and the message's
+    arrays must be writable contiguous float64 of the lengths ``read_layout`` checked (the
+    indices into them come from the layout)."""
 
     def __init__(self, assembler: StateAssembler, limits: ModelLimits) -> None:
         self.assembler = assembler
