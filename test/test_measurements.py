@@ -110,3 +110,22 @@ def test_compiled_checks_equal_the_reference_message_by_message(charmie, policy,
     if policy == "strict":
         del outcomes["merged"]
     assert min(outcomes.values()) > 100, outcomes
+
+
+def test_arrays_the_entry_points_cannot_take_are_refused(charmie):
+    """The kernels' entry points check neither types nor bounds: a list, a read-only or
+    strided array, or another dtype is refused before them."""
+    assembler = StateAssembler(charmie)
+    checks = CompiledChecks(assembler, InputLimits.of(charmie))
+    parser = JointStateParser(JointMap(), assembler.accepted_names(), assembler.required_names())
+    names = list(assembler.required_names())
+    good = np.zeros(len(names))
+    layout = parser.read_layout(names, good, good, ())
+    read_only = good.copy()
+    read_only.flags.writeable = False
+    for bad in (list(good), read_only, np.zeros(2 * len(names))[::2], good.astype(np.float32)):
+        with pytest.raises(TypeError, match="writable contiguous float64"):
+            checks.check(layout, bad, good, 0.01, 0.1)
+        with pytest.raises(TypeError, match="writable contiguous float64"):
+            checks.check(layout, good, bad, 0.01, 0.1)
+    assert checks.check(layout, good, good, 0.01, 0.1) is not None

@@ -513,6 +513,12 @@ class CompiledChecks:
         """The kept positions and velocities (model units; views of a buffer the next
         message of this layout overwrites) where every check passes, else None.
         ``position`` and ``velocity``: the message's, writable contiguous float64."""
+        for values in (position, velocity):       # the entry point would not check them
+            if not (type(values) is np.ndarray and values.dtype == np.float64
+                    and values.ndim == 1 and values.flags.c_contiguous
+                    and values.flags.writeable):
+                raise TypeError("CompiledChecks.check: the message's arrays must be writable "
+                                "contiguous float64")
         entries, factors, kept = self._layout_arrays(layout)
         self._checks[0], self._checks[1] = position_tolerance, velocity_tolerance
         if self._check(position, velocity, entries, factors, self.bounds, self._checks,
