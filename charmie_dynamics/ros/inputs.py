@@ -112,8 +112,9 @@ def _values(layout: MessageLayout, names: Sequence[str], position: Sequence[floa
     if not (np.isfinite(p).all() and np.isfinite(v).all()):
         raise InputRejected("non_finite", "NaN or infinite position or velocity")
     if layout.scale is not None:
-        p = layout.scale * p + layout.offset
-        v = layout.scale * v
+        with np.errstate(over="ignore", invalid="ignore"):      # checked just below
+            p = layout.scale * p + layout.offset
+            v = layout.scale * v
         if not (np.isfinite(p).all() and np.isfinite(v).all()):
             raise InputRejected("non_finite", "a value is not finite after the joint map's "
                                               "scale and offset")
