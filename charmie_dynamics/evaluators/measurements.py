@@ -1,5 +1,6 @@
-"""A measurement merged into the latest values of a model's inputs, in one compiled call: the
-value checks and the store of the dynamics node's joint_states and actuator_states (issue 37).
+"""A measurement merged into the latest values of a model's inputs by small compiled calls:
+the value checks, the store and the inputs' gathering of the dynamics node's joint_states and
+actuator_states (issue 37).
 
 ``ros/inputs.py`` holds the reference: :class:`~charmie_dynamics.ros.inputs.JointStateParser`
 (finite values, the joint map's conversion), ``InputLimits.check_arrays`` (plausible values,
@@ -8,8 +9,9 @@ stamps of the merge policy), each on numpy arrays and with the rejection's text.
 make the same comparisons in the same order on one message (:func:`check_measurement`, which
 stores nothing and returns which check failed first) and store it (:func:`store_measurement`);
 where a check fails, the caller runs the reference on the same message for the rejection's
-text. test/test_measurements.py
-checks the two equal, message by message, on hostile streams.
+text. :func:`gather_inputs` and :func:`anything_newer` do the same for the assembler's
+``merged_stamp``, ``assemble`` and ``anything_new``. test/test_measurements.py checks the two
+equal, message by message, on hostile streams.
 
 Arrays by slot: the assembler keeps one slot per name it accepts; a message's kept entries
 are given as (message index, slot) pairs, worked out once per order of names.
