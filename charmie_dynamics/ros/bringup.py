@@ -17,7 +17,7 @@ from sensor_msgs.msg import JointState
 from ..resources import share_directory
 from . import qos
 from .run import (autostart, ignore_signals, init_ros, interrupted, make_executor, note_signals,
-                  stop_safely)
+                  spinning, stop_safely, stopping)
 
 
 class StatusPrinter(Node):
@@ -190,6 +190,7 @@ def run_bringup(args: argparse.Namespace) -> int:
           f"with {params}" + (f" for {duration:.1f} s" if duration else " (Ctrl-C to stop)"),
           flush=True)
     start = next_status = time.monotonic()
+    spinning(status)
     try:
         while rclpy.ok() and not interrupted():
             executor.spin_once(timeout_sec=0.05)
@@ -202,6 +203,7 @@ def run_bringup(args: argparse.Namespace) -> int:
     except ExternalShutdownException:
         pass
     finally:
+        stopping()
         if time.monotonic() - next_status > 0.5 * args.status_period:
             print(status.line(), flush=True)
         for node in nodes:

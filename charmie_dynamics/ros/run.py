@@ -2,10 +2,12 @@
 a params file rcl cannot parse) ends it with one line on stderr and exit status 1."""
 from __future__ import annotations
 
+import faulthandler
 import os
 import re
 import signal
 import sys
+import threading
 from typing import Optional, Sequence
 
 import rclpy
@@ -15,6 +17,7 @@ from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedE
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
+from rclpy.timer import Timer
 
 from ..model import ModelError
 from .distro import events_executor, logger_level
@@ -77,11 +80,114 @@ def _interrupt(signum, frame):
     _Interrupted.seen = True
 
 
+#: Seconds a node process may take to stop once it spins and SIGINT or SIGTERM came (its last
+#: command and teardown take well under one; a loaded machine a few), unless
+#: ``CHARMIE_DYNAMICS_STOP_LIMIT`` says otherwise: see :class:`_SignalWatch`.
+STOP_LIMIT_S = 20.0
+
+
+class _SignalWatch:
+    """What answers SIGINT and SIGTERM besides the Python handler (:func:`_interrupt`).
+
+    A Python handler runs only between the main thread's bytecodes: a main thread waiting in
+    rcl (``spin_once``'s rcl_wait, measured: the handler ran when an 8 s wait ended, not at
+    the signal) or stuck in a C call never gets there, and launch then kills the process
+    with nothing said. rclpy's own handlers wake the wait with a guard condition. Here a
+    thread woken by ``signal.set_wakeup_fd`` (CPython's C-level handler writes to it, whatever
+    the main thread does) notes the signal, waits until the node spins (a start-up, a first
+    compile included, finishes first), resets a cancelled 1 ms timer of the node (whose
+    callback cancels it again) and arms
+    faulthandler's C-level timer: a stop not over :func:`stop_limit` seconds later, the
+    teardown and the interpreter's exit included, prints every thread's traceback on stderr
+    ("Timeout (0:00:20)!") and ends the process with status 1. The stop paths arm it too.
+
+    Measured (test_signal_watch.py), a timer's reset ends a wait on rclpy's single-threaded
+    and events executors alike; ``Executor.wake`` ended neither (the wait goes on after it),
+    and Kilted's events executor refuses guard conditions ("Guard conditions not
+    supported")."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._timer: Optional[Timer] = None
+        self._spinning = threading.Event()
+        self._read_fd, write_fd = os.pipe()
+        os.set_blocking(write_fd, False)            # set_wakeup_fd's condition
+        signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+        threading.Thread(target=self._watch, name="signal_watch", daemon=True).start()
+
+    def _watch(self) -> None:
+        # blocks, without the GIL, until a signal with a Python handler comes
+        while os.read(self._read_fd, 1)[0] not in (signal.SIGINT, signal.SIGTERM):
+            pass
+        _Interrupted.seen = True
+        self._spinning.wait()
+        arm_stop_limit()
+        with self._lock:
+            if self._timer is not None:
+                self._timer.reset()
+
+    def spinning(self, node: Node) -> None:
+        timer = node.create_timer(0.001, lambda: timer.cancel())
+        timer.cancel()
+        with self._lock:
+            self._timer = timer
+        self._spinning.set()
+
+    def stopping(self) -> None:
+        with self._lock:                            # no reset once the node is destroyed
+            self._timer = None
+        self._spinning.set()
+        arm_stop_limit()
+
+
+_watch: Optional[_SignalWatch] = None
+
+
+def stop_limit() -> float:
+    """:data:`STOP_LIMIT_S`, or ``CHARMIE_DYNAMICS_STOP_LIMIT`` seconds where it is set to a
+    positive number (a ValueError names it otherwise)."""
+    text = os.environ.get("CHARMIE_DYNAMICS_STOP_LIMIT")
+    if text is None:
+        return STOP_LIMIT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value < float("inf"):
+        raise ValueError(f"CHARMIE_DYNAMICS_STOP_LIMIT={text!r}: expected seconds > 0")
+    return value
+
+
+def arm_stop_limit() -> None:
+    """The process ends with every thread's traceback and status 1 unless it has ended
+    :func:`stop_limit` seconds from now (faulthandler's timer, which needs no GIL)."""
+    faulthandler.dump_traceback_later(stop_limit(), exit=True, file=sys.stderr)
+
+
 def note_signals() -> None:
     """SIGINT and SIGTERM noted from now on (:class:`_Interrupted`), never raised
-    (:func:`init_ros` keeps rclpy's handlers out)."""
+    (:func:`init_ros` keeps rclpy's handlers out); the process's :class:`_SignalWatch` is
+    started (once). Raises ValueError for a bad ``CHARMIE_DYNAMICS_STOP_LIMIT``."""
+    global _watch
+    stop_limit()
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
+    if _watch is None:
+        _watch = _SignalWatch()
+
+
+def spinning(node: Node) -> None:
+    """``node`` has started and its executor spins it: a signal from now on wakes the
+    executor's wait."""
+    if _watch is not None:
+        _watch.spinning(node)
+
+
+def stopping() -> None:
+    """The process stops (after a signal, an external shutdown or a start-up error): no
+    more wakes, and :func:`arm_stop_limit`."""
+    if _watch is not None:
+        _watch.stopping()
 
 
 def interrupted() -> bool:
@@ -107,6 +213,7 @@ def _shut_down(code: int, node: Optional[Node] = None, executor=None) -> int:
     """End a node process that did not spin: what was built before the error (the node, its
     executor) destroyed as after a spin, then rclpy shut down. (Left to the context's
     shutdown, one such exit hung once in CI, not reproduced.)"""
+    stopping()
     if executor is not None:
         executor.shutdown()
     if node is not None:
@@ -129,14 +236,15 @@ def run_node(node_class, args=None) -> int:
     the node's ``stop_safely`` (if it has one: the dynamics node's last command) and the
     teardown. A start-up error (model, parameter) is one line and status 1. A node's
     ``autostart`` (if it has one) runs after it joins the executor."""
-    note_signals()
     node = executor = None
     try:
+        note_signals()
         init_ros(args)
         node = node_class()
         executor = make_executor(nodes=[node])
         executor.add_node(node)
         autostart(node)
+        spinning(node)
     except (ModelError, ValueError, ParameterException) as exc:
         print(f"{node_class.__name__}: error: {exc}", file=sys.stderr)
         return _shut_down(1, node, executor)
@@ -146,6 +254,7 @@ def run_node(node_class, args=None) -> int:
     except ExternalShutdownException:
         pass
     finally:
+        stopping()
         stop_safely(node)
         executor.remove_node(node)
         node.destroy_node()

@@ -1,0 +1,46 @@
+"""Processes for test_signal_watch.py, each blocked where a Python signal handler cannot run:
+
+    python signal_watch_node.py wait       # spin_once(60 s) with nothing to do, then prints
+    python signal_watch_node.py callback   # run_node, a timer callback that never returns
+
+``wait`` prints ``waiting`` before its wait and ``woke after S s, interrupted: B`` after it.
+``callback`` prints ``stuck`` as its callback starts."""
+from __future__ import annotations
+
+import sys
+import time
+
+from rclpy.node import Node
+
+from charmie_dynamics.ros.run import (init_ros, interrupted, make_executor, note_signals, run_node,
+                                      spinning)
+
+
+def wait() -> int:
+    note_signals()
+    init_ros(None)
+    node = Node("signal_watch_wait")
+    executor = make_executor(nodes=[node])
+    executor.add_node(node)
+    spinning(node)
+    print("waiting", flush=True)
+    start = time.monotonic()
+    executor.spin_once(timeout_sec=60.0)
+    print(f"woke after {time.monotonic() - start:.2f} s, interrupted: {interrupted()}",
+          flush=True)
+    return 0
+
+
+class Stuck(Node):
+    def __init__(self) -> None:
+        super().__init__("signal_watch_stuck")
+        self.create_timer(0.1, self.callback_that_never_returns)
+
+    def callback_that_never_returns(self) -> None:
+        print("stuck", flush=True)
+        while True:
+            time.sleep(1.0)
+
+
+if __name__ == "__main__":
+    sys.exit(wait() if sys.argv[1] == "wait" else run_node(Stuck))
