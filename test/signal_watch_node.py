@@ -2,9 +2,11 @@
 
     python signal_watch_node.py wait       # spin_once(60 s) with nothing to do, then prints
     python signal_watch_node.py callback   # run_node, a timer callback that never returns
+    python signal_watch_node.py slow_start # run_node, a node whose construction takes 50 s
 
 ``wait`` prints ``waiting`` before its wait and ``woke after S s, interrupted: B`` after it.
-``callback`` prints ``stuck`` as its callback starts."""
+``callback`` prints ``stuck`` as its callback starts, ``slow_start`` ``starting`` as its
+construction does."""
 from __future__ import annotations
 
 import sys
@@ -42,5 +44,18 @@ class Stuck(Node):
             time.sleep(1.0)
 
 
+class SlowStart(Node):
+    def __init__(self) -> None:
+        print("starting", flush=True)
+        self.construction_that_takes_50_s()
+        super().__init__("signal_watch_slow_start")
+
+    def construction_that_takes_50_s(self) -> None:
+        end = time.monotonic() + 50.0
+        while time.monotonic() < end:
+            time.sleep(0.5)
+
+
 if __name__ == "__main__":
-    sys.exit(wait() if sys.argv[1] == "wait" else run_node(Stuck))
+    sys.exit(wait() if sys.argv[1] == "wait" else
+             run_node({"callback": Stuck, "slow_start": SlowStart}[sys.argv[1]]))

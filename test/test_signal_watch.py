@@ -65,6 +65,19 @@ def test_a_stop_that_hangs_ends_after_the_limit_with_its_tracebacks(ros_env, log
         child.stop()
 
 
+def test_a_start_up_slow_after_a_signal_says_where_and_then_stops_cleanly(ros_env, log_dir):
+    child = Child("slow_start", [sys.executable, SCRIPT, "slow_start"], ros_env, log_dir)
+    try:
+        assert _until(lambda: "starting" in child.text(), 60.0), child.tail()
+        child.proc.send_signal(signal.SIGINT)
+        assert _until(lambda: not child.alive(), 120.0), child.tail()
+        assert child.proc.returncode == 0, child.tail()
+        text = child.text()
+        assert "Timeout (0:00:45)!" in text and "construction_that_takes_50_s" in text, text
+    finally:
+        child.stop()
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "soon", "inf", "nan"])
 def test_a_bad_stop_limit_is_one_line_and_status_1(ros_env, log_dir, value):
     env = dict(ros_env, CHARMIE_DYNAMICS_STOP_LIMIT=value)

@@ -84,6 +84,9 @@ def _interrupt(signum, frame):
 #: command and teardown take well under one; a loaded machine a few), unless
 #: ``CHARMIE_DYNAMICS_STOP_LIMIT`` says otherwise: see :class:`_SignalWatch`.
 STOP_LIMIT_S = 20.0
+#: Seconds after a signal that came during start-up at which a start-up still running
+#: prints every thread's traceback once (a first compile takes 30-77 s).
+START_REPORT_S = 45.0
 
 
 class _SignalWatch:
@@ -96,10 +99,11 @@ class _SignalWatch:
     thread woken by ``signal.set_wakeup_fd`` (CPython's C-level handler writes to it, whatever
     the main thread does) notes the signal, waits until the node spins (a start-up, a first
     compile included, finishes first), resets a cancelled 1 ms timer of the node (whose
-    callback cancels it again) and arms
-    faulthandler's C-level timer: a stop not over :func:`stop_limit` seconds later, the
-    teardown and the interpreter's exit included, prints every thread's traceback on stderr
-    ("Timeout (0:00:20)!") and ends the process with status 1. The stop paths arm it too.
+    callback cancels it again) and arms faulthandler's C-level timer: a stop not over
+    :func:`stop_limit` seconds later, the teardown and the interpreter's exit included,
+    prints every thread's traceback on stderr ("Timeout (0:00:20)!") and ends the process
+    with status 1. The stop paths arm it too. A start-up still running :data:`START_REPORT_S`
+    after the signal prints the tracebacks once and goes on.
 
     Measured (test_signal_watch.py), a timer's reset ends a wait on rclpy's single-threaded
     and events executors alike; ``Executor.wake`` ended neither (the wait goes on after it),
@@ -120,6 +124,9 @@ class _SignalWatch:
         while os.read(self._read_fd, 1)[0] not in (signal.SIGINT, signal.SIGTERM):
             pass
         _Interrupted.seen = True
+        if not self._spinning.is_set():
+            # a start-up still running this long after the signal says where (and goes on)
+            faulthandler.dump_traceback_later(START_REPORT_S, file=sys.stderr)
         self._spinning.wait()
         arm_stop_limit()
         with self._lock:
