@@ -177,7 +177,7 @@ class TestRobotGraph(unittest.TestCase):
 
         # the merged state, in hardware names and units, is the robot's
         hardware = JOINT_MAP.to_hardware(model.input_names)
-        scale, offset = JOINT_MAP.position_out(model.input_names)
+        scale, offset = JOINT_MAP.position_factors(model.input_names)
         for msg in self.actuator_loads.messages:
             self.assertEqual(list(msg.name), hardware)
             self.assertEqual(msg.header.frame_id, "base_link")

@@ -95,7 +95,7 @@ def write_robot_recording(folder: str | Path, model: Model, log: Log, joint_map:
     times ``effort_scale``), which :func:`read_recording` reads back with the same map."""
     names = model.input_names
     x, xd, effort = log.x, log.xd, log.effort
-    out = joint_map.position_out(names)
+    out = joint_map.position_factors(names)
     if out is not None:
         scale, offset = out
         x = (x - offset) / scale

@@ -100,11 +100,9 @@ def message_layout(names: Sequence[str], allowed: Sequence[str], required: Seque
 
 
 def _values(layout: MessageLayout, names: Sequence[str], position: Sequence[float],
-            velocity: Sequence[float], effort: Sequence[float]
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """The kept positions and velocities of a message with ``layout`` (its lengths checked
-    first, then the names' rejection, then finiteness, then the joint map's conversion)."""
-    _check_lengths(layout, names, position, velocity, effort)
+            velocity: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """The kept positions and velocities of a message with ``layout`` whose lengths and names
+    passed (:func:`_check_lengths`): finiteness, then the joint map's conversion."""
     p = np.array(position, dtype=float)
     v = np.array(velocity, dtype=float) if len(velocity) else np.zeros(len(names))
     if layout.keep is not None:
@@ -155,7 +153,8 @@ def read_joint_state(names: Sequence[str], position: Sequence[float],
     robot's own name under a joint map).
     """
     layout = message_layout(names, allowed, required, policy, shown)
-    return _as_dicts(layout, *_values(layout, names, position, velocity, effort))
+    _check_lengths(layout, names, position, velocity, effort)
+    return _as_dicts(layout, *_values(layout, names, position, velocity))
 
 
 class JointStateParser:
@@ -188,20 +187,15 @@ class JointStateParser:
         joint_map = self.joint_map
         layout = message_layout(joint_map.message_to_model(names), self.allowed, self.required,
                                 self.policy, joint_map.hardware)
-        if not set(layout.names) & set(joint_map.converted):
-            return layout
-        return replace(layout, scale=np.array([joint_map.scale.get(n, 1.0) for n in layout.names]),
-                       offset=np.array([joint_map.offset.get(n, 0.0) for n in layout.names]))
+        factors = joint_map.position_factors(layout.names)
+        return layout if factors is None else replace(layout, scale=factors[0], offset=factors[1])
 
     def read(self, names: Sequence[str], position: Sequence[float], velocity: Sequence[float],
              effort: Sequence[float]) -> tuple[MessageLayout, np.ndarray, np.ndarray]:
         """The message's layout and its kept positions and velocities (model units, in
         ``layout.names`` order)."""
-        if len(names) > MAX_JOINT_NAMES:
-            raise InputRejected("too_many_names", f"{len(names)} names, expected at most "
-                                                  f"{MAX_JOINT_NAMES}")
-        layout = self.layout(names)
-        return (layout, *_values(layout, names, position, velocity, effort))
+        layout = self.read_layout(names, position, velocity, effort)
+        return (layout, *_values(layout, names, position, velocity))
 
     def read_layout(self, names: Sequence[str], position: Sequence[float],
                     velocity: Sequence[float], effort: Sequence[float]) -> MessageLayout:
@@ -262,6 +256,13 @@ class InputLimits(ModelLimits):
             raise InputRejected("beyond_limits", str(replace(
                 problem, name=shown.get(problem.name, problem.name))))
 
+    def bounds(self, names: Sequence[str]) -> np.ndarray:
+        """(3, len(names)): each name's lower and upper position limit and speed limit (-inf,
+        inf, inf where it has none)."""
+        return np.array([[d.get(n, none) for n in names] for d, none in
+                         ((self.lower, -math.inf), (self.upper, math.inf),
+                          (self.velocity, math.inf))]).reshape(3, len(names))
+
     def within(self, names: tuple[str, ...], p: np.ndarray, v: np.ndarray,
                position_tolerance: float, velocity_tolerance: float) -> bool:
         """True only where ``violation`` finds nothing (the same comparisons, on arrays of
@@ -270,9 +271,7 @@ class InputLimits(ModelLimits):
         if names not in bounds:
             if len(bounds) >= MAX_CACHED_ORDERS:    # a publisher that shuffles its names
                 bounds.clear()
-            bounds[names] = tuple(np.array([d.get(n, none) for n in names]) for d, none in
-                                  ((self.lower, -math.inf), (self.upper, math.inf),
-                                   (self.velocity, math.inf)))
+            bounds[names] = self.bounds(names)
         lower, upper, speed = bounds[names]
         ok = (np.abs(p) <= PLAUSIBLE) & (np.abs(v) <= PLAUSIBLE) \
             & (np.abs(v) <= speed * (1.0 + velocity_tolerance))
@@ -467,13 +466,10 @@ class CompiledChecks:
     arrays must be writable contiguous float64 of the lengths ``read_layout`` checked (the
     indices into them come from the layout)."""
 
-    def __init__(self, assembler: StateAssembler, limits: ModelLimits) -> None:
+    def __init__(self, assembler: StateAssembler, limits: InputLimits) -> None:
         self.assembler = assembler
-        names = assembler.slot_names
         self.bounds = np.ascontiguousarray(np.vstack(
-            [[d.get(n, none) for n in names] for d, none in
-             ((limits.lower, -math.inf), (limits.upper, math.inf), (limits.velocity, math.inf))]
-            + [assembler.stroke_bounds]))
+            [limits.bounds(assembler.slot_names), assembler.stroke_bounds]))
         self._checks = np.zeros(2)
         self._stamp = np.zeros(2, dtype=np.int64)
         self._arrays: dict[MessageLayout, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}

@@ -102,10 +102,11 @@ class JointMap:
                 if name in velocities:
                     velocities[name] = k * velocities[name]
 
-    def position_out(self, names: Sequence[str]) -> Optional[tuple[np.ndarray, np.ndarray]]:
-        """(scale, offset) arrays over ``names`` (model names) that turn published positions
-        into the hardware's units, ``(q - offset) / scale`` (velocities ``qd / scale``), or
-        None where no name is converted."""
+    def position_factors(self, names: Sequence[str]) -> Optional[tuple[np.ndarray, np.ndarray]]:
+        """(scale, offset) arrays over ``names`` (model names), or None where no name is
+        converted: a measured position becomes ``scale * value + offset`` in the model's
+        units (a velocity ``scale * value``), a published one ``(q - offset) / scale`` in the
+        hardware's (``qd / scale``)."""
         if not any(n in self.scale or n in self.offset for n in names):
             return None
         return (np.array([self.scale.get(n, 1.0) for n in names]),

@@ -223,7 +223,7 @@ class FeedforwardMap:
 
 @dataclass(frozen=True)
 class OutputUnits:
-    """The joint map's conversions of the published numbers (``JointMap.position_out`` and
+    """The joint map's conversions of the published numbers (``JointMap.position_factors`` and
     ``effort_out``, None where a group has none): positions and velocities of every coordinate
     and of the inputs, efforts of both; and which coordinates the node solves (published on
     joint_states with ``publish_solved_joint_states``)."""
@@ -237,8 +237,8 @@ class OutputUnits:
     @classmethod
     def of(cls, joint_map: JointMap, coordinates: Sequence[str], inputs: Sequence[str],
            solved: Sequence[str] = ()) -> "OutputUnits":
-        return cls(joint_map.position_out(coordinates), joint_map.effort_out(coordinates),
-                   joint_map.position_out(inputs), joint_map.effort_out(inputs),
+        return cls(joint_map.position_factors(coordinates), joint_map.effort_out(coordinates),
+                   joint_map.position_factors(inputs), joint_map.effort_out(inputs),
                    tuple(list(coordinates).index(c) for c in solved))
 
 

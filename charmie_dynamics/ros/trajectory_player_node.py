@@ -125,7 +125,7 @@ class TrajectoryPlayerNode(Node):
             raise ValueError(f"parameter controller_joints: {', '.join(missing)}: not inputs the "
                              f"motion plays (as the robot names them: "
                              f"{', '.join(joint_map.to_hardware(self.names))})")
-        scale, offset = joint_map.position_out(model_names) or (np.ones(len(joints)),
+        scale, offset = joint_map.position_factors(model_names) or (np.ones(len(joints)),
                                                                 np.zeros(len(joints)))
         factor = joint_map.effort_out(model_names)
         return (joints, [self.names.index(n) for n in model_names], scale, offset,
