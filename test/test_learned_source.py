@@ -77,13 +77,12 @@ def test_diagnostics_say_the_source_and_warn_on_replacements():
 
 
 def test_the_source_and_the_file_go_together():
-    from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters
-    defaults = {k: p.default for k, p in PARAMETERS.items()}
-    assert check_parameters(defaults) is None
+    from charmie_dynamics.ros.dynamics_parameters import check_parameters, with_defaults
+    assert check_parameters(with_defaults()) is None
     assert "expected a network file with learned" in check_parameters(
-        defaults | {"feedforward_source": "learned"})
+        with_defaults({"feedforward_source": "learned"}))
     assert "expected one of model, learned" in check_parameters(
-        defaults | {"feedforward_source": "network"})
+        with_defaults({"feedforward_source": "network"}))
 
 
 def test_a_network_file_that_is_no_regular_file_or_unpacks_too_large_is_refused(tmp_path):

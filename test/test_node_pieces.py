@@ -16,7 +16,7 @@ import yaml
 from charmie_dynamics.export.urdf import overlay_from_model, urdf_from_model
 from charmie_dynamics.kinematics.limits import InputLimits
 from charmie_dynamics.model import ModelError, load_model
-from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters
+from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters, with_defaults
 from charmie_dynamics.ros.inputs import InputRejected
 from charmie_dynamics.ros.log_throttle import LogThrottle
 from charmie_dynamics.ros.model_source import model_from_description, model_to_publish
@@ -354,7 +354,6 @@ def test_status_levels_values_and_what_is_new():
 
 
 # ---------------------------------------------------------------------------- parameters
-DEFAULTS = {name: p.default for name, p in PARAMETERS.items()}
 
 
 @pytest.mark.parametrize("changes, problem", [
@@ -370,7 +369,7 @@ DEFAULTS = {name: p.default for name, p in PARAMETERS.items()}
     ({"overlay_file": "o.yaml", "model_source": "robot_description"}, None),
 ])
 def test_parameter_checks(changes, problem):
-    found = check_parameters(DEFAULTS | changes)
+    found = check_parameters(with_defaults(changes))
     assert found == problem if problem is None else problem in found
 
 

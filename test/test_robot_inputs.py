@@ -217,14 +217,14 @@ def test_ros2_control_example_is_consistent(charmie):
     dynamics parameter it sets is declared, with a valid value."""
     import yaml
 
-    from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters
+    from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters, with_defaults
     config = Path(__file__).resolve().parent.parent / "config"
     example = yaml.safe_load((config / "ros2_control_example.yaml").read_text())
     joint_map = read_joint_map([], str(config / "joint_map_example.yaml"))
     joint_map.check(charmie.input_names + charmie.coordinate_names, "charmie.yaml")
     dynamics = example["/**/dynamics"]["ros__parameters"]
     assert set(dynamics) <= set(PARAMETERS), set(dynamics) - set(PARAMETERS)
-    assert check_parameters({name: p.default for name, p in PARAMETERS.items()} | dynamics) is None
+    assert check_parameters(with_defaults(dynamics)) is None
     assert example["effort_controller"]["ros__parameters"]["joints"] == \
         joint_map.to_hardware(dynamics["feedforward_joints"])
     assert dynamics["feedforward_topic"] == "/effort_controller/commands"
@@ -247,10 +247,10 @@ def test_a_message_older_in_every_joint_brings_nothing_new(charmie):
     ({"base_frame": "world"}, "base_frame 'world': the same as world_frame"),
 ])
 def test_frame_parameters_tf2_would_refuse(changes, problem):
-    from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters
-    defaults = {name: p.default for name, p in PARAMETERS.items()}
-    assert problem in (check_parameters(defaults | changes) or "")
-    assert check_parameters(defaults | {"base_frame": "base_link", "frame_prefix": "r1/"}) is None
+    from charmie_dynamics.ros.dynamics_parameters import check_parameters, with_defaults
+    assert problem in (check_parameters(with_defaults(changes)) or "")
+    assert check_parameters(with_defaults({"base_frame": "base_link", "frame_prefix": "r1/"})) \
+        is None
 
 
 @pytest.mark.parametrize("frames, problem", [

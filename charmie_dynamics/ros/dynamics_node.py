@@ -68,6 +68,7 @@ import sys
 import threading
 import time
 from collections import Counter, deque
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
@@ -116,6 +117,7 @@ from .monitoring import MonitoringPublisher
 from .node_status import dynamics_status
 from .odometry import base_from_odometry
 from .outputs import FeedforwardMap, OutputUnits, StampGrid, frame_plan, static_frames
+from .parameter_types import DynamicsParameters
 from .parameters import declare_parameters
 from .reference import Reference, check_serialized_reference, input_accelerations, read_reference
 from .stale_policy import Action, StalePolicy
@@ -137,11 +139,12 @@ class DynamicsNode(LifecycleNode):
         self.parser: Optional[ModelParser[PreparedModel]] = None   # configure starts them
         self.monitoring: Optional[MonitoringPublisher] = None
         self.status_thread: Optional[JobThread] = None
-        self.p = declare_parameters(self, PARAMETERS, self._on_set_parameters)
+        self.p = declare_parameters(self, PARAMETERS, DynamicsParameters,
+                                    self._on_set_parameters)
         problem = check_parameters(self.p)
         if problem:
             raise ValueError(f"parameter {problem}")
-        if not jit.ENABLED and not self.p["allow_slow_kernels"]:
+        if not jit.ENABLED and not self.p.allow_slow_kernels:
             raise ValueError(jit.slow_kernels_refusal())
         self.model: Optional[Model] = None
         self.configured = self.active = False
@@ -162,16 +165,16 @@ class DynamicsNode(LifecycleNode):
         self.log_throttles = {site: LogThrottle(2.0) for site in
                               ("rejected", "monitoring", "diagnostics", "gravity_fallback",
                                "model_replaced", "model_refused")}
-        self.model_topic = {"topic": self.p["model_topic"],
+        self.model_topic = {"topic": self.p.model_topic,
                             "robot_description": "robot_description",
-                            "file": None}[self.p["model_source"]]
-        self.model_publishers = [name for name in self.p["model_publishers"] if name]
+                            "file": None}[self.p.model_source]
+        self.model_publishers = [name for name in self.p.model_publishers if name]
         # the sender of each model text where rclpy names it (run.make_executor then takes
         # the single-threaded executor)
         self.wants_sender = bool(self.model_publishers and self.model_topic) \
             and sender_in_message_info()
         self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.OUTPUT)
-        self.create_timer(self.p["diagnostics_period"], self._publish_diagnostics)
+        self.create_timer(self.p.diagnostics_period, self._publish_diagnostics)
         self.configured_entities: set = set()                # what cleanup destroys
         self.configuring_done = threading.Event()
 
@@ -184,7 +187,7 @@ class DynamicsNode(LifecycleNode):
         """``autostart``: configure and activate now (run.run_node calls this once the node
         is on its executor), unless ``interrupted()`` (a signal during the configure); a
         failed configure raises its one-line reason."""
-        if not self.p["autostart"]:
+        if not self.p.autostart:
             self.get_logger().info("autostart false: unconfigured, waiting for configure and "
                                    "activate (lifecycle)")
             return
@@ -270,7 +273,7 @@ class DynamicsNode(LifecycleNode):
         """Outputs off, after ``deactivate_command`` once (a forward effort controller
         applies the last command it got until another comes)."""
         self.active = False
-        command = self.p["deactivate_command"]
+        command = self.p.deactivate_command
         if command != "none" and self.model is not None:
             values = self.feedforward.zeros()
             if command == "gravity" and self.safety.last_x is not None:
@@ -308,31 +311,31 @@ class DynamicsNode(LifecycleNode):
     def _report_configuring(self) -> None:
         while True:
             self._publish_diagnostics()
-            if self.configuring_done.wait(min(self.p["diagnostics_period"], 1.0)):
+            if self.configuring_done.wait(min(self.p.diagnostics_period, 1.0)):
                 return
 
     def _configure(self) -> None:
         """What configure builds (raises ModelError or ValueError with one line)."""
-        self.overlay = self.p["overlay_file"] or None
-        self.joint_map = read_joint_map(self.p["joint_name_map"], self.p["joint_map_file"],
-                                        self.p["max_model_bytes"])
+        self.overlay = self.p.overlay_file or None
+        self.joint_map = read_joint_map(self.p.joint_name_map, self.p.joint_map_file,
+                                        self.p.max_model_bytes)
         self.joint_source: dict[str, int] = {}               # joint -> its last message's names
         self.last_source: Optional[int] = None                # the names of the last message
         self.conflicting: set[str] = set()                    # joints of two publishers, warned
-        self.updates = ModelUpdates(self.p["accept_model_updates"])
+        self.updates = ModelUpdates(self.p.accept_model_updates)
         self.last_rejected: Optional[str] = None              # the text last logged as rejected
         # stamps and node times in integer nanoseconds
-        self.stamps = StampGuard(int(self.p["max_stamp_lead"] * 1e9),
-                                 int(self.p["stale_timeout"] * 1e9))
+        self.stamps = StampGuard(int(self.p.max_stamp_lead * 1e9),
+                                 int(self.p.stale_timeout * 1e9))
         self.tf_grid = StampGrid()
         self.output_grid = StampGrid()
-        self.safety = StalePolicy(int(self.p["stale_timeout"] * 1e9), self.p["stale_policy"])
+        self.safety = StalePolicy(int(self.p.stale_timeout * 1e9), self.p.stale_policy)
         self.reference: Optional[Reference] = None
         # outputs: the feedforward here, on the input's callback; the monitoring outputs
         # (loads, wrenches, /tf, markers) on a worker thread, so they never delay it
         self.monitoring = MonitoringPublisher(
-            self, self.p["completed_joint_states_topic"], self._on_monitoring_error,
-            self.p["joint_states_topic"] if self.p["publish_solved_joint_states"] else "")
+            self, self.p.completed_joint_states_topic, self._on_monitoring_error,
+            self.p.joint_states_topic if self.p.publish_solved_joint_states else "")
         # /diagnostics built and published on a thread of their own (module background)
         self.status_thread = JobThread("diagnostics", self._on_diagnostics_error,
                                        self.context.ok)
@@ -341,29 +344,29 @@ class DynamicsNode(LifecycleNode):
         # feedforward and its stamped copy out
         self.joint_state_reader = JointStateReader()
         self.pub_feedforward = self.create_publisher(Float64MultiArray,
-                                                     self.p["feedforward_topic"], qos.OUTPUT)
+                                                     self.p.feedforward_topic, qos.OUTPUT)
         self.pub_feedforward_state = self.create_publisher(
-            JointState, self.p["feedforward_state_topic"], qos.OUTPUT)
+            JointState, self.p.feedforward_state_topic, qos.OUTPUT)
         self.pub_tf_static = self.create_publisher(TFMessage, "/tf_static", qos.LATCHED)
         # feedforward_source learned: a network file that cannot be read ends start-up; one
         # for other inputs than a model's is refused when that model is installed
-        self.network = LearnedFeedforward.load(Path(self.p["feedforward_network_file"])) \
-            if self.p["feedforward_source"] == "learned" else None
+        self.network = LearnedFeedforward.load(Path(self.p.feedforward_network_file)) \
+            if self.p.feedforward_source == "learned" else None
         self.learned: Optional[LearnedSource] = None
         # a ModelError ends start-up: a bad model file, or an overlay file that cannot be read
-        if self.p["model_file"]:
-            model, text = read_model_file(self.p["model_file"], self.p["max_model_bytes"],
+        if self.p.model_file:
+            model, text = read_model_file(self.p.model_file, self.p.max_model_bytes,
                                           overlay=self.overlay)
-            prepared = self._prepare(model, text, self.p["model_file"])
+            prepared = self._prepare(model, text, self.p.model_file)
             self._install(prepared)
-            if is_urdf(text) and self.p["model_source"] == "topic":
+            if is_urdf(text) and self.p.model_source == "topic":
                 # the model loader publishes a URDF model file as its model document: the
                 # same model, not an update to hold
                 self.updates.installed(prepared, urdf_as_document(
-                    text, self.p["model_file"], self.overlay, self.p["max_model_bytes"]))
+                    text, self.p.model_file, self.overlay, self.p.max_model_bytes))
         else:
             if self.overlay:
-                read_overlay(self.overlay, self.p["max_model_bytes"])
+                read_overlay(self.overlay, self.p.max_model_bytes)
             # the model comes later, on a topic: its kernels are compiled (or loaded) now
             Evaluator(read_model_file(bundled_model())[0])
         # parsed models are installed by a timer that runs only while a parse is under way or
@@ -380,20 +383,20 @@ class DynamicsNode(LifecycleNode):
         self.create_service(Trigger, "~/accept_model_update", self._on_accept_model_update)
         # inputs; actuator_states first: when both are waiting, the executor serves it first,
         # so an evaluation (triggered by joint_states) uses the newest actuator lengths
-        self.create_subscription(JointState, self.p["actuator_states_topic"],
+        self.create_subscription(JointState, self.p.actuator_states_topic,
                                  self._on_actuator_state, qos.NEWEST_SAMPLE)
         # merged: each message may carry other joints than the last (several publishers):
         # a queue, so that one publisher's message is not replaced by another's unread
-        self.create_subscription(JointState, self.p["joint_states_topic"], self._on_joint_state,
-                                 qos.MERGED_SAMPLES if self.p["joint_state_policy"] == "merge"
+        self.create_subscription(JointState, self.p.joint_states_topic, self._on_joint_state,
+                                 qos.MERGED_SAMPLES if self.p.joint_state_policy == "merge"
                                  else qos.NEWEST_SAMPLE, raw=True)
-        if self.p["odometry_topic"]:
-            self.create_subscription(Odometry, self.p["odometry_topic"], self._on_odometry,
+        if self.p.odometry_topic:
+            self.create_subscription(Odometry, self.p.odometry_topic, self._on_odometry,
                                      qos.NEWEST_SAMPLE)
         # raw: a reference's size is checked before it is deserialized
-        self.create_subscription(JointTrajectory, self.p["reference_topic"], self._on_reference,
+        self.create_subscription(JointTrajectory, self.p.reference_topic, self._on_reference,
                                  qos.OUTPUT, raw=True)
-        self.create_timer(1.0 / self.p["watchdog_rate"], self._watchdog)
+        self.create_timer(1.0 / self.p.watchdog_rate, self._watchdog)
         # models from a topic are parsed on this worker thread, and the monitoring outputs
         # published on theirs, started last so that a configure error leaves no thread
         self.parser = ModelParser(self._parse_model, self._check_large_model)
@@ -405,19 +408,19 @@ class DynamicsNode(LifecycleNode):
         super().destroy_node()
 
     def _on_set_parameters(self, params) -> SetParametersResult:
-        if self.p["safety_parameters_read_only"]:
+        if self.p.safety_parameters_read_only:
             for param in params:
-                if param.name in SAFETY_PARAMETERS and param.value != self.p[param.name]:
+                if param.name in SAFETY_PARAMETERS and param.value != getattr(self.p, param.name):
                     return SetParametersResult(successful=False, reason=(
                         f"{param.name} is read-only (safety_parameters_read_only: true); "
                         "restart the node with the new value"))
-        new = dict(self.p)
-        new.update({param.name: param.value for param in params if param.name in PARAMETERS})
+        new = replace(self.p, **{param.name: param.value for param in params
+                                 if param.name in PARAMETERS})
         problem = check_parameters(new)
         if problem:
             return SetParametersResult(successful=False, reason=problem)
-        cutoff_changed = new["acceleration_filter_cutoff"] != self.p["acceleration_filter_cutoff"]
-        if new["max_model_bytes"] != self.p["max_model_bytes"] and self.parser is not None:
+        cutoff_changed = new["acceleration_filter_cutoff"] != self.p.acceleration_filter_cutoff
+        if new["max_model_bytes"] != self.p.max_model_bytes and self.parser is not None:
             self.parser.forget()            # a remembered outcome may differ under the new cap
         self.p = new
         if not self.configured:             # configure builds its helpers from self.p
@@ -431,14 +434,14 @@ class DynamicsNode(LifecycleNode):
 
     # ------------------------------------------------------------------ model
     def _prepare(self, model: Model, text: str, source: str) -> PreparedModel:
-        return prepare_model(model, text, source, self.p["feedforward_joints"],
-                             self.p["wrench_joints"], self.joint_map, self.p["max_loop_jump"],
-                             (self.p["world_frame"], self.p["base_frame"]))
+        return prepare_model(model, text, source, self.p.feedforward_joints,
+                             self.p.wrench_joints, self.joint_map, self.p.max_loop_jump,
+                             (self.p.world_frame, self.p.base_frame))
 
     def _parse_model(self, text: str) -> PreparedModel:
         """The worker thread's job: size cap, guarded parse, validation, buffers."""
-        source, cap = self.model_topic, self.p["max_model_bytes"]
-        if self.p["model_source"] == "robot_description":
+        source, cap = self.model_topic, self.p.max_model_bytes
+        if self.p.model_source == "robot_description":
             model = model_from_description(text, source, cap, self.overlay)
         else:
             model = model_from_text(text, source, cap)
@@ -447,8 +450,8 @@ class DynamicsNode(LifecycleNode):
     def _check_large_model(self, text: str) -> None:
         """A large text's validation in a child process (the worker thread waits without the
         GIL; a refused or too slow text never costs this process its parse)."""
-        overlay = self.overlay if self.p["model_source"] == "robot_description" else None
-        check_in_child(text, self.model_topic, self.p["max_model_bytes"], overlay)
+        overlay = self.overlay if self.p.model_source == "robot_description" else None
+        check_in_child(text, self.model_topic, self.p.max_model_bytes, overlay)
 
     def _install(self, prepared: PreparedModel) -> None:
         """Use a prepared model from now on (executor thread); a change is logged at WARN."""
@@ -461,32 +464,32 @@ class DynamicsNode(LifecycleNode):
                                           self.joint_map.effort_out(prepared.joints))
         self.learned = self._learned_source(model, inputs)
         base = ()
-        if model.base is None and (self.p["base_frame"] or not self.p["publish_base_transform"]):
+        if model.base is None and (self.p.base_frame or not self.p.publish_base_transform):
             self.get_logger().warning(f"base_frame and publish_base_transform take no effect: the "
                                       f"model {model.name!r} has no base: section (its bodies "
                                       "are published from world_frame)")
-        if self.p["odometry_topic"] and model.base is None:
-            self.get_logger().warning(f"odometry_topic {self.p['odometry_topic']!r} is set but "
+        if self.p.odometry_topic and model.base is None:
+            self.get_logger().warning(f"odometry_topic {self.p.odometry_topic!r} is set but "
                                       f"the model {model.name!r} has no base: section; the "
                                       "odometry is ignored")
-        elif self.p["odometry_topic"]:
+        elif self.p.odometry_topic:
             base = tuple(c for c in model.base.coordinates if c in inputs)
         self.assembler = StateAssembler(model, base, inputs, tuple(
             n for n in model.input_names if n not in inputs), shown=self.joint_map.hardware)
         solved = [c for c in model.coordinate_names if c not in inputs] \
-            if self.p["publish_solved_joint_states"] else []
+            if self.p.publish_solved_joint_states else []
         self.solved_names = frozenset(self.joint_map.to_hardware(solved))
         self.limits = InputLimits.of(model)
         self.compiled_checks = CompiledChecks(self.assembler, self.limits)
         self._make_parsers()
-        self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
+        self.estimator = AccelerationEstimator(self.p.acceleration_filter_cutoff)
         frames = self.evaluator.frames
         # the solved coordinates on joint_states: robot_state_publisher places their bodies
         self.plan = frame_plan(model, frames.parents, frames.children,
                                sum(1 for j in model.joint_type if j != JointType.FIXED),
                                model.coordinate_names if solved else inputs,
-                               self.p["publish_tf"], self.p["publish_base_transform"],
-                               self.p["base_frame"], self.p["world_frame"], self.p["frame_prefix"],
+                               self.p.publish_tf, self.p.publish_base_transform,
+                               self.p.base_frame, self.p.world_frame, self.p.frame_prefix,
                                self.joint_map.links)
         # messages refilled by every evaluation: names and frames are set once; names are
         # the hardware's (joint_name_map)
@@ -502,7 +505,7 @@ class DynamicsNode(LifecycleNode):
         self.monitoring.install(
             self.plan, hardware(model.coordinate_names), hardware(inputs),
             {body: model.body_index(body) for body in prepared.wrench_bodies},
-            self.p["world_frame"], self.evaluator.result,
+            self.p.world_frame, self.evaluator.result,
             OutputUnits.of(self.joint_map, model.coordinate_names, inputs, solved))
         if self.active:
             self._publish_static_frames()
@@ -522,9 +525,9 @@ class DynamicsNode(LifecycleNode):
         if self.network is None:
             return None
         try:
-            return LearnedSource.of(self.network, self.p["feedforward_network_file"], inputs,
+            return LearnedSource.of(self.network, self.p.feedforward_network_file, inputs,
                                     model.name, self.feedforward.effort_limit,
-                                    self.p["learned_feedforward_tolerance"])
+                                    self.p.learned_feedforward_tolerance)
         except LearnedFeedforwardError as exc:
             if self.configuring_since is not None:
                 raise
@@ -609,7 +612,7 @@ class DynamicsNode(LifecycleNode):
     def _on_accept_model_update(self, request: Trigger.Request,
                                 response: Trigger.Response) -> Trigger.Response:
         try:
-            prepared = self.updates.accept_pending(self.p["accept_model_hash"])
+            prepared = self.updates.accept_pending(self.p.accept_model_hash)
         except UpdateRefused as exc:
             response.success, response.message = False, str(exc)
             return response
@@ -626,7 +629,7 @@ class DynamicsNode(LifecycleNode):
             return
         stamp = self.get_clock().now().to_msg()
         transforms = [transform(stamp, parent, child, R, p) for parent, child, R, p
-                      in static_frames(self.model, self.plan, self.p["world_frame"])]
+                      in static_frames(self.model, self.plan, self.p.world_frame)]
         self.pub_tf_static.publish(TFMessage(transforms=transforms))
 
     # ------------------------------------------------------------------ inputs
@@ -644,7 +647,7 @@ class DynamicsNode(LifecycleNode):
     def _make_parsers(self) -> None:
         """The readers of joint_states and actuator_states messages for the installed model
         and ``joint_state_policy`` (each keeps what a message's names decide)."""
-        policy, assembler = self.p["joint_state_policy"], self.assembler
+        policy, assembler = self.p.joint_state_policy, self.assembler
         self.joint_state_parser = JointStateParser(
             self.joint_map, assembler.accepted_names(), assembler.required_names(), policy)
         self.actuator_state_parser = JointStateParser(self.joint_map, self.model.actuator_names,
@@ -652,8 +655,8 @@ class DynamicsNode(LifecycleNode):
 
     def _tolerances(self) -> tuple[float, float]:
         """The position tolerance (inf: positions unchecked) and the velocity tolerance."""
-        return (self.p["position_limit_tolerance"] if self.p["check_position_limits"]
-                else math.inf, self.p["velocity_limit_tolerance"])
+        return (self.p.position_limit_tolerance if self.p.check_position_limits
+                else math.inf, self.p.velocity_limit_tolerance)
 
     def _store(self, layout: MessageLayout, p: np.ndarray, v: np.ndarray, now: int,
                stamp: Optional[int] = None, checked: bool = False) -> None:
@@ -669,8 +672,8 @@ class DynamicsNode(LifecycleNode):
     def _gather(self, now: int) -> Gathered:
         """The stored inputs' merged stamp and values, by the compiled checks (``now``: the
         node clock, ns)."""
-        return self.compiled_checks.gather(now * 1e-9, self.p["stale_timeout"],
-                                           int(self.p["max_joint_age"] * 1e9))
+        return self.compiled_checks.gather(now * 1e-9, self.p.stale_timeout,
+                                           int(self.p.max_joint_age * 1e9))
 
     def _read(self, msg: JointStateArrays, parser: JointStateParser
               ) -> tuple[MessageLayout, np.ndarray, np.ndarray, bool]:
@@ -733,7 +736,7 @@ class DynamicsNode(LifecycleNode):
         self.tf_grid.reset()
         self.output_grid.reset()
         self.assembler.forget_stamps()           # the joints' stamps of the old time base
-        self.estimator = AccelerationEstimator(self.p["acceleration_filter_cutoff"])
+        self.estimator = AccelerationEstimator(self.p.acceleration_filter_cutoff)
 
     def _on_actuator_state(self, msg: JointState) -> None:
         self.received["actuator_states"] += 1
@@ -746,7 +749,7 @@ class DynamicsNode(LifecycleNode):
             layout, p, v, checked = self._read(joint_state_arrays(msg),
                                                self.actuator_state_parser)
             self._store(layout, p, v, now,
-                        stamp if self.p["joint_state_policy"] == "merge" else None, checked)
+                        stamp if self.p.joint_state_policy == "merge" else None, checked)
         except InputRejected as exc:
             self._reject(exc.reason, f"actuator_states: {exc.detail}")
 
@@ -779,7 +782,7 @@ class DynamicsNode(LifecycleNode):
         self.received["reference"] += 1
         if self.model is None or not self.active:
             return self._idle_input()
-        names, cap = self.evaluator.input_names, self.p["max_reference_points"]
+        names, cap = self.evaluator.input_names, self.p.max_reference_points
         try:
             check_serialized_reference(data, len(names), cap)
             try:
@@ -822,7 +825,7 @@ class DynamicsNode(LifecycleNode):
             stamp = to_nanoseconds(msg)
             layout, p, v, checked = self._read(msg, self.joint_state_parser)
             names = layout.names
-            if self.p["joint_state_policy"] == "merge":
+            if self.p.joint_state_policy == "merge":
                 if not names:                    # only joints the model does not use
                     self.events["joint_states_without_model_joints"] += 1
                     return
@@ -835,7 +838,7 @@ class DynamicsNode(LifecycleNode):
                     self._check_stamp(stamp, now)
                 self._store(layout, p, v, now, stamp, checked)
                 gathered = self._gather(now)
-                stamp = self.assembler.merged_stamp(int(self.p["max_joint_age"] * 1e9)) \
+                stamp = self.assembler.merged_stamp(int(self.p.max_joint_age * 1e9)) \
                     if gathered.stamp is None else gathered.stamp
                 self._check_stamp(stamp, now)
             else:
@@ -843,17 +846,17 @@ class DynamicsNode(LifecycleNode):
                 self._store(layout, p, v, now, checked=checked)
                 gathered = self._gather(now)
             self.arrivals.append(received)
-            self.stamps.check_rate(stamp, self.p["publish_rate_limit"])
+            self.stamps.check_rate(stamp, self.p.publish_rate_limit)
             # actuator lengths (and odometry) may come on their own topics: not older than
             # the stale timeout
-            x, xd = self.assembler.assemble(now * 1e-9, self.p["stale_timeout"]) \
+            x, xd = self.assembler.assemble(now * 1e-9, self.p.stale_timeout) \
                 if gathered.inputs is None else gathered.inputs
         except InputRejected as exc:
             return self._reject(exc.reason, exc.detail)
-        xdd = input_accelerations(self.p["acceleration_source"], stamp, xd, self.estimator,
+        xdd = input_accelerations(self.p.acceleration_source, stamp, xd, self.estimator,
                                   self.reference)
         try:
-            result = self.evaluator(x, xd, xdd, self.p["gravity_only"])
+            result = self.evaluator(x, xd, xdd, self.p.gravity_only)
         except NonFiniteLoads:
             return self._reject("non_finite", "the loads of this input are not finite "
                                               "(inputs too large)")
@@ -879,10 +882,10 @@ class DynamicsNode(LifecycleNode):
         coordinate beyond its joint limits by more than ``position_limit_tolerance``, in
         words ("" if none, or for a tree)."""
         chain = getattr(self.evaluator, "chain", None)
-        if chain is None or not self.p["check_position_limits"]:
+        if chain is None or not self.p.check_position_limits:
             return ""
         lower, upper = self.model.compiled.coordinate_limits
-        tolerance, q = self.p["position_limit_tolerance"], result.state.q
+        tolerance, q = self.p.position_limit_tolerance, result.state.q
         for c in chain.dependent:
             if not lower[c] - tolerance <= q[c] <= upper[c] + tolerance:
                 return (f"the dependent coordinate {self.model.coordinate_names[c]} solved at "
@@ -908,21 +911,21 @@ class DynamicsNode(LifecycleNode):
         efforts = result.efforts
         if self.learned is not None:
             # gravity_only: the model's efforts are those at rest, and so are the network's
-            rates = (np.zeros_like(xd), np.zeros_like(xdd)) if self.p["gravity_only"] \
+            rates = (np.zeros_like(xd), np.zeros_like(xdd)) if self.p.gravity_only \
                 else (xd, xdd)
             efforts, learned = self.learned(x, *rates, efforts)
             if not learned:
                 self.events["learned_feedforward_replaced"] += 1
-        self.safety.accepted(now, self.feedforward(efforts, self.p["clamp_feedforward"]), x)
+        self.safety.accepted(now, self.feedforward(efforts, self.p.clamp_feedforward), x)
         self._publish_feedforward(self.safety.last_feedforward, stamp)
         beyond = self.feedforward.beyond_limits(efforts)
         if beyond:                            # published, and flagged in /diagnostics
             self.events["efforts_beyond_limits"] += 1
             self.effort_flags = beyond
-        loads = self.output_grid.due(stamp, self.p["output_rate"])
-        tf = self.tf_grid.due(stamp, self.p["tf_rate"])
+        loads = self.output_grid.due(stamp, self.p.output_rate)
+        tf = self.tf_grid.due(stamp, self.p.tf_rate)
         if loads or tf:
-            self.monitoring.submit(stamp, loads, tf, x, xd, result, self.p["marker_scale"])
+            self.monitoring.submit(stamp, loads, tf, x, xd, result, self.p.marker_scale)
 
     def _on_monitoring_error(self, exc: BaseException) -> None:
         """The monitoring thread's failure to publish one evaluation (counted as skipped)."""
@@ -964,7 +967,7 @@ class DynamicsNode(LifecycleNode):
                 self.get_logger().warning(f"gravity compensation at the last valid input "
                                           f"failed ({exc}); publishing zeros")
             return self.feedforward.zeros()
-        return self.feedforward(gravity, self.p["clamp_feedforward"])
+        return self.feedforward(gravity, self.p.clamp_feedforward)
 
     def _publish_diagnostics(self) -> None:
         """The status (node_status) with the lifecycle's state; before configure completes
@@ -991,10 +994,10 @@ class DynamicsNode(LifecycleNode):
             arrivals=tuple(self.arrivals),
             last_valid_age=None if last is None else (self._now() - last) * 1e-9,
             stale=configured and self.safety.stale,
-            acceleration_source=self.p["acceleration_source"],
+            acceleration_source=self.p.acceleration_source,
             effort_flags=tuple(self.effort_flags), ignored_names=sorted(self.ignored_names),
-            feedforward_source=self.p["feedforward_source"] if learned is not None or
-            model is None or self.p["feedforward_source"] == "model" else "learned (refused)",
+            feedforward_source=self.p.feedforward_source if learned is not None or
+            model is None or self.p.feedforward_source == "model" else "learned (refused)",
             learned_difference=None if learned is None else learned.largest_difference)
         since = self.configuring_since
         if since is not None:

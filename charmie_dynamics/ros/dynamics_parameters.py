@@ -12,6 +12,7 @@ from .learned_source import FEEDFORWARD_SOURCES
 from .model_source import MODEL_SOURCES
 from .outputs import TF_POLICIES
 from .param_spec import Param
+from .parameter_types import DynamicsParameters
 from .stale_policy import POLICIES as STALE_POLICIES
 
 ACCELERATION_SOURCES = ("zero", "estimate", "reference")
@@ -198,27 +199,27 @@ PARAMETERS = {
 }
 
 
-def check_frames(p: Mapping[str, Any]) -> Optional[str]:
+def check_frames(p: DynamicsParameters) -> Optional[str]:
     """Frame names tf2 takes: ``world_frame`` and a given ``base_frame`` non-empty, distinct,
     without whitespace or '/' at either end; ``frame_prefix`` without a leading '/' or '//'
     (tf2 refuses frame ids starting with '/')."""
     for key in ("world_frame", "base_frame"):
-        name = p[key]
+        name = getattr(p, key)
         if key == "base_frame" and not name:
             continue
         if not name or name != name.strip() or any(c.isspace() for c in name) \
                 or name.startswith("/") or name.endswith("/") or "//" in name:
             return (f"{key} {name!r}: expected a frame name (not empty, no whitespace, no "
                     "'/' at either end or twice)")
-    if p["base_frame"] == p["world_frame"]:
-        return f"base_frame {p['base_frame']!r}: the same as world_frame, expected another name"
-    prefix = p["frame_prefix"]
+    if p.base_frame == p.world_frame:
+        return f"base_frame {p.base_frame!r}: the same as world_frame, expected another name"
+    prefix = p.frame_prefix
     if prefix.startswith("/") or "//" in prefix or any(c.isspace() for c in prefix):
         return f"frame_prefix {prefix!r}: expected no leading '/', no '//' and no whitespace"
     return None
 
 
-def check_parameters(p: Mapping[str, Any]) -> Optional[str]:
+def check_parameters(p: DynamicsParameters) -> Optional[str]:
     """What the declared ranges cannot say (ranges and finiteness are rclpy's check): the
     problem, or None."""
     for key, allowed in (("acceleration_source", ACCELERATION_SOURCES),
@@ -229,23 +230,31 @@ def check_parameters(p: Mapping[str, Any]) -> Optional[str]:
                          ("model_source", MODEL_SOURCES),
                          ("joint_state_policy", JOINT_STATE_POLICIES),
                          ("publish_tf", TF_POLICIES)):
-        if p[key] not in allowed:
-            return f"{key} {p[key]!r}: expected one of {', '.join(allowed)}"
+        value = getattr(p, key)
+        if value not in allowed:
+            return f"{key} {value!r}: expected one of {', '.join(allowed)}"
     problem = check_frames(p)
     if problem:
         return problem
     for key in RATE_PARAMETERS:
-        if 0.0 < p[key] < 1.0:
-            return f"{key} {p[key]!r}: expected 0 (off) or 1 to 10000 Hz"
-    if (p["feedforward_source"] == "learned") != bool(p["feedforward_network_file"]):
-        return (f"feedforward_source {p['feedforward_source']!r} with feedforward_network_file "
-                f"{p['feedforward_network_file']!r}: expected a network file with learned "
+        value = getattr(p, key)
+        if 0.0 < value < 1.0:
+            return f"{key} {value!r}: expected 0 (off) or 1 to 10000 Hz"
+    if (p.feedforward_source == "learned") != bool(p.feedforward_network_file):
+        return (f"feedforward_source {p.feedforward_source!r} with feedforward_network_file "
+                f"{p.feedforward_network_file!r}: expected a network file with learned "
                 "and none with model")
-    if p["model_source"] == "file" and not p["model_file"]:
+    if p.model_source == "file" and not p.model_file:
         return "model_source 'file' with model_file '': expected a model_file"
-    if p["overlay_file"] and p["model_source"] != "robot_description" and not p["model_file"]:
+    if p.overlay_file and p.model_source != "robot_description" and not p.model_file:
         # an overlay silently unused would hide a configuration mistake
-        return (f"overlay_file {p['overlay_file']!r} with model_source {p['model_source']!r} "
+        return (f"overlay_file {p.overlay_file!r} with model_source {p.model_source!r} "
                 "and no model_file: expected a URDF model_file or model_source robot_description "
                 "(texts on model_topic are complete models)")
     return None
+
+
+def with_defaults(values: Mapping[str, Any] = {}) -> DynamicsParameters:
+    """The table's defaults, where ``values`` gives none, as the node holds them."""
+    return DynamicsParameters(**({name: spec.default for name, spec in PARAMETERS.items()}
+                                 | dict(values)))

@@ -36,44 +36,47 @@ from .clock_guard import ClockGuard
 from .joint_map import read_joint_map
 from .model_source import model_to_publish
 from .param_spec import Param
+from .parameter_types import ModelLoaderParameters
 from .parameters import declare_parameters
+
+PARAMETERS = {
+    "model_file": Param(str(bundled_model()),
+                        "Model file (YAML, docs/model_format.md, or a URDF); default: the "
+                        "bundled CHARMIE"),
+    "overlay_file": Param("", "Mechanism overlay (YAML) of a URDF model_file; empty: none"),
+    "model_topic": Param("charmie/model", "Topic of the validated model (std_msgs/String)",
+                         topic=True),
+    "frame_prefix": Param("", "Prefix of the link names of the URDF made from a YAML "
+                          "model_file, as robot_state_publisher's"),
+    "max_model_bytes": Param(DEFAULT_MAX_BYTES, "Largest model file read (bytes)", True,
+                             1024, 256 * 2**20),
+    "publish_robot_description": Param(True, "Publish the URDF on robot_description; set "
+                                       "false beside robot_state_publisher/ros2_control, "
+                                       "which own that topic"),
+    "joint_map_file": Param("", "The dynamics node's joint_map_file: the URDF made from a "
+                            "YAML model_file names its joints by its names: and its "
+                            "links by its links:; empty: the model's names"),
+}
 
 
 class ModelLoaderNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("model_loader", **kwargs)
         self.clock_guard = ClockGuard(self)
-        self.p = declare_parameters(self, {
-            "model_file": Param(str(bundled_model()),
-                                "Model file (YAML, docs/model_format.md, or a URDF); default: the "
-                                "bundled CHARMIE"),
-            "overlay_file": Param("", "Mechanism overlay (YAML) of a URDF model_file; empty: none"),
-            "model_topic": Param("charmie/model", "Topic of the validated model (std_msgs/String)",
-                                 topic=True),
-            "frame_prefix": Param("", "Prefix of the link names of the URDF made from a YAML "
-                                  "model_file, as robot_state_publisher's"),
-            "max_model_bytes": Param(DEFAULT_MAX_BYTES, "Largest model file read (bytes)", True,
-                                     1024, 256 * 2**20),
-            "publish_robot_description": Param(True, "Publish the URDF on robot_description; set "
-                                               "false beside robot_state_publisher/ros2_control, "
-                                               "which own that topic"),
-            "joint_map_file": Param("", "The dynamics node's joint_map_file: the URDF made from a "
-                                    "YAML model_file names its joints by its names: and its "
-                                    "links by its links:; empty: the model's names"),
-        })
-        self.joint_map = read_joint_map((), self.p["joint_map_file"], self.p["max_model_bytes"])
-        self.path = Path(self.p["model_file"])
-        self.overlay = Path(self.p["overlay_file"]) if self.p["overlay_file"] else None
-        self.pub_model = self.create_publisher(String, self.p["model_topic"], qos.LATCHED)
+        self.p = declare_parameters(self, PARAMETERS, ModelLoaderParameters)
+        self.joint_map = read_joint_map((), self.p.joint_map_file, self.p.max_model_bytes)
+        self.path = Path(self.p.model_file)
+        self.overlay = Path(self.p.overlay_file) if self.p.overlay_file else None
+        self.pub_model = self.create_publisher(String, self.p.model_topic, qos.LATCHED)
         # off: no publisher at all, so that robot_description has its owner's alone
         self.pub_description = (self.create_publisher(String, "robot_description", qos.LATCHED)
-                                if self.p["publish_robot_description"] else None)
+                                if self.p.publish_robot_description else None)
         self._load()                       # ModelError ends start-up
         self.create_service(Trigger, "~/reload", self._on_reload)
 
     def _load(self) -> str:
-        loaded = model_to_publish(self.path, self.overlay, self.p["max_model_bytes"],
-                                  self.p["frame_prefix"], self.joint_map)
+        loaded = model_to_publish(self.path, self.overlay, self.p.max_model_bytes,
+                                  self.p.frame_prefix, self.joint_map)
         model = loaded.model
         if model.loops is not None:     # assembly and mobility, as validate-model checks them
             ClosedChain.build(model)

@@ -7,7 +7,7 @@ checked at start-up; ``use_sim_time`` cannot change after it.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Callable, Optional, TypeVar
 
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 SetParametersResult)
@@ -25,6 +25,7 @@ from .run import rcl_message
 FIXED_AT_START_UP = ("use_sim_time",)
 
 OnSet = Callable[[list[Parameter]], SetParametersResult]
+Typed = TypeVar("Typed")
 
 
 def descriptor(spec: Param) -> ParameterDescriptor:
@@ -40,9 +41,10 @@ def descriptor(spec: Param) -> ParameterDescriptor:
     return d
 
 
-def declare_parameters(node: Node, table: dict[str, Param],
-                       on_set: Optional[OnSet] = None) -> dict[str, Any]:
-    """Declare every parameter of ``table`` on ``node`` and return the values; a value out of
+def declare_parameters(node: Node, table: dict[str, Param], typed: Callable[..., Typed],
+                       on_set: Optional[OnSet] = None) -> Typed:
+    """Declare every parameter of ``table`` on ``node`` and return the values as ``typed``
+    (the node's class in :mod:`.parameter_types`, generated from the table); a value out of
     its range (from the command line or a params file) or a topic parameter that is not a
     valid topic name raises ``ValueError`` naming the parameter, the value and what is
     expected (the node's start-up error).
@@ -69,7 +71,7 @@ def declare_parameters(node: Node, table: dict[str, Param],
         return on_set(params) if on_set is not None else SetParametersResult(successful=True)
 
     node.add_on_set_parameters_callback(on_set_parameters)
-    return {name: node.get_parameter(name).value for name in table}
+    return typed(**{name: node.get_parameter(name).value for name in table})
 
 
 def check_topic(node: Node, name: str, value: str, spec: Param) -> None:

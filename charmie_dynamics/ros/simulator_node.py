@@ -85,6 +85,7 @@ from .log_throttle import LogThrottle
 from .messages import diagnostics, joint_state, stamp_from_seconds
 from .model_updates import check_node_model
 from .param_spec import Param
+from .parameter_types import SimulatorParameters
 from .parameters import declare_parameters
 
 CONTROLS = ("effort", "pd")
@@ -118,32 +119,32 @@ class SimulatorNode(Node):
         super().__init__("simulator", **kwargs)
         self.log_throttle = LogThrottle(2.0)
         self.clock_guard = ClockGuard(self)
-        p = declare_parameters(self, PARAMETERS)
+        p = declare_parameters(self, PARAMETERS, SimulatorParameters)
         problems = [      # the ranges of each number are declared (and checked by rclpy)
-            (p["dt"] > 1.0 / p["rate"], f"dt {p['dt']!r}: expected at most 1/rate"),
-            (p["integrator"] not in INTEGRATORS,
-             f"integrator {p['integrator']!r}: expected {INTEGRATORS}"),
-            (p["fd_method"] not in METHODS, f"fd_method {p['fd_method']!r}: expected {METHODS}"),
-            (p["control"] not in CONTROLS, f"control {p['control']!r}: expected {CONTROLS}"),
-            (p["motion"] not in ("",) + tuple(MOTIONS) + tuple(LOOP_REFERENCES),
-             f"motion {p['motion']!r}: expected {tuple(MOTIONS) + tuple(LOOP_REFERENCES)}"),
+            (p.dt > 1.0 / p.rate, f"dt {p.dt!r}: expected at most 1/rate"),
+            (p.integrator not in INTEGRATORS,
+             f"integrator {p.integrator!r}: expected {INTEGRATORS}"),
+            (p.fd_method not in METHODS, f"fd_method {p.fd_method!r}: expected {METHODS}"),
+            (p.control not in CONTROLS, f"control {p.control!r}: expected {CONTROLS}"),
+            (p.motion not in ("",) + tuple(MOTIONS) + tuple(LOOP_REFERENCES),
+             f"motion {p.motion!r}: expected {tuple(MOTIONS) + tuple(LOOP_REFERENCES)}"),
         ]
         for bad, message in problems:
             if bad:
                 raise ValueError(f"parameter {message}")
         self.p = p
-        self.model = load_model(p["model_file"])
+        self.model = load_model(p.model_file)
         m = self.model
-        check_node_model(m, p["model_file"], "the simulator publishes")
+        check_node_model(m, p.model_file, "the simulator publishes")
         self.loop: Optional[LoopStepData] = None
         if m.loops is not None:
             try:
                 self.loop = LoopStepData(m)
             except LoopAssemblyError as exc:
-                raise ValueError(f"{p['model_file']}: {exc}") from None
+                raise ValueError(f"{p.model_file}: {exc}") from None
         inputs = list(m.input_names) if self.loop is None else list(self.loop.names)
         self.inputs = inputs
-        names = [j for j in p["command_joints"] if j] or inputs
+        names = [j for j in p.command_joints if j] or inputs
         unknown = [j for j in names if j not in inputs]
         if unknown:
             raise ValueError(f"parameter command_joints: {', '.join(unknown)} not in the model's "
@@ -151,7 +152,7 @@ class SimulatorNode(Node):
         self.command_index = [inputs.index(j) for j in names]
         self.space = actuator_space(m)
         default = "validation" if self.loop is None else "seed002-free-fall"
-        self.reference = node_motion(m, p["motion"] or default, 0.001)
+        self.reference = node_motion(m, p.motion or default, 0.001)
         x0 = self.reference.x[0]
         self.t = 0.0
         self.command: Optional[np.ndarray] = None
@@ -162,7 +163,7 @@ class SimulatorNode(Node):
         self.saturation_events = 0
         self.saturated_now: list[str] = []
         self.rejected_commands = 0
-        self.substeps = max(1, int(round(1.0 / (p["rate"] * p["dt"]))))
+        self.substeps = max(1, int(round(1.0 / (p.rate * p.dt))))
         if self.loop is not None:
             self._start_loops(x0)
         else:
@@ -170,12 +171,12 @@ class SimulatorNode(Node):
         self.wall_start = time.monotonic()
         self.pub_joints = self.create_publisher(JointState, "joint_states", qos.SENSOR)
         self.pub_actuators = self.create_publisher(JointState, "actuator_states", qos.SENSOR)
-        self.pub_clock = self.create_publisher(Clock, "/clock", 10) if p["publish_clock"] else None
+        self.pub_clock = self.create_publisher(Clock, "/clock", 10) if p.publish_clock else None
         self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.OUTPUT)
-        if p["control"] == "effort":
-            self.create_subscription(Float64MultiArray, p["command_topic"], self._on_command,
+        if p.control == "effort":
+            self.create_subscription(Float64MultiArray, p.command_topic, self._on_command,
                                      qos.OUTPUT)
-        self.create_timer(1.0 / p["rate"], self._tick)
+        self.create_timer(1.0 / p.rate, self._tick)
         self.create_timer(1.0, self._publish_diagnostics)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.x0 = x0
@@ -206,7 +207,7 @@ class SimulatorNode(Node):
         try:
             loop.reset(x0, np.zeros_like(x0))
         except LoopSingularityError as exc:
-            raise ValueError(f"{self.p['model_file']}: the loops do not close at the motion's "
+            raise ValueError(f"{self.p.model_file}: the loops do not close at the motion's "
                              f"start: {exc}") from None
         self.q, self.qd = loop.q, loop.qd
         slots = [m.input_names.index(n) for n in loop.names]
@@ -218,7 +219,7 @@ class SimulatorNode(Node):
         check_within_limits(m, state0.q)
         self.q, self.qd = state0.q, state0.qd
         # the compiled step, where it can run the model and fd_method (else the Python step)
-        reason = compiled_step_reason(m, p["fd_method"])
+        reason = compiled_step_reason(m, p.fd_method)
         self.held_step = HeldStepData(m) if reason is None else None
         if reason is not None:
             self.get_logger().info(f"integrating in Python, not compiled: {reason}")
@@ -249,20 +250,20 @@ class SimulatorNode(Node):
         ref = self.reference
         k = min(int(round(self.t / 0.001)), len(ref.t) - 1)
         x, _, _ = input_jacobians(self.model, self.q)
-        a = ref.xdd[k] + self.p["kp"] * (ref.x[k] - x) + self.p["kd"] * (ref.xd[k] - xd)
+        a = ref.xdd[k] + self.p.kp * (ref.x[k] - x) + self.p.kd * (ref.xd[k] - xd)
         return Hx @ a + b + friction(self.space, xd, smoothing)
 
     def _efforts(self) -> tuple[Optional[np.ndarray], np.ndarray]:
         """The effort to apply now (None: hold still) and the friction smoothing velocities."""
         Hx, b, xd = input_space_dynamics(self.model, self.q, self.qd)
         # the effective inertia of each input with the others free: 1 / (H_x^-1)_ii
-        smoothing = np.maximum(2.0 * self.p["dt"] * self.space.coulomb
+        smoothing = np.maximum(2.0 * self.p.dt * self.space.coulomb
                                * np.diag(np.linalg.inv(Hx)), 1e-9)
-        if self.p["control"] == "pd":
+        if self.p.control == "pd":
             return self._pd_effort(Hx, b, xd, smoothing), smoothing
         if self.command is None:
-            return (None if self.p["wait_for_command"] else np.zeros_like(xd)), smoothing
-        if self.t - self.command_time > self.p["command_timeout"]:
+            return (None if self.p.wait_for_command else np.zeros_like(xd)), smoothing
+        if self.t - self.command_time > self.p.command_timeout:
             self.command_timeouts += 1
             return np.zeros_like(xd), smoothing
         return self.command, smoothing
@@ -271,14 +272,14 @@ class SimulatorNode(Node):
         """The efforts at the independent coordinates now (None: hold still): the command,
         or computed torque on the embedded equations (module docstring)."""
         loop, p = self.loop, self.p
-        if p["control"] == "pd":
+        if p.control == "pd":
             ref = self.reference
             k = min(int(round(self.t / 0.001)), len(ref.t) - 1)
-            a = ref.xdd[k] + p["kp"] * (ref.x[k] - loop.x) + p["kd"] * (ref.xd[k] - loop.v)
+            a = ref.xdd[k] + p.kp * (ref.x[k] - loop.x) + p.kd * (ref.xd[k] - loop.v)
             return loop.M @ a + loop.bias
         if self.command is None:
-            return None if p["wait_for_command"] else np.zeros(len(self.inputs))
-        if self.t - self.command_time > p["command_timeout"]:
+            return None if p.wait_for_command else np.zeros(len(self.inputs))
+        if self.t - self.command_time > p.command_timeout:
             self.command_timeouts += 1
             return np.zeros(len(self.inputs))
         return self.command
@@ -295,7 +296,7 @@ class SimulatorNode(Node):
             self.saturation_events += int(over.any())
             self.effort = np.clip(wanted, -limit, limit)
             try:
-                loop_step(self.loop, self.effort, self.p["dt"])
+                loop_step(self.loop, self.effort, self.p.dt)
             except (LoopSingularityError, np.linalg.LinAlgError) as exc:
                 self.failed = f"{exc} at t = {self.t:.3f} s"
             if not self.failed and not (np.all(np.isfinite(self.loop.q))
@@ -305,7 +306,7 @@ class SimulatorNode(Node):
                 self.get_logger().error(f"simulation stopped: {self.failed}")
                 break
             self.q, self.qd = self.loop.q, self.loop.qd
-            self.t += self.p["dt"]
+            self.t += self.p.dt
         self._publish_state()
 
     def _tick(self) -> None:
@@ -317,7 +318,7 @@ class SimulatorNode(Node):
         wanted, smoothing = self._efforts()
         k = 0
         while k < self.substeps and wanted is not None:   # None: held still until commanded
-            if k > 0 and self.p["control"] == "pd":
+            if k > 0 and self.p.control == "pd":
                 wanted, smoothing = self._efforts()   # the pd controller runs every step
             limit = self.space.effort_limit
             clamped = np.clip(wanted, -limit, limit)
@@ -325,7 +326,7 @@ class SimulatorNode(Node):
             self.saturated_now = [n for n, o in zip(self.model.input_names, over) if o]
             self.effort = clamped
             # effort control holds the command over the period; pd changes it every step
-            run = self.substeps - k if self.p["control"] == "effort" else 1
+            run = self.substeps - k if self.p.control == "effort" else 1
             done = self._compiled_steps(clamped, smoothing, run)
             self.saturation_events += int(over.any()) * done
             k += done
@@ -335,8 +336,8 @@ class SimulatorNode(Node):
             self.saturation_events += int(over.any())
             try:
                 q, qd = step(self.model, self.t, self.q, self.qd,
-                             held_efforts(self.model, clamped, smoothing), self.p["dt"],
-                             self.p["integrator"], dynamics=self.p["fd_method"])
+                             held_efforts(self.model, clamped, smoothing), self.p.dt,
+                             self.p.integrator, dynamics=self.p.fd_method)
                 input_jacobians(self.model, q)     # raises if an actuator left its stroke
             except (MechanismRangeError, np.linalg.LinAlgError) as exc:
                 # e.g. an actuator driven past its stroke: the last valid state stays
@@ -348,7 +349,7 @@ class SimulatorNode(Node):
                 self.get_logger().error(f"simulation stopped: {self.failed}")
                 break
             self.q, self.qd = q, qd
-            self.t += self.p["dt"]
+            self.t += self.p.dt
             k += 1
         self._publish_state()
 
@@ -358,11 +359,11 @@ class SimulatorNode(Node):
         if self.held_step is None:
             return 0
         done = held_input_steps(self.model, self.q, self.qd, effort, smoothing, steps,
-                                self.p["dt"], self.p["integrator"], data=self.held_step)
+                                self.p.dt, self.p.integrator, data=self.held_step)
         if done:
             self.q, self.qd = (a.copy() for a in self.held_step.state)
             for _ in range(done):                  # the same sum as one step at a time
-                self.t += self.p["dt"]
+                self.t += self.p.dt
         return done
 
     def _publish_state(self) -> None:
@@ -393,7 +394,7 @@ class SimulatorNode(Node):
                   "command_timeouts": str(self.command_timeouts),
                   "saturated_now": ", ".join(self.saturated_now) or "none",
                   "rejected_commands": str(self.rejected_commands),
-                  "control": self.p["control"]}
+                  "control": self.p.control}
         level = DiagnosticStatus.WARN if self.saturated_now else DiagnosticStatus.OK
         message = ("saturated: " + ", ".join(self.saturated_now)) if self.saturated_now else "ok"
         if self.failed:

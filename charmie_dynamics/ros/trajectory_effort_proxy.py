@@ -60,6 +60,7 @@ from .log_throttle import LogThrottle
 from .messages import float_array
 from .model_updates import check_node_model
 from .param_spec import Param
+from .parameter_types import TrajectoryEffortProxyParameters
 from .parameters import declare_parameters
 from .stamps import to_nanoseconds
 
@@ -101,31 +102,31 @@ class TrajectoryEffortProxy(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("trajectory_effort_proxy", **kwargs)
         self.log_throttle = LogThrottle(5.0)
-        self.p = p = declare_parameters(self, PARAMETERS)
-        served, controller = (expand_topic_name(p[n], self.get_name(), self.get_namespace())
-                              for n in ("action_name", "controller_action"))
+        self.p = p = declare_parameters(self, PARAMETERS, TrajectoryEffortProxyParameters)
+        served, controller = (expand_topic_name(name, self.get_name(), self.get_namespace())
+                              for name in (p.action_name, p.controller_action))
         if served == controller:          # the goals would come back to this node forever
             raise ValueError(f"parameters action_name and controller_action both name "
                              f"{served}: expected the controller's action apart from the one "
                              "served")
-        self.model = model = load_model(p["model_file"])
-        check_node_model(model, p["model_file"], "the effort proxy evaluates")
-        self.joint_map = read_joint_map(p["joint_name_map"], p["joint_map_file"])
+        self.model = model = load_model(p.model_file)
+        check_node_model(model, p.model_file, "the effort proxy evaluates")
+        self.joint_map = read_joint_map(p.joint_name_map, p.joint_map_file)
         self.joint_map.check(tuple(dict.fromkeys(model.input_names + model.coordinate_names)),
-                             p["model_file"])
+                             p.model_file)
         self.evaluator = evaluator_for(model)
         inputs = tuple(self.evaluator.input_names)
         self.assembler = StateAssembler(model, (), inputs, tuple(
             n for n in model.input_names if n not in inputs), shown=self.joint_map.hardware)
         self.base = frozenset(model.base.coordinates if model.base is not None else ())
         self.forwarded: dict[bytes, object] = {}      # our goal's id -> the controller's goal
-        self.create_subscription(JointState, p["joint_states_topic"], self._on_joint_state,
+        self.create_subscription(JointState, p.joint_states_topic, self._on_joint_state,
                                  qos.MERGED_SAMPLES)
-        self.controller = ActionClient(self, FollowJointTrajectory, p["controller_action"])
-        self.server = ActionServer(self, FollowJointTrajectory, p["action_name"], self._execute,
+        self.controller = ActionClient(self, FollowJointTrajectory, p.controller_action)
+        self.server = ActionServer(self, FollowJointTrajectory, p.action_name, self._execute,
                                    cancel_callback=self._on_cancel)
         self.get_logger().info(f"filling the efforts ({model.name}) of the goals on "
-                               f"{p['action_name']} for {p['controller_action']}")
+                               f"{p.action_name} for {p.controller_action}")
 
     # ------------------------------------------------------------------ joint_states
     def _on_joint_state(self, msg: JointState) -> None:
@@ -150,9 +151,9 @@ class TrajectoryEffortProxy(Node):
                                                    "proxy fills the joint trajectory's efforts)")
         if not points:
             raise GoalRefused(Result.INVALID_GOAL, "the trajectory has no points")
-        if len(points) > self.p["max_points"]:
+        if len(points) > self.p.max_points:
             raise GoalRefused(Result.INVALID_GOAL, f"{len(points)} points, more than max_points "
-                                                   f"{self.p['max_points']}")
+                                                   f"{self.p.max_points}")
         inputs = self.assembler.names
         model_names = self.joint_map.message_to_model(names)
         if not names or len(set(names)) != len(names):
@@ -232,7 +233,7 @@ class TrajectoryEffortProxy(Node):
             goal = self.filled(goal_handle.request)
             if not self.controller.server_is_ready():
                 raise GoalRefused(Result.INVALID_GOAL, f"the controller's action "
-                                                       f"{self.p['controller_action']} is not "
+                                                       f"{self.p.controller_action} is not "
                                                        "available")
         except GoalRefused as exc:
             self.get_logger().warning(f"goal refused: {exc}")
@@ -246,7 +247,7 @@ class TrajectoryEffortProxy(Node):
         if not sent.accepted:
             goal_handle.abort()
             return Result(error_code=Result.INVALID_GOAL,
-                          error_string=f"{self.p['controller_action']} rejected the goal")
+                          error_string=f"{self.p.controller_action} rejected the goal")
         self.forwarded[key] = sent
         try:
             if goal_handle.is_cancel_requested:

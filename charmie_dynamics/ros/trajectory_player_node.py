@@ -38,6 +38,7 @@ from .log_throttle import LogThrottle
 from .messages import duration_from_seconds, float_array, joint_state, stamp_from_seconds
 from .model_updates import check_node_model
 from .param_spec import Param
+from .parameter_types import TrajectoryPlayerParameters
 from .parameters import declare_parameters
 
 PARAMETERS = {
@@ -73,22 +74,22 @@ class TrajectoryPlayerNode(Node):
         super().__init__("trajectory_player", **kwargs)
         self.log_throttle = LogThrottle(2.0)
         self.clock_guard = ClockGuard(self)
-        p = declare_parameters(self, PARAMETERS)
+        p = declare_parameters(self, PARAMETERS, TrajectoryPlayerParameters)
         known = ("",) + tuple(MOTIONS) + tuple(LOOP_REFERENCES)
-        if p["motion"] not in known and not p["trajectory_file"]:
-            raise ValueError(f"parameter motion {p['motion']!r}: expected one of "
+        if p.motion not in known and not p.trajectory_file:
+            raise ValueError(f"parameter motion {p.motion!r}: expected one of "
                              f"{', '.join(known[1:])}")
         self.p = p
-        self.model = m = load_model(p["model_file"])
-        check_node_model(m, p["model_file"], "the trajectory player publishes")
+        self.model = m = load_model(p.model_file)
+        check_node_model(m, p.model_file, "the trajectory player publishes")
         self.names = names = list(motion_inputs(m))
-        if p["trajectory_file"]:
-            traj = from_csv(m, p["trajectory_file"], columns=names)
+        if p.trajectory_file:
+            traj = from_csv(m, p.trajectory_file, columns=names)
             cols = [m.input_names.index(n) for n in names]
             self.traj = type(traj)(traj.t, traj.x[:, cols], traj.xd[:, cols], traj.xdd[:, cols])
         else:
             default = "validation" if m.loops is None else "seed002-eq35"
-            self.traj = node_motion(m, p["motion"] or default, 0.001)
+            self.traj = node_motion(m, p.motion or default, 0.001)
         self.embedding: Embedding | None = None
         if m.loops is not None:
             self.embedding = embedding_of(ClosedChain.build(m))
@@ -99,10 +100,10 @@ class TrajectoryPlayerNode(Node):
         self.pub_actuators = self.create_publisher(JointState, "actuator_states", qos.SENSOR)
         self.pub_reference = self.create_publisher(JointTrajectory, "reference_trajectory",
                                                    qos.OUTPUT)
-        self.pub_clock = self.create_publisher(Clock, "/clock", 10) if p["publish_clock"] else None
-        self.controller = self._controller_columns(p) if p["controller_topic"] else None
+        self.pub_clock = self.create_publisher(Clock, "/clock", 10) if p.publish_clock else None
+        self.controller = self._controller_columns(p) if p.controller_topic else None
         self.pub_controller = self.create_publisher(
-            JointTrajectory, p["controller_topic"], qos.OUTPUT) if self.controller else None
+            JointTrajectory, p.controller_topic, qos.OUTPUT) if self.controller else None
         self.reference_points: list[JointTrajectoryPoint] | None = None   # built once
         self.controller_points: list[JointTrajectoryPoint] | None = None
         self.duration = float(self.traj.t[-1] - self.traj.t[0])
@@ -110,15 +111,15 @@ class TrajectoryPlayerNode(Node):
         self.sim_time = 0.0
         self.cycles = 0
         self.finished = False
-        self.create_timer(1.0 / p["rate"], self._tick)
+        self.create_timer(1.0 / p.rate, self._tick)
 
     def _controller_columns(self, p: dict) -> tuple[list[str], list[int], np.ndarray,
                                                      np.ndarray, np.ndarray]:
         """The controller's joint names (hardware) and, per joint, its column among the
         played inputs, scale, offset and effort factor (``controller_topic``); a joint the
         motion does not play raises ValueError (start-up: one line)."""
-        joint_map = read_joint_map([], p["joint_map_file"])
-        joints = [j for j in p["controller_joints"] if j] or joint_map.to_hardware(self.names)
+        joint_map = read_joint_map([], p.joint_map_file)
+        joints = [j for j in p.controller_joints if j] or joint_map.to_hardware(self.names)
         model_names = joint_map.to_model(joints)
         missing = [j for j, n in zip(joints, model_names) if n not in self.names]
         if missing:
@@ -153,7 +154,7 @@ class TrajectoryPlayerNode(Node):
         trajectory's efforts for every point or for none."""
         samples = range(0, len(self.traj.t), max(1, len(self.traj.t) // 500))
         efforts: np.ndarray | list = []
-        if self.p["reference_efforts"]:
+        if self.p.reference_efforts:
             rows = list(samples)
             try:
                 efforts = efforts_along(evaluator_for(self.model), self.traj.x[rows],
@@ -180,7 +181,7 @@ class TrajectoryPlayerNode(Node):
             _, columns, scale, offset, factor = self.controller
             controller = [point(k, row, columns, scale, offset, factor)
                           for row, k in enumerate(samples)]
-            if not self.p["controller_efforts"]:
+            if not self.p.controller_efforts:
                 for out in controller:
                     out.effort = []
         return reference, controller
@@ -189,18 +190,18 @@ class TrajectoryPlayerNode(Node):
         if self.finished:
             return
         if self.pub_clock is not None:      # simulated time advances one period per tick
-            self.sim_time += 1.0 / self.p["rate"]
+            self.sim_time += 1.0 / self.p.rate
             now = self.sim_time
             self.pub_clock.publish(Clock(clock=stamp_from_seconds(now)))
         else:
             now = self.get_clock().now().nanoseconds * 1e-9
         if self.start is None:
             self.start = now
-            if self.p["publish_reference"]:
+            if self.p.publish_reference:
                 self._publish_reference(now)
         elapsed = now - self.start
         if elapsed > self.duration:
-            if not self.p["loop"]:
+            if not self.p.loop:
                 self.finished = True
                 self.get_logger().info(f"motion finished after {self.duration:.2f} s")
                 return
@@ -209,7 +210,7 @@ class TrajectoryPlayerNode(Node):
             elapsed = 0.0
             if self.embedding is not None:
                 self.last = None            # the motion's start: solved from the assembly again
-            if self.p["publish_reference"]:
+            if self.p.publish_reference:
                 self._publish_reference(now)
         t = self.traj.t[0] + elapsed
         x = np.array([np.interp(t, self.traj.t, col) for col in self.traj.x.T])
