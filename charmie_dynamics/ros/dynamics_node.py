@@ -419,17 +419,17 @@ class DynamicsNode(LifecycleNode):
         problem = check_parameters(new)
         if problem:
             return SetParametersResult(successful=False, reason=problem)
-        cutoff_changed = new["acceleration_filter_cutoff"] != self.p.acceleration_filter_cutoff
-        if new["max_model_bytes"] != self.p.max_model_bytes and self.parser is not None:
+        cutoff_changed = new.acceleration_filter_cutoff != self.p.acceleration_filter_cutoff
+        if new.max_model_bytes != self.p.max_model_bytes and self.parser is not None:
             self.parser.forget()            # a remembered outcome may differ under the new cap
         self.p = new
         if not self.configured:             # configure builds its helpers from self.p
             return SetParametersResult(successful=True)
         if cutoff_changed and self.model is not None:   # takes effect now, with a fresh filter
-            self.estimator = AccelerationEstimator(new["acceleration_filter_cutoff"])
-        self.stamps.max_lead_ns = int(new["max_stamp_lead"] * 1e9)
-        self.stamps.rearm_after_ns = self.safety.timeout_ns = int(new["stale_timeout"] * 1e9)
-        self.safety.policy = new["stale_policy"]
+            self.estimator = AccelerationEstimator(new.acceleration_filter_cutoff)
+        self.stamps.max_lead_ns = int(new.max_stamp_lead * 1e9)
+        self.stamps.rearm_after_ns = self.safety.timeout_ns = int(new.stale_timeout * 1e9)
+        self.safety.policy = new.stale_policy
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ model
