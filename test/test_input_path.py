@@ -90,8 +90,8 @@ def outcomes(messages: list[bytes], policy: str, compiled: bool) -> list:
             Parameter("acceleration_source", value="estimate")])
         node.autostart()
         if not compiled:
-            node.compiled_checks.check = lambda *args: None
-            node.compiled_checks.gather = lambda *args: Gathered(None, None)
+            node.slot.compiled_checks.check = lambda *args: None
+            node.slot.compiled_checks.gather = lambda *args: Gathered(None, None)
         published, texts = [], []
         node.pub_feedforward.publish = lambda data: published.append(bytes(data))
         reject = node._reject

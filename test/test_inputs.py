@@ -161,11 +161,11 @@ def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
             msg.pose.pose.orientation.w, msg.pose.pose.orientation.z = w, z
             node._on_odometry(msg)
         assert node.rejected["invalid_value"] == 2
-        assert "theta3" not in node.assembler.positions
+        assert "theta3" not in node.slot.assembler.positions
         msg.pose.pose.orientation.w, msg.pose.pose.orientation.z = h, h
         node._on_odometry(msg)
         # base_link's yaw pi/2; body_3 faces its y, so theta3 is pi/2 less (REP 103)
-        assert node.assembler.positions["theta3"] == pytest.approx(0.0, abs=1e-12)
+        assert node.slot.assembler.positions["theta3"] == pytest.approx(0.0, abs=1e-12)
         # its stamp: more than max_stamp_lead ahead is future_stamp, nanosec >= 1e9 malformed
         msg.pose.pose.orientation.z = 0.0
         msg.pose.pose.orientation.w = 1.0
@@ -174,7 +174,7 @@ def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
         msg.header.stamp.sec, msg.header.stamp.nanosec = 1, 10**9
         node._on_odometry(msg)
         assert node.rejected["future_stamp"] == 1 and node.rejected["invalid_value"] == 3
-        assert node.assembler.positions["theta3"] == pytest.approx(0.0, abs=1e-12)
+        assert node.slot.assembler.positions["theta3"] == pytest.approx(0.0, abs=1e-12)
 
 
 @pytest.mark.ros

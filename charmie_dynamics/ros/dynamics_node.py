@@ -94,29 +94,28 @@ from ..feedforward_network import LearnedFeedforward, LearnedFeedforwardError
 from ..kinematics.indirect import MechanismRangeError
 from ..model import ModelError, model_from_text, read_model_file
 from ..model.isolated import check_in_child
-from ..model.model import JointType, Model
+from ..model.model import Model
 from ..model.urdf import is_urdf, read_overlay
 from ..resources import bundled_model
 from . import qos
 from .background import JobThread
-from .cdr import (Float64ArrayWriter, JointStateArrays, JointStateReader, JointStateWriter,
-                  joint_state_arrays)
+from .cdr import JointStateArrays, JointStateReader, joint_state_arrays
 from .clock_guard import ClockGuard
 from .distro import sender_in_message_info
 from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
-from .inputs import (AccelerationEstimator, CompiledChecks, Gathered, InputLimits, InputRejected,
-                     JointStateParser, MessageLayout, StateAssembler)
+from .inputs import AccelerationEstimator, Gathered, InputRejected, JointStateParser, MessageLayout
 from .joint_map import read_joint_map
 from .learned_source import LearnedSource
 from .log_throttle import LogThrottle
 from .messages import diagnostics, transform
+from .model_slot import ModelSlot, build_slot, slot_notes
 from .model_source import model_from_description, urdf_as_document
 from .model_updates import (Decision, ModelParser, ModelUpdates, PreparedModel, UpdateRefused,
                             model_change, prepare_model, senders_problem)
 from .monitoring import MonitoringPublisher
 from .node_status import dynamics_status
 from .odometry import base_from_odometry
-from .outputs import FeedforwardMap, OutputUnits, StampGrid, frame_plan, static_frames
+from .outputs import OutputUnits, StampGrid, static_frames
 from .parameter_types import DynamicsParameters
 from .parameters import declare_parameters
 from .reference import Reference, check_serialized_reference, input_accelerations, read_reference
@@ -146,7 +145,7 @@ class DynamicsNode(LifecycleNode):
             raise ValueError(f"parameter {problem}")
         if not jit.ENABLED and not self.p.allow_slow_kernels:
             raise ValueError(jit.slow_kernels_refusal())
-        self.model: Optional[Model] = None
+        self.slot: Optional[ModelSlot] = None                # the installed model's
         self.configured = self.active = False
         self.configuring_since: Optional[float] = None       # monotonic s, while configuring
         self.configure_error = ""
@@ -275,7 +274,7 @@ class DynamicsNode(LifecycleNode):
         self.active = False
         command = self.p.deactivate_command
         if command != "none" and self.model is not None:
-            values = self.feedforward.zeros()
+            values = self.slot.feedforward.zeros()
             if command == "gravity" and self.safety.last_x is not None:
                 try:
                     values = self._gravity_at_last_input()
@@ -294,8 +293,8 @@ class DynamicsNode(LifecycleNode):
             if worker is not None:
                 worker.close()
         self.parser = self.monitoring = self.status_thread = None
-        self.network = self.learned = None
-        self.model = None
+        self.network = None
+        self.slot = None
         # (a construction that failed made nothing of configure's; rclpy's shutdown still
         # destroys the node)
         made = getattr(self, "configured_entities", set())
@@ -339,7 +338,6 @@ class DynamicsNode(LifecycleNode):
         # /diagnostics built and published on a thread of their own (module background)
         self.status_thread = JobThread("diagnostics", self._on_diagnostics_error,
                                        self.context.ok)
-        self.solved_names: frozenset[str] = frozenset()     # hardware names of the solved
         # the control path's messages as their bytes (module cdr): joint_states in, the
         # feedforward and its stamped copy out
         self.joint_state_reader = JointStateReader()
@@ -352,7 +350,6 @@ class DynamicsNode(LifecycleNode):
         # for other inputs than a model's is refused when that model is installed
         self.network = LearnedFeedforward.load(Path(self.p.feedforward_network_file)) \
             if self.p.feedforward_source == "learned" else None
-        self.learned: Optional[LearnedSource] = None
         # a ModelError ends start-up: a bad model file, or an overlay file that cannot be read
         if self.p.model_file:
             model, text = read_model_file(self.p.model_file, self.p.max_model_bytes,
@@ -456,77 +453,52 @@ class DynamicsNode(LifecycleNode):
     def _install(self, prepared: PreparedModel) -> None:
         """Use a prepared model from now on (executor thread); a change is logged at WARN."""
         model, old = prepared.model, self.model
-        self.model = model
         self.updates.installed(prepared)
-        self.evaluator = prepared.evaluator
-        inputs = self.evaluator.input_names      # a model with loops: the independent ones
-        self.feedforward = FeedforwardMap(model, inputs, prepared.joints,
-                                          self.joint_map.effort_out(prepared.joints))
-        self.learned = self._learned_source(model, inputs)
-        base = ()
-        if model.base is None and (self.p.base_frame or not self.p.publish_base_transform):
-            self.get_logger().warning(f"base_frame and publish_base_transform take no effect: the "
-                                      f"model {model.name!r} has no base: section (its bodies "
-                                      "are published from world_frame)")
-        if self.p.odometry_topic and model.base is None:
-            self.get_logger().warning(f"odometry_topic {self.p.odometry_topic!r} is set but "
-                                      f"the model {model.name!r} has no base: section; the "
-                                      "odometry is ignored")
-        elif self.p.odometry_topic:
-            base = tuple(c for c in model.base.coordinates if c in inputs)
-        self.assembler = StateAssembler(model, base, inputs, tuple(
-            n for n in model.input_names if n not in inputs), shown=self.joint_map.hardware)
-        solved = [c for c in model.coordinate_names if c not in inputs] \
-            if self.p.publish_solved_joint_states else []
-        self.solved_names = frozenset(self.joint_map.to_hardware(solved))
-        self.limits = InputLimits.of(model)
-        self.compiled_checks = CompiledChecks(self.assembler, self.limits)
-        self._make_parsers()
+        for note in slot_notes(model, self.p):
+            self.get_logger().warning(note)
+        slot = build_slot(prepared, self.p, self.joint_map)
+        slot = replace(slot, learned=self._learned_source(slot))
         self.estimator = AccelerationEstimator(self.p.acceleration_filter_cutoff)
-        frames = self.evaluator.frames
-        # the solved coordinates on joint_states: robot_state_publisher places their bodies
-        self.plan = frame_plan(model, frames.parents, frames.children,
-                               sum(1 for j in model.joint_type if j != JointType.FIXED),
-                               model.coordinate_names if solved else inputs,
-                               self.p.publish_tf, self.p.publish_base_transform,
-                               self.p.base_frame, self.p.world_frame, self.p.frame_prefix,
-                               self.joint_map.links)
-        # messages refilled by every evaluation: names and frames are set once; names are
-        # the hardware's (joint_name_map)
-        hardware = self.joint_map.to_hardware
-        self.feedforward_values = Float64ArrayWriter(len(prepared.joints))
-        self.feedforward_state = JointStateWriter(hardware(prepared.joints), ("effort",))
         self.last_source = None                  # the joints a message's names give may differ
         self.stamps.reset()
         self.tf_grid.reset()
         self.output_grid.reset()
         self.safety.forget()
         self.reference = None
+        self.slot = slot
+        hardware = self.joint_map.to_hardware
         self.monitoring.install(
-            self.plan, hardware(model.coordinate_names), hardware(inputs),
+            slot.plan, hardware(model.coordinate_names), hardware(slot.inputs),
             {body: model.body_index(body) for body in prepared.wrench_bodies},
-            self.p.world_frame, self.evaluator.result,
-            OutputUnits.of(self.joint_map, model.coordinate_names, inputs, solved))
+            self.p.world_frame, slot.evaluator.result,
+            OutputUnits.of(self.joint_map, model.coordinate_names, slot.inputs, slot.solved))
         if self.active:
             self._publish_static_frames()
         summary = f"model {model.name!r} from {prepared.source}: {model.n_bodies} bodies, " \
-                  f"{len(inputs)} inputs, {model.total_mass:.6g} kg"
+                  f"{len(slot.inputs)} inputs, {model.total_mass:.6g} kg"
         if old is None:
             self.get_logger().info(summary)
         else:
             self.events["model_changes"] += 1
             self.get_logger().warning(f"model changed ({model_change(old, model)}): {summary}")
 
-    def _learned_source(self, model: Model, inputs: Sequence[str]) -> Optional[LearnedSource]:
-        """The network checked against ``model`` (``learned_source``), None with
+    @property
+    def model(self) -> Optional[Model]:
+        """The installed model, None before the first and after cleanup."""
+        slot = self.slot
+        return None if slot is None else slot.model
+
+    def _learned_source(self, slot: ModelSlot) -> Optional[LearnedSource]:
+        """The network checked against the slot's model (``learned_source``), None with
         feedforward_source model. A network model_file's model refuses fails configure;
         refused by a model from the topic (after configure), the model's feedforward is
         published, said at ERROR and in /diagnostics."""
         if self.network is None:
             return None
+        model = slot.model
         try:
-            return LearnedSource.of(self.network, self.p.feedforward_network_file, inputs,
-                                    model.name, self.feedforward.effort_limit,
+            return LearnedSource.of(self.network, self.p.feedforward_network_file, slot.inputs,
+                                    model.name, slot.feedforward.effort_limit,
                                     self.p.learned_feedforward_tolerance)
         except LearnedFeedforwardError as exc:
             if self.configuring_since is not None:
@@ -625,11 +597,11 @@ class DynamicsNode(LifecycleNode):
     def _publish_static_frames(self) -> None:
         """The fixed bodies on /tf_static (``publish_tf: all``; otherwise they are in the
         URDF, robot_state_publisher's)."""
-        if not self.plan.static:
+        if not self.slot.plan.static:
             return
         stamp = self.get_clock().now().to_msg()
         transforms = [transform(stamp, parent, child, R, p) for parent, child, R, p
-                      in static_frames(self.model, self.plan, self.p.world_frame)]
+                      in static_frames(self.model, self.slot.plan, self.p.world_frame)]
         self.pub_tf_static.publish(TFMessage(transforms=transforms))
 
     # ------------------------------------------------------------------ inputs
@@ -644,15 +616,6 @@ class DynamicsNode(LifecycleNode):
             self.get_logger().warning(f"input rejected ({reason}): {detail}")
         self.safety.rejected()
 
-    def _make_parsers(self) -> None:
-        """The readers of joint_states and actuator_states messages for the installed model
-        and ``joint_state_policy`` (each keeps what a message's names decide)."""
-        policy, assembler = self.p.joint_state_policy, self.assembler
-        self.joint_state_parser = JointStateParser(
-            self.joint_map, assembler.accepted_names(), assembler.required_names(), policy)
-        self.actuator_state_parser = JointStateParser(self.joint_map, self.model.actuator_names,
-                                                      (), policy)
-
     def _tolerances(self) -> tuple[float, float]:
         """The position tolerance (inf: positions unchecked) and the velocity tolerance."""
         return (self.p.position_limit_tolerance if self.p.check_position_limits
@@ -664,15 +627,15 @@ class DynamicsNode(LifecycleNode):
         keep them (``stamp``: each joint's, merge policy); ``checked``: values the compiled
         checks passed (:meth:`_read`), stored by them."""
         if checked:
-            return self.compiled_checks.store(layout, now * 1e-9, stamp)
-        self.limits.check_arrays(layout.names, p, v, *self._tolerances(),
+            return self.slot.compiled_checks.store(layout, now * 1e-9, stamp)
+        self.slot.limits.check_arrays(layout.names, p, v, *self._tolerances(),
                                  self.joint_map.hardware)
-        self.assembler.store(layout.names, p, v, now * 1e-9, stamp)
+        self.slot.assembler.store(layout.names, p, v, now * 1e-9, stamp)
 
     def _gather(self, now: int) -> Gathered:
         """The stored inputs' merged stamp and values, by the compiled checks (``now``: the
         node clock, ns)."""
-        return self.compiled_checks.gather(now * 1e-9, self.p.stale_timeout,
+        return self.slot.compiled_checks.gather(now * 1e-9, self.p.stale_timeout,
                                            int(self.p.max_joint_age * 1e9))
 
     def _read(self, msg: JointStateArrays, parser: JointStateParser
@@ -682,7 +645,7 @@ class DynamicsNode(LifecycleNode):
         :meth:`_store` checks them for the rejection's text); names the model does not use
         are counted, and each is named once in a WARN."""
         layout = parser.read_layout(msg.name, msg.position, msg.velocity, msg.effort)
-        values = self.compiled_checks.check(layout, msg.position, msg.velocity,
+        values = self.slot.compiled_checks.check(layout, msg.position, msg.velocity,
                                             *self._tolerances())
         if values is None:
             layout, p, v = parser.read(msg.name, msg.position, msg.velocity, msg.effort)
@@ -735,7 +698,7 @@ class DynamicsNode(LifecycleNode):
                                   f"checks re-armed at {stamp * 1e-9:.9f} s")
         self.tf_grid.reset()
         self.output_grid.reset()
-        self.assembler.forget_stamps()           # the joints' stamps of the old time base
+        self.slot.assembler.forget_stamps()           # the joints' stamps of the old time base
         self.estimator = AccelerationEstimator(self.p.acceleration_filter_cutoff)
 
     def _on_actuator_state(self, msg: JointState) -> None:
@@ -747,7 +710,7 @@ class DynamicsNode(LifecycleNode):
             stamp = to_nanoseconds(msg.header.stamp)
             self.stamps.check_lead(stamp, now)
             layout, p, v, checked = self._read(joint_state_arrays(msg),
-                                               self.actuator_state_parser)
+                                               self.slot.actuator_state_parser)
             self._store(layout, p, v, now,
                         stamp if self.p.joint_state_policy == "merge" else None, checked)
         except InputRejected as exc:
@@ -760,7 +723,7 @@ class DynamicsNode(LifecycleNode):
         pose, twist = msg.pose.pose, msg.twist.twist
         o = pose.orientation
         now = self._now()
-        if not self.assembler.base_coordinates:
+        if not self.slot.assembler.base_coordinates:
             self.events["odometry_unused"] += 1          # the model has no base: section
             return
         try:
@@ -768,9 +731,9 @@ class DynamicsNode(LifecycleNode):
             positions, velocities = base_from_odometry(
                 self.model.base, pose.position.x, pose.position.y, (o.x, o.y, o.z, o.w),
                 (twist.linear.x, twist.linear.y), twist.angular.z)
-            self.limits.check(positions, velocities, *self._tolerances(),
+            self.slot.limits.check(positions, velocities, *self._tolerances(),
                               self.joint_map.hardware)
-            self.assembler.update(positions, velocities, now * 1e-9)
+            self.slot.assembler.update(positions, velocities, now * 1e-9)
         except InputRejected as exc:
             self._reject(exc.reason, f"odometry: {exc.detail}")
 
@@ -782,7 +745,7 @@ class DynamicsNode(LifecycleNode):
         self.received["reference"] += 1
         if self.model is None or not self.active:
             return self._idle_input()
-        names, cap = self.evaluator.input_names, self.p.max_reference_points
+        names, cap = self.slot.evaluator.input_names, self.p.max_reference_points
         try:
             check_serialized_reference(data, len(names), cap)
             try:
@@ -797,7 +760,7 @@ class DynamicsNode(LifecycleNode):
             self.reference = read_reference(
                 self.joint_map.message_to_model(msg.joint_names),
                 [(to_nanoseconds(p.time_from_start, "time_from_start"), p.accelerations)
-                 for p in msg.points], t0, names, self.limits, cap, self.joint_map.scale)
+                 for p in msg.points], t0, names, self.slot.limits, cap, self.joint_map.scale)
         except InputRejected as exc:
             self._reject(exc.reason, exc.detail)
 
@@ -813,17 +776,19 @@ class DynamicsNode(LifecycleNode):
             if self.model is None or not self.active:
                 return self._idle_input()
             return self._reject(exc.reason, exc.detail)
-        if self.solved_names and msg.name and self.solved_names.issuperset(msg.name):
+        slot = self.slot
+        if slot is not None and slot.solved_names and msg.name \
+                and slot.solved_names.issuperset(msg.name):
             # the node's own solved joints (publish_solved_joint_states): not an input
             self.events["solved_joint_states_skipped"] += 1
             return
         self.received["joint_states"] += 1
-        if self.model is None or not self.active:
+        if slot is None or not self.active:
             return self._idle_input()
         now = self._now()
         try:
             stamp = to_nanoseconds(msg)
-            layout, p, v, checked = self._read(msg, self.joint_state_parser)
+            layout, p, v, checked = self._read(msg, slot.joint_state_parser)
             names = layout.names
             if self.p.joint_state_policy == "merge":
                 if not names:                    # only joints the model does not use
@@ -833,12 +798,12 @@ class DynamicsNode(LifecycleNode):
                 # older in every joint is time_backwards, unless the clock jumped back
                 self.stamps.check_lead(stamp, now)
                 self._check_sources(msg.name, names)
-                if not (self.compiled_checks.anything_new(layout, stamp) if checked
-                        else self.assembler.anything_new(names, stamp)):
+                if not (slot.compiled_checks.anything_new(layout, stamp) if checked
+                        else slot.assembler.anything_new(names, stamp)):
                     self._check_stamp(stamp, now)
                 self._store(layout, p, v, now, stamp, checked)
                 gathered = self._gather(now)
-                stamp = self.assembler.merged_stamp(int(self.p.max_joint_age * 1e9)) \
+                stamp = slot.assembler.merged_stamp(int(self.p.max_joint_age * 1e9)) \
                     if gathered.stamp is None else gathered.stamp
                 self._check_stamp(stamp, now)
             else:
@@ -849,14 +814,14 @@ class DynamicsNode(LifecycleNode):
             self.stamps.check_rate(stamp, self.p.publish_rate_limit)
             # actuator lengths (and odometry) may come on their own topics: not older than
             # the stale timeout
-            x, xd = self.assembler.assemble(now * 1e-9, self.p.stale_timeout) \
+            x, xd = slot.assembler.assemble(now * 1e-9, self.p.stale_timeout) \
                 if gathered.inputs is None else gathered.inputs
         except InputRejected as exc:
             return self._reject(exc.reason, exc.detail)
         xdd = input_accelerations(self.p.acceleration_source, stamp, xd, self.estimator,
                                   self.reference)
         try:
-            result = self.evaluator(x, xd, xdd, self.p.gravity_only)
+            result = slot.evaluator(x, xd, xdd, self.p.gravity_only)
         except NonFiniteLoads:
             return self._reject("non_finite", "the loads of this input are not finite "
                                               "(inputs too large)")
@@ -868,7 +833,7 @@ class DynamicsNode(LifecycleNode):
             return self._reject("loop_singular", str(exc))
         beyond = self._dependent_beyond_limits(result)
         if beyond:
-            self.evaluator.refuse_last()         # the watchdog's gravity starts from the last valid
+            slot.evaluator.refuse_last()    # the watchdog's gravity starts from the last valid
             return self._reject("dependent_beyond_limits", beyond)
         self.stamps.accept(stamp)                # advances on accepted inputs only
         self._publish(stamp, now, x, xd, xdd, result)
@@ -881,7 +846,7 @@ class DynamicsNode(LifecycleNode):
         """A model with loops and ``check_position_limits``: the first dependent (solved)
         coordinate beyond its joint limits by more than ``position_limit_tolerance``, in
         words ("" if none, or for a tree)."""
-        chain = getattr(self.evaluator, "chain", None)
+        chain = getattr(self.slot.evaluator, "chain", None)
         if chain is None or not self.p.check_position_limits:
             return ""
         lower, upper = self.model.compiled.coordinate_limits
@@ -897,8 +862,8 @@ class DynamicsNode(LifecycleNode):
     def _publish_feedforward(self, values: np.ndarray, stamp: Optional[int] = None) -> None:
         """The feedforward, then its stamped, named copy (``stamp``: the evaluated input's,
         ns; the watchdog's values: the node clock's), both published as their bytes."""
-        self.pub_feedforward.publish(self.feedforward_values(values))
-        self.pub_feedforward_state.publish(self.feedforward_state(
+        self.pub_feedforward.publish(self.slot.feedforward_values(values))
+        self.pub_feedforward_state.publish(self.slot.feedforward_state(
             self._now() if stamp is None else stamp, values))
 
     def _publish(self, stamp: int, now: int, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
@@ -909,16 +874,16 @@ class DynamicsNode(LifecycleNode):
         (/tf, completed joint states, markers) is handed to the monitoring thread. ``now``:
         the node clock when the input arrived (ns)."""
         efforts = result.efforts
-        if self.learned is not None:
+        if self.slot.learned is not None:
             # gravity_only: the model's efforts are those at rest, and so are the network's
             rates = (np.zeros_like(xd), np.zeros_like(xdd)) if self.p.gravity_only \
                 else (xd, xdd)
-            efforts, learned = self.learned(x, *rates, efforts)
+            efforts, learned = self.slot.learned(x, *rates, efforts)
             if not learned:
                 self.events["learned_feedforward_replaced"] += 1
-        self.safety.accepted(now, self.feedforward(efforts, self.p.clamp_feedforward), x)
+        self.safety.accepted(now, self.slot.feedforward(efforts, self.p.clamp_feedforward), x)
         self._publish_feedforward(self.safety.last_feedforward, stamp)
-        beyond = self.feedforward.beyond_limits(efforts)
+        beyond = self.slot.feedforward.beyond_limits(efforts)
         if beyond:                            # published, and flagged in /diagnostics
             self.events["efforts_beyond_limits"] += 1
             self.effort_flags = beyond
@@ -953,12 +918,12 @@ class DynamicsNode(LifecycleNode):
         elif action is Action.GRAVITY:
             self._publish_feedforward(self._gravity_at_last_input())
         elif action is Action.ZERO:
-            self._publish_feedforward(self.feedforward.zeros())
+            self._publish_feedforward(self.slot.feedforward.zeros())
 
     def _gravity_at_last_input(self) -> np.ndarray:
         """The feedforward of gravity compensation at the last valid input's positions."""
         try:
-            gravity = self.evaluator.gravity(self.safety.last_x).efforts
+            gravity = self.slot.evaluator.gravity(self.safety.last_x).efforts
         except (LoopSingularityError, NonFiniteLoads, MechanismRangeError) as exc:
             # a loop model solves it from the last valid input's own solution, which
             # should not fail; should it all the same: zeros, not a number not computed
@@ -966,8 +931,8 @@ class DynamicsNode(LifecycleNode):
             if self.log_throttles["gravity_fallback"]():
                 self.get_logger().warning(f"gravity compensation at the last valid input "
                                           f"failed ({exc}); publishing zeros")
-            return self.feedforward.zeros()
-        return self.feedforward(gravity, self.p.clamp_feedforward)
+            return self.slot.feedforward.zeros()
+        return self.slot.feedforward(gravity, self.p.clamp_feedforward)
 
     def _publish_diagnostics(self) -> None:
         """The status (node_status) with the lifecycle's state; before configure completes
@@ -975,8 +940,8 @@ class DynamicsNode(LifecycleNode):
         counts so far, the state first in the message. Once configured, this thread only
         copies the counters; the status thread computes the status, builds the message and
         publishes it (module background)."""
-        configured, parser, model = self.configured, self.parser, self.model
-        learned = getattr(self, "learned", None)
+        configured, parser, slot = self.configured, self.parser, self.slot
+        model, learned = (None, None) if slot is None else (slot.model, slot.learned)
         last = self.safety.last_valid if configured else None
         pending = self.updates.pending if configured else None
         if configured:
