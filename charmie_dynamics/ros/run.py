@@ -80,10 +80,11 @@ def _interrupt(signum, frame):
     _Interrupted.seen = True
 
 
-#: Seconds a node process may take to stop once it spins and SIGINT or SIGTERM came (its last
-#: command and teardown take well under one; a loaded machine a few), unless
-#: ``CHARMIE_DYNAMICS_STOP_LIMIT`` says otherwise: see :class:`_SignalWatch`.
-STOP_LIMIT_S = 20.0
+#: Seconds a node process may take from the end of its spin to its exit once SIGINT or SIGTERM
+#: came (its last command and teardown take well under one; a loaded machine a few), unless
+#: ``CHARMIE_DYNAMICS_STOP_LIMIT`` says otherwise: under ``ros2 launch``'s defaults (SIGTERM
+#: 5 s after SIGINT, SIGKILL 5 s later) the limit comes first. See :class:`_SignalWatch`.
+STOP_LIMIT_S = 8.0
 #: Seconds after a signal that came during start-up at which a start-up still running
 #: prints every thread's traceback once (a first compile takes 30-77 s).
 START_REPORT_S = 45.0
@@ -98,12 +99,16 @@ class _SignalWatch:
     with nothing said. rclpy's own handlers wake the wait with a guard condition. Here a
     thread woken by ``signal.set_wakeup_fd`` (CPython's C-level handler writes to it, whatever
     the main thread does) notes the signal, waits until the node spins (a start-up, a first
-    compile included, finishes first), resets a cancelled 1 ms timer of the node (whose
-    callback cancels it again) and arms faulthandler's C-level timer: a stop not over
-    :func:`stop_limit` seconds later, the teardown and the interpreter's exit included,
-    prints every thread's traceback on stderr ("Timeout (0:00:20)!") and ends the process
-    with status 1. The stop paths arm it too. A start-up still running :data:`START_REPORT_S`
-    after the signal prints the tracebacks once and goes on.
+    compile included, finishes first) and resets a cancelled 1 ms timer of the node (whose
+    callback cancels it again): the executor's wait ends.
+
+    With faulthandler's timer (a C thread: no GIL needed) it also says where a stop hangs.
+    A main thread not back from its callback :func:`stop_limit` seconds after the signal (a
+    lifecycle configure compiling, or a hang) prints every thread's traceback once and goes
+    on; so does a start-up still running :data:`START_REPORT_S` after it. Once the spin has
+    ended (:func:`stopping`), a stop not over :func:`stop_limit` seconds later (the last
+    command, the teardown, the interpreter's end until faulthandler's own, after the modules
+    are freed) prints them ("Timeout (0:00:08)!") and ends the process with status 1.
 
     Measured (test_signal_watch.py), a timer's reset ends a wait on rclpy's single-threaded
     and events executors alike; ``Executor.wake`` ended neither (the wait goes on after it),
@@ -125,10 +130,9 @@ class _SignalWatch:
             pass
         _Interrupted.seen = True
         if not self._spinning.is_set():
-            # a start-up still running this long after the signal says where (and goes on)
-            faulthandler.dump_traceback_later(START_REPORT_S, file=sys.stderr)
-        self._spinning.wait()
-        arm_stop_limit()
+            _report_later(START_REPORT_S)
+            self._spinning.wait()
+        _report_later(stop_limit())
         with self._lock:
             if self._timer is not None:
                 self._timer.reset()
@@ -144,7 +148,6 @@ class _SignalWatch:
         with self._lock:                            # no reset once the node is destroyed
             self._timer = None
         self._spinning.set()
-        arm_stop_limit()
 
 
 _watch: Optional[_SignalWatch] = None
@@ -168,7 +171,13 @@ def stop_limit() -> float:
 def arm_stop_limit() -> None:
     """The process ends with every thread's traceback and status 1 unless it has ended
     :func:`stop_limit` seconds from now (faulthandler's timer, which needs no GIL)."""
-    faulthandler.dump_traceback_later(stop_limit(), exit=True, file=sys.stderr)
+    faulthandler.dump_traceback_later(stop_limit(), exit=True, file=sys.__stderr__)
+
+
+def _report_later(seconds: float) -> None:
+    """Every thread's traceback once, ``seconds`` from now, unless the process has ended
+    or the timer is set again before."""
+    faulthandler.dump_traceback_later(seconds, file=sys.__stderr__)
 
 
 def note_signals() -> None:
@@ -190,11 +199,15 @@ def spinning(node: Node) -> None:
         _watch.spinning(node)
 
 
-def stopping() -> None:
-    """The process stops (after a signal, an external shutdown or a start-up error): no
-    more wakes, and :func:`arm_stop_limit`."""
-    if _watch is not None:
-        _watch.stopping()
+def stopping(ending: bool = False) -> None:
+    """The spin has ended (after a signal, an external shutdown or the end of a bringup's
+    duration), or never began (``ending``: a start-up error ends the process): no more
+    wakes; after a signal, or ``ending``, :func:`arm_stop_limit`."""
+    if _watch is None:                  # note_signals has not run, or refused the limit
+        return
+    _watch.stopping()
+    if interrupted() or ending:
+        arm_stop_limit()
 
 
 def interrupted() -> bool:
@@ -220,7 +233,7 @@ def _shut_down(code: int, node: Optional[Node] = None, executor=None) -> int:
     """End a node process that did not spin: what was built before the error (the node, its
     executor) destroyed as after a spin, then rclpy shut down. (Left to the context's
     shutdown, one such exit hung once in CI, not reproduced.)"""
-    stopping()
+    stopping(ending=True)
     if executor is not None:
         executor.shutdown()
     if node is not None:
@@ -241,8 +254,9 @@ def run_node(node_class, args=None) -> int:
     start without ``charmie-dynamics compile``, about 30 s on a quiet machine, 59-77 s
     measured on 2 shared cores under load, beyond which ``ros2 launch`` may kill it); then
     the node's ``stop_safely`` (if it has one: the dynamics node's last command) and the
-    teardown. A start-up error (model, parameter) is one line and status 1. A node's
-    ``autostart`` (if it has one) runs after it joins the executor."""
+    teardown, which must end within :func:`stop_limit` (else status 1 with the tracebacks:
+    :class:`_SignalWatch`). A start-up error (model, parameter) is one line and status 1. A
+    node's ``autostart`` (if it has one) runs after it joins the executor."""
     node = executor = None
     try:
         note_signals()
