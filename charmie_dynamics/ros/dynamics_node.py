@@ -629,14 +629,14 @@ class DynamicsNode(LifecycleNode):
         if checked:
             return self.slot.compiled_checks.store(layout, now * 1e-9, stamp)
         self.slot.limits.check_arrays(layout.names, p, v, *self._tolerances(),
-                                 self.joint_map.hardware)
+                                      self.joint_map.hardware)
         self.slot.assembler.store(layout.names, p, v, now * 1e-9, stamp)
 
     def _gather(self, now: int) -> Gathered:
         """The stored inputs' merged stamp and values, by the compiled checks (``now``: the
         node clock, ns)."""
         return self.slot.compiled_checks.gather(now * 1e-9, self.p.stale_timeout,
-                                           int(self.p.max_joint_age * 1e9))
+                                                int(self.p.max_joint_age * 1e9))
 
     def _read(self, msg: JointStateArrays, parser: JointStateParser
               ) -> tuple[MessageLayout, np.ndarray, np.ndarray, bool]:
@@ -646,7 +646,7 @@ class DynamicsNode(LifecycleNode):
         are counted, and each is named once in a WARN."""
         layout = parser.read_layout(msg.name, msg.position, msg.velocity, msg.effort)
         values = self.slot.compiled_checks.check(layout, msg.position, msg.velocity,
-                                            *self._tolerances())
+                                                 *self._tolerances())
         if values is None:
             layout, p, v = parser.read(msg.name, msg.position, msg.velocity, msg.effort)
         else:
@@ -698,7 +698,7 @@ class DynamicsNode(LifecycleNode):
                                   f"checks re-armed at {stamp * 1e-9:.9f} s")
         self.tf_grid.reset()
         self.output_grid.reset()
-        self.slot.assembler.forget_stamps()           # the joints' stamps of the old time base
+        self.slot.assembler.forget_stamps()      # the joints' stamps of the old time base
         self.estimator = AccelerationEstimator(self.p.acceleration_filter_cutoff)
 
     def _on_actuator_state(self, msg: JointState) -> None:
@@ -732,7 +732,7 @@ class DynamicsNode(LifecycleNode):
                 self.model.base, pose.position.x, pose.position.y, (o.x, o.y, o.z, o.w),
                 (twist.linear.x, twist.linear.y), twist.angular.z)
             self.slot.limits.check(positions, velocities, *self._tolerances(),
-                              self.joint_map.hardware)
+                                   self.joint_map.hardware)
             self.slot.assembler.update(positions, velocities, now * 1e-9)
         except InputRejected as exc:
             self._reject(exc.reason, f"odometry: {exc.detail}")
