@@ -118,6 +118,7 @@ class _SignalWatch:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._timer: Optional[Timer] = None
+        self._stopped = False                       # the exiting limit armed: no report after
         self._spinning = threading.Event()
         self._read_fd, write_fd = os.pipe()
         os.set_blocking(write_fd, False)            # set_wakeup_fd's condition
@@ -132,8 +133,9 @@ class _SignalWatch:
         if not self._spinning.is_set():
             _report_later(START_REPORT_S)
             self._spinning.wait()
-        _report_later(stop_limit())
         with self._lock:
+            if not self._stopped:                   # one faulthandler timer: keep the exit's
+                _report_later(stop_limit())
             if self._timer is not None:
                 self._timer.reset()
 
@@ -144,9 +146,12 @@ class _SignalWatch:
             self._timer = timer
         self._spinning.set()
 
-    def stopping(self) -> None:
+    def stopping(self, arm: bool) -> None:
         with self._lock:                            # no reset once the node is destroyed
             self._timer = None
+            if arm:
+                self._stopped = True
+                arm_stop_limit()
         self._spinning.set()
 
 
@@ -205,9 +210,7 @@ def stopping(ending: bool = False) -> None:
     wakes; after a signal, or ``ending``, :func:`arm_stop_limit`."""
     if _watch is None:                  # note_signals has not run, or refused the limit
         return
-    _watch.stopping()
-    if interrupted() or ending:
-        arm_stop_limit()
+    _watch.stopping(interrupted() or ending)
 
 
 def interrupted() -> bool:
