@@ -59,7 +59,7 @@ Measured, over the publishing window (after a 1 s warm-up at 20 Hz that is not c
 Latencies include this process's receive path (rclpy executor in Python, sharing the GIL
 with the publishing thread) and DDS on loopback; with the node's best-effort depth-1 input
 queue, an input that arrives while it computes overwrites the older one (those are the
-drops). The node spins rclpy's events executor where rclpy has it (ros/run.py).
+drops). The node spins rclpy's events executor where rclpy has it (ros/common/run.py).
 Every child process is stopped at the end (SIGINT, then kill), also on Ctrl-C or an error.
 """
 from __future__ import annotations
@@ -238,7 +238,7 @@ def expected_feedforwards(model, sent: list) -> list[tuple]:
     """The dynamics node's feedforward for each input (positions, velocities), by the node's
     own pieces (its evaluator, acceleration zero; feedforward_joints: every input)."""
     from charmie_dynamics.evaluators.evaluator import Evaluator
-    from charmie_dynamics.ros.outputs import FeedforwardMap
+    from charmie_dynamics.ros.common.outputs import FeedforwardMap
     evaluator = Evaluator(model)
     ff = FeedforwardMap(model, model.input_names, model.input_names)
     zeros, cache = np.zeros(len(model.input_names)), {}
@@ -284,7 +284,7 @@ def run_once(key: str, tf_rate: float | None, rate: float, duration: float, doma
     from std_msgs.msg import Float64MultiArray
     from tf2_msgs.msg import TFMessage
 
-    from charmie_dynamics.ros import qos
+    from charmie_dynamics.ros.common import qos
 
     echo_run = tf_rate is None
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",

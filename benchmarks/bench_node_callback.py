@@ -10,7 +10,7 @@ evaluations also publishes /tf and the wrench markers) and tf_rate 0 (every eval
 time per callback (p50, p99, max and mean, microseconds) and the evaluation rate one core
 sustains (1 / mean). This bounds what the node can serve on this machine; bench_node.py
 measures the whole path from another process over DDS. The loads, /tf and the markers are
-built and published by the node's monitoring thread (ros/monitoring.py), beside the calls:
+built and published by the node's monitoring thread (ros/dynamics_parts/monitoring.py), beside the calls:
 the times are those of the executor thread (its share of the GIL included); the p99 of the
 calls right after one that handed its evaluation to that thread, beside the others', shows
 what the monitoring thread's work costs the next input.
@@ -50,7 +50,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
-from charmie_dynamics.ros import qos
+from charmie_dynamics.ros.common import qos
 rclpy.init()
 node = Node("bench_outputs")
 count = [0]

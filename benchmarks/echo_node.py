@@ -37,9 +37,9 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from charmie_dynamics.ros import qos
-from charmie_dynamics.ros.messages import float_array
-from charmie_dynamics.ros.run import run_node
+from charmie_dynamics.ros.common import qos
+from charmie_dynamics.ros.common.messages import float_array
+from charmie_dynamics.ros.common.run import run_node
 
 # JointState's CDR: a 4-byte encapsulation header (0x0001: little-endian, as every publisher
 # of this machine writes it), then header.stamp's sec (int32) and nanosec (uint32)

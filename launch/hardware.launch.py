@@ -6,7 +6,8 @@
         [publish_robot_description:=true|false] [log_level:=debug|info|warn|error|fatal]
         [controller_command:="ros2 run controller_manager spawner effort_controller"]
 
-An argument left empty keeps the params file's value (charmie_dynamics/ros/launch_arguments.py).
+An argument left empty keeps the params file's value
+(charmie_dynamics/ros/launch_support/launch_arguments.py).
 Same nodes and parameter file as ``charmie-dynamics bringup --mode hardware``.
 
 The dynamics node is a managed node (config/hardware.yaml: ``autostart: false``); this launch
@@ -21,8 +22,9 @@ import shlex
 from ament_index_python.packages import get_package_share_directory
 from launch_ros.actions import LifecycleNode, Node
 
-from charmie_dynamics.ros.launch_arguments import declare_arguments, given_overrides, node_options
-from charmie_dynamics.ros.launch_lifecycle import drive_lifecycle
+from charmie_dynamics.ros.launch_support.launch_arguments import (declare_arguments,
+                                                                  given_overrides, node_options)
+from charmie_dynamics.ros.launch_support.launch_lifecycle import drive_lifecycle
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, ExecuteProcess, LogInfo, OpaqueFunction
 

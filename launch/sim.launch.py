@@ -8,7 +8,8 @@ forward dynamics driven by its actuators; it publishes /clock and the other node
         [publish_tf:=all|not_in_urdf|none] [publish_robot_description:=true|false]
         [log_level:=debug|info|warn|error|fatal]
 
-An argument left empty keeps the params file's value (charmie_dynamics/ros/launch_arguments.py).
+An argument left empty keeps the params file's value
+(charmie_dynamics/ros/launch_support/launch_arguments.py).
 Same nodes and parameter file as ``charmie-dynamics bringup --mode sim [--sim dynamic]``.
 """
 import os
@@ -16,7 +17,8 @@ import os
 from ament_index_python.packages import get_package_share_directory
 from launch_ros.actions import Node
 
-from charmie_dynamics.ros.launch_arguments import declare_arguments, given_overrides, node_options
+from charmie_dynamics.ros.launch_support.launch_arguments import (declare_arguments,
+                                                                  given_overrides, node_options)
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition

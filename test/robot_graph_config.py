@@ -16,7 +16,7 @@ from typing import Sequence
 
 from charmie_dynamics.kinematics.limits import InputLimits
 from charmie_dynamics.model.model import Model
-from charmie_dynamics.ros.joint_map import JointMap, read_joint_map
+from charmie_dynamics.ros.common.joint_map import JointMap, read_joint_map
 
 BASE = ("d1", "d2", "theta3")
 DATA = Path(__file__).resolve().parent / "data" / "charmie_robot"

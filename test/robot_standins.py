@@ -47,7 +47,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from tf2_msgs.msg import TFMessage
 
-from charmie_dynamics.ros.run import run_node
+from charmie_dynamics.ros.common.run import run_node
 from robot_graph_config import sinusoids
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -92,7 +92,7 @@ class TruthEfforts:
     def __init__(self, config: dict, joints: list) -> None:
         from charmie_dynamics import load_model
         from charmie_dynamics.evaluators import evaluator_for
-        from charmie_dynamics.ros.joint_map import read_joint_map
+        from charmie_dynamics.ros.common.joint_map import read_joint_map
         from robot_graph_config import sinusoid_state
         self.state = sinusoid_state
         model = load_model(config["model"])

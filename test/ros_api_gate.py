@@ -13,7 +13,7 @@ Read from the package's own code with ``ast``, without importing it:
   (``self.create_publisher(...)`` -> ``Publisher``), kept in a local name or in ``self.x``.
 Not checked: values of unknown type (a return without annotation, a parameter), and imports
 inside ``try: ... except ImportError``, which is how the package detects a feature
-(``charmie_dynamics/ros/distro.py``).
+(``charmie_dynamics/ros/common/distro.py``).
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ from tf2_msgs.msg import TFMessage
 from charmie_dynamics.dynamics import inverse_dynamics
 from charmie_dynamics.kinematics import inputs_from_dict, resolve_state
 from charmie_dynamics.model import load_model
-from charmie_dynamics.ros.inputs import InputLimits
+from charmie_dynamics.ros.common.inputs import InputLimits
 from conftest import CHARMIE
 from domains import domain_id
 from node_process import CHILDREN, Child

@@ -16,8 +16,8 @@ import time
 
 from rclpy.node import Node
 
-from charmie_dynamics.ros.run import (init_ros, interrupted, make_executor, note_signals, run_node,
-                                      spinning)
+from charmie_dynamics.ros.common.run import (init_ros, interrupted, make_executor, note_signals,
+                                             run_node, spinning)
 
 
 def wait() -> int:

@@ -10,9 +10,9 @@ import os
 import sys
 import time
 
+from charmie_dynamics.ros.common.run import run_node
 from charmie_dynamics.ros.dynamics_node import DynamicsNode
-from charmie_dynamics.ros.monitoring import MonitoringPublisher
-from charmie_dynamics.ros.run import run_node
+from charmie_dynamics.ros.dynamics_parts.monitoring import MonitoringPublisher
 
 
 def main() -> int:

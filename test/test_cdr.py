@@ -1,4 +1,4 @@
-"""The control path's message layer (ros/cdr.py) against rclpy's own serialization: the
+"""The control path's message layer (ros/dynamics_parts/cdr.py) against rclpy's own serialization: the
 reader gives exactly what ``deserialize_message`` gives on fuzzed messages (and refuses
 what it cannot read, never reading wrong numbers), the writer's bytes equal
 ``serialize_message``'s at every byte that carries meaning (found by flipping each byte and
@@ -18,10 +18,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from tf2_msgs.msg import TFMessage
 
-from charmie_dynamics.ros.cdr import (MAX_CACHED_BLOCK_NAMES, MAX_CACHED_NAME_BLOCKS,
-                                      Float64ArrayWriter, JointStateReader, JointStateWriter,
-                                      TFWriter, joint_state_arrays)
-from charmie_dynamics.ros.inputs import MAX_JOINT_NAMES, InputRejected
+from charmie_dynamics.ros.common.inputs import MAX_JOINT_NAMES, InputRejected
+from charmie_dynamics.ros.dynamics_parts.cdr import (MAX_CACHED_BLOCK_NAMES, MAX_CACHED_NAME_BLOCKS,
+                                                     Float64ArrayWriter, JointStateReader,
+                                                     JointStateWriter, TFWriter, joint_state_arrays)
 
 pytestmark = pytest.mark.ros       # in the Jazzy lane too: its rmw writes the bytes
 

@@ -368,7 +368,7 @@ def test_every_command_has_its_help(name, capsys):
 
 def test_bringup_without_ros_is_one_line(monkeypatch):
     # None in sys.modules: importing the ROS layer fails as it does without rclpy
-    monkeypatch.setitem(sys.modules, "charmie_dynamics.ros.bringup", None)
+    monkeypatch.setitem(sys.modules, "charmie_dynamics.ros.tools.bringup", None)
     assert_one_error_line(run_cli("bringup", "--mode", "sim"), "bringup needs ROS 2",
                           "scripts/setup.sh")
 

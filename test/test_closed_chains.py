@@ -363,7 +363,7 @@ def test_the_nodes_take_a_model_with_loops(five_bar):
     feedforward joint must be one of them); the simulator and the trajectory player take
     them too (test_loop_simulation), so the nodes' model check passes them."""
     from charmie_dynamics.evaluators.loop_evaluator import LoopEvaluator
-    from charmie_dynamics.ros.model_updates import check_node_model, prepare_model
+    from charmie_dynamics.ros.common.model_updates import check_node_model, prepare_model
     prepared = prepare_model(five_bar.model, "", "five_bar.yaml", [], [])
     assert type(prepared.evaluator) is LoopEvaluator
     assert prepared.joints == ["theta1_1", "theta1_2"]

@@ -18,7 +18,7 @@ import pytest
 pytestmark = pytest.mark.ros
 rclpy = pytest.importorskip("rclpy")
 
-from charmie_dynamics.ros.monitoring import SNAPSHOTS  # noqa: E402
+from charmie_dynamics.ros.dynamics_parts.monitoring import SNAPSHOTS  # noqa: E402
 from ros_harness import (MODEL, TOL, Dynamics, core, dump_on_failure, log_dir,  # noqa: E402,F401
                          namespaced_dynamics, random_state, ros, ros_env, stamp_key)
 

@@ -1,13 +1,13 @@
 """The documentation held to the code: docs/ros.md's table of the dynamics node's parameters
 names every declared parameter and no other, with its default and range as the node declares
-them (``ros/dynamics_parameters.py``); every page the README links exists, and the README
+them (``ros/dynamics_parts/dynamics_parameters.py``); every page the README links exists, and the README
 stays a page a newcomer reads in minutes."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from charmie_dynamics.ros.dynamics_parameters import PARAMETERS
+from charmie_dynamics.ros.dynamics_parts.dynamics_parameters import PARAMETERS
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Parameters every rclpy node has, documented beside the package's own.

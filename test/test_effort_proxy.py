@@ -29,7 +29,7 @@ from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
 from charmie_dynamics.dynamics import inverse_dynamics  # noqa: E402
 from charmie_dynamics.kinematics import inputs_from_dict, resolve_state  # noqa: E402
-from charmie_dynamics.ros.joint_map import read_joint_map  # noqa: E402
+from charmie_dynamics.ros.common.joint_map import read_joint_map  # noqa: E402
 from node_process import Child  # noqa: E402
 from robot_graph_config import BASE, ROBOT_MAP, broadcasters  # noqa: E402
 from ros_harness import (MODEL, dump_on_failure, log_dir, node_argv, params, ros,  # noqa: E402,F401

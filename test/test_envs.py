@@ -233,7 +233,7 @@ def test_learn_trains_compares_and_writes_the_table(small_dataset, tmp_path):
     from charmie_dynamics.feedforward_network import LearnedFeedforward
     from charmie_dynamics.model import load_model
     from charmie_dynamics.resources import bundled_model
-    from charmie_dynamics.ros.learned_source import LearnedSource
+    from charmie_dynamics.ros.dynamics_parts.learned_source import LearnedSource
     model = load_model(bundled_model())
     limits = np.full(len(model.input_names), 1.0)
     source = LearnedSource.of(LearnedFeedforward.load(out / "feedforward.npz"), "net",

@@ -298,7 +298,7 @@ def test_floating_base_option_refusals(tmp_path):
 
 def test_dynamics_node_refuses_a_free_flyer_model():
     """The dynamics node's model check (rclpy-free) names the floating joint's body."""
-    from charmie_dynamics.ros.model_updates import prepare_model
+    from charmie_dynamics.ros.common.model_updates import prepare_model
     with pytest.raises(ModelError, match="flyer.yaml: body 'base' has a floating joint "
                                          r"\(free-flyer\): the dynamics node reads joint_states"):
         prepare_model(model_from_dict(YAML_FLYER), "", "flyer.yaml", [], [])

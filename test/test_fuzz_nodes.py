@@ -34,7 +34,7 @@ from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from charmie_dynamics.dynamics.actuation import actuator_space  # noqa: E402
-from charmie_dynamics.ros.inputs import REASONS  # noqa: E402
+from charmie_dynamics.ros.common.inputs import REASONS  # noqa: E402
 from conftest import CHARMIE  # noqa: E402
 from ros_harness import (LATE, LIMITS, MODEL, RELIABLE, Dynamics,  # noqa: E402,F401
                          dump_on_failure, log_dir, namespaced_dynamics, random_state, ros, ros_env)

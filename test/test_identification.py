@@ -26,8 +26,8 @@ from charmie_dynamics.identification.regressor import (friction_columns, inertia
 from charmie_dynamics.kinematics import resolve_state
 from charmie_dynamics.model.reader import read_model_file
 from charmie_dynamics.recordings import RecordingError
-from charmie_dynamics.ros.joint_map import JointMap
-from charmie_dynamics.ros.recorded_inputs import RobotTopics, read_any_log
+from charmie_dynamics.ros.common.joint_map import JointMap
+from charmie_dynamics.ros.tools.recorded_inputs import RobotTopics, read_any_log
 from conftest import CHARMIE, EXAMPLES
 from pin_oracle import pin_joint_vector, pinocchio_model
 

@@ -16,8 +16,8 @@ from charmie_dynamics.identification.logs import Log, LogError, read_log, write_
 from charmie_dynamics.identification.model_file import updated_model_text
 from charmie_dynamics.identification.regressor import model_parameters, parameter_layout
 from charmie_dynamics.model.reader import model_from_text
-from charmie_dynamics.ros.joint_map import JointMap
-from charmie_dynamics.ros.recorded_inputs import RobotTopics, read_any_log, read_recording
+from charmie_dynamics.ros.common.joint_map import JointMap
+from charmie_dynamics.ros.tools.recorded_inputs import RobotTopics, read_any_log, read_recording
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_HEADER = "string[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n"

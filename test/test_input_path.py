@@ -23,8 +23,8 @@ from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
+from charmie_dynamics.ros.common.inputs import Gathered, InputLimits  # noqa: E402
 from charmie_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
-from charmie_dynamics.ros.inputs import Gathered, InputLimits  # noqa: E402
 from charmie_dynamics.trajectories import MOTIONS  # noqa: E402
 from conftest import CHARMIE  # noqa: E402
 

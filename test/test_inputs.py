@@ -1,12 +1,12 @@
-"""The dynamics node's input checks (pure functions of charmie_dynamics/ros/inputs.py) and
+"""The dynamics node's input checks (pure functions of charmie_dynamics/ros/common/inputs.py) and
 the time conversions of its messages."""
 import contextlib
 
 import numpy as np
 import pytest
 
-from charmie_dynamics.ros.inputs import (AccelerationEstimator, InputLimits, InputRejected,
-                                         StateAssembler, read_joint_state)
+from charmie_dynamics.ros.common.inputs import (AccelerationEstimator, InputLimits, InputRejected,
+                                                StateAssembler, read_joint_state)
 from domains import domain_id
 
 
@@ -115,7 +115,7 @@ def test_the_fast_check_passes_only_what_violation_passes(charmie, position_tole
 def test_durations_carry_the_rounding():
     rclpy = pytest.importorskip("rclpy")       # builtin_interfaces comes with the ROS wheels
     assert rclpy
-    from charmie_dynamics.ros.messages import duration_from_seconds, stamp_from_seconds
+    from charmie_dynamics.ros.common.messages import duration_from_seconds, stamp_from_seconds
     d = duration_from_seconds(2.9999999999999996)
     assert (d.sec, d.nanosec) == (3, 0)
     t = stamp_from_seconds(1.9999999999)
@@ -253,7 +253,7 @@ def test_reference_acceleration_source(monkeypatch):
 
 
 def test_reference_sampling_equals_numpy_interp():
-    from charmie_dynamics.ros.inputs import ReferenceTrajectory
+    from charmie_dynamics.ros.common.inputs import ReferenceTrajectory
     rng = np.random.default_rng(0)
     times = np.cumsum(rng.uniform(0.01, 0.1, 20))
     acc = rng.normal(size=(20, 3))
@@ -311,7 +311,7 @@ def test_view_feed_checks_inputs_as_the_dynamics_node(monkeypatch):
     from sensor_msgs.msg import JointState
 
     from charmie_dynamics import inputs_from_dict, load_model
-    from charmie_dynamics.ros.view_feed import ViewFeed
+    from charmie_dynamics.ros.tools.view_feed import ViewFeed
     from conftest import CHARMIE
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
@@ -350,7 +350,7 @@ def test_view_ros_draws_a_loop_model_closed(monkeypatch):
     from charmie_dynamics import load_model
     from charmie_dynamics.kinematics import forward_kinematics, point_positions
     from charmie_dynamics.mechanisms.closed_chains import LoopSingularityError
-    from charmie_dynamics.ros.view_feed import ViewFeed
+    from charmie_dynamics.ros.tools.view_feed import ViewFeed
     from charmie_dynamics.view.cli import live_pose
     from conftest import ROOT
     model = load_model(ROOT / "config" / "examples" / "five_bar.yaml")
@@ -399,7 +399,7 @@ def test_two_publishers_of_one_joint_and_a_flood_of_names_are_said(monkeypatch):
     too_many_names before its names are read."""
     from sensor_msgs.msg import JointState
 
-    from charmie_dynamics.ros.inputs import MAX_JOINT_NAMES
+    from charmie_dynamics.ros.common.inputs import MAX_JOINT_NAMES
     with dynamics_in_process(monkeypatch) as node:
         arms = [f"theta{k}a" for k in range(7, 13)]
         one = JointState(name=arms, position=[0.1] * 6)
@@ -428,9 +428,9 @@ def test_view_ros_follows_the_robot_graph(monkeypatch, charmie):
     from std_msgs.msg import Header
 
     from charmie_dynamics import inputs_from_dict
-    from charmie_dynamics.ros.joint_map import read_joint_map
-    from charmie_dynamics.ros.robot_inputs import RobotTopics
-    from charmie_dynamics.ros.view_feed import ViewFeed
+    from charmie_dynamics.ros.common.joint_map import read_joint_map
+    from charmie_dynamics.ros.tools.robot_inputs import RobotTopics
+    from charmie_dynamics.ros.tools.view_feed import ViewFeed
     from robot_graph_config import FINGERS, ROBOT_MAP, WHEELS, split
     joint_map = read_joint_map([], str(ROBOT_MAP))
     x = dict(zip(charmie.input_names, inputs_from_dict(charmie)[0]))

@@ -22,9 +22,11 @@ from import_graph import GRAPH, MODULES, PACKAGE, ROOT, imports_of, layer, packa
 #: Modules under ros/ that need no ROS: the nodes' pure pieces (each has unit tests that run
 #: without rclpy).
 ROS_FREE = {f"{PACKAGE}.ros.{name}" for name in (
-    "inputs", "model_updates", "odometry", "reference", "stale_policy", "stamps", "outputs",
-    "node_status", "model_source", "dynamics_parameters", "param_spec", "joint_map",
-    "recorded_inputs", "robot_inputs", "log_throttle", "learned_source")}
+    "common.inputs", "common.model_updates", "common.odometry", "dynamics_parts.reference",
+    "dynamics_parts.stale_policy", "common.stamps", "common.outputs", "dynamics_parts.node_status",
+    "common.model_source", "dynamics_parts.dynamics_parameters", "common.param_spec",
+    "common.joint_map", "tools.recorded_inputs", "tools.robot_inputs", "common.log_throttle",
+    "dynamics_parts.learned_source")}
 
 
 def _is_ros(top: str) -> bool:

@@ -17,7 +17,7 @@ import pytest
 pytestmark = pytest.mark.ros
 rclpy = pytest.importorskip("rclpy")
 
-from charmie_dynamics.ros.outputs import FeedforwardMap  # noqa: E402
+from charmie_dynamics.ros.common.outputs import FeedforwardMap  # noqa: E402
 from conftest import CHARMIE  # noqa: E402
 from ros_harness import (MODEL, Dynamics, core, dump_on_failure, log_dir,  # noqa: E402,F401
                          namespaced_dynamics, node_argv, params, ros, ros_env)

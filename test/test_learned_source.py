@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from charmie_dynamics.feedforward_network import LearnedFeedforward, LearnedFeedforwardError
-from charmie_dynamics.ros.learned_source import LearnedSource
-from charmie_dynamics.ros.node_status import dynamics_status
+from charmie_dynamics.ros.dynamics_parts.learned_source import LearnedSource
+from charmie_dynamics.ros.dynamics_parts.node_status import dynamics_status
 
 
 def constant_network(names, output, model_name: str) -> LearnedFeedforward:
@@ -77,7 +77,8 @@ def test_diagnostics_say_the_source_and_warn_on_replacements():
 
 
 def test_the_source_and_the_file_go_together():
-    from charmie_dynamics.ros.dynamics_parameters import check_parameters, with_defaults
+    from charmie_dynamics.ros.dynamics_parts.dynamics_parameters import (check_parameters,
+                                                                         with_defaults)
     assert check_parameters(with_defaults()) is None
     assert "expected a network file with learned" in check_parameters(
         with_defaults({"feedforward_source": "learned"}))

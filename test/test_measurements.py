@@ -1,5 +1,5 @@
 """The compiled checks and store of a measurement (evaluators/measurements.py, through
-ros/inputs.CompiledChecks) against their reference in ros/inputs.py (JointStateParser.read,
+ros/inputs.CompiledChecks) against their reference in ros/common/inputs.py (JointStateParser.read,
 InputLimits.check_arrays, StateAssembler.store, merged_stamp and assemble), message by
 message on hostile streams: the same messages pass, the same state is stored to the last bit,
 the same merged stamp and inputs come out; where a check fails, the reference refuses the
@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from charmie_dynamics.ros.inputs import (CompiledChecks, InputLimits, InputRejected,
-                                         JointStateParser, StateAssembler)
-from charmie_dynamics.ros.joint_map import JointMap
+from charmie_dynamics.ros.common.inputs import (CompiledChecks, InputLimits, InputRejected,
+                                                JointStateParser, StateAssembler)
+from charmie_dynamics.ros.common.joint_map import JointMap
 
 # the two maps the node meets: none, and the robot's names with a scaled actuator
 MAPS = {"none": JointMap(),

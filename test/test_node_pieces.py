@@ -16,18 +16,20 @@ import yaml
 from charmie_dynamics.export.urdf import overlay_from_model, urdf_from_model
 from charmie_dynamics.kinematics.limits import InputLimits
 from charmie_dynamics.model import ModelError, load_model
-from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters, with_defaults
-from charmie_dynamics.ros.inputs import InputRejected
-from charmie_dynamics.ros.log_throttle import LogThrottle
-from charmie_dynamics.ros.model_source import model_from_description, model_to_publish
-from charmie_dynamics.ros.model_updates import (UNKNOWN_NODE_NAME, prepare_model, publisher_problem,
-                                                senders_problem)
-from charmie_dynamics.ros.node_status import Level, dynamics_status
-from charmie_dynamics.ros.odometry import base_from_odometry
-from charmie_dynamics.ros.outputs import FeedforwardMap, StampGrid, wrench_bodies, wrench_topic
-from charmie_dynamics.ros.reference import check_serialized_reference, read_reference
-from charmie_dynamics.ros.stale_policy import Action, StalePolicy
-from charmie_dynamics.ros.stamps import StampGuard, to_nanoseconds
+from charmie_dynamics.ros.common.inputs import InputRejected
+from charmie_dynamics.ros.common.log_throttle import LogThrottle
+from charmie_dynamics.ros.common.model_source import model_from_description, model_to_publish
+from charmie_dynamics.ros.common.model_updates import (UNKNOWN_NODE_NAME, prepare_model,
+                                                       publisher_problem, senders_problem)
+from charmie_dynamics.ros.common.odometry import base_from_odometry
+from charmie_dynamics.ros.common.outputs import (FeedforwardMap, StampGrid, wrench_bodies,
+                                                 wrench_topic)
+from charmie_dynamics.ros.common.stamps import StampGuard, to_nanoseconds
+from charmie_dynamics.ros.dynamics_parts.dynamics_parameters import (PARAMETERS, check_parameters,
+                                                                     with_defaults)
+from charmie_dynamics.ros.dynamics_parts.node_status import Level, dynamics_status
+from charmie_dynamics.ros.dynamics_parts.reference import check_serialized_reference, read_reference
+from charmie_dynamics.ros.dynamics_parts.stale_policy import Action, StalePolicy
 from conftest import CHARMIE
 from domains import domain_id
 
@@ -381,8 +383,9 @@ def test_every_number_has_a_range_and_every_parameter_a_description():
 
 
 def test_pure_pieces_import_no_ros():
-    modules = ("stamps outputs node_status model_source dynamics_parameters param_spec model_updates "
-               "reference joint_map")
+    modules = ("common.stamps common.outputs dynamics_parts.node_status common.model_source "
+               "dynamics_parts.dynamics_parameters common.param_spec common.model_updates "
+               "dynamics_parts.reference common.joint_map")
     code = "import sys\n" + "".join(f"import charmie_dynamics.ros.{m}\n" for m in modules.split()) + \
         "print([m for m in sys.modules if m.split('.')[0] in ('rclpy', 'rcl_interfaces')])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -446,7 +449,7 @@ def test_model_source_errors(charmie_urdf, tmp_path):
 def test_model_parser_survives_any_exception_and_parses_the_next_text():
     import time
 
-    from charmie_dynamics.ros.model_updates import ModelParser
+    from charmie_dynamics.ros.common.model_updates import ModelParser
     calls = []
 
     def parse(text):
@@ -522,7 +525,7 @@ def test_a_small_model_is_not_queued_behind_a_large_one():
 
     from charmie_dynamics.model import model_from_text
     from charmie_dynamics.model.isolated import check_in_child
-    from charmie_dynamics.ros.model_updates import ModelParser
+    from charmie_dynamics.ros.common.model_updates import ModelParser
     checked = []
 
     def check(text):
@@ -556,7 +559,7 @@ def test_a_large_valid_model_is_not_remembered_beside_the_nodes():
     import time
 
     from charmie_dynamics.model import ModelError
-    from charmie_dynamics.ros.model_updates import ModelParser
+    from charmie_dynamics.ros.common.model_updates import ModelParser
 
     class Prepared:                         # stands for a prepared model of that size
         def __init__(self, size: int) -> None:
@@ -606,7 +609,7 @@ def test_a_flood_of_one_bad_text_does_not_displace_the_loader_model():
     import threading
     import time
 
-    from charmie_dynamics.ros.model_updates import ModelParser
+    from charmie_dynamics.ros.common.model_updates import ModelParser
     calls, gate = [], threading.Event()
 
     def parse(text):
@@ -640,7 +643,8 @@ def test_a_flood_of_one_bad_text_does_not_displace_the_loader_model():
 def test_model_update_policy_installs_holds_and_accepts_by_hash():
     """once: the first model installed, a different one held until its hash is given, a
     known text unchanged, a bad text rejected; always: every valid model installed."""
-    from charmie_dynamics.ros.model_updates import Decision, ModelUpdates, Parsed, UpdateRefused
+    from charmie_dynamics.ros.common.model_updates import (Decision, ModelUpdates, Parsed,
+                                                           UpdateRefused)
     first, second = (SimpleNamespace(text=t, hash=f"hash-{t}") for t in ("a", "b"))
     parsed = lambda p: Parsed(p.text, p, None)                      # noqa: E731
     once = ModelUpdates("once")
@@ -747,8 +751,8 @@ def test_two_wrench_bodies_on_one_topic_are_refused(charmie):
 def test_input_check_cache_is_bounded_for_shuffled_names():
     """A publisher that sends its names in a new order every message: the node's cache of
     bounds by order stays small (it grew by about 1.2 kB a message, without bound)."""
-    from charmie_dynamics.ros.inputs import MAX_CACHED_ORDERS
-    from charmie_dynamics.ros.inputs import InputLimits as NodeLimits
+    from charmie_dynamics.ros.common.inputs import MAX_CACHED_ORDERS
+    from charmie_dynamics.ros.common.inputs import InputLimits as NodeLimits
     model = load_model(CHARMIE)
     limits, names = NodeLimits.of(model), list(model.input_names)
     rng = np.random.default_rng(5)
@@ -793,7 +797,7 @@ def test_reference_in_the_robots_names_and_units():
     """reference_trajectory speaks the robot's names and units, as joint_states: the map's
     hardware names are read as the model's inputs and the accelerations scaled into SI; a
     model name the map renames is unknown."""
-    from charmie_dynamics.ros.joint_map import JointMap
+    from charmie_dynamics.ros.common.joint_map import JointMap
     joint_map = JointMap({"a": "lift_actuator"}, {"a": 0.001})
     ref = read_reference(joint_map.message_to_model(["lift_actuator", "b"]),
                          [(0, [200.0, 1.0]), (10**9, [100.0, 2.0])], 0, INPUTS, NO_LIMITS, CAP,

@@ -1,4 +1,4 @@
-"""The typed parameters (ros/parameter_types.py) are what the nodes' tables give: the file is
+"""The typed parameters (ros/common/parameter_types.py) are what the nodes' tables give: the file is
 generated, and a table changed without running the generator fails here."""
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _generator():
 
 def test_every_parameter_is_a_typed_field_of_its_node_class():
     generator = _generator()
-    from charmie_dynamics.ros import parameter_types
+    from charmie_dynamics.ros.common import parameter_types
     for class_name, (module, _) in generator.TABLES.items():
         fields = {f.name: f.type for f in dataclasses.fields(getattr(parameter_types, class_name))}
         assert fields == {name: spec.type_name() for name, spec in module.PARAMETERS.items()}

@@ -1,4 +1,4 @@
-"""The robot's recorded messages read as the dynamics node reads them (ros/recorded_inputs.py):
+"""The robot's recorded messages read as the dynamics node reads them (ros/tools/recorded_inputs.py):
 two joint_state_broadcasters with hardware names (the arms at 500 Hz, the rest at 100 Hz, out
 of phase), wheels and fingers the model does not use, the actuators in millimetres, the base
 from odometry. The truth is a motion of the model with its inverse-dynamics efforts
@@ -14,9 +14,9 @@ import pytest
 from charmie_dynamics.identification.logs import LogError
 from charmie_dynamics.identification.recording import record
 from charmie_dynamics.kinematics.limits import POSITION_TOLERANCE
-from charmie_dynamics.ros.joint_map import read_joint_map
-from charmie_dynamics.ros.recorded_inputs import read_recorded, summary
-from charmie_dynamics.ros.robot_inputs import RobotTopics
+from charmie_dynamics.ros.common.joint_map import read_joint_map
+from charmie_dynamics.ros.tools.recorded_inputs import read_recorded, summary
+from charmie_dynamics.ros.tools.robot_inputs import RobotTopics
 from charmie_dynamics.trajectories import motion
 from robot_graph_config import BASE, FINGERS, ROBOT_MAP, WHEELS, split
 

@@ -36,12 +36,13 @@ import pytest
 
 from charmie_dynamics import load_model
 from charmie_dynamics.model.model import JointType
-from charmie_dynamics.ros.inputs import InputLimits
-from charmie_dynamics.ros.joint_map import JointMapError, read_joint_map
-from charmie_dynamics.ros.model_updates import prepare_model
-from charmie_dynamics.ros.odometry import base_from_odometry
-from charmie_dynamics.ros.outputs import (FeedforwardMap, OutputUnits, frame_plan, hardware_efforts,
-                                          hardware_positions, static_frames)
+from charmie_dynamics.ros.common.inputs import InputLimits
+from charmie_dynamics.ros.common.joint_map import JointMapError, read_joint_map
+from charmie_dynamics.ros.common.model_updates import prepare_model
+from charmie_dynamics.ros.common.odometry import base_from_odometry
+from charmie_dynamics.ros.common.outputs import (FeedforwardMap, OutputUnits, frame_plan,
+                                                 hardware_efforts, hardware_positions,
+                                                 static_frames)
 from pin_oracle import pin_joint_vector, pinocchio_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -485,7 +486,7 @@ def test_the_loaders_robot_description_takes_the_joint_map(tmp_path):
     """model_loader's ``joint_map_file``: the URDF it publishes for a YAML model carries the
     robot's joint and link names; a map naming a body the model lacks is the file's error."""
     from charmie_dynamics.model import ModelError
-    from charmie_dynamics.ros.model_source import model_to_publish
+    from charmie_dynamics.ros.common.model_source import model_to_publish
     published = model_to_publish(MODEL, None, 1 << 22, "", read_joint_map([], str(JOINT_MAP)))
     robot = ET.fromstring(published.description)
     assert {"lift_link", "torso_link", BASE_LINK, "body_3"} <= {e.get("name") for e in robot.iter("link")}

@@ -44,9 +44,9 @@ from charmie_dynamics.identification.regressor import model_parameters, paramete
 from charmie_dynamics.model.reader import read_model_file  # noqa: E402
 from charmie_dynamics.recordings import open_recording  # noqa: E402
 from charmie_dynamics.resources import bundled_model  # noqa: E402
-from charmie_dynamics.ros.joint_map import JointMap  # noqa: E402
-from charmie_dynamics.ros.recorded_inputs import read_any_log  # noqa: E402
-from charmie_dynamics.ros.robot_inputs import RobotTopics  # noqa: E402
+from charmie_dynamics.ros.common.joint_map import JointMap  # noqa: E402
+from charmie_dynamics.ros.tools.recorded_inputs import read_any_log  # noqa: E402
+from charmie_dynamics.ros.tools.robot_inputs import RobotTopics  # noqa: E402
 from charmie_dynamics.trajectories import Trajectory  # noqa: E402
 from domains import domain_id  # noqa: E402
 from node_process import Child  # noqa: E402

@@ -9,9 +9,10 @@ import pytest
 
 from charmie_dynamics.evaluators.evaluator import Evaluator
 from charmie_dynamics.model.model import JointType
-from charmie_dynamics.ros.inputs import InputLimits, InputRejected, StateAssembler, read_joint_state
-from charmie_dynamics.ros.joint_map import JointMap, JointMapError, read_joint_map
-from charmie_dynamics.ros.outputs import frame_plan
+from charmie_dynamics.ros.common.inputs import (InputLimits, InputRejected, StateAssembler,
+                                                read_joint_state)
+from charmie_dynamics.ros.common.joint_map import JointMap, JointMapError, read_joint_map
+from charmie_dynamics.ros.common.outputs import frame_plan
 
 WHEELS = ["wheel_front_left_joint", "wheel_front_right_joint", "wheel_rear_left_joint",
           "wheel_rear_right_joint"]
@@ -217,7 +218,9 @@ def test_ros2_control_example_is_consistent(charmie):
     dynamics parameter it sets is declared, with a valid value."""
     import yaml
 
-    from charmie_dynamics.ros.dynamics_parameters import PARAMETERS, check_parameters, with_defaults
+    from charmie_dynamics.ros.dynamics_parts.dynamics_parameters import (PARAMETERS,
+                                                                         check_parameters,
+                                                                         with_defaults)
     config = Path(__file__).resolve().parent.parent / "config"
     example = yaml.safe_load((config / "ros2_control_example.yaml").read_text())
     joint_map = read_joint_map([], str(config / "joint_map_example.yaml"))
@@ -247,7 +250,8 @@ def test_a_message_older_in_every_joint_brings_nothing_new(charmie):
     ({"base_frame": "world"}, "base_frame 'world': the same as world_frame"),
 ])
 def test_frame_parameters_tf2_would_refuse(changes, problem):
-    from charmie_dynamics.ros.dynamics_parameters import check_parameters, with_defaults
+    from charmie_dynamics.ros.dynamics_parts.dynamics_parameters import (check_parameters,
+                                                                         with_defaults)
     assert problem in (check_parameters(with_defaults(changes)) or "")
     assert check_parameters(with_defaults({"base_frame": "base_link", "frame_prefix": "r1/"})) \
         is None
@@ -263,7 +267,7 @@ def test_frame_parameters_tf2_would_refuse(changes, problem):
 def test_a_frame_name_of_another_body_refuses_the_model(charmie, frames, problem):
     """base_frame naming another body gave a transform whose parent was its child (attack)."""
     from charmie_dynamics.model import ModelError
-    from charmie_dynamics.ros.model_updates import prepare_model
+    from charmie_dynamics.ros.common.model_updates import prepare_model
     with pytest.raises(ModelError, match=problem):
         prepare_model(charmie, "", "charmie.yaml", [""], [""], frames=frames)
     prepare_model(charmie, "", "charmie.yaml", [""], [""], frames=("odom", "base_link"))

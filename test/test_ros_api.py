@@ -42,7 +42,7 @@ def test_the_package_calls_only_what_each_distro_has(api):
 
 def test_the_gate_reads_every_file_of_the_package():
     files = {str(p.relative_to(ROOT)) for p in package_files()}
-    assert "charmie_dynamics/ros/run.py" in files and "launch/hardware.launch.py" in files
+    assert "charmie_dynamics/ros/common/run.py" in files and "launch/hardware.launch.py" in files
     assert not any(name.startswith("test") for name in files)
 
 
@@ -60,10 +60,10 @@ def test_a_call_a_distro_lacks_fails_naming_call_file_line_and_distro(distro, ol
     assert old in source
     mutated = source.replace(old, new)
     line = mutated[:mutated.index(new)].count("\n") + 1
-    findings, _ = check_source(ApiList.load(distro), "charmie_dynamics/ros/run.py", mutated)
+    findings, _ = check_source(ApiList.load(distro), "charmie_dynamics/ros/common/run.py", mutated)
     assert [f for f in findings if missing in f.call], findings
     text = str(findings[0])
-    assert f"charmie_dynamics/ros/run.py:{line}:" in text and f"({distro})" in text
+    assert f"charmie_dynamics/ros/common/run.py:{line}:" in text and f"({distro})" in text
     assert missing in text
     # Kilted has both: the same source passes there
     assert not check_source(ApiList.load("kilted"), "run.py", mutated)[0]

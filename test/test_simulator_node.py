@@ -289,7 +289,7 @@ def test_sigint_at_any_moment_is_a_clean_exit(ros_env, log_dir, delay):
 INTERRUPTED_IN_EXEC = '''
 import ctypes, os, signal, sys, threading, time
 from rclpy.node import Node
-from charmie_dynamics.ros.run import run_node
+from charmie_dynamics.ros.common.run import run_node
 
 def interrupted_in_ctypes():
     """SIGINT inside a ctypes callback, as in numba's compiler called back by LLVM (the

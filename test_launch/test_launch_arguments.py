@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from charmie_dynamics.ros.launch_arguments import given_overrides, node_options
+from charmie_dynamics.ros.launch_support.launch_arguments import given_overrides, node_options
 from launch.actions import DeclareLaunchArgument
 from launch.launch_context import LaunchContext
 

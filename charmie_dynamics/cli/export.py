@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..export.urdf import overlay_from_model, urdf_from_model
 from ..model import load_model
 from ..model.model import Model
-from ..ros.joint_map import JointMap, JointMapError, read_joint_map
+from ..ros.common.joint_map import JointMap, JointMapError, read_joint_map
 from .arguments import add_overwrite_argument
 from .output_files import check_output, write_all
 

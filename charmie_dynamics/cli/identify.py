@@ -7,7 +7,7 @@ and the model's dynamic parameters identified from a log.
   robot's names and units with ``--joint-map``), one MCAP file (``.mcap``) or CSV (``.csv``):
   /joint_states and /actuator_states (identification/logs.py).
 * ``identify``: from a recording of the robot (read as the dynamics node reads its inputs:
-  ros/recorded_inputs.py) or a CSV log: base parameters, OLS and weighted LS with standard
+  ros/tools/recorded_inputs.py) or a CSV log: base parameters, OLS and weighted LS with standard
   deviations, the physically
   consistent estimate near the model (``--prior-weight``), written as an updated model file
   (``--out``) and a report folder (report.txt, measured vs predicted plots). A URDF model
@@ -39,11 +39,11 @@ from ..model.model import Model
 from ..model.reader import model_from_text, read_model_file
 from ..model.urdf import is_urdf
 from ..recordings import JOINT_STATE, JOINT_STATE_DEFINITION, write_recording
-from ..ros.joint_map import JointMap
-from ..ros.model_source import urdf_as_document
-from ..ros.recorded_inputs import read_any_log
-from ..ros.robot_inputs import (add_joint_map_argument, add_robot_input_arguments, joint_map_of,
-                                robot_inputs)
+from ..ros.common.joint_map import JointMap
+from ..ros.common.model_source import urdf_as_document
+from ..ros.tools.recorded_inputs import read_any_log
+from ..ros.tools.robot_inputs import (add_joint_map_argument, add_robot_input_arguments,
+                                      joint_map_of, robot_inputs)
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, check_dt, from_csv, input_kinds, motion
 from .arguments import add_overwrite_argument
 from .output_files import check_file_target, check_output, check_targets, write_all, write_file

@@ -351,7 +351,7 @@ COMMANDS: dict[str, Command] = {
     "study": Command("a design study (sweep, optimize, envelope) of a model file's values",
                      "charmie_dynamics.cli.study", "add_study_parser"),
     "bringup": Command("start the ROS 2 nodes in one process (needs rclpy)",
-                       "charmie_dynamics.ros.bringup", "add_bringup_parser",
+                       "charmie_dynamics.ros.tools.bringup", "add_bringup_parser",
                        needs="bringup needs ROS 2 (rclpy and the message packages): {exc}. "
                              "Run scripts/setup.sh or source a ROS 2 install."),
 }

@@ -2,7 +2,8 @@
 the value checks, the store and the inputs' gathering of the dynamics node's joint_states and
 actuator_states (issue 37).
 
-``ros/inputs.py`` holds the reference: :class:`~charmie_dynamics.ros.inputs.JointStateParser`
+``ros/common/inputs.py`` holds the reference:
+:class:`~charmie_dynamics.ros.common.inputs.JointStateParser`
 (finite values, the joint map's conversion), ``InputLimits.check_arrays`` (plausible values,
 position and speed limits) and ``StateAssembler.store`` (actuator strokes, the per-joint
 stamps of the merge policy), each on numpy arrays and with the rejection's text. These kernels
@@ -105,7 +106,7 @@ def gather_inputs(latest: np.ndarray, stamps: np.ndarray, inputs: np.ndarray,
                   required: np.ndarray, times: np.ndarray, merge: np.ndarray,
                   codes: np.ndarray, x: np.ndarray, xd: np.ndarray) -> None:
     """The checks of ``StateAssembler.merged_stamp`` and ``StateAssembler.assemble`` (its
-    reference, ros/inputs.py) at once, and the inputs' latest values; nothing is stored.
+    reference, ros/common/inputs.py) at once, and the inputs' latest values; nothing is stored.
 
     ``inputs`` (n,) and ``required`` (r,): the slots of the evaluated inputs and of the joints
     whose stamps are merged; ``times`` (2,): now and the largest age of a value (s);

@@ -1,6 +1,6 @@
 """Logs of measured motion and efforts: CSV files, and the messages ``record`` writes into a
 recording (recordings/: a rosbag2 folder or a single MCAP file; the robot's recordings are
-read by ros/recorded_inputs.py, as the dynamics node reads its inputs).
+read by ros/tools/recorded_inputs.py, as the dynamics node reads its inputs).
 
 The messages (CDR-encoded ``sensor_msgs/msg/JointState``):
 

@@ -97,30 +97,32 @@ from ..model.isolated import check_in_child
 from ..model.model import Model
 from ..model.urdf import is_urdf, read_overlay
 from ..resources import bundled_model
-from . import qos
-from .background import JobThread
-from .cdr import JointStateArrays, JointStateReader, joint_state_arrays
-from .clock_guard import ClockGuard
-from .distro import sender_in_message_info
-from .dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
-from .inputs import AccelerationEstimator, Gathered, InputRejected, JointStateParser, MessageLayout
-from .joint_map import read_joint_map
-from .learned_source import LearnedSource
-from .log_throttle import LogThrottle
-from .messages import diagnostics, transform
-from .model_slot import ModelSlot, build_slot, slot_notes
-from .model_source import model_from_description, urdf_as_document
-from .model_updates import (Decision, ModelParser, ModelUpdates, PreparedModel, UpdateRefused,
-                            model_change, prepare_model, senders_problem)
-from .monitoring import MonitoringPublisher
-from .node_status import dynamics_status
-from .odometry import base_from_odometry
-from .outputs import OutputUnits, StampGrid, static_frames
-from .parameter_types import DynamicsParameters
-from .parameters import declare_parameters
-from .reference import Reference, check_serialized_reference, input_accelerations, read_reference
-from .stale_policy import Action, StalePolicy
-from .stamps import StampGuard, to_nanoseconds
+from .common import qos
+from .common.clock_guard import ClockGuard
+from .common.distro import sender_in_message_info
+from .common.inputs import (AccelerationEstimator, Gathered, InputRejected, JointStateParser,
+                            MessageLayout)
+from .common.joint_map import read_joint_map
+from .common.log_throttle import LogThrottle
+from .common.messages import diagnostics, transform
+from .common.model_source import model_from_description, urdf_as_document
+from .common.model_updates import (Decision, ModelParser, ModelUpdates, PreparedModel,
+                                   UpdateRefused, model_change, prepare_model, senders_problem)
+from .common.odometry import base_from_odometry
+from .common.outputs import OutputUnits, StampGrid, static_frames
+from .common.parameter_types import DynamicsParameters
+from .common.parameters import declare_parameters
+from .common.stamps import StampGuard, to_nanoseconds
+from .dynamics_parts.background import JobThread
+from .dynamics_parts.cdr import JointStateArrays, JointStateReader, joint_state_arrays
+from .dynamics_parts.dynamics_parameters import PARAMETERS, SAFETY_PARAMETERS, check_parameters
+from .dynamics_parts.learned_source import LearnedSource
+from .dynamics_parts.model_slot import ModelSlot, build_slot, slot_notes
+from .dynamics_parts.monitoring import MonitoringPublisher
+from .dynamics_parts.node_status import dynamics_status
+from .dynamics_parts.reference import (Reference, check_serialized_reference, input_accelerations,
+                                       read_reference)
+from .dynamics_parts.stale_policy import Action, StalePolicy
 
 MODEL_POLL_PERIOD = 0.02       # s: how soon a parsed model is installed
 PUBLISHER_NAME_WAIT = 10.0     # s a model text waits for its publishers' names (model_publishers)
@@ -1006,7 +1008,7 @@ class DynamicsNode(LifecycleNode):
 
 
 def main(args=None) -> int:
-    from .run import run_node
+    from .common.run import run_node
     return run_node(DynamicsNode, args)
 
 

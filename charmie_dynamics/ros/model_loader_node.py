@@ -31,13 +31,13 @@ from ..documents import DEFAULT_MAX_BYTES
 from ..mechanisms.closed_chains import ClosedChain
 from ..model import ModelError
 from ..resources import bundled_model
-from . import qos
-from .clock_guard import ClockGuard
-from .joint_map import read_joint_map
-from .model_source import model_to_publish
-from .param_spec import Param
-from .parameter_types import ModelLoaderParameters
-from .parameters import declare_parameters
+from .common import qos
+from .common.clock_guard import ClockGuard
+from .common.joint_map import read_joint_map
+from .common.model_source import model_to_publish
+from .common.param_spec import Param
+from .common.parameter_types import ModelLoaderParameters
+from .common.parameters import declare_parameters
 
 PARAMETERS = {
     "model_file": Param(str(bundled_model()),
@@ -101,7 +101,7 @@ class ModelLoaderNode(Node):
 
 
 def main(args=None) -> int:
-    from .run import run_node
+    from .common.run import run_node
     return run_node(ModelLoaderNode, args)
 
 

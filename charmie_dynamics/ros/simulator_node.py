@@ -79,14 +79,14 @@ from ..simulation.actuated_step import (HeldStepData, compiled_step_reason, held
 from ..simulation.integrate import INTEGRATORS, check_within_limits, step
 from ..simulation.loop_step import LoopStepData, loop_step
 from ..trajectories import LOOP_REFERENCES, MOTIONS, node_motion
-from . import qos
-from .clock_guard import ClockGuard
-from .log_throttle import LogThrottle
-from .messages import diagnostics, joint_state, stamp_from_seconds
-from .model_updates import check_node_model
-from .param_spec import Param
-from .parameter_types import SimulatorParameters
-from .parameters import declare_parameters
+from .common import qos
+from .common.clock_guard import ClockGuard
+from .common.log_throttle import LogThrottle
+from .common.messages import diagnostics, joint_state, stamp_from_seconds
+from .common.model_updates import check_node_model
+from .common.param_spec import Param
+from .common.parameter_types import SimulatorParameters
+from .common.parameters import declare_parameters
 
 CONTROLS = ("effort", "pd")
 PARAMETERS = {
@@ -405,7 +405,7 @@ class SimulatorNode(Node):
 
 
 def main(args=None) -> int:
-    from .run import run_node
+    from .common.run import run_node
     return run_node(SimulatorNode, args)
 
 

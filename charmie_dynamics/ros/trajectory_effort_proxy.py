@@ -53,16 +53,16 @@ from sensor_msgs.msg import JointState
 from ..evaluators.loop_evaluator import EffortsUnavailable, efforts_along, evaluator_for
 from ..model import load_model
 from ..resources import bundled_model
-from . import qos
-from .inputs import InputRejected, StateAssembler, read_robot_joint_state
-from .joint_map import read_joint_map
-from .log_throttle import LogThrottle
-from .messages import float_array
-from .model_updates import check_node_model
-from .param_spec import Param
-from .parameter_types import TrajectoryEffortProxyParameters
-from .parameters import declare_parameters
-from .stamps import to_nanoseconds
+from .common import qos
+from .common.inputs import InputRejected, StateAssembler, read_robot_joint_state
+from .common.joint_map import read_joint_map
+from .common.log_throttle import LogThrottle
+from .common.messages import float_array
+from .common.model_updates import check_node_model
+from .common.param_spec import Param
+from .common.parameter_types import TrajectoryEffortProxyParameters
+from .common.parameters import declare_parameters
+from .common.stamps import to_nanoseconds
 
 Result = FollowJointTrajectory.Result
 
@@ -271,7 +271,7 @@ class TrajectoryEffortProxy(Node):
 
 
 def main(args=None) -> int:
-    from .run import run_node
+    from .common.run import run_node
     return run_node(TrajectoryEffortProxy, args)
 
 

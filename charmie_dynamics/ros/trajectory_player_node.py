@@ -31,15 +31,15 @@ from ..mechanisms.closed_chains.compiled import Embedding, embedding_of
 from ..model import load_model
 from ..resources import bundled_model
 from ..trajectories import LOOP_REFERENCES, MOTIONS, from_csv, motion_inputs, node_motion
-from . import qos
-from .clock_guard import ClockGuard
-from .joint_map import read_joint_map
-from .log_throttle import LogThrottle
-from .messages import duration_from_seconds, float_array, joint_state, stamp_from_seconds
-from .model_updates import check_node_model
-from .param_spec import Param
-from .parameter_types import TrajectoryPlayerParameters
-from .parameters import declare_parameters
+from .common import qos
+from .common.clock_guard import ClockGuard
+from .common.joint_map import read_joint_map
+from .common.log_throttle import LogThrottle
+from .common.messages import duration_from_seconds, float_array, joint_state, stamp_from_seconds
+from .common.model_updates import check_node_model
+from .common.param_spec import Param
+from .common.parameter_types import TrajectoryPlayerParameters
+from .common.parameters import declare_parameters
 
 PARAMETERS = {
     "model_file": Param(str(bundled_model()), "Model whose inputs are played"),
@@ -241,7 +241,7 @@ class TrajectoryPlayerNode(Node):
 
 
 def main(args=None) -> int:
-    from .run import run_node
+    from .common.run import run_node
     return run_node(TrajectoryPlayerNode, args)
 
 

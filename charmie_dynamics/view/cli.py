@@ -26,8 +26,9 @@ from ..kinematics.indirect import MechanismRangeError
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from ..model import load_model
 from ..model.model import Model
-from ..ros.outputs import wrench_bodies
-from ..ros.robot_inputs import add_robot_input_arguments, robot_input_options_given, robot_inputs
+from ..ros.common.outputs import wrench_bodies
+from ..ros.tools.robot_inputs import (add_robot_input_arguments, robot_input_options_given,
+                                      robot_inputs)
 from ..trajectories import (LOOP_REFERENCES, MAX_DT, MIN_DT, MOTIONS, Trajectory, check_dt,
                             from_csv, inputs_from_csv, motion, node_motion)
 from .drawing import Poses, loop_motion_poses, motion_poses, poses
@@ -357,7 +358,7 @@ def live_pose(model: Model) -> LivePose:
 
 def _run_ros(model: Model, args: argparse.Namespace, camera) -> int:
     try:
-        from ..ros.view_feed import check_topics, run_view_feed
+        from ..ros.tools.view_feed import check_topics, run_view_feed
     except ImportError as exc:
         raise InputError(f"view --ros needs ROS 2 (rclpy and the message packages): {exc}. "
                          "Run scripts/setup.sh or source a ROS 2 install.") from None

@@ -33,7 +33,7 @@ class Param:
 
 def typed_class_source(class_name: str, table: Mapping[str, Param], origin: str) -> str:
     """A frozen dataclass with one typed field per parameter of ``table`` (its description
-    as the field's comment), whose source :mod:`charmie_dynamics.ros.parameter_types` holds
+    as the field's comment), whose source :mod:`charmie_dynamics.ros.common.parameter_types` holds
     (``origin``: where the table is). A node holds one as ``self.p`` and replaces it whole on
     a run-time change."""
     lines = ["@dataclass(frozen=True)", f"class {class_name}:",

@@ -27,17 +27,17 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE
-from ..model.model import Model
-from . import qos
-from .inputs import InputLimits, InputRejected, StateAssembler, read_robot_joint_state
-from .joint_map import JointMap
-from .log_throttle import LogThrottle
-from .odometry import base_from_odometry
-from .parameters import check_topic_name
+from ...kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE
+from ...model.model import Model
+from ..common import qos
+from ..common.inputs import InputLimits, InputRejected, StateAssembler, read_robot_joint_state
+from ..common.joint_map import JointMap
+from ..common.log_throttle import LogThrottle
+from ..common.odometry import base_from_odometry
+from ..common.parameters import check_topic_name
+from ..common.run import run_node
+from ..common.stamps import to_nanoseconds
 from .robot_inputs import RobotTopics
-from .run import run_node
-from .stamps import to_nanoseconds
 
 NODE_NAME = "charmie_view"
 StateCallback = Callable[[np.ndarray], None]              # inputs in ``inputs`` order

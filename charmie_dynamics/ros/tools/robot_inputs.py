@@ -8,10 +8,10 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputError
-from ..model.model import Model
-from ..recordings import JOINT_STATE, ODOMETRY
-from .joint_map import JointMap, JointMapError, read_joint_map
+from ...errors import InputError
+from ...model.model import Model
+from ...recordings import JOINT_STATE, ODOMETRY
+from ..common.joint_map import JointMap, JointMapError, read_joint_map
 
 #: The longest --max-joint-age, s
 MAX_JOINT_AGE = 10.0

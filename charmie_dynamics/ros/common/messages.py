@@ -10,7 +10,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import TransformStamped, Vector3
 from sensor_msgs.msg import JointState
 
-from ..model.rotations import quaternions
+from ...model.rotations import quaternions
 
 
 def _split_seconds(seconds: float) -> tuple[int, int]:

@@ -11,10 +11,10 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..dynamics.actuation import actuator_space
-from ..dynamics.inverse import base_body
-from ..model.model import JointType, Model
-from ..model.rotations import quaternion_matrices, quaternions
+from ...dynamics.actuation import actuator_space
+from ...dynamics.inverse import base_body
+from ...model.model import JointType, Model
+from ...model.rotations import quaternion_matrices, quaternions
 from .joint_map import JointMap
 
 WRENCH_TOPICS = "joint_wrenches"

@@ -1,5 +1,6 @@
 """A worker thread that runs the jobs handed to it in order, off the executor's thread: the
-dynamics node's monitoring outputs (ros/monitoring.py) run on one, its /diagnostics on another.
+dynamics node's monitoring outputs (ros/dynamics_parts/monitoring.py) run on one, its
+/diagnostics on another.
 
 The diagnostics: the executor's timer copies the counters (tens of microseconds) and their
 thread computes the status, builds the DiagnosticArray of 60 key-values and publishes it

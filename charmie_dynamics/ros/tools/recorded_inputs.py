@@ -32,18 +32,19 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..documents import bounded
-from ..identification.logs import MAX_EFFORT, Log, LogError, max_samples, read_log, too_many_samples
-from ..kinematics.limits import VELOCITY_TOLERANCE
-from ..model.model import Model
-from ..recordings import JOINT_STATE, MAX_RECORDING_BYTES, ODOMETRY, open_recording
-from ..recordings.storage import MCAP_MAGIC, SQLITE_MAGIC, ZSTD_MAGIC
-from .inputs import (MAX_JOINT_NAMES, InputLimits, InputRejected, actuator_strokes, check_strokes,
-                     read_robot_joint_state)
-from .joint_map import JointMap
-from .odometry import base_from_odometry
+from ...documents import bounded
+from ...identification.logs import (MAX_EFFORT, Log, LogError, max_samples, read_log,
+                                    too_many_samples)
+from ...kinematics.limits import VELOCITY_TOLERANCE
+from ...model.model import Model
+from ...recordings import JOINT_STATE, MAX_RECORDING_BYTES, ODOMETRY, open_recording
+from ...recordings.storage import MCAP_MAGIC, SQLITE_MAGIC, ZSTD_MAGIC
+from ..common.inputs import (MAX_JOINT_NAMES, InputLimits, InputRejected, actuator_strokes,
+                             check_strokes, read_robot_joint_state)
+from ..common.joint_map import JointMap
+from ..common.odometry import base_from_odometry
+from ..common.stamps import to_nanoseconds
 from .robot_inputs import RobotTopics
-from .stamps import to_nanoseconds
 
 
 @dataclass

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ..documents import DEFAULT_MAX_BYTES
-from ..kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE
-from .inputs import JOINT_STATE_POLICIES
+from ...documents import DEFAULT_MAX_BYTES
+from ...kinematics.limits import POSITION_TOLERANCE, VELOCITY_TOLERANCE
+from ..common.inputs import JOINT_STATE_POLICIES
+from ..common.model_source import MODEL_SOURCES
+from ..common.outputs import TF_POLICIES
+from ..common.param_spec import Param
+from ..common.parameter_types import DynamicsParameters
 from .learned_source import FEEDFORWARD_SOURCES
-from .model_source import MODEL_SOURCES
-from .outputs import TF_POLICIES
-from .param_spec import Param
-from .parameter_types import DynamicsParameters
 from .stale_policy import POLICIES as STALE_POLICIES
 
 ACCELERATION_SOURCES = ("zero", "estimate", "reference")

@@ -37,11 +37,11 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..documents import DocumentError, parse_yaml, read_text
-from ..model.validation import name_problem, yaml_exponent_problem
+from ...documents import DocumentError, parse_yaml, read_text
+from ...model.validation import name_problem, yaml_exponent_problem
 
 if TYPE_CHECKING:
-    from ..model.parameters import ModelParameters
+    from ...model.parameters import ModelParameters
 
 FILE_SECTIONS = ("names", "scale", "offset", "effort_scale", "links")
 #: Largest scale, offset or effort scale, and the inverse of the smallest scale or effort

@@ -13,12 +13,12 @@ from typing import Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from .. import jit
-from ..evaluators.measurements import (PASSED, anything_newer, check_measurement, gather_inputs,
-                                       store_measurement)
-from ..kinematics.limits import PLAUSIBLE
-from ..kinematics.limits import InputLimits as ModelLimits
-from ..model.model import Model
+from ... import jit
+from ...evaluators.measurements import (PASSED, anything_newer, check_measurement, gather_inputs,
+                                        store_measurement)
+from ...kinematics.limits import PLAUSIBLE
+from ...kinematics.limits import InputLimits as ModelLimits
+from ...model.model import Model
 from .joint_map import JointMap
 
 REASONS = ("length_mismatch", "non_finite", "unknown_name", "duplicate_name", "missing_name",

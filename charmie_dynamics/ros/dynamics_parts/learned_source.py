@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..feedforward_network import LearnedFeedforward, LearnedFeedforwardError, check_names
+from ...feedforward_network import LearnedFeedforward, LearnedFeedforwardError, check_names
 
 FEEDFORWARD_SOURCES = ("model", "learned")
 

@@ -19,7 +19,7 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 from rclpy.timer import Timer
 
-from ..model import ModelError
+from ...model import ModelError
 from .distro import events_executor, logger_level
 
 _RCL_LOCATION = re.compile(r",? at \S+\.c:\d+")      # rcl's ", at /src/rcl/arguments.c:415"

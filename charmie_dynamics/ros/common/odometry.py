@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ..model.model import PlanarBase
+from ...model.model import PlanarBase
 from .inputs import InputRejected
 
 #: How far from 1 the orientation quaternion's norm may be (float32 sources round it)

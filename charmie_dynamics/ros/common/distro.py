@@ -48,7 +48,7 @@ def sender_in_message_info() -> bool:
     two parameters gets ``MessageInfo`` (Jazzy and Kilted), whose ``publisher_gid`` only
     Kilted's has; Humble passes no info. Such a callback needs the single-threaded executor:
     Kilted's events executor ends the process on it ("SystemError: null argument to internal
-    routine"), so :func:`~charmie_dynamics.ros.run.make_executor` takes that one for a node
+    routine"), so :func:`~charmie_dynamics.ros.common.run.make_executor` takes that one for a node
     whose ``wants_sender`` is true."""
     info = getattr(rclpy.subscription, "MessageInfo", None)
     return hasattr(Subscription, "CallbackType") and \

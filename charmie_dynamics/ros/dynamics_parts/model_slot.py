@@ -8,15 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..evaluators.evaluator import Evaluator
-from ..model.model import JointType, Model
+from ...evaluators.evaluator import Evaluator
+from ...model.model import JointType, Model
+from ..common.inputs import CompiledChecks, InputLimits, JointStateParser, StateAssembler
+from ..common.joint_map import JointMap
+from ..common.model_updates import PreparedModel
+from ..common.outputs import FeedforwardMap, FramePlan, frame_plan
+from ..common.parameter_types import DynamicsParameters
 from .cdr import Float64ArrayWriter, JointStateWriter
-from .inputs import CompiledChecks, InputLimits, JointStateParser, StateAssembler
-from .joint_map import JointMap
 from .learned_source import LearnedSource
-from .model_updates import PreparedModel
-from .outputs import FeedforwardMap, FramePlan, frame_plan
-from .parameter_types import DynamicsParameters
 
 
 @dataclass(frozen=True, eq=False)

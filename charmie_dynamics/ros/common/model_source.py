@@ -16,11 +16,11 @@ from typing import Optional
 
 import yaml
 
-from ..documents import read_text
-from ..export.urdf import urdf_from_model
-from ..model import ModelError, model_from_text
-from ..model.model import Model
-from ..model.urdf import is_urdf, read_overlay, urdf_document
+from ...documents import read_text
+from ...export.urdf import urdf_from_model
+from ...model import ModelError, model_from_text
+from ...model.model import Model
+from ...model.urdf import is_urdf, read_overlay, urdf_document
 from .joint_map import JointMap, JointMapError
 
 #: ``topic``: model texts on model_topic; ``robot_description``: URDFs on robot_description

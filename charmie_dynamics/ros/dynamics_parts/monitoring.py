@@ -37,12 +37,13 @@ from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ..evaluators.evaluator import Evaluation
-from . import qos
+from ...evaluators.evaluator import Evaluation
+from ..common import qos
+from ..common.messages import set_vector3, stamp_from_nanoseconds
+from ..common.outputs import (FramePlan, OutputUnits, hardware_efforts, hardware_positions,
+                              wrench_topic)
 from .background import JobThread
 from .cdr import JointStateWriter, TFWriter
-from .messages import set_vector3, stamp_from_nanoseconds
-from .outputs import FramePlan, OutputUnits, hardware_efforts, hardware_positions, wrench_topic
 
 #: Snapshots per model: the worker may fall this many monitoring evaluations behind (80 ms
 #: at the default 100 Hz) before one is skipped

@@ -14,10 +14,10 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from ..resources import share_directory
-from . import qos
-from .run import (autostart, ignore_signals, init_ros, interrupted, make_executor, note_signals,
-                  spinning, stop_safely, stopping)
+from ...resources import share_directory
+from ..common import qos
+from ..common.run import (autostart, ignore_signals, init_ros, interrupted, make_executor,
+                          note_signals, spinning, stop_safely, stopping)
 
 
 class StatusPrinter(Node):
@@ -120,7 +120,7 @@ def model_overrides(path: Path | None) -> dict[str, list[rclpy.parameter.Paramet
     out: dict[str, list[rclpy.parameter.Parameter]] = {n: [] for n in nodes}
     if path is None:
         return out
-    from ..model import load_model
+    from ...model import load_model
     model = load_model(str(path))
     Parameter = rclpy.parameter.Parameter
     out["model_loader"] = [Parameter("model_file", value=str(path))]
@@ -134,12 +134,12 @@ def model_overrides(path: Path | None) -> dict[str, list[rclpy.parameter.Paramet
 
 
 def run_bringup(args: argparse.Namespace) -> int:
-    from ..errors import InputError
-    from ..model import ModelError
-    from .dynamics_node import DynamicsNode
-    from .model_loader_node import ModelLoaderNode
-    from .simulator_node import SimulatorNode
-    from .trajectory_player_node import TrajectoryPlayerNode
+    from ...errors import InputError
+    from ...model import ModelError
+    from ..dynamics_node import DynamicsNode
+    from ..model_loader_node import ModelLoaderNode
+    from ..simulator_node import SimulatorNode
+    from ..trajectory_player_node import TrajectoryPlayerNode
 
     params = args.params or share_directory() / "config" / f"{args.mode}.yaml"
     if not Path(params).is_file():

@@ -11,8 +11,8 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..kinematics.limits import InputLimits
-from .inputs import AccelerationEstimator, InputRejected, ReferenceTrajectory
+from ...kinematics.limits import InputLimits
+from ..common.inputs import AccelerationEstimator, InputRejected, ReferenceTrajectory
 
 #: CDR encapsulations (RTPS) whose JointTrajectory prefix :func:`check_serialized_reference`
 #: reads: plain CDR and XCDR2, big and little endian (the lowest bit)

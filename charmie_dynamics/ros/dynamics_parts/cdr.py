@@ -25,7 +25,7 @@ import numpy as np
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 
-from .inputs import MAX_JOINT_NAMES, InputRejected
+from ..common.inputs import MAX_JOINT_NAMES, InputRejected
 
 #: little-endian CDR: the only encoding read here without rclpy
 LITTLE_ENDIAN_CDR = b"\x00\x01"

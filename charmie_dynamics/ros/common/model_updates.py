@@ -22,14 +22,14 @@ from typing import Callable, Generic, Optional, Sequence, TypeVar
 
 import numpy as np
 
-from ..documents import bounded
-from ..evaluators.evaluator import Evaluator, NonFiniteLoads
-from ..evaluators.loop_evaluator import LoopEvaluator, LoopSingularityError, evaluator_for
-from ..kinematics.indirect import MechanismRangeError
-from ..model import ModelError
-from ..model.isolated import CHILD_CHECK_BYTES
-from ..model.model import Model
-from ..model.reader import model_hash
+from ...documents import bounded
+from ...evaluators.evaluator import Evaluator, NonFiniteLoads
+from ...evaluators.loop_evaluator import LoopEvaluator, LoopSingularityError, evaluator_for
+from ...kinematics.indirect import MechanismRangeError
+from ...model import ModelError
+from ...model.isolated import CHILD_CHECK_BYTES
+from ...model.model import Model
+from ...model.reader import model_hash
 from .joint_map import JointMap, JointMapError
 from .outputs import base_frame_name, frame_name_clash, turned_base, wrench_bodies, wrench_topic
 

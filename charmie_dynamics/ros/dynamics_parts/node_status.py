@@ -6,8 +6,8 @@ import enum
 from collections import Counter
 from typing import Mapping, NamedTuple, Optional, Sequence
 
-from ..documents import bounded
-from .inputs import REASONS
+from ...documents import bounded
+from ..common.inputs import REASONS
 
 TOPICS = ("joint_states", "actuator_states", "odometry", "reference", "model")
 EVENTS = ("models_taken", "models_held", "models_unchanged", "model_changes", "clock_jumps",

@@ -1,0 +1,1 @@
+"""What the launch files import: shared arguments, the lifecycle actions."""

@@ -1,0 +1,1 @@
+"""The command line's ROS side: bringup, view --ros, reading the robot's recordings."""
