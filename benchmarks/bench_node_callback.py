@@ -107,14 +107,14 @@ def run(inputs: list[bytes], tf_rate: float) -> dict:
             Parameter("check_position_limits", value=False)])
         node.autostart()
         for msg in inputs[:200]:                      # warm-up
-            node._on_joint_state(msg)
+            node.control.on_joint_state(msg)
         # which calls handed an evaluation to the monitoring thread (its loads and /tf)
         submitted, submit = [], node.monitoring.submit
         node.monitoring.submit = lambda *args: (submitted.append(len(times)), submit(*args))
         times = []
         for msg in inputs[200:]:
             start = time.perf_counter()
-            node._on_joint_state(msg)
+            node.control.on_joint_state(msg)
             times.append(time.perf_counter() - start)
         evaluated = node.stats["evaluated"]
         rejected = sum(node.rejected.values())
@@ -123,7 +123,7 @@ def run(inputs: list[bytes], tf_rate: float) -> dict:
         reject_times = []
         for msg in bad:
             start = time.perf_counter()
-            node._on_joint_state(msg)
+            node.control.on_joint_state(msg)
             reject_times.append(time.perf_counter() - start)
         timers = periodic_costs(node)
         node.destroy_node()

@@ -93,13 +93,13 @@ def outcomes(messages: list[bytes], policy: str, compiled: bool) -> list:
             node.slot.compiled_checks.check = lambda *args: None
             node.slot.compiled_checks.gather = lambda *args: Gathered(None, None)
         published, texts = [], []
-        node.pub_feedforward.publish = lambda data: published.append(bytes(data))
-        reject = node._reject
-        node._reject = lambda reason, detail: (texts.append(detail), reject(reason, detail))
+        node.control.pub_feedforward.publish = lambda data: published.append(bytes(data))
+        reject = node.control.reject
+        node.control.reject = lambda reason, detail: (texts.append(detail), reject(reason, detail))
         record = []
         for message in messages:
             before = len(published)
-            node._on_joint_state(message)
+            node.control.on_joint_state(message)
             record.append((dict(node.rejected), dict(node.events), texts[-1:],
                            published[before:]))
         node.destroy_node()

@@ -159,20 +159,20 @@ def test_odometry_orientation_must_be_a_unit_quaternion(monkeypatch):
         h = np.sqrt(0.5)
         for w, z in ((2 * h, 2 * h), (0.0, 0.0)):
             msg.pose.pose.orientation.w, msg.pose.pose.orientation.z = w, z
-            node._on_odometry(msg)
+            node.control.on_odometry(msg)
         assert node.rejected["invalid_value"] == 2
         assert "theta3" not in node.slot.assembler.positions
         msg.pose.pose.orientation.w, msg.pose.pose.orientation.z = h, h
-        node._on_odometry(msg)
+        node.control.on_odometry(msg)
         # base_link's yaw pi/2; body_3 faces its y, so theta3 is pi/2 less (REP 103)
         assert node.slot.assembler.positions["theta3"] == pytest.approx(0.0, abs=1e-12)
         # its stamp: more than max_stamp_lead ahead is future_stamp, nanosec >= 1e9 malformed
         msg.pose.pose.orientation.z = 0.0
         msg.pose.pose.orientation.w = 1.0
         msg.header.stamp.sec = 2**31 - 1
-        node._on_odometry(msg)
+        node.control.on_odometry(msg)
         msg.header.stamp.sec, msg.header.stamp.nanosec = 1, 10**9
-        node._on_odometry(msg)
+        node.control.on_odometry(msg)
         assert node.rejected["future_stamp"] == 1 and node.rejected["invalid_value"] == 3
         assert node.slot.assembler.positions["theta3"] == pytest.approx(0.0, abs=1e-12)
 
@@ -222,21 +222,21 @@ def test_reference_acceleration_source(monkeypatch):
         for t, acc in ((0.0, [0.0, 0.0]), (1.0, [2.0, 0.02])):
             traj.points.append(JointTrajectoryPoint(accelerations=acc,
                                                     time_from_start=Duration(sec=int(t))))
-        node._on_reference(serialize_message(traj))   # as the raw subscription
+        node.control.on_reference(serialize_message(traj))   # as the raw subscription
         positions = {"act4": 0.41, "act5": 0.40, "theta8a": 0.3}
         x, xd, _ = inputs_from_dict(model, positions)
         msg = JointState(name=list(model.input_names), position=[float(v) for v in x],
                          velocity=[0.0] * len(x))
         msg.header.stamp = Time(sec=100, nanosec=250_000_000)          # a quarter of the way
-        node._on_joint_state(msg)
+        node.control.on_joint_state(msg)
         assert loads_published(1)
         _, _, xdd = inputs_from_dict(model, positions, None, {"theta8a": 0.5, "act4": 0.005})
         expected = inverse_dynamics(model, resolve_state(model, x, xd, xdd)).coordinate_effort
         np.testing.assert_allclose(published[0], expected, rtol=1e-12, atol=1e-12)
         traj.header.stamp = Time(sec=0, nanosec=0)          # "now": the newest state, 100.25 s
-        node._on_reference(serialize_message(traj))
+        node.control.on_reference(serialize_message(traj))
         msg.header.stamp = Time(sec=100, nanosec=750_000_000)          # half way
-        node._on_joint_state(msg)
+        node.control.on_joint_state(msg)
         _, _, xdd = inputs_from_dict(model, positions, None, {"theta8a": 1.0, "act4": 0.01})
         expected = inverse_dynamics(model, resolve_state(model, x, xd, xdd)).coordinate_effort
         assert loads_published(2)
@@ -244,9 +244,9 @@ def test_reference_acceleration_source(monkeypatch):
         backwards = JointTrajectory(joint_names=["theta8a"], points=[
             JointTrajectoryPoint(accelerations=[1.0], time_from_start=Duration(sec=2)),
             JointTrajectoryPoint(accelerations=[1.0], time_from_start=Duration(sec=1))])
-        node._on_reference(serialize_message(backwards))
+        node.control.on_reference(serialize_message(backwards))
         assert node.rejected["invalid_value"] == 1
-        assert node.reference.names == ("theta8a", "act4")           # the previous one stays
+        assert node.control.reference.names == ("theta8a", "act4")           # the previous one stays
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
@@ -294,9 +294,9 @@ def test_start_up_error_leaves_no_parser_thread_and_cutoff_changes_at_run_time(m
         node = DynamicsNode(context=context, parameter_overrides=[
             Parameter("model_file", value=str(CHARMIE))])
         node.autostart()
-        assert node.estimator.cutoff_hz == 20.0
+        assert node.control.estimator.cutoff_hz == 20.0
         assert node.set_parameters([Parameter("acceleration_filter_cutoff", value=5.0)])[0].successful
-        assert node.estimator.cutoff_hz == 5.0
+        assert node.control.estimator.cutoff_hz == 5.0
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
@@ -406,12 +406,12 @@ def test_two_publishers_of_one_joint_and_a_flood_of_names_are_said(monkeypatch):
         other = JointState(name=["theta7a", "wheel_joint"], position=[0.6, 0.0])
         for msg in (one, one, other, one, other):
             msg.header.stamp = node.get_clock().now().to_msg()
-            node._on_joint_state(msg)
+            node.control.on_joint_state(msg)
         assert node.events["joint_source_conflicts"] == 3          # every switch after the first
-        assert node.conflicting == {"theta7a"}
+        assert node.control.conflicting == {"theta7a"}
         flood = JointState(name=[f"foreign_{k}" for k in range(MAX_JOINT_NAMES + 1)],
                            position=[0.0] * (MAX_JOINT_NAMES + 1))
-        node._on_joint_state(flood)
+        node.control.on_joint_state(flood)
         assert node.rejected["too_many_names"] == 1
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from charmie_dynamics.feedforward_network import LearnedFeedforward, LearnedFeedforwardError
 from charmie_dynamics.ros.dynamics_parts.learned_source import LearnedSource
-from charmie_dynamics.ros.dynamics_parts.node_status import dynamics_status
+from charmie_dynamics.ros.dynamics_parts.node_status import StatusCounts, dynamics_status
 
 
 def constant_network(names, output, model_name: str) -> LearnedFeedforward:
@@ -61,18 +61,20 @@ def test_a_network_for_other_inputs_or_another_model_is_refused():
 
 def test_diagnostics_say_the_source_and_warn_on_replacements():
     from collections import Counter
-    counts = dict(rejected=Counter(), received=Counter(), reported=Counter(),
+    counts = dict(rejected=Counter(), received=Counter(),
                   stats=dict(evaluated=1, latency_sum=0.0, latency_max=0.0), model="m",
                   pending=None, parsing=False, superseded=0, repeated=0, arrivals=(),
                   last_valid_age=0.0, stale=False, acceleration_source="zero", effort_flags=())
-    quiet = dynamics_status(events=Counter(), feedforward_source="learned",
-                            learned_difference=0.01, **counts)
+
+    def status(**changes):
+        return dynamics_status(StatusCounts(**counts, **changes), Counter())
+    quiet = status(events=Counter(), feedforward_source="learned", learned_difference=0.01)
     assert quiet.message == "ok" and quiet.values["feedforward_source"] == "learned"
     assert quiet.values["learned_feedforward_largest_difference"] == "0.01"
-    replaced = dynamics_status(events=Counter(learned_feedforward_replaced=1),
-                               feedforward_source="learned", learned_difference=0.2, **counts)
+    replaced = status(events=Counter(learned_feedforward_replaced=1),
+                      feedforward_source="learned", learned_difference=0.2)
     assert replaced.level.name == "WARN" and "learned_feedforward_tolerance" in replaced.message
-    refused = dynamics_status(events=Counter(), feedforward_source="learned (refused)", **counts)
+    refused = status(events=Counter(), feedforward_source="learned (refused)")
     assert refused.level.name == "WARN" and "refused" in refused.message
 
 

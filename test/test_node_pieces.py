@@ -27,7 +27,7 @@ from charmie_dynamics.ros.common.outputs import (FeedforwardMap, StampGrid, wren
 from charmie_dynamics.ros.common.stamps import StampGuard, to_nanoseconds
 from charmie_dynamics.ros.dynamics_parts.dynamics_parameters import (PARAMETERS, check_parameters,
                                                                      with_defaults)
-from charmie_dynamics.ros.dynamics_parts.node_status import Level, dynamics_status
+from charmie_dynamics.ros.dynamics_parts.node_status import Level, StatusCounts, dynamics_status
 from charmie_dynamics.ros.dynamics_parts.reference import check_serialized_reference, read_reference
 from charmie_dynamics.ros.dynamics_parts.stale_policy import Action, StalePolicy
 from conftest import CHARMIE
@@ -323,13 +323,13 @@ def test_feedforward_map_order_clamp_and_flags():
 
 
 # ---------------------------------------------------------------------------- diagnostics
-def _status(**changes):
-    args = dict(rejected=Counter(), received=Counter(), events=Counter(), reported=Counter(),
+def _status(reported=Counter(), **changes):
+    args = dict(rejected=Counter(), received=Counter(), events=Counter(),
                 stats={"evaluated": 0, "latency_sum": 0.0, "latency_max": 0.0}, model="m",
                 pending=None, parsing=False, superseded=0, repeated=0, arrivals=[],
                 last_valid_age=0.01,
                 stale=False, acceleration_source="zero", effort_flags=())
-    return dynamics_status(**(args | changes))
+    return dynamics_status(StatusCounts(**(args | changes)), reported)
 
 
 def test_status_levels_values_and_what_is_new():
@@ -697,15 +697,15 @@ def test_urdf_model_file_then_its_published_document_is_not_held(charmie_urdf, m
         node = DynamicsNode(context=context, parameter_overrides=[
             Parameter("model_file", value=str(urdf)), Parameter("overlay_file", value=str(overlay))])
         node.autostart()
-        node._on_model(String(data=published.text), None)
+        node.intake.on_model(String(data=published.text), None)
         deadline = time.monotonic() + 60.0
-        while not node.parser.idle() or not (node.events["models_unchanged"]
+        while not node.intake.parser.idle() or not (node.events["models_unchanged"]
                                              or node.events["models_held"]):
-            node._collect_models()
+            node.intake.collect()
             assert time.monotonic() < deadline
             time.sleep(0.01)
         assert node.events["models_unchanged"] == 1 and node.events["models_held"] == 0
-        assert node.updates.pending is None
+        assert node.intake.updates.pending is None
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)

@@ -5,6 +5,7 @@ about 240 ns).
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Optional, Protocol
 
@@ -26,6 +27,21 @@ def to_nanoseconds(stamp: SecNanosec, what: str = "header.stamp") -> int:
     if not 0 <= stamp.nanosec < NS_PER_S:
         raise InputRejected("invalid_value", f"{what}.nanosec {stamp.nanosec} is not below 1e9")
     return stamp.sec * NS_PER_S + stamp.nanosec
+
+
+class NodeClock(Protocol):
+    """rclpy's Clock of a node (ROS time: /clock with use_sim_time)."""
+
+    ros_time_is_active: bool
+
+    def now(self): ...
+
+
+def clock_now_ns(clock: NodeClock) -> int:
+    """A node clock's time in integer nanoseconds; while no /clock drives it, the system clock
+    it reads, read directly (rclpy's ``now()`` builds a Time object: 5-7 us a call, once per
+    input)."""
+    return clock.now().nanoseconds if clock.ros_time_is_active else time.time_ns()
 
 
 @dataclass(frozen=True)

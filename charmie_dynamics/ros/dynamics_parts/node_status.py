@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
+from dataclasses import dataclass
 from typing import Mapping, NamedTuple, Optional, Sequence
 
 from ...documents import bounded
@@ -40,47 +41,69 @@ def input_rate(arrivals: Sequence[float]) -> float:
     return 0.0
 
 
-def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
-                    reported: Counter, stats: Mapping[str, float], model: Optional[str],
-                    pending: Optional[str], parsing: bool, superseded: int, repeated: int,
-                    arrivals: Sequence[float], last_valid_age: Optional[float], stale: bool,
-                    acceleration_source: str, effort_flags: Sequence[str],
-                    ignored_names: Sequence[str] = (), pending_hash: Optional[str] = None,
-                    feedforward_source: str = "model",
-                    learned_difference: Optional[float] = None) -> Status:
-    """One status from the node's counters: ``rejected`` by reason, ``received`` by topic,
-    ``events`` (model and clock), ``reported`` (the counts at the last status: what is new in
-    this period warns), ``stats`` (evaluated, latency_sum and latency_max in s);
-    ``feedforward_source``: what the feedforward comes from (``learned_source``), with
-    ``learned_difference`` the network's largest distance from the model's (a fraction of
-    the effort limits; None: no network in use)."""
+@dataclass(frozen=True)
+class StatusCounts:
+    """A copy of the node's counters for one status: ``rejected`` by reason, ``received`` by
+    topic, ``events`` (model and clock), ``stats`` (evaluated, latency_sum and latency_max in
+    s), the installed and the pending model's names, the parse worker's state, the inputs'
+    arrival times (s) and the safe policy's view; ``feedforward_source``: what the
+    feedforward comes from (``learned_source``), with ``learned_difference`` the network's
+    largest distance from the model's (a fraction of the effort limits; None: no network in
+    use)."""
+
+    rejected: Counter
+    received: Counter
+    events: Counter
+    stats: Mapping[str, float]
+    model: Optional[str]
+    pending: Optional[str]
+    parsing: bool
+    superseded: int
+    repeated: int
+    arrivals: Sequence[float]
+    last_valid_age: Optional[float]
+    stale: bool
+    acceleration_source: str
+    effort_flags: Sequence[str]
+    ignored_names: Sequence[str] = ()
+    pending_hash: Optional[str] = None
+    feedforward_source: str = "model"
+    learned_difference: Optional[float] = None
+
+
+def dynamics_status(counts: StatusCounts, reported: Counter) -> Status:
+    """One status from ``counts``; ``reported``: the counts at the last status (what is new
+    in this period warns)."""
+    c = counts
+    rejected, events, stats = c.rejected, c.events, c.stats
     n = stats["evaluated"]
     values = {
-        "model": model or "none",
-        "model_pending": pending or "none",
-        "model_pending_hash": pending_hash or "none",   # what accept_model_hash must name
-        "model_parsing": str(parsing),
-        "input_rate_hz": f"{input_rate(arrivals):.1f}",
+        "model": c.model or "none",
+        "model_pending": c.pending or "none",
+        "model_pending_hash": c.pending_hash or "none",   # what accept_model_hash must name
+        "model_parsing": str(c.parsing),
+        "input_rate_hz": f"{input_rate(c.arrivals):.1f}",
         "evaluations": str(n),
         "compute_latency_mean_ms": f"{(stats['latency_sum'] / n * 1e3) if n else 0.0:.3f}",
         "compute_latency_max_ms": f"{stats['latency_max'] * 1e3:.3f}",
-        "last_valid_input_age_s": "never" if last_valid_age is None else f"{last_valid_age:.3f}",
-        "stale": str(stale),
-        "acceleration_source": acceleration_source,
-        "efforts_beyond_limits_inputs": ", ".join(effort_flags) or "none",
+        "last_valid_input_age_s":
+            "never" if c.last_valid_age is None else f"{c.last_valid_age:.3f}",
+        "stale": str(c.stale),
+        "acceleration_source": c.acceleration_source,
+        "efforts_beyond_limits_inputs": ", ".join(c.effort_flags) or "none",
         # names in joint_states the model does not use (merge policy): not a fault
-        "ignored_joint_names": bounded(", ".join(ignored_names), 500) or "none",
-        "feedforward_source": feedforward_source,
+        "ignored_joint_names": bounded(", ".join(c.ignored_names), 500) or "none",
+        "feedforward_source": c.feedforward_source,
         "learned_feedforward_largest_difference":
-            "none" if learned_difference is None else f"{learned_difference:.4g}",
+            "none" if c.learned_difference is None else f"{c.learned_difference:.4g}",
     }
     for topic in TOPICS:
-        values[f"received_{topic}"] = str(received[topic])
+        values[f"received_{topic}"] = str(c.received[topic])
     for reason in REJECTIONS:
         values[f"rejected_{reason}"] = str(rejected[reason])
     values["actuator_lengths_out_of_range"] = str(rejected["out_of_range"])
-    values["models_superseded"] = str(superseded)
-    values["models_repeated"] = str(repeated)       # answered from a remembered outcome
+    values["models_superseded"] = str(c.superseded)
+    values["models_repeated"] = str(c.repeated)       # answered from a remembered outcome
     for event in EVENTS:
         values[event] = str(events[event])
     new = {key: events[key] > reported[key] for key in events}
@@ -94,23 +117,23 @@ def dynamics_status(*, rejected: Counter, received: Counter, events: Counter,
     if new.get("models_held"):
         warnings.append("model update held: ~/accept_model_update installs it")
     if new.get("efforts_beyond_limits"):
-        warnings.append(f"efforts beyond the model's limits: {', '.join(effort_flags)}")
+        warnings.append(f"efforts beyond the model's limits: {', '.join(c.effort_flags)}")
     if new.get("joint_source_conflicts"):
         warnings.append("joints given by two publishers (joint_source_conflicts)")
     if new.get("learned_feedforward_replaced"):
         warnings.append("learned feedforward beyond learned_feedforward_tolerance of the "
                         "model's: the model's published")
-    if feedforward_source == "learned (refused)":
+    if c.feedforward_source == "learned (refused)":
         warnings.append("learned feedforward refused for this model: the model's published")
     if new.get("monitoring_skipped"):
         warnings.append("monitoring outputs skipped (the monitoring thread fell behind)")
-    if stale or last_valid_age is None:
+    if c.stale or c.last_valid_age is None:
         warnings.append("inputs stale or missing")
     # throttling is the rate limit doing its job, not a fault
     if any(rejected[r] > reported[r] for r in REJECTIONS if r != "throttled"):
         warnings.append("inputs rejected in the last period")
     now = Counter(events) + Counter(rejected)
-    if model is None:
+    if c.model is None:
         return Status(Level.ERROR, "no model", values, now)
     if warnings:
         return Status(Level.WARN, "; ".join(warnings), values, now)

@@ -1,0 +1,96 @@
+"""The four flat views (flat.py) against the arrays they were flattened from (issue 39 item 4).
+
+Each view function (``packed_model_view``, ``buffers_view``, ``work_view``,
+``held_work_view``, and the held step's own rows) names header rows by hand: field j of its
+tuple is row k + j, viewed with j's number of axes. The compiled step's data
+(``HeldStepData``) flattens all four tuples into one header, so one flattening checks them
+all: with every buffer entry made distinct, each field of each view must hold exactly the
+values, shape and dtype of the array flatten copied into that row. A row off by one, a wrong
+number of axes or the int buffer for a float array fails.
+
+Why they are not generated: numba cannot cache a function made at run time
+(``exec``: "cannot cache function ...: no locator available for file"), and the kernels'
+on-disk cache is what keeps start-up in seconds; a generator writing the four functions
+(36 lines) into their modules would be larger than they are. This test is their check.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from charmie_dynamics.dynamics.aba import ArticulatedBodyWork, work_view
+from charmie_dynamics.dynamics.inverse import InverseDynamicsBuffers, buffers_view
+from charmie_dynamics.flat import flatten
+from charmie_dynamics.model.packed import PackedModel, packed_model_view
+from charmie_dynamics.simulation import actuated_step
+from charmie_dynamics.simulation.actuated_step import (HeldInput, HeldStepData, HeldStepWork,
+                                                       held_work_view)
+
+
+@pytest.fixture(scope="module")
+def flattened(charmie):
+    data = HeldStepData(charmie)
+    # every entry distinct, so a view of the wrong row (or buffer) holds other values
+    data.ints[:] = np.arange(data.ints.size)
+    data.floats[:] = -1.0 - np.arange(data.floats.size)
+    return data
+
+
+def _check(view, data, first: int, fields: tuple[str, ...]) -> None:
+    assert view._fields == fields
+    for j, (name, got) in enumerate(zip(fields, view)):
+        offset, padded = data.header[first + j, 0], data.header[first + j, 1:]
+        assert got.ndim >= 1, name
+        assert tuple(padded[:got.ndim]) == got.shape and all(padded[got.ndim:] == 1), \
+            f"{name}: shape {got.shape} against the header's {tuple(padded)}"
+        buffer = data.ints if got.dtype.kind in "iu" else data.floats
+        want = buffer[offset:offset + got.size].reshape(got.shape)
+        np.testing.assert_array_equal(got, want, err_msg=f"{name} (row {first + j})")
+
+
+def test_the_packed_model_view_is_its_arrays(flattened):
+    view = packed_model_view(flattened.header, flattened.ints, flattened.floats, 0)
+    _check(view, flattened, 0, PackedModel._fields)
+    assert view.body_int.dtype == np.int64 and view.body_vec.dtype == np.float64
+
+
+def test_the_inverse_dynamics_buffers_view_is_its_arrays(flattened):
+    first = actuated_step._INVERSE
+    view = buffers_view(flattened.header, flattened.floats, first)
+    _check(view, flattened, first, InverseDynamicsBuffers._fields)
+
+
+def test_the_articulated_body_work_view_is_its_arrays(flattened):
+    first = actuated_step._ARTICULATED
+    view = work_view(flattened.header, flattened.floats, first)
+    _check(view, flattened, first, ArticulatedBodyWork._fields)
+
+
+def test_the_held_step_work_view_is_its_arrays(flattened):
+    first = actuated_step._WORK
+    view = held_work_view(flattened.header, flattened.ints, flattened.floats, first)
+    _check(view, flattened, first, HeldStepWork._fields)
+
+
+def test_the_rows_of_the_held_step_follow_its_tuples():
+    """The held step's row constants are its tuples' lengths in HeldStepData's order."""
+    assert actuated_step._INVERSE == len(PackedModel._fields) + 2
+    assert actuated_step._ARTICULATED - actuated_step._INVERSE == \
+        len(InverseDynamicsBuffers._fields)
+    assert actuated_step._HELD - actuated_step._WORK == len(HeldStepWork._fields)
+    assert actuated_step._STATE - actuated_step._HELD == len(HeldInput._fields)
+
+
+def test_a_view_of_the_wrong_rows_is_caught(flattened):
+    """The check itself: the articulated body's work viewed one row late fails it."""
+    first = actuated_step._ARTICULATED
+    with pytest.raises(AssertionError):
+        _check(work_view(flattened.header, flattened.floats, first + 1), flattened, first,
+               ArticulatedBodyWork._fields)
+
+
+def test_flatten_refuses_what_it_cannot_view():
+    with pytest.raises(ValueError, match="at most 5 axes"):
+        flatten([np.zeros((1,) * 6)])
+    with pytest.raises(ValueError, match="expected integers or floats"):
+        flatten([np.zeros(2, dtype=bool)])
