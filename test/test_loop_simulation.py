@@ -299,7 +299,7 @@ def test_player_lives_through_a_trajectory_whose_loops_do_not_close(ros, ros_env
     csv.write_text("time,theta1_1,theta1_2\n" + "\n".join(rows) + "\n", encoding="utf-8")
     ns = "loop_player_singular"
     player = Child("player_singular", node_argv("trajectory_player_node", *remapped(ns), *params(
-        model_file=str(FIVE_BAR), trajectory_file=str(csv), rate=100.0, loop=True)),
+        model_file=str(FIVE_BAR), trajectory_file=str(csv), rate=100.0, repeat=True)),
         ros_env, log_dir)
     states: list[JointState] = []
     references: list = []

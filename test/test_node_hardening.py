@@ -437,6 +437,8 @@ def test_a_model_on_the_topic_waits_for_the_service(ros, nodes):
     ("dynamics_node", ["--params-file", "PARAMS"], "parameter watchdog_rate nan: expected 1 to 1000"),
     ("simulator_node", ["-p", "dt:=-1.0"], "parameter dt -1.0: expected 1e-06 to 0.1"),
     ("trajectory_player_node", ["-p", "rate:=.inf"], "parameter rate inf: expected 1 to 10000"),
+    # a renamed parameter is refused, not ignored as rclpy ignores undeclared ones
+    ("trajectory_player_node", ["-p", "loop:=true"], "parameter loop: renamed repeat"),
 ])
 def test_out_of_range_parameters_end_start_up_in_one_line(ros_env, tmp_path, module, args, message):
     params_file = tmp_path / "params.yaml"

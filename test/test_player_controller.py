@@ -50,7 +50,7 @@ def test_the_reference_as_a_joint_trajectory_controller_takes_it(ros, ros_env, l
                                ("controller", "/arm_controller/joint_trajectory"))]
     player = Child("player_jtc", node_argv(
         "trajectory_player_node", "-r", "__ns:=/jtc", *params(
-            loop="true", controller_topic="/arm_controller/joint_trajectory",
+            repeat="true", controller_topic="/arm_controller/joint_trajectory",
             joint_map_file=str(joint_map), controller_joints="[" + ", ".join(JOINTS) + "]")),
         ros_env, log_dir)
     try:
@@ -100,7 +100,7 @@ def test_controller_efforts_false_leaves_the_efforts_out(ros, ros_env, log_dir):
     sub = ros.node.create_subscription(JointTrajectory, "/bare/joint_trajectory", got.append,
                                        RELIABLE)
     player = Child("player_bare", node_argv("trajectory_player_node", "-r", "__ns:=/bare", *params(
-        loop="true", controller_topic="/bare/joint_trajectory", controller_efforts="false",
+        repeat="true", controller_topic="/bare/joint_trajectory", controller_efforts="false",
         controller_joints="[theta7a, theta8a]")), ros_env, log_dir)
     try:
         ros.watched = [player]

@@ -487,7 +487,7 @@ def test_player_reference_points_carry_the_inverse_dynamics_effort(ros, ros_env,
     from charmie_dynamics.dynamics import inverse_dynamics
     from charmie_dynamics.kinematics import resolve_state
     player = Child("player_p", node_argv("trajectory_player_node", "-r", "__ns:=/p",
-                                         *params(rate=50.0, loop="true")), ros_env, log_dir)
+                                         *params(rate=50.0, repeat="true")), ros_env, log_dir)
     got: list = []
     sub = ros.node.create_subscription(JointTrajectory, "/p/reference_trajectory", got.append, RELIABLE_DEEP)
     try:

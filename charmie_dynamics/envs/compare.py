@@ -1,4 +1,4 @@
-"""Feedforwards compared in closed loop (issue 38 item 3): the robot in the tracking task
+"""Feedforwards compared under PD feedback (issue 38 item 3): the robot in the tracking task
 (envs/tracking.py, the same simulation a learner steps) driven by a PD on every input plus
 no feedforward, the model's inverse dynamics or a learned one (envs/learned.py), all at the
 reference of each control instant, held over the period. Both feedforwards get the same
@@ -34,9 +34,10 @@ Feedforward = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 @dataclass(frozen=True)
 class Run:
-    """One closed-loop run: the tracking error in error scales (the reward's units: 0.1 rad,
-    0.01 m), RMS over inputs and time and its peak over both; the efforts' RMS as a fraction
-    of their limits; the steps taken and whether the robot was lost before the end."""
+    """One tracking run under PD feedback: the tracking error in error scales (the reward's
+    units: 0.1 rad, 0.01 m), RMS over inputs and time and its peak over both; the efforts'
+    RMS as a fraction of their limits; the steps taken and whether the robot was lost before
+    the end."""
 
     source: str
     rms_error: float
@@ -56,7 +57,7 @@ def pd_gains(task: Tracking, x: np.ndarray, bandwidth: float = 2.0, damping: flo
     return inertia * w * w, 2.0 * damping * inertia * w
 
 
-def closed_loop(task: Tracking, feedforward: Optional[Feedforward], source: str,
+def tracking_run(task: Tracking, feedforward: Optional[Feedforward], source: str,
                 rng: np.random.Generator, bandwidth: float = 2.0) -> Run:
     """Robot 0 of ``task`` (one robot, not residual) from its reference's start to its end or
     until lost, under PD + ``feedforward`` (None: PD alone), the PD's gains those of the
@@ -93,5 +94,5 @@ def compare(task: Tracking, learned: Optional[Feedforward], seed: int = 0,
 
     sources = {"pd": None, "pd+model": with_friction(plant.rigid_body),
                "pd+learned": None if learned is None else with_friction(learned)}
-    return [closed_loop(task, sources[source], source, np.random.default_rng(seed), bandwidth)
+    return [tracking_run(task, sources[source], source, np.random.default_rng(seed), bandwidth)
             for source in SOURCES if source != "pd+learned" or learned is not None]

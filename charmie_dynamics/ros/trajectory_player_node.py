@@ -41,13 +41,16 @@ from .common.param_spec import Param
 from .common.parameter_types import TrajectoryPlayerParameters
 from .common.parameters import declare_parameters
 
+#: old name -> new name ("loop" is the closed chains' word alone)
+RENAMED = {"loop": "repeat"}
+
 PARAMETERS = {
     "model_file": Param(str(bundled_model()), "Model whose inputs are played"),
     "motion": Param("", f"Motion of the papers: {', '.join(sorted(MOTIONS))}; a model with loops: "
                         f"{', '.join(LOOP_REFERENCES)}; \"\": validation, seed002-eq35 with loops"),
     "trajectory_file": Param("", "Trajectory CSV (README format); overrides motion"),
     "rate": Param(100.0, "Publishing rate, Hz", True, 1.0, 10000.0),
-    "loop": Param(False, "Start again at the end"),
+    "repeat": Param(False, "Start again at the end"),
     "publish_reference": Param(
         True, "Publish the motion on reference_trajectory (with accelerations)"),
     "publish_clock": Param(False, "Publish /clock from the motion's time (simulated time)"),
@@ -74,7 +77,7 @@ class TrajectoryPlayerNode(Node):
         super().__init__("trajectory_player", **kwargs)
         self.log_throttle = LogThrottle(2.0)
         self.clock_guard = ClockGuard(self)
-        p = declare_parameters(self, PARAMETERS, TrajectoryPlayerParameters)
+        p = declare_parameters(self, PARAMETERS, TrajectoryPlayerParameters, renamed=RENAMED)
         known = ("",) + tuple(MOTIONS) + tuple(LOOP_REFERENCES)
         if p.motion not in known and not p.trajectory_file:
             raise ValueError(f"parameter motion {p.motion!r}: expected one of "
@@ -201,7 +204,7 @@ class TrajectoryPlayerNode(Node):
                 self._publish_reference(now)
         elapsed = now - self.start
         if elapsed > self.duration:
-            if not self.p.loop:
+            if not self.p.repeat:
                 self.finished = True
                 self.get_logger().info(f"motion finished after {self.duration:.2f} s")
                 return

@@ -254,7 +254,7 @@ class TrajectoryPlayerParameters:
     #: Publishing rate, Hz
     rate: float
     #: Start again at the end
-    loop: bool
+    repeat: bool
     #: Publish the motion on reference_trajectory (with accelerations)
     publish_reference: bool
     #: Publish /clock from the motion's time (simulated time)

@@ -42,7 +42,8 @@ def descriptor(spec: Param) -> ParameterDescriptor:
 
 
 def declare_parameters(node: Node, table: dict[str, Param], typed: Callable[..., Typed],
-                       on_set: Optional[OnSet] = None) -> Typed:
+                       on_set: Optional[OnSet] = None,
+                       renamed: Optional[dict[str, str]] = None) -> Typed:
     """Declare every parameter of ``table`` on ``node`` and return the values as ``typed``
     (the node's class in :mod:`.parameter_types`, generated from the table); a value out of
     its range (from the command line or a params file) or a topic parameter that is not a
@@ -50,7 +51,12 @@ def declare_parameters(node: Node, table: dict[str, Param], typed: Callable[...,
     expected (the node's start-up error).
 
     Run-time changes go through :func:`refusal` first, then ``on_set`` (the node's own
-    checks), so that a refused change leaves the node's state alone."""
+    checks), so that a refused change leaves the node's state alone. ``renamed``: old name ->
+    new name; an old name given raises ``ValueError`` naming the new one (rclpy would ignore
+    it without a word)."""
+    for old, new in (renamed or {}).items():
+        if old in node._parameter_overrides:
+            raise ValueError(f"parameter {old}: renamed {new}; set {new} instead")
     for name, spec in table.items():
         if spec.low is not None and not spec.low <= spec.high:
             raise ValueError(f"parameter table: {name}: empty range {spec.range_text()}")

@@ -180,7 +180,7 @@ def run_bringup(args: argparse.Namespace) -> int:
     for node in nodes:
         executor.add_node(node)
     duration = args.duration
-    if duration is None and player is not None and not player.p.loop:
+    if duration is None and player is not None and not player.p.repeat:
         duration = player.duration + 1.0
     if duration is None and dynamic:
         duration = 30.0        # the simulator runs at a fraction of real time: see its status
