@@ -1,6 +1,7 @@
 """Write charmie_dynamics/ros/common/parameter_types.py from the nodes' parameter tables
-(one typed, frozen dataclass per node: ``param_spec.typed_class_source``), or, with
-``--check``, exit 1 with a diff where the file is not what the tables give
+(one typed, frozen dataclass per node: ``param_spec.typed_class_source``) and docs/ros.md's
+parameter tables (``param_spec.docs_table_source``, between the markers this script looks
+for), or, with ``--check``, exit 1 with a diff where a file is not what the tables give
 (test/test_parameter_types.py).
 
     .venv/bin/python scripts/generate_parameter_types.py [--check]
@@ -11,13 +12,20 @@ import difflib
 import sys
 from pathlib import Path
 
+from charmie_dynamics import bundled_model
 from charmie_dynamics.ros import (model_loader_node, simulator_node, trajectory_effort_proxy,
                                   trajectory_player_node)
-from charmie_dynamics.ros.common.param_spec import typed_class_source
+from charmie_dynamics.ros.common.param_spec import docs_table_source, typed_class_source
 from charmie_dynamics.ros.dynamics_parts import dynamics_parameters
 
-TARGET = Path(__file__).resolve().parent.parent / "charmie_dynamics" / "ros" / "common" / \
-    "parameter_types.py"
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = ROOT / "charmie_dynamics" / "ros" / "common" / "parameter_types.py"
+DOCS = ROOT / "docs" / "ros.md"
+#: rclpy's own parameters, documented in every node's table
+STANDARD = {"use_sim_time": ("false", "standard rclpy parameter; fixed after start-up on every "
+                                      "node of the package (a change would switch the node "
+                                      "clock: without /clock it reads 0 and the watchdog, "
+                                      "diagnostics and `future_stamp` check stop)")}
 #: class name -> (the module holding the table, the node it is for)
 TABLES = {
     "DynamicsParameters": (dynamics_parameters, "the dynamics node"),
@@ -44,18 +52,45 @@ def source() -> str:
     return HEADER + "".join("\n\n" + text for text in classes)
 
 
+def begin_marker(node: str) -> str:
+    return f"<!-- generated from {node}'s table by scripts/generate_parameter_types.py -->\n"
+
+
+END_MARKER = "<!-- end of the generated table -->\n"
+
+
+def docs_source(current: str) -> str:
+    """docs/ros.md with each node's table between its markers written from the tables."""
+    text = current
+    for module, node in TABLES.values():
+        begin = begin_marker(node)
+        if begin not in text:
+            raise SystemExit(f"{DOCS}: no line {begin.strip()!r}")
+        head, rest = text.split(begin, 1)
+        _, tail = rest.split(END_MARKER, 1)
+        table = docs_table_source(module.PARAMETERS, STANDARD,
+                                  {str(bundled_model()): "the bundled CHARMIE"})
+        text = head + begin + table + END_MARKER + tail
+    return text
+
+
 def main(argv: list[str]) -> int:
-    text = source()
+    docs = DOCS.read_text(encoding="utf-8")
+    outputs = {TARGET: source(), DOCS: docs_source(docs)}
     if "--check" in argv:
-        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
-        if current == text:
-            return 0
-        sys.stdout.writelines(difflib.unified_diff(
-            current.splitlines(True), text.splitlines(True), str(TARGET), "from the tables"))
-        print(f"\n{TARGET.name} is not what the tables give: run "
-              "scripts/generate_parameter_types.py")
-        return 1
-    TARGET.write_text(text, encoding="utf-8")
+        stale = 0
+        for path, text in outputs.items():
+            current = path.read_text(encoding="utf-8") if path.exists() else ""
+            if current != text:
+                stale += 1
+                sys.stdout.writelines(difflib.unified_diff(
+                    current.splitlines(True), text.splitlines(True), str(path),
+                    "from the tables"))
+                print(f"\n{path.name} is not what the tables give: run "
+                      "scripts/generate_parameter_types.py")
+        return 1 if stale else 0
+    for path, text in outputs.items():
+        path.write_text(text, encoding="utf-8")
     return 0
 
 

@@ -1,12 +1,14 @@
 """The documentation held to the code: docs/ros.md's table of the dynamics node's parameters
-names every declared parameter and no other, with its default and range as the node declares
-them (``ros/dynamics_parts/dynamics_parameters.py``); every page the README links exists, and the README
-stays a page a newcomer reads in minutes."""
+(generated: scripts/generate_parameter_types.py) names every declared parameter and no other,
+with its default and range as the node declares them
+(``ros/dynamics_parts/dynamics_parameters.py``); every page the README links exists, and the
+README stays a page a newcomer reads in minutes."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from charmie_dynamics.ros.common.param_spec import default_text
 from charmie_dynamics.ros.dynamics_parts.dynamics_parameters import PARAMETERS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,17 +35,6 @@ def parameter_rows() -> dict[str, tuple[str, str]]:
     return rows
 
 
-def written(value) -> str:
-    """A default as the table writes it."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return value or '""'
-    if isinstance(value, list):
-        return "[" + ", ".join(f'"{v}"' for v in value) + "]"
-    return str(value) if isinstance(value, int) else f"{value:g}"
-
-
 def test_the_parameter_table_is_the_declared_parameters():
     rows = parameter_rows()
     assert set(rows) == set(PARAMETERS) | STANDARD, (
@@ -51,10 +42,10 @@ def test_the_parameter_table_is_the_declared_parameters():
         f"not declared: {sorted(set(rows) - set(PARAMETERS) - STANDARD)}")
     for name, param in PARAMETERS.items():
         default, limits = rows[name]
-        assert default == written(param.default), f"{name}: docs say {default}, the node " \
-                                                   f"declares {written(param.default)}"
+        assert default == default_text(param.default), \
+            f"{name}: docs say {default}, the node declares {default_text(param.default)}"
         if param.low is not None:
-            assert written(param.low) in limits and written(param.high) in limits, \
+            assert limits == param.range_text(), \
                 f"{name}: docs give the range {limits!r}, the node {param.range_text()}"
 
 

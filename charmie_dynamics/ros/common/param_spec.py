@@ -31,6 +31,38 @@ class Param:
         return type(value).__name__
 
 
+def default_text(value: Any) -> str:
+    """A default as the docs' tables write it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value or '""'
+    if isinstance(value, list):
+        return "[" + ", ".join(f'"{v}"' for v in value) + "]"
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def docs_table_source(table: Mapping[str, Param],
+                      standard: Optional[Mapping[str, tuple[str, str]]] = None,
+                      shown: Optional[Mapping[str, str]] = None) -> str:
+    """The markdown table of ``table`` (parameter, default, range, whether it may change at
+    run time, meaning) that docs/ros.md holds for a node, then the rows of ``standard``
+    (rclpy's own parameters: name -> (default, meaning), fixed after start-up); ``shown``:
+    a default's text -> what the table shows instead (a path of this install)."""
+    lines = ["| parameter | default | range | at run time | meaning |",
+             "| --- | --- | --- | --- | --- |"]
+    for name, spec in table.items():
+        limits = spec.range_text() if spec.low is not None else ""
+        change = "fixed" if spec.read_only else "changeable"
+        meaning = spec.description.replace("|", "\\|")
+        default = default_text(spec.default)
+        default = (shown or {}).get(default, default)
+        lines.append(f"| `{name}` | {default} | {limits} | {change} | {meaning} |")
+    for name, (default, meaning) in (standard or {}).items():
+        lines.append(f"| `{name}` | {default} | | fixed | {meaning} |")
+    return "\n".join(lines) + "\n"
+
+
 def typed_class_source(class_name: str, table: Mapping[str, Param], origin: str) -> str:
     """A frozen dataclass with one typed field per parameter of ``table`` (its description
     as the field's comment), whose source :mod:`charmie_dynamics.ros.common.parameter_types` holds
