@@ -406,17 +406,20 @@ class StateAssembler:
         slots = self.indices(names)
         return bool(((self._stamped[slots] == 0) | (self._stamp[slots] <= stamp)).any())
 
+    def _require(self, has: np.ndarray, names: Sequence[str]) -> None:
+        """``missing_name``, naming them, where a joint of ``names`` has no value yet."""
+        if not has.all():
+            missing = [n for n, h in zip(names, has) if not h]
+            raise InputRejected("missing_name", f"no measurement yet of "
+                                                f"{named(missing, self.shown)}")
+
     def merged_stamp(self, max_age_ns: int) -> int:
         """The stamp of the merged joint state (merge policy): the newest stamp of the
         required joints, each of which must have a value stamped at most ``max_age_ns``
         before it (``missing_name`` for a joint never received, ``joint_too_old`` for one
         older; each names the joints)."""
         required = self.required_slots
-        stamped = self._stamped[required] != 0
-        if not stamped.all():
-            missing = [n for n, has in zip(self._required, stamped) if not has]
-            raise InputRejected("missing_name", f"no measurement yet of "
-                                                f"{named(missing, self.shown)}")
+        self._require(self._stamped[required] != 0, self._required)
         stamps = self._stamp[required]
         newest = int(stamps.max()) if len(stamps) else 0
         old = newest - stamps > max_age_ns
@@ -432,11 +435,7 @@ class StateAssembler:
         """Input positions and velocities in ``names`` order; every value must have
         been received at most ``max_age`` before ``now``."""
         slots = self.input_slots
-        has = self._has_value[slots] != 0
-        if not has.all():
-            missing = [n for n, h in zip(self.names, has) if not h]
-            raise InputRejected("missing_name", f"no measurement yet of "
-                                                f"{named(missing, self.shown)}")
+        self._require(self._has_value[slots] != 0, self.names)
         # a value "received" after now (the node clock went back) is as unusable as an old one
         age = now - self._received[slots]
         fresh = (0.0 <= age) & (age <= max_age)

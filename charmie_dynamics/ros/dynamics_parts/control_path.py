@@ -59,6 +59,7 @@ from .stale_policy import Action, StalePolicy
 
 if TYPE_CHECKING:
     from ..common.parameter_types import DynamicsParameters
+    from .model_slot import ModelSlot
     from ..dynamics_node import DynamicsNode
 
 MAX_IGNORED_NAMES = 256        # distinct ignored (or conflicting) joint names warned about
@@ -138,6 +139,17 @@ class ControlPath:
         rejection (start-up, a managed stop)."""
         self.node.events["waiting_for_model" if self.node.model is None
                          else "inputs_while_inactive"] += 1
+
+    def _taken(self, topic: str) -> Optional[ModelSlot]:
+        """Count a message of ``topic``; the slot to evaluate it with, or None (counted as
+        an idle input) before the first model or while inactive."""
+        node = self.node
+        node.received[topic] += 1
+        slot = node.slot
+        if slot is None or not node.active:
+            self.idle_input()
+            return None
+        return slot
 
     def reject(self, reason: str, detail: str) -> None:
         node = self.node
@@ -239,27 +251,24 @@ class ControlPath:
 
     # ------------------------------------------------------------------ inputs
     def on_actuator_state(self, msg: JointState) -> None:
-        node = self.node
-        node.received["actuator_states"] += 1
-        if node.slot is None or not node.active:
-            return self.idle_input()
+        node, slot = self.node, self._taken("actuator_states")
+        if slot is None:
+            return
         now = self.now()
         try:
             stamp = to_nanoseconds(msg.header.stamp)
             self.stamps.check_lead(stamp, now)
             layout, p, v, checked = self._read(joint_state_arrays(msg),
-                                               node.slot.actuator_state_parser)
+                                               slot.actuator_state_parser)
             self._store(layout, p, v, now,
                         stamp if node.p.joint_state_policy == "merge" else None, checked)
         except InputRejected as exc:
             self.reject(exc.reason, f"actuator_states: {exc.detail}")
 
     def on_odometry(self, msg: Odometry) -> None:
-        node = self.node
-        node.received["odometry"] += 1
-        slot = node.slot
-        if slot is None or not node.active:
-            return self.idle_input()
+        node, slot = self.node, self._taken("odometry")
+        if slot is None:
+            return
         pose, twist = msg.pose.pose, msg.twist.twist
         o = pose.orientation
         now = self.now()
@@ -282,11 +291,9 @@ class ControlPath:
         deserialized); a stamp of 0 means "starts now" (JointTrajectory's convention): the
         stamp of the newest joint_states. A bad one is rejected and the previous reference
         stays."""
-        node = self.node
-        node.received["reference"] += 1
-        slot = node.slot
-        if slot is None or not node.active:
-            return self.idle_input()
+        node, slot = self.node, self._taken("reference")
+        if slot is None:
+            return
         names, cap = slot.evaluator.input_names, node.p.max_reference_points
         try:
             check_serialized_reference(data, len(names), cap)
