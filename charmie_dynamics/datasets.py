@@ -32,6 +32,7 @@ from .errors import InputError
 from .identification.base import input_ranges
 from .kinematics import forward_kinematics, resolve_state
 from .mechanisms.forces import spring_names
+from .model.kinds import MECHANISM_KINDS, items
 from .model.model import Model
 from .trajectories import coordinate_kinds, input_kinds
 
@@ -227,7 +228,8 @@ def array_columns(model: Model, recipe: Recipe) -> dict[str, dict[str, Any]]:
         "actuator_forces": {"shape": [len(model.actuators)], "axes": [list(model.actuator_names)],
                             "units": "N (axial, positive pushes)"},
         "spring_tensions": {"shape": [len(springs)], "axes": [springs],
-                            "units": "N (positive pulls; torsion springs N m)"},
+                            "units": [kind.unit for kind in MECHANISM_KINDS
+                                      for _ in items(model, kind)]},
         "mass_matrix": {"shape": [n, n], "axes": [coordinates, coordinates],
                         "units": "kg m^2 (angular, angular), kg m (mixed), kg (linear, linear); "
                                  "the model's bodies, without payloads"},

@@ -24,6 +24,7 @@ from charmie_dynamics.identification.regressor import (input_efforts, model_para
 from charmie_dynamics.mechanisms.forces import law_arguments, passive_forces
 from charmie_dynamics.model import ModelError, load_model, model_from_dict, model_from_text
 from charmie_dynamics.simulation import mechanical_energy, simulate
+from conftest import CHARMIE
 
 ROOT = Path(__file__).resolve().parent.parent
 K, FREE, PRELOAD = 3.0, 0.2, 0.5          # N m/rad, rad, N m
@@ -207,7 +208,7 @@ def test_the_end_axis_check_is_linear_in_the_depth():
     from types import SimpleNamespace
 
     from charmie_dynamics.model import JointType
-    from charmie_dynamics.model.loader import _torsion_end_axis
+    from charmie_dynamics.model.kinds.torsion_spring import torsion_end_axis
 
     class Counted(np.ndarray):
         reads = 0
@@ -221,7 +222,7 @@ def test_the_end_axis_check_is_linear_in_the_depth():
     tree = SimpleNamespace(parent=np.arange(-1, n - 1), bodies=[link] * n,
                            rotation=np.tile(np.eye(3), (n, 1, 1)).view(Counted),
                            axis=np.tile([0.0, 0.0, 1.0], (n, 1)))
-    end_axis = _torsion_end_axis(None, tree, 0, n - 1, np.array([0.0, 0.0, 1.0]), "spring")
+    end_axis = torsion_end_axis(None, tree, 0, n - 1, np.array([0.0, 0.0, 1.0]), "spring")
     np.testing.assert_array_equal(end_axis, [0.0, 0.0, 1.0])
     assert Counted.reads <= 2 * n, Counted.reads
 
@@ -236,15 +237,16 @@ def test_cli_counts_the_torsion_springs_and_writes_their_torque(tmp_path):
     command = [sys.executable, "-m", "charmie_dynamics.cli.main"]
     out = subprocess.run(command + ["validate-model", str(path)], capture_output=True,
                          text=True, check=True, cwd=ROOT).stdout
-    assert "0 springs, 1 torsion springs, 0 balancers" in out, out
+    assert "0 springs, 0 balancers, 1 torsion springs" in out, out
     subprocess.run(command + ["analyze", "--model", str(path), "--out", str(tmp_path / "out"),
                               "--dt", "0.1"], capture_output=True, text=True, check=True,
                    cwd=ROOT)
     header = (tmp_path / "out" / "loads.csv").read_text().splitlines()[0].split(",")
     assert "wrist_torsion.torque" in header and not any(h.endswith(".tension") for h in header), header
-    model = arm([spring()])
-    assert spring_columns(model, ("s", "b_spring", "torsion")) == \
-        ["s.tension", "b_spring.tension", "torsion.torque"]
+    assert spring_columns(arm([spring()])) == ["wrist_torsion.torque"]
+    charmie = load_model(CHARMIE)          # a spring and two balancers, by their kinds
+    assert spring_columns(charmie) == [f"{s.name}.tension" for s in charmie.springs] + \
+        [f"{b.name}_spring.tension" for b in charmie.balancers]
 
 
 def test_identification_columns_reproduce_the_efforts():

@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..kinematics import point_positions, resolve_state
 from ..mechanisms.auxiliary import auxiliary_segments
 from ..model import Model, load_model
+from ..model.kinds import MECHANISM_KINDS, items
 from ..trajectories import MAX_DT, MIN_DT, MOTIONS, Trajectory, check_dt, from_csv, motion
 from .arguments import (add_overwrite_argument, add_position_limits_argument, check_point,
                         check_points, parse_payload)
@@ -30,12 +31,12 @@ from .plots import plot_efforts, plot_series, require_matplotlib
 CLAW = "body_12a.D12a"
 
 
-def spring_columns(model: Model, names: tuple[str, ...]) -> list[str]:
-    """loads.csv's columns of the spring tensions (``names``: ``spring_names(model)``):
-    NAME.tension (N) for a spring or a balancer's spring, NAME.torque (N m) for a torsion
-    spring (the last ``len(model.torsion_springs)`` of them)."""
-    n_linear = len(names) - len(model.torsion_springs)
-    return [f"{name}.{'tension' if k < n_linear else 'torque'}" for k, name in enumerate(names)]
+def spring_columns(model: Model) -> list[str]:
+    """loads.csv's columns of the spring tensions, in ``spring_names(model)``'s order:
+    NAME.OUTPUT by each mechanism's kind (NAME.tension in N for a spring or a balancer's
+    spring, NAME.torque in N m for a torsion spring)."""
+    return [f"{kind.law_name(item)}.{kind.output}" for kind in MECHANISM_KINDS
+            for item in items(model, kind)]
 
 
 def add_analyze_parser(sub: argparse._SubParsersAction) -> None:
@@ -116,7 +117,7 @@ def run_analyze(args: argparse.Namespace) -> int:
                ["time"] + [f"base_reaction.force.{a}" for a in "xyz"]
                + [f"base_reaction.torque.{a}" for a in "xyz"]
                + [f"{a}.force" for a in model.actuator_names]
-               + spring_columns(model, loads.spring_names)
+               + spring_columns(model)
                + [f"{c}.effort" for c in model.coordinate_names],
                [t, loads.base_force_world, loads.base_torque_world, loads.actuator_force,
                 loads.spring_tension, loads.coordinate_effort])]

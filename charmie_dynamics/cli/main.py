@@ -41,6 +41,7 @@ from ..mechanisms.auxiliary import auxiliary_segments
 from ..mechanisms.closed_chains import ClosedChain, LoopSingularityError
 from ..model import load_model
 from ..model.actuator_geometry import indirect_joints
+from ..model.kinds import MECHANISM_KINDS, items
 from ..resources import bundled_model
 from .arguments import add_position_limits_argument, check_points, parse_payload
 from .loop_reports import independent_state, loop_id_report, loops_summary, solve_report
@@ -226,9 +227,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     chain = ClosedChain.build(model) if model.loops is not None else None
     print(f"{args.file}: valid model {model.name!r}: {model.n_bodies} bodies, "
           f"{model.n_coordinates} coordinates, {len(model.actuators)} actuators, "
-          f"{len(model.springs)} springs, {len(model.torsion_springs)} torsion springs, "
-          f"{len(model.balancers)} balancers, "
-          f"total mass {model.total_mass:.3f} kg")
+          + "".join(f"{len(items(model, kind))} {kind.label}, " for kind in MECHANISM_KINDS)
+          + f"total mass {model.total_mass:.3f} kg")
     if chain is not None:
         print(f"  loops: independent {', '.join(chain.independent_names)}; dependent "
               f"{', '.join(chain.dependent_names)}\n{loops_summary(chain)}")

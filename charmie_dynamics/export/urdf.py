@@ -60,7 +60,8 @@ from typing import Mapping, Optional
 import numpy as np
 
 from ..documents import bounded
-from ..model.model import Body, JointType, Model, PointRef, SpringParams
+from ..model.kinds import MECHANISM_KINDS, items
+from ..model.model import Body, JointType, Model, PointRef
 from ..model.rotations import rpy_to_matrix  # noqa: F401  (view/drawing.py imports it from here)
 from ..model.rotations import axis_rotation
 from ..model.urdf import OVERLAY_FORMAT
@@ -435,11 +436,6 @@ def _loops_comment(model: Model) -> str:
             "publishes their TF. ").replace("--", "- -")      # "--" may not be in a comment
 
 
-def _spring_fields(params: SpringParams) -> dict:
-    return {"stiffness": params.stiffness, "free_length": params.free_length,
-            "preload": params.preload}
-
-
 def overlay_from_model(model: Model, names: Mapping[str, str] = MappingProxyType({}),
                        links: Mapping[str, str] = MappingProxyType({})) -> dict:
     """The mechanism overlay (charmie_dynamics/model/urdf.py) that, with the URDF of
@@ -455,6 +451,9 @@ def overlay_from_model(model: Model, names: Mapping[str, str] = MappingProxyType
 
     def point(p: PointRef) -> str:
         return f"{link_of[model.body_names[p.body]]}.{p.name.split('.', 1)[1]}"
+
+    def link(body: int) -> str:
+        return link_of[model.body_names[body]]
 
     def actuator_point(p: PointRef) -> str:
         return f"{base_link}.{p.name.split('.', 1)[1]}" if p.body == turned else point(p)
@@ -483,17 +482,6 @@ def overlay_from_model(model: Model, names: Mapping[str, str] = MappingProxyType
         "gravity": [float(g) for g in model.gravity],
         "links": {name: {"points": p} for name, p in points.items() if p},
         "actuators": actuators,
-        "springs": [{"name": sp.name, "between": [point(sp.start), point(sp.end)],
-                     **_spring_fields(sp.params)} for sp in model.springs],
-        "balancers": [{"name": b.name, "pivot": point(b.pivot), "hanger": point(b.hanger),
-                       "lever_length": b.lever_length, "hanger_length": b.hanger_length,
-                       "spring_attach": b.spring_attach, "side": b.side,
-                       "spring": {"anchor": point(b.spring_anchor), **_spring_fields(b.spring)}}
-                      for b in model.balancers],
-        "torsion_springs": [{"name": t.name, "between": [link_of[model.body_names[t.start]],
-                                                         link_of[model.body_names[t.end]]],
-                             "axis": t.axis.tolist(), "start_reference": t.start_reference.tolist(),
-                             "end_reference": t.end_reference.tolist(),
-                             "stiffness": t.params.stiffness, "free_angle": t.params.free_length,
-                             "preload": t.params.preload} for t in model.torsion_springs],
+        **{kind.section: [kind.overlay_entry(item, point, link) for item in items(model, kind)]
+           for kind in MECHANISM_KINDS},
     }

@@ -20,6 +20,7 @@ import numpy as np
 import yaml
 
 from ..documents import DocumentError, compose_yaml
+from ..model.kinds import MECHANISM_KINDS, items
 from ..model.loader import ANGLE_UNITS, LENGTH_UNITS
 from ..model.model import Model
 from .regressor import ParameterLayout, with_parameters
@@ -212,14 +213,13 @@ def updated_model_text(text: str, source: str, model: Model, layout: ParameterLa
                  _flow({"viscous": a.friction.viscous * L, "coulomb": a.friction.coulomb}),
                  edits)
     # each law with the file's unit of its stiffness per SI unit (N/m, N m/rad)
-    laws = [(s.params, o.params, _named(_get(root, "springs")[1], s.name, f"{source}: springs"),
-             L) for s, o in zip(new.springs, model.springs)]
-    laws += [(b.spring, o.spring, _get(_named(_get(root, "balancers")[1], b.name,
-                                              f"{source}: balancers"), "spring")[1], L)
-             for b, o in zip(new.balancers, model.balancers)]
-    laws += [(t.params, o.params, _named(_get(root, "torsion_springs")[1], t.name,
-                                         f"{source}: torsion_springs"), ANGLE_UNITS[angle])
-             for t, o in zip(new.torsion_springs, model.torsion_springs)]
+    def value(node: Any, key: str) -> Any:
+        return _get(node, key)[1]
+    laws = [(kind.law(item), kind.law(old),
+             kind.law_node(_named(value(root, kind.section), item.name,
+                                  f"{source}: {kind.section}"), value),
+             kind.stiffness_scale(L, ANGLE_UNITS[angle]))
+            for kind in MECHANISM_KINDS for item, old in zip(items(new, kind), items(model, kind))]
     for law, old, node, per in laws:
         if changed(old.stiffness, law.stiffness):
             _set(node, "stiffness", _number(law.stiffness * per), edits)

@@ -49,6 +49,7 @@ from ..linalg import add, cross3, vec
 from ..mechanisms.auxiliary import balancer_range_error
 from ..mechanisms.forces import passive_forces_sample, spring_laws, spring_names
 from ..mechanisms.loops import distribute_sample
+from ..model.kinds import MECHANISM_KINDS, items
 from ..model.model import Friction, Model, SpringParams
 from ..model.packed import flat_packed, unflat_packed
 
@@ -332,11 +333,9 @@ def with_parameters(model: Model, pi: np.ndarray) -> Model:
             first[b.coordinate] = i
             bodies[i] = replace(b, friction=friction[b.coordinate])
     actuators = tuple(replace(a, friction=friction[a.name]) for a in model.actuators)
-    springs = tuple(replace(s, params=law(s.name, s.params)) for s in model.springs)
-    balancers = tuple(replace(b, spring=law(f"{b.name}_spring", b.spring))
-                      for b in model.balancers)
-    torsion_springs = tuple(replace(t, params=law(t.name, t.params))
-                            for t in model.torsion_springs)
+    mechanisms = {kind.section: tuple(kind.with_law(item, law(kind.law_name(item),
+                                                              kind.law(item)))
+                                      for item in items(model, kind))
+                  for kind in MECHANISM_KINDS if items(model, kind)}
     return Model(name=model.name, source=model.source, gravity=model.gravity,
-                 bodies=tuple(bodies), actuators=actuators, springs=springs, balancers=balancers,
-                 torsion_springs=torsion_springs)
+                 bodies=tuple(bodies), actuators=actuators, mechanisms=mechanisms)

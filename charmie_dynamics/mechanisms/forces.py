@@ -46,6 +46,7 @@ from ..kinematics.forward import Placements, to_world
 from ..layout import (BALANCER, IN_WORLD, M_BODY_A, M_BODY_B, M_ITEM, M_KIND, M_LAW, S_END, S_START,
                       SPRING, T_AXIS, T_END_REFERENCE, T_START_REFERENCE, TORSION_SPRING, F, N)
 from ..linalg import accumulate, add, cross3, dot, mat, mat_t_vec, mat_vec, norm, scale, sub, vec
+from ..model.kinds import MECHANISM_KINDS, items
 from ..model.model import Model, SpringParams
 from .auxiliary import balancer_local_points, balancer_range_error
 
@@ -225,15 +226,12 @@ def _law_arguments_batch(mech_int, mech_vec, rotations, origins, out) -> int:
 def spring_names(model: Model) -> tuple[str, ...]:
     """Names of the tensions of :class:`PassiveForces`: springs, balancer springs, torsion
     springs (the rows of the mechanism table, model/packed.py)."""
-    return tuple(s.name for s in model.springs) + tuple(f"{b.name}_spring"
-                                                        for b in model.balancers) \
-        + tuple(t.name for t in model.torsion_springs)
+    return tuple(kind.law_name(item) for kind in MECHANISM_KINDS for item in items(model, kind))
 
 
 def spring_laws(model: Model) -> tuple[SpringParams, ...]:
     """The law of each tension of :class:`PassiveForces`, in :func:`spring_names` order."""
-    return tuple(s.params for s in model.springs) + tuple(b.spring for b in model.balancers) \
-        + tuple(t.params for t in model.torsion_springs)
+    return tuple(kind.law(item) for kind in MECHANISM_KINDS for item in items(model, kind))
 
 
 def law_arguments(model: Model, placements: Placements) -> np.ndarray:

@@ -14,23 +14,22 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from ..documents import bounded
-from ..linalg import direction_and_length
 from .cut_joints import CUT_TYPES, CutJoint, Loops, loop_groups, t_needs_axis
-from .model import (Actuator, Balancer, Body, Friction, JointLimits, JointType, Model, PlanarBase,
-                    PointRef, Spring, SpringParams)
-from .parameters import FREE_FLYER_CONFIGURATION, FREE_FLYER_VELOCITIES, TorsionSpring
+from .fields import read_direction, read_point
+from .kinds import MECHANISM_KINDS
+from .model import Actuator, Body, Friction, JointLimits, JointType, Model, PlanarBase
+from .parameters import FREE_FLYER_CONFIGURATION, FREE_FLYER_VELOCITIES
 from .rotations import AXES, quaternion_matrix, rpy_to_matrix
 from .validation import (INERTIA_ABSOLUTE_TOLERANCE, INERTIA_RELATIVE_TOLERANCE, MAX_ANGLE_RAD,
                          MAX_ANGULAR_VELOCITY, MAX_BODIES, MAX_EFFORT, MAX_GRAVITY, MAX_INERTIA,
                          MAX_LENGTH_M, MAX_LINEAR_VELOCITY, MAX_MASS_KG, MAX_PITCH, MAX_POINTS,
-                         MAX_STIFFNESS, MAX_VISCOUS, MIN_DIRECTION, MULTIPLIER_RANGE,
-                         ROTATION_TOLERANCE, UNITS_HINT, FieldReader, ModelError, finite_floats,
-                         show)
+                         MAX_VISCOUS, MULTIPLIER_RANGE, ROTATION_TOLERANCE, UNITS_HINT, FieldReader,
+                         ModelError, finite_floats, show)
 
 FORMAT = "charmie_dynamics/model/1"
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
@@ -148,15 +147,6 @@ def _inertia_messages(r: FieldReader, where: str, mass: float, inertia: np.ndarr
                      "does", r.source, where, eig.tolist(), excess)
 
 
-def _direction(r: FieldReader, value: Any, where: str, n: int) -> np.ndarray:
-    """A list of ``n`` numbers, normalised; refused when shorter than MIN_DIRECTION."""
-    direction, length = direction_and_length(r.vector(value, where, n))
-    if not length > MIN_DIRECTION:
-        raise r.fail(where, f"got {show(value)} of length {length:g}, expected a nonzero "
-                            f"vector (length > {MIN_DIRECTION:g}), normalised at load")
-    return direction
-
-
 def _axis(r: FieldReader, value: Any, where: str) -> np.ndarray:
     """A joint axis: "x", "-y", ... or a list of 3 numbers (any direction)."""
     if isinstance(value, str):
@@ -167,7 +157,7 @@ def _axis(r: FieldReader, value: Any, where: str) -> np.ndarray:
     if not isinstance(value, (list, tuple)):
         raise r.fail(where, f"got {show(value)}, expected {', '.join(JOINT_AXES[:-1])} or "
                             f"{JOINT_AXES[-1]}, or a list of 3 numbers")
-    return _direction(r, value, where, 3)
+    return read_direction(r, value, where, 3)
 
 
 def _rotation(r: FieldReader, value: Any, where: str) -> np.ndarray:
@@ -188,7 +178,7 @@ def _rotation(r: FieldReader, value: Any, where: str) -> np.ndarray:
     if form == "rpy":
         return rpy_to_matrix(*angles(data, at))
     if form == "quaternion":
-        return quaternion_matrix(*_direction(r, data, at, 4))
+        return quaternion_matrix(*read_direction(r, data, at, 4))
     if not isinstance(data, (list, tuple)) or len(data) != 3:
         raise r.fail(at, f"got {show(data)}, expected 3 rows of 3 numbers")
     matrix = np.array([r.vector(row, f"{at}[{k}]") for k, row in enumerate(data)])
@@ -377,25 +367,6 @@ def _order_parents_first(r: FieldReader, bodies: list[Body]) -> list[Body]:
     return ordered
 
 
-def _point(r: FieldReader, model: Model, value: Any, where: str) -> PointRef:
-    if not isinstance(value, str) or "." not in value:
-        raise r.fail(where, f"got {show(value)}, expected BODY.POINT")
-    try:
-        return model.point(value)
-    except KeyError as exc:
-        raise r.fail(where, exc.args[0]) from None
-
-
-def _spring_params(r: FieldReader, data: Mapping, where: str) -> SpringParams:
-    return SpringParams(
-        stiffness=r.magnitude(r.get(data, "stiffness", where), f"{where}.stiffness",
-                              MAX_STIFFNESS, "stiffness", "N/m", 1.0 / r.length, nonnegative=True),
-        free_length=r.length_value(r.get(data, "free_length", where), f"{where}.free_length",
-                                   positive=True),
-        preload=r.magnitude(r.get(data, "preload", where, 0.0), f"{where}.preload", MAX_EFFORT,
-                            "preload", "N"))
-
-
 def _actuator(r: FieldReader, tree: Model, data: Any, k: int) -> Actuator:
     data, name, where = r.named_entry(data, f"actuators[{k}]", {
         "name", "drives", "base", "end", "branch", "stroke", "default_length", "force_limit",
@@ -409,8 +380,8 @@ def _actuator(r: FieldReader, tree: Model, data: Any, k: int) -> Actuator:
     if body.joint_type not in (JointType.REVOLUTE, JointType.PRISMATIC):
         raise r.fail(f"{where}.drives", f"{drives_name} has a {body.joint_type.name.lower()} "
                                         "joint, expected R or P")
-    base = _point(r, tree, r.get(data, "base", where), f"{where}.base")
-    end = _point(r, tree, r.get(data, "end", where), f"{where}.end")
+    base = read_point(r, tree, r.get(data, "base", where), f"{where}.base")
+    end = read_point(r, tree, r.get(data, "end", where), f"{where}.end")
     if tree.body_names[base.body] != body.parent:
         raise r.fail(f"{where}.base", f"got a point of {tree.body_names[base.body]}, expected a "
                                       f"point of {body.parent} (the driven joint's parent)")
@@ -446,134 +417,6 @@ def _actuator(r: FieldReader, tree: Model, data: Any, k: int) -> Actuator:
                     friction=_friction(r, data.get("friction"), True, f"{where}.friction"))
 
 
-def _spring(r: FieldReader, tree: Model, data: Any, k: int) -> Spring:
-    data, name, where = r.named_entry(data, f"springs[{k}]", {
-        "name", "between", "stiffness", "free_length", "preload"})
-    between = r.get(data, "between", where)
-    if not isinstance(between, (list, tuple)) or len(between) != 2:
-        raise r.fail(f"{where}.between", f"got {show(between)}, expected [BODY.POINT, BODY.POINT]")
-    start = _point(r, tree, between[0], f"{where}.between[0]")
-    end = _point(r, tree, between[1], f"{where}.between[1]")
-    return Spring(name=name, start=start, end=end, params=_spring_params(r, data, where))
-
-
-def _balancer(r: FieldReader, tree: Model, data: Any, k: int) -> Balancer:
-    data, name, where = r.named_entry(data, f"balancers[{k}]", {
-        "name", "pivot", "hanger", "lever_length", "hanger_length", "spring_attach", "side",
-        "spring"})
-    pivot = _point(r, tree, r.get(data, "pivot", where), f"{where}.pivot")
-    hanger = _point(r, tree, r.get(data, "hanger", where), f"{where}.hanger")
-    lever = r.length_value(r.get(data, "lever_length", where), f"{where}.lever_length",
-                           positive=True)
-    hang = r.length_value(r.get(data, "hanger_length", where), f"{where}.hanger_length",
-                          positive=True)
-    attach = r.length_value(r.get(data, "spring_attach", where), f"{where}.spring_attach",
-                            positive=True)
-    if attach > lever:
-        raise r.fail(f"{where}.spring_attach",
-                     f"got {show(data['spring_attach'])}, expected a distance <= lever_length "
-                     f"{show(data['lever_length'])}")
-    side = r.get(data, "side", where)
-    if side not in (1, -1) or isinstance(side, bool):
-        raise r.fail(f"{where}.side", f"got {show(side)}, expected +1 or -1")
-    spring = r.mapping(r.get(data, "spring", where), f"{where}.spring")
-    r.check_keys(spring, {"anchor", "stiffness", "free_length", "preload"}, f"{where}.spring")
-    anchor = _point(r, tree, r.get(spring, "anchor", f"{where}.spring"), f"{where}.spring.anchor")
-    if anchor.body != pivot.body:
-        raise r.fail(f"{where}.spring.anchor", "expected a point of the pivot's body")
-    if abs(anchor.local[1] - pivot.local[1]) > 1e-9:
-        raise r.fail(f"{where}.spring.anchor", f"y = {anchor.local[1]:g} m, expected the lever's "
-                                               f"plane y = {pivot.local[1]:g} m (the pivot's)")
-    return Balancer(name=name, pivot=pivot, hanger=hanger, spring_anchor=anchor,
-                    lever_length=lever, hanger_length=hang, spring_attach=attach, side=int(side),
-                    spring=_spring_params(r, spring, f"{where}.spring"))
-
-
-def _torsion_end_axis(r: FieldReader, tree: Model, start: int, end: int, axis: np.ndarray,
-                      where: str) -> np.ndarray:
-    """The torsion spring's axis in the end body's frame, after checking that the end body
-    turns relative to the start body about that axis only: every moving joint on the tree
-    path between them revolute about an axis parallel to it. Each joint turns about an axis
-    parallel to ``axis``, so the check holds at any configuration if it holds with the joints
-    at zero (a turn about ``axis`` leaves it and every parallel axis unchanged), and the
-    axis's image in the end body's frame is that configuration's."""
-    def ancestors(body: int) -> list[int]:
-        chain = []
-        while body >= 0:
-            chain.append(body)
-            body = int(tree.parent[body])
-        return chain
-
-    up, down = ancestors(start), ancestors(end)
-    # every body's rotation in the world at zero, from the root down: one product a body
-    # (linear in the depth), R_b = R_parent(b) rotation_b
-    world: dict[int, np.ndarray] = {-1: np.eye(3)}
-    for body in reversed(up + down):
-        if body not in world:
-            world[body] = world[int(tree.parent[body])] @ tree.rotation[body]
-    common = set(up) & set(down)
-    path = [b for b in up + down if b not in common]       # the joints between the bodies
-    u = world[start] @ axis
-    for b in path:
-        body = tree.bodies[b]
-        if body.joint_type == JointType.FIXED:
-            continue
-        joint_axis = world[b] @ tree.axis[b]
-        if body.joint_type != JointType.REVOLUTE \
-                or np.linalg.norm(np.cross(joint_axis, u)) > ROTATION_TOLERANCE:
-            raise r.fail(f"{where}.between",
-                         f"the joint of {body.name} ({body.joint_type.name.lower()}, "
-                         f"axis {np.round(joint_axis, 6).tolist()} in the world at zero) lies "
-                         f"between the two bodies, expected only revolute joints about axes "
-                         f"parallel to the spring's ({np.round(u, 6).tolist()})")
-    return world[end].T @ u
-
-
-def _torsion_spring(r: FieldReader, tree: Model, data: Any, k: int) -> TorsionSpring:
-    """A torsion spring (mechanisms/forces.py): two bodies, the axis and the start body's
-    reference direction in the start body's frame, the end body's in its own."""
-    data, name, where = r.named_entry(data, f"torsion_springs[{k}]", {
-        "name", "between", "axis", "start_reference", "end_reference", "stiffness",
-        "free_angle", "preload"})
-    between = r.get(data, "between", where)
-    if not isinstance(between, (list, tuple)) or len(between) != 2:
-        raise r.fail(f"{where}.between", f"got {show(between)}, expected [START_BODY, END_BODY]")
-    bodies = []
-    for i, body in enumerate(between):
-        try:
-            bodies.append(tree.body_index(body))
-        except KeyError:
-            raise r.fail(f"{where}.between[{i}]", f"got {show(body)}, expected a body name") \
-                from None
-    if bodies[0] == bodies[1]:
-        raise r.fail(f"{where}.between", f"got {show(between)}, expected two different bodies")
-    axis = _direction(r, r.get(data, "axis", where), f"{where}.axis", 3)
-    start_reference = _direction(r, r.get(data, "start_reference", where),
-                                 f"{where}.start_reference", 3)
-    end_reference = _direction(r, r.get(data, "end_reference", where), f"{where}.end_reference", 3)
-    if abs(axis @ start_reference) > ROTATION_TOLERANCE:
-        raise r.fail(f"{where}.start_reference", f"got {show(data['start_reference'])}, at "
-                     f"cos {axis @ start_reference:.3g} to the axis, expected a direction "
-                     f"perpendicular to the axis (|cos| <= {ROTATION_TOLERANCE:g})")
-    end_axis = _torsion_end_axis(r, tree, bodies[0], bodies[1], axis, where)
-    if abs(end_axis @ end_reference) > ROTATION_TOLERANCE:
-        raise r.fail(f"{where}.end_reference", f"got {show(data['end_reference'])}, at cos "
-                     f"{end_axis @ end_reference:.3g} to the axis (in {between[1]}'s frame: "
-                     f"{np.round(end_axis, 6).tolist()}), expected a direction perpendicular "
-                     f"to it (|cos| <= {ROTATION_TOLERANCE:g})")
-    law = SpringParams(
-        stiffness=r.magnitude(r.get(data, "stiffness", where), f"{where}.stiffness",
-                              MAX_STIFFNESS, "stiffness", "N m/rad", 1.0 / r.angle,
-                              nonnegative=True),
-        free_length=r.magnitude(r.get(data, "free_angle", where, 0.0), f"{where}.free_angle",
-                                MAX_ANGLE_RAD, "angle", "rad", r.angle),
-        preload=r.magnitude(r.get(data, "preload", where, 0.0), f"{where}.preload", MAX_EFFORT,
-                            "preload", "N m"))
-    return TorsionSpring(name=name, start=bodies[0], end=bodies[1], axis=axis,
-                         start_reference=start_reference, end_reference=end_reference,
-                         params=law)
-
-
 def _check_free_flyer_names(r: FieldReader, bodies: list[Body]) -> None:
     """A floating joint's coordinate is its own (no coupled joint shares it), and the names
     of its velocity and configuration entries (NAME.vx, NAME.qw, ...) are no other
@@ -595,8 +438,8 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     """Validate a parsed model document and build the :class:`Model` (SI units)."""
     base = FieldReader(source, 1.0, 1.0)
     data = base.mapping(data, "top level")
-    base.check_keys(data, {"format", "name", "units", "gravity", "bodies", "actuators", "springs",
-                           "balancers", "torsion_springs", "loops", "base"}, "top level")
+    base.check_keys(data, {"format", "name", "units", "gravity", "bodies", "actuators", "loops",
+                           "base"} | {kind.section for kind in MECHANISM_KINDS}, "top level")
     fmt = base.get(data, "format", "top level")
     if fmt != FORMAT:
         raise base.fail("format", f"got {show(fmt)}, expected {show(FORMAT)}")
@@ -626,16 +469,26 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     bodies = _order_parents_first(r, bodies)
     _check_free_flyer_names(r, bodies)
     tree = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies))
-    sections = {}
-    for key, build in (("actuators", _actuator), ("springs", _spring), ("balancers", _balancer),
-                       ("torsion_springs", _torsion_spring)):
+    sections: dict[str, Any] = {}
+    mechanisms = {}
+    for key, build in (("actuators", _actuator),
+                       *((kind.section, kind.load) for kind in MECHANISM_KINDS)):
         items = r.sized_list(r.get(data, key, "top level", []) or [], key, MAX_BODIES)
-        sections[key] = tuple(build(r, tree, item, k) for k, item in enumerate(items))
-    counts = Counter([b.name for b in bodies] + [x.name for s in sections.values() for x in s])
+        built = tuple(build(r, tree, item, k) for k, item in enumerate(items))
+        if key == "actuators":
+            sections[key] = built
+        elif built:
+            mechanisms[key] = built
+    counts = Counter([b.name for b in bodies] + [a.name for a in sections["actuators"]]
+                     + [x.name for s in mechanisms.values() for x in s])
     dup = sorted(n for n, count in counts.items() if count > 1)
     if dup:
+        labels = ", ".join(kind.label for kind in MECHANISM_KINDS[:-1])
         raise r.fail("top level", f"duplicate name(s) {', '.join(dup)} across bodies, actuators, "
-                                  "springs, balancers and torsion springs, expected unique names")
+                                  f"{labels} and {MECHANISM_KINDS[-1].label}, expected unique "
+                                  "names")
+    if mechanisms:
+        sections["mechanisms"] = mechanisms
     coords = set(tree.coordinate_names)
     for a in sections["actuators"]:
         if a.name in coords:
@@ -724,8 +577,8 @@ def _cut(r: FieldReader, tree: Model, data: Any, k: int) -> CutJoint:
         "name", "type", "predecessor", "successor", "rotation", "successor_rotation", "axis",
         "axis_b"})
     jtype = r.choice(r.get(data, "type", where), tuple(CUT_TYPES), f"{where}.type")
-    a = _point(r, tree, r.get(data, "predecessor", where), f"{where}.predecessor")
-    b = _point(r, tree, r.get(data, "successor", where), f"{where}.successor")
+    a = read_point(r, tree, r.get(data, "predecessor", where), f"{where}.predecessor")
+    b = read_point(r, tree, r.get(data, "successor", where), f"{where}.successor")
     if a.body == b.body:
         raise r.fail(f"{where}.successor", f"a point of {tree.body_names[a.body]}, the "
                                            "predecessor's body, expected a point of another body")

@@ -12,8 +12,9 @@ from functools import cached_property
 import numpy as np
 
 from .compiled import CompiledModel
-from .parameters import (Actuator, Balancer, Body, Friction, JointLimits, JointType,  # noqa: F401
-                         ModelParameters, PlanarBase, PointRef, Spring, SpringParams)
+from .kinds import Balancer, Spring, TorsionSpring  # noqa: F401
+from .parameters import (Actuator, Body, Friction, JointLimits, JointType,  # noqa: F401
+                         ModelParameters, PlanarBase, PointRef, SpringParams)
 
 
 class Model(ModelParameters):

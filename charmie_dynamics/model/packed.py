@@ -15,10 +15,11 @@ import numpy as np
 
 from ..flat import flatten, view1, view2, view3, view4
 from ..jit import kernel
-from ..layout import (AXIS, BALANCER, COM, M_LAW, MASS, MECH_SLOTS, MULTIPLIER, OFFSET, ORIGIN,
-                      PITCH, S_V, S_W, SCALARS, SPRING, TORSION_SPRING, ActVec, BodyVec, MechInt)
+from ..layout import (AXIS, COM, M_LAW, MASS, MECH_SLOTS, MULTIPLIER, OFFSET, ORIGIN, PITCH, S_V,
+                      S_W, SCALARS, ActVec, BodyVec, MechInt)
 from .actuator_geometry import IndirectJoint
 from .joint import joint_kind, joint_transform
+from .kinds import MECHANISM_KINDS, items
 from .parameters import ModelParameters
 
 
@@ -49,15 +50,8 @@ def mechanism_table(model: ModelParameters, shares: dict[int, int]
     """(mech_int, mech_vec) of the model's mechanisms, a row each in MechKind order (the
     order of mechanisms/forces.spring_names); ``shares``: balancer -> the actuator whose
     couple it shares."""
-    rows = [([SPRING, s.start.body, s.end.body, k, 0, -1], s.params,
-             [s.start.local, s.end.local]) for k, s in enumerate(model.springs)]
-    rows += [([BALANCER, b.pivot.body, b.hanger.body, k, b.side, shares.get(k, -1)], b.spring,
-              [b.pivot.local, b.hanger.local, b.spring_anchor.local,
-               [b.lever_length, b.hanger_length, b.spring_attach]])
-             for k, b in enumerate(model.balancers)]
-    rows += [([TORSION_SPRING, t.start, t.end, k, 0, -1], t.params,
-              [t.axis, t.start_reference, t.end_reference])
-             for k, t in enumerate(model.torsion_springs)]
+    rows = [kind.row(item, k, shares) for kind in MECHANISM_KINDS
+            for k, item in enumerate(items(model, kind))]
     mech_int = np.array([ints for ints, _, _ in rows], dtype=np.int64).reshape(-1, len(MechInt))
     mech_vec = np.zeros((len(rows), MECH_SLOTS, 3))
     for j, (_, law, slots) in enumerate(rows):

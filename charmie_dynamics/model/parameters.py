@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import cached_property
+from types import MappingProxyType
 from typing import Mapping, Optional
 
 import numpy as np
@@ -137,54 +138,6 @@ class SpringParams:
     preload: float                 # N
 
 
-@dataclass(frozen=True)
-class Spring:
-    """A spring between two named points of main bodies (seed 000 section 4.3, eq. 20)."""
-
-    name: str
-    start: PointRef
-    end: PointRef
-    params: SpringParams
-
-
-@dataclass(frozen=True)
-class Balancer:
-    """One half of a static balancing lever mechanism (seed 000 section 4.3, eqs. 22-27).
-
-    A lever of length ``lever_length`` pivots on the pivot body at ``pivot``; its free end is
-    held by a vertical hanger bar of length ``hanger_length`` whose top is at the height of
-    ``hanger`` (a point of the sliding body); a spring pulls the lever at distance
-    ``spring_attach`` from the pivot towards ``spring_anchor`` (on the pivot body). The
-    mechanism lies in the pivot body's xz-plane; ``side`` (+1/-1) is the x direction in
-    which the lever points (eq. 24 is the -1 side).
-    """
-
-    name: str
-    pivot: PointRef
-    hanger: PointRef
-    spring_anchor: PointRef
-    lever_length: float
-    hanger_length: float
-    spring_attach: float
-    side: int
-    spring: SpringParams
-
-
-@dataclass(frozen=True)
-class TorsionSpring:
-    """A torsion spring between a start and an end body about an axis fixed in the start
-    body, carried by the end body as the same axis (mechanisms/forces.py); directions are
-    unit vectors, the references perpendicular to the axis."""
-
-    name: str
-    start: int                     # body index
-    end: int                       # body index
-    axis: np.ndarray               # in the start body's frame, (3,)
-    start_reference: np.ndarray    # the angle's zero direction in the start body's frame, (3,)
-    end_reference: np.ndarray      # the end body's direction measured from it, its frame, (3,)
-    params: SpringParams           # torque = stiffness (angle - free angle) + preload
-
-
 @dataclass(frozen=True, eq=False)
 class PlanarBase:
     """A mobile base (the model file's ``base:``, docs/model_format.md "Base"): the
@@ -236,9 +189,8 @@ class ModelParameters:
     gravity: np.ndarray
     bodies: tuple[Body, ...]
     actuators: tuple[Actuator, ...] = ()
-    springs: tuple[Spring, ...] = ()
-    balancers: tuple[Balancer, ...] = ()
-    torsion_springs: tuple[TorsionSpring, ...] = ()
+    #: each kind of mechanism's (model/kinds/) by its section: springs, balancers, ...
+    mechanisms: Mapping[str, tuple] = field(default_factory=dict)
     loops: Optional[Loops] = None              # closed loops (cut_joints.py), None for a tree
     base: Optional[PlanarBase] = None          # a mobile base's planar joints, None if none
     coordinate_names: tuple[str, ...] = field(init=False)
@@ -306,8 +258,24 @@ class ModelParameters:
         for key in ("parent", "joint_type", "coordinate_index", "configuration_index",
                     "coordinate_configuration"):
             values[key].flags.writeable = False
+        values["mechanisms"] = MappingProxyType(dict(self.mechanisms))
         for key, value in values.items():
             object.__setattr__(self, key, value)
+
+    @property
+    def springs(self) -> tuple:
+        """The model's ``kinds.spring.Spring``s (``mechanisms``' springs)."""
+        return self.mechanisms.get("springs", ())
+
+    @property
+    def balancers(self) -> tuple:
+        """The model's ``kinds.balancer.Balancer``s."""
+        return self.mechanisms.get("balancers", ())
+
+    @property
+    def torsion_springs(self) -> tuple:
+        """The model's ``kinds.torsion_spring.TorsionSpring``s."""
+        return self.mechanisms.get("torsion_springs", ())
 
     @property
     def n_bodies(self) -> int:

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..documents import DEFAULT_MAX_BYTES, bounded, check_size, parse_yaml, read_text
 from ..linalg import direction_and_length
+from .kinds import MECHANISM_KINDS
 from .loader import FORMAT, LENGTH_UNITS, model_from_dict
 from .model import Model
 from .rotations import rpy_to_matrix
@@ -54,8 +55,8 @@ from .validation import (MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_BODIES, MAX_EF
                          MAX_LINEAR_VELOCITY, ModelError, name_problem, show)
 
 OVERLAY_FORMAT = "charmie_dynamics/overlay/1"
-OVERLAY_KEYS = {"format", "units", "gravity", "links", "joints", "actuators", "springs",
-                "balancers", "torsion_springs", "base"}
+OVERLAY_KEYS = {"format", "units", "gravity", "links", "joints", "actuators", "base"} | \
+    {kind.section for kind in MECHANISM_KINDS}
 JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "F",
                "floating": "floating"}
 ROOT_JOINT = "root_joint"           # Pinocchio's name of the free-flyer of floating_base
@@ -451,9 +452,8 @@ def _merge_overlay(doc: dict, overlay: Mapping, source: str, joints: Mapping[str
     doc["actuators"] = actuators
     if overlay.get("base") is not None:
         _planar_base(doc, overlay["base"], source, joints)
-    doc["springs"] = _section(overlay, "springs", source, list)
-    doc["balancers"] = _section(overlay, "balancers", source, list)
-    doc["torsion_springs"] = _section(overlay, "torsion_springs", source, list)
+    for kind in MECHANISM_KINDS:
+        doc[kind.section] = _section(overlay, kind.section, source, list)
 
 
 def _planar_base(doc: dict, entry: Any, source: str, joints: Mapping[str, ET.Element]) -> None:

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Optional, Sequence, Union
 import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.impl.implementation_singleton import rclpy_implementation
+from rclpy.lifecycle import LifecycleNode
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -60,7 +61,6 @@ from .stale_policy import Action, StalePolicy
 if TYPE_CHECKING:
     from ..common.parameter_types import DynamicsParameters
     from .model_slot import ModelSlot
-    from ..dynamics_node import DynamicsNode
 
 MAX_IGNORED_NAMES = 256        # distinct ignored (or conflicting) joint names warned about
 
@@ -69,7 +69,7 @@ class ControlPath:
     """Inputs to feedforward for one configured node (module docstring); made by configure,
     dropped by cleanup. Its publishers are the feedforward and its stamped copy."""
 
-    def __init__(self, node: DynamicsNode) -> None:
+    def __init__(self, node: LifecycleNode) -> None:
         self.node = node
         p = node.p
         self.stamps = StampGuard(int(p.max_stamp_lead * 1e9), int(p.stale_timeout * 1e9))

@@ -12,9 +12,10 @@ import functools
 import threading
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from rclpy.lifecycle import LifecycleNode
 
 from ...documents import bounded
 from ..common import qos
@@ -22,15 +23,13 @@ from ..common.messages import diagnostics
 from .background import JobThread
 from .node_status import StatusCounts, dynamics_status
 
-if TYPE_CHECKING:
-    from ..dynamics_node import DynamicsNode
-
 
 class DiagnosticsReport:
     """The node's /diagnostics publisher and timer (made at construction: the node reports
-    in every lifecycle state) and, while configured, its status thread."""
+    in every lifecycle state) and, while configured, its status thread. ``node``: the dynamics
+    node (ros/dynamics_node.py), whose state and counters it copies."""
 
-    def __init__(self, node: DynamicsNode) -> None:
+    def __init__(self, node: LifecycleNode) -> None:
         self.node = node
         self.reported: Counter = Counter()       # counts at the last diagnostics
         self.status_thread: Optional[JobThread] = None

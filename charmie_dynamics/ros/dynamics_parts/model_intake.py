@@ -12,8 +12,9 @@ installs it. With ``model_publishers`` a text is taken only from the nodes named
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import Callable, Optional
 
+from rclpy.lifecycle import LifecycleNode
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
@@ -25,9 +26,6 @@ from ..common.distro import sender_in_message_info
 from ..common.model_source import model_from_description
 from ..common.model_updates import (Decision, ModelParser, ModelUpdates, PreparedModel,
                                     UpdateRefused, model_change, prepare_model, senders_problem)
-
-if TYPE_CHECKING:
-    from ..dynamics_node import DynamicsNode
 
 MODEL_POLL_PERIOD = 0.02       # s: how soon a parsed model is installed
 PUBLISHER_NAME_WAIT = 10.0     # s a model text waits for its publishers' names (model_publishers)
@@ -48,10 +46,11 @@ def wants_sender(model_source: str, model_topic: str, model_publishers: list[str
 
 class ModelIntake:
     """The models of one configured node after ``model_file`` (module docstring): made by
-    configure, closed by cleanup. ``install`` is the node's: it uses a prepared model from
-    then on (executor thread)."""
+    configure, closed by cleanup. ``node``: the dynamics node (ros/dynamics_node.py), whose
+    parameters and joint map it reads; ``install`` is the node's: it uses a prepared model
+    from then on (executor thread)."""
 
-    def __init__(self, node: DynamicsNode, install: Callable[[PreparedModel], None]) -> None:
+    def __init__(self, node: LifecycleNode, install: Callable[[PreparedModel], None]) -> None:
         self.node = node
         self.install = install
         p = node.p
