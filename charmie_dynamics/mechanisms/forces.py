@@ -47,6 +47,7 @@ from ..layout import (BALANCER, IN_WORLD, M_BODY_A, M_BODY_B, M_ITEM, M_KIND, M_
                       SPRING, T_AXIS, T_END_REFERENCE, T_START_REFERENCE, TORSION_SPRING, F, N)
 from ..linalg import accumulate, add, cross3, dot, mat, mat_t_vec, mat_vec, norm, scale, sub, vec
 from ..model.kinds import MECHANISM_KINDS, items
+from ..model.kinds.kind import linear_law_energy
 from ..model.model import Model, SpringParams
 from .auxiliary import balancer_local_points, balancer_range_error
 
@@ -78,10 +79,8 @@ def spring_tension(law, length):
     return law[0] * (length - law[1]) + law[2]
 
 
-def spring_energy(params: SpringParams, length: np.ndarray) -> np.ndarray:
-    """Potential energy (J) whose derivative w.r.t. the length is :func:`spring_tension`."""
-    s = length - params.free_length
-    return 0.5 * params.stiffness * s * s + params.preload * s
+#: the potential energy (J) whose derivative w.r.t. the length is :func:`spring_tension`
+spring_energy = linear_law_energy
 
 
 @kernel
@@ -232,6 +231,16 @@ def spring_names(model: Model) -> tuple[str, ...]:
 def spring_laws(model: Model) -> tuple[SpringParams, ...]:
     """The law of each tension of :class:`PassiveForces`, in :func:`spring_names` order."""
     return tuple(kind.law(item) for kind in MECHANISM_KINDS for item in items(model, kind))
+
+
+def mechanism_energy(model: Model, arguments: np.ndarray) -> np.ndarray:
+    """(...): the mechanisms' potential energy at their laws' arguments (``law_arguments``),
+    each by its kind's energy."""
+    total = np.zeros(arguments.shape[:-1])
+    rows = [(kind, item) for kind in MECHANISM_KINDS for item in items(model, kind)]
+    for j, (kind, item) in enumerate(rows):
+        total = total + kind.energy(kind.law(item), arguments[..., j])
+    return total
 
 
 def law_arguments(model: Model, placements: Placements) -> np.ndarray:

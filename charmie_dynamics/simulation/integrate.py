@@ -55,7 +55,7 @@ from ..dynamics.mass_matrix import MassMatrixData, mass_matrix
 from ..kinematics.configuration import integrate_configuration, tangent_rate
 from ..kinematics.forward import forward_kinematics
 from ..kinematics.motion import body_motion
-from ..mechanisms.forces import law_arguments, spring_energy, spring_laws
+from ..mechanisms.forces import law_arguments, mechanism_energy
 from ..model.data import AlgorithmData
 from ..model.model import Model
 
@@ -205,9 +205,9 @@ def mechanical_energy(model: Model, q: np.ndarray, qd: np.ndarray) -> Energy:
     """Kinetic, gravitational and spring energy of joint-space states (..., n).
 
     Kinetic: sum over bodies of m v_C^2 / 2 + omega^T I_C omega / 2 from the velocity pass
-    (seed 000 eqs. 29-32); spring: ``spring_energy`` of each law of the mechanisms
-    (mechanisms/forces.spring_laws: springs, balancer springs) at its argument (a length:
-    seed 000 eqs. 20, 35), whose derivative is the tension the dynamics apply.
+    (seed 000 eqs. 29-32); spring: each mechanism's energy by its kind
+    (mechanisms/forces.mechanism_energy) at its law's argument (a length, seed 000 eqs. 20,
+    35, or an angle), whose derivative is the tension the dynamics apply.
     """
     qd = np.asarray(qd, dtype=float)
     fk = forward_kinematics(model, q)
@@ -217,10 +217,7 @@ def mechanical_energy(model: Model, q: np.ndarray, qd: np.ndarray) -> Energy:
                      + np.einsum("...bi,bij,...bj->...", w, model.inertia, w))
     com = fk.origin_world + np.einsum("...bij,bj->...bi", fk.rotation_world, model.com)
     gravitational = -np.einsum("b,...bi,i->...", model.mass, com, model.gravity)
-    arguments = law_arguments(model, fk)
-    spring = np.zeros_like(kinetic)
-    for j, law in enumerate(spring_laws(model)):
-        spring = spring + spring_energy(law, arguments[..., j])
+    spring = mechanism_energy(model, law_arguments(model, fk)) + np.zeros_like(kinetic)
     return Energy(kinetic, gravitational, spring)
 
 

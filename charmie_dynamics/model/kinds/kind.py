@@ -12,8 +12,17 @@ from __future__ import annotations
 
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
+import numpy as np
+
 from ..parameters import ModelParameters, PointRef, SpringParams
 from ..validation import FieldReader
+
+
+def linear_law_energy(law: SpringParams, argument: np.ndarray) -> np.ndarray:
+    """The potential energy of the linear law ``k (x - x0) + t0`` at ``x``:
+    1/2 k (x - x0)^2 + t0 (x - x0), whose derivative is the law."""
+    s = argument - law.free_length
+    return 0.5 * law.stiffness * s * s + law.preload * s
 
 
 class MechanismKind:
@@ -59,6 +68,11 @@ class MechanismKind:
         """The node of its model-file entry that holds the law's fields (``get(node, key)``:
         a mapping's value)."""
         return entry
+
+    def energy(self, law: SpringParams, argument: np.ndarray) -> np.ndarray:
+        """Its potential energy (J) at its law's argument (a length or an angle), whose
+        derivative is the tension or torque the kernel's law applies."""
+        return linear_law_energy(law, argument)
 
     def stiffness_scale(self, length: float, angle: float) -> float:
         """The model file's unit of its stiffness per SI unit (``length``: metres per file
