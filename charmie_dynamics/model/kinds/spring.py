@@ -23,11 +23,15 @@ class Spring:
 
 
 class SpringKind(MechanismKind):
+    """Springs; a kind between two points with a spring's fields (a cable) derives from it
+    with its own ``item_type``."""
+
     section, label, code = "springs", "springs", int(MechKind.SPRING)
     output, unit = "tension", "N"
+    item_type: type = Spring
 
     def load(self, r: FieldReader, tree: ModelParameters, data: Any, k: int) -> Spring:
-        data, name, where = r.named_entry(data, f"springs[{k}]", {
+        data, name, where = r.named_entry(data, f"{self.section}[{k}]", {
             "name", "between", "stiffness", "free_length", "preload"})
         between = r.get(data, "between", where)
         if not isinstance(between, (list, tuple)) or len(between) != 2:
@@ -35,7 +39,8 @@ class SpringKind(MechanismKind):
                          f"got {show(between)}, expected [BODY.POINT, BODY.POINT]")
         start = read_point(r, tree, between[0], f"{where}.between[0]")
         end = read_point(r, tree, between[1], f"{where}.between[1]")
-        return Spring(name=name, start=start, end=end, params=read_spring_law(r, data, where))
+        return self.item_type(name=name, start=start, end=end,
+                              params=read_spring_law(r, data, where))
 
     def row(self, item: Spring, k: int, shares: Mapping[int, int]):
         return ([self.code, item.start.body, item.end.body, k, 0, -1], item.params,
