@@ -104,11 +104,13 @@ class ActVec(IntEnum):
 
 class MechKind(IntEnum):
     """The kinds of mechanism of the mech table, in the order of its rows (each kind's rows
-    follow the previous kind's): linear springs, balancer halves, torsion springs."""
+    follow the previous kind's): linear springs, balancer halves, torsion springs, cables (a
+    spring's slots, SpringVec)."""
 
     SPRING = 0
     BALANCER = 1
     TORSION_SPRING = 2
+    CABLE = 3
 
 
 class MechInt(IntEnum):

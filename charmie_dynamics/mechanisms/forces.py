@@ -1,5 +1,6 @@
 """Forces of the passive auxiliary bodies, as external wrenches on the tree's bodies:
-springs (seed 000 eq. 35), the static balancing mechanism (eqs. 39-41) and torsion springs,
+springs (seed 000 eq. 35), the static balancing mechanism (eqs. 39-41), torsion springs and
+cables (a spring that only pulls: model/kinds/cable.py),
 one kernel over the mechanism table (model/packed.py) dispatching on each row's kind.
 
 Sign convention: a spring's force is its tension, ``T = k (L - L0) + F0`` (positive pulls the
@@ -43,8 +44,9 @@ import numpy as np
 
 from ..jit import kernel
 from ..kinematics.forward import Placements, to_world
-from ..layout import (BALANCER, IN_WORLD, M_BODY_A, M_BODY_B, M_ITEM, M_KIND, M_LAW, S_END, S_START,
-                      SPRING, T_AXIS, T_END_REFERENCE, T_START_REFERENCE, TORSION_SPRING, F, N)
+from ..layout import (BALANCER, CABLE, IN_WORLD, M_BODY_A, M_BODY_B, M_ITEM, M_KIND, M_LAW, S_END,
+                      S_START, SPRING, T_AXIS, T_END_REFERENCE, T_START_REFERENCE, TORSION_SPRING,
+                      F, N)
 from ..linalg import accumulate, add, cross3, dot, mat, mat_t_vec, mat_vec, norm, scale, sub, vec
 from ..model.kinds import MECHANISM_KINDS, items
 from ..model.kinds.kind import linear_law_energy
@@ -101,12 +103,15 @@ def _spring_ends(mech_int, mech_vec, j, rotations, origins):
 
 
 @kernel
-def _spring_forces(mech_int, mech_vec, j, rotations, origins, external) -> float:
-    """The forces of the spring of mech row ``j`` added to ``external``; its tension."""
+def _spring_forces(mech_int, mech_vec, j, rotations, origins, external, pulls_only) -> float:
+    """The forces of the spring (a cable where ``pulls_only``: its tension clamped at zero,
+    model/kinds/cable.py) of mech row ``j`` added to ``external``; its tension."""
     a, b = _spring_ends(mech_int, mech_vec, j, rotations, origins)
     d = sub(b, a)
     length = norm(d)
     T = spring_tension(vec(mech_vec, j, M_LAW), length)                       # eq. 35
+    if pulls_only and T < 0.0:
+        T = 0.0
     pull = scale(T / length, d)                                               # on the start body
     add_point_force(external, rotations, origins, mech_int[j, M_BODY_A], a, pull)
     add_point_force(external, rotations, origins, mech_int[j, M_BODY_B], b, scale(-1.0, pull))
@@ -170,8 +175,9 @@ def passive_forces_sample(mech_int, mech_vec, rotations, origins, tension, hange
     failed = -1
     for j in range(mech_int.shape[0]):
         kind = mech_int[j, M_KIND]
-        if kind == SPRING:
-            tension[j] = _spring_forces(mech_int, mech_vec, j, rotations, origins, external)
+        if kind == SPRING or kind == CABLE:
+            tension[j] = _spring_forces(mech_int, mech_vec, j, rotations, origins, external,
+                                        kind == CABLE)
         elif kind == BALANCER:
             reachable, T, h = _balancer_forces(mech_int, mech_vec, j, rotations, origins,
                                                external)
@@ -208,7 +214,7 @@ def _law_arguments_batch(mech_int, mech_vec, rotations, origins, out) -> int:
         R, O = rotations[s], origins[s]
         for j in range(mech_int.shape[0]):
             kind = mech_int[j, M_KIND]
-            if kind == SPRING:
+            if kind == SPRING or kind == CABLE:
                 a, b = _spring_ends(mech_int, mech_vec, j, R, O)
                 out[s, j] = norm(sub(b, a))
             elif kind == BALANCER:

@@ -8,11 +8,12 @@ from typing import Any
 
 from ..parameters import ModelParameters
 from .balancer import BALANCER, Balancer
+from .cable import CABLE, Cable
 from .kind import MechanismKind
 from .spring import SPRING, Spring
 from .torsion_spring import TORSION_SPRING, TorsionSpring
 
-MECHANISM_KINDS: tuple[MechanismKind, ...] = (SPRING, BALANCER, TORSION_SPRING)
+MECHANISM_KINDS: tuple[MechanismKind, ...] = (SPRING, BALANCER, TORSION_SPRING, CABLE)
 
 
 def items(model: ModelParameters, kind: MechanismKind) -> tuple[Any, ...]:
@@ -20,5 +21,5 @@ def items(model: ModelParameters, kind: MechanismKind) -> tuple[Any, ...]:
     return model.mechanisms.get(kind.section, ())
 
 
-__all__ = ["MECHANISM_KINDS", "MechanismKind", "items", "Balancer", "Spring", "TorsionSpring",
-           "BALANCER", "SPRING", "TORSION_SPRING"]
+__all__ = ["MECHANISM_KINDS", "MechanismKind", "items", "Balancer", "Cable", "Spring",
+           "TorsionSpring", "BALANCER", "CABLE", "SPRING", "TORSION_SPRING"]
