@@ -14,7 +14,8 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from typing import Any, Optional
+from dataclasses import replace
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
@@ -238,7 +239,33 @@ _BODY_KEYS = frozenset({"name", "parent", "origin", "rotation", "joint", "mass",
                         "points", "virtual"})
 _JOINT_KEYS = frozenset({"type", "axis", "coordinate", "multiplier", "offset", "limits",
                          "friction", "pitch"})
-_JOINT_TYPE_NAMES = tuple(JOINT_TYPES)
+#: a joint the loader writes as two bodies (RBDL's AddBodyMultiDofJoint): a cylindrical joint
+#: (C) slides along its axis on a virtual body, ``NAME_slide``, then turns about it
+CYLINDRICAL = "C"
+_JOINT_TYPE_NAMES = tuple(JOINT_TYPES) + (CYLINDRICAL,)
+
+
+def _bodies(r: FieldReader, data: Any, k: int, max_points: int) -> list[Body]:
+    """Body ``k`` (:func:`_body`), or the two bodies of a cylindrical joint: a virtual body
+    ``NAME_slide`` on the joint's frame sliding along ``axis`` (coordinate ``COORD.slide``,
+    m), then the body turning about the same axis (``COORD.turn``, rad) with its mass and
+    points, both without limits or friction."""
+    joint = data.get("joint") if isinstance(data, Mapping) else None
+    if not (isinstance(joint, Mapping) and joint.get("type") == CYLINDRICAL):
+        return [_body(r, data, k, max_points)]
+    where = f"bodies[{k}]"
+    extra = sorted(set(joint) - {"type", "axis", "coordinate"})
+    if extra:
+        raise r.fail(f"{where}.joint", f"got {', '.join(extra)} for a cylindrical joint (C), "
+                                       "expected only type, axis and coordinate")
+    coordinate = r.name(r.get(joint, "coordinate", f"{where}.joint"),
+                        f"{where}.joint.coordinate", dotted=True)
+    turn = _body(r, {**data, "joint": {"type": "R", "axis": r.get(joint, "axis", f"{where}.joint"),
+                                       "coordinate": f"{coordinate}.turn"}}, k, max_points)
+    slide = replace(turn, name=f"{turn.name}_slide", joint_type=JointType.PRISMATIC,
+                    coordinate=f"{coordinate}.slide", mass=0.0, com=np.zeros(3),
+                    inertia=np.zeros((3, 3)), points={}, virtual=True)
+    return [slide, replace(turn, parent=slide.name, origin=np.zeros(3), rotation=np.eye(3))]
 
 
 def _body(r: FieldReader, data: Any, k: int, max_points: int) -> Body:
@@ -460,7 +487,7 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     points_left = MAX_POINTS            # checked before a body's points are read
     try:
         for k, item in enumerate(bodies_data):
-            bodies.append(_body(r, item, k, points_left))
+            bodies.extend(_bodies(r, item, k, points_left))
             points_left -= len(bodies[-1].points)
     except ModelError:
         _check_inertias(r)              # an inertia read before the failing field: first
