@@ -9,7 +9,7 @@ import pytest
 from ros_api_gate import (API_LISTS, DISTROS, ROOT, ApiList, check_package, check_source,
                           package_files)
 
-RUN_PY = ROOT / "charmie_dynamics" / "ros" / "run.py"
+RUN_PY = ROOT / "charmie_dynamics" / "ros" / "common" / "run.py"
 
 
 @pytest.fixture(scope="module", params=DISTROS)
