@@ -75,6 +75,9 @@ def docs_source(current: str) -> str:
 
 
 def main(argv: list[str]) -> int:
+    if set(argv) - {"--check"}:
+        print(f"usage: {Path(__file__).name} [--check]; got {' '.join(argv)}", file=sys.stderr)
+        return 2
     docs = DOCS.read_text(encoding="utf-8")
     outputs = {TARGET: source(), DOCS: docs_source(docs)}
     if "--check" in argv:

@@ -132,3 +132,11 @@ def test_it_loads_names_and_round_trips_through_the_overlay(models, tmp_path):
     np.testing.assert_array_equal(efforts(back, STATES), efforts(cable, STATES))
     with pytest.raises(ModelError, match=r"cables\[0\] \(tendon\)\.stiffness"):
         model_from_dict(arm("cables", stiffness=-1.0), "bad.yaml")
+
+
+def test_one_point_twice_is_refused():
+    """The attack: a cable (or spring) from a point to itself has no direction (its forces
+    are not finite); validate-model accepted it."""
+    with pytest.raises(ModelError, match=r"cables\[0\] \(tendon\)\.between: got .*one point "
+                                         r"twice, expected two points"):
+        model_from_dict(arm("cables", between=["l1.top", "l1.top"]), "bad.yaml")

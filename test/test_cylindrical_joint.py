@@ -98,3 +98,37 @@ def test_what_a_cylindrical_joint_does_not_take_is_refused_by_field(joint, field
     with pytest.raises(ModelError, match=field.replace("[", r"\[").replace("]", r"\]")
                        .replace("(", r"\(").replace(")", r"\)")):
         model_from_dict(document(**joint), "bad.yaml")
+
+
+def test_errors_after_a_cylindrical_joint_name_the_files_entry():
+    """The attack: after a C body (two bodies at load) the parent and duplicate checks named
+    the body after it bodies[k + 1], and a clash with NAME_slide did not say where that
+    name came from."""
+    doc = document()
+    doc["bodies"][2]["parent"] = "nowhere"
+    with pytest.raises(ModelError, match=r"bodies\[2\] \(c\)\.parent: unknown parent"):
+        model_from_dict(doc, "bad.yaml")
+    doc = document()
+    doc["bodies"][1]["name"] = "a_slide"
+    doc["bodies"][2]["parent"] = "a_slide"
+    with pytest.raises(ModelError, match=r"bodies\[1\]\.name: duplicate body name 'a_slide' "
+                                         r"\(also the virtual body of a cylindrical joint"):
+        model_from_dict(doc, "bad.yaml")
+
+
+@pytest.mark.parametrize("field", ["name", "coordinate"])
+def test_the_names_the_loader_makes_keep_the_bound_on_names(field):
+    """The attack: a 125-character body name gave a 131-character NAME_slide (names become
+    topic names and frame ids: at most 128)."""
+    doc = document()
+    if field == "name":
+        doc["bodies"][2]["name"] = "c" * 123
+    else:
+        doc["bodies"][2]["joint"]["coordinate"] = "q" * 123
+    where = "name" if field == "name" else "joint.coordinate"
+    with pytest.raises(ModelError, match=rf"bodies\[2\].*\.{where}: got a name of 123 "
+                                         r"characters on a cylindrical joint, expected at most 122"):
+        model_from_dict(doc, "bad.yaml")
+    doc["bodies"][2]["name" if field == "name" else "joint"] = \
+        "c" * 122 if field == "name" else doc["bodies"][2]["joint"] | {"coordinate": "q" * 122}
+    model_from_dict(doc, "fine.yaml")

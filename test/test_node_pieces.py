@@ -817,3 +817,10 @@ def test_a_log_throttle_lets_one_line_through_per_period():
         passed.append(throttle())
         now[0] += 0.125
     assert [k for k, p in enumerate(passed) if p] == [0, 16, 32, 48]
+
+
+def test_a_hostile_joint_name_is_clipped_in_the_log():
+    """The attack: one 100,000-character name on joint_states gave a 100 KB WARN line."""
+    from charmie_dynamics.ros.dynamics_parts.control_path import MAX_LOGGED_NAME, shown
+    line = shown(["x" * 100_000, "theta7a"])
+    assert len(line) < 2 * MAX_LOGGED_NAME + 10 and line.endswith(", theta7a")

@@ -59,8 +59,8 @@ class PassiveForces:
     """Spring tensions and the external wrenches they put on the tree's bodies."""
 
     spring_names: tuple[str, ...]
-    spring_tension: np.ndarray      # (..., n_springs) N, springs then balancer springs, then
-                                    # torsion springs' torques (N m)
+    spring_tension: np.ndarray      # (..., n_springs) N, in spring_names' order (torsion
+                                    # springs' torques in N m)
     external: np.ndarray            # (..., nb, 2, 3): wrench [n; f] on each body, body
                                     # frame, about the body origin (slots N, F)
     hanger_force: np.ndarray        # (..., n_balancers) N: force on the sliding body along
@@ -229,8 +229,9 @@ def _law_arguments_batch(mech_int, mech_vec, rotations, origins, out) -> int:
 
 
 def spring_names(model: Model) -> tuple[str, ...]:
-    """Names of the tensions of :class:`PassiveForces`: springs, balancer springs, torsion
-    springs (the rows of the mechanism table, model/packed.py)."""
+    """Names of the tensions of :class:`PassiveForces`: every mechanism's, by kind in the
+    registry's order (model/kinds/: springs, balancer springs, torsion springs, cables), the
+    rows of the mechanism table (model/packed.py)."""
     return tuple(kind.law_name(item) for kind in MECHANISM_KINDS for item in items(model, kind))
 
 

@@ -28,9 +28,9 @@ from .parameters import FREE_FLYER_CONFIGURATION, FREE_FLYER_VELOCITIES
 from .rotations import AXES, quaternion_matrix, rpy_to_matrix
 from .validation import (INERTIA_ABSOLUTE_TOLERANCE, INERTIA_RELATIVE_TOLERANCE, MAX_ANGLE_RAD,
                          MAX_ANGULAR_VELOCITY, MAX_BODIES, MAX_EFFORT, MAX_GRAVITY, MAX_INERTIA,
-                         MAX_LENGTH_M, MAX_LINEAR_VELOCITY, MAX_MASS_KG, MAX_PITCH, MAX_POINTS,
-                         MAX_VISCOUS, MULTIPLIER_RANGE, ROTATION_TOLERANCE, UNITS_HINT, FieldReader,
-                         ModelError, finite_floats, show)
+                         MAX_LENGTH_M, MAX_LINEAR_VELOCITY, MAX_MASS_KG, MAX_NAME, MAX_PITCH,
+                         MAX_POINTS, MAX_VISCOUS, MULTIPLIER_RANGE, ROTATION_TOLERANCE, UNITS_HINT,
+                         FieldReader, ModelError, finite_floats, show)
 
 FORMAT = "charmie_dynamics/model/1"
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
@@ -260,6 +260,13 @@ def _bodies(r: FieldReader, data: Any, k: int, max_points: int) -> list[Body]:
                                        "expected only type, axis and coordinate")
     coordinate = r.name(r.get(joint, "coordinate", f"{where}.joint"),
                         f"{where}.joint.coordinate", dotted=True)
+    # the names the loader makes (NAME_slide, COORD.slide, COORD.turn) keep the bound on names
+    for field, value, made in (("name", data.get("name"), "NAME_slide"),
+                               ("joint.coordinate", coordinate, "COORD.slide")):
+        if isinstance(value, str) and len(value) > MAX_NAME - len("_slide"):
+            raise r.fail(f"{where}.{field}", f"got a name of {len(value)} characters on a "
+                         f"cylindrical joint, expected at most {MAX_NAME - len('_slide')} (the "
+                         f"loader also names {made}, at most {MAX_NAME} characters)")
     turn = _body(r, {**data, "joint": {"type": "R", "axis": r.get(joint, "axis", f"{where}.joint"),
                                        "coordinate": f"{coordinate}.turn"}}, k, max_points)
     slide = replace(turn, name=f"{turn.name}_slide", joint_type=JointType.PRISMATIC,
@@ -365,20 +372,29 @@ def _body(r: FieldReader, data: Any, k: int, max_points: int) -> Body:
                 friction=friction, offset=offset, pitch=pitch)
 
 
-def _order_parents_first(r: FieldReader, bodies: list[Body]) -> list[Body]:
+def _order_parents_first(r: FieldReader, bodies: list[Body], file_index: list[int]
+                         ) -> list[Body]:
     """Depth-first from the world, children in file order (chains stay together); one pass
-    over the bodies and an explicit stack, so a chain of any length is ordered in O(n)."""
+    over the bodies and an explicit stack, so a chain of any length is ordered in O(n).
+    ``file_index``: each body's entry in the file (a cylindrical joint's two bodies share
+    one)."""
+    def made_by_the_loader(j: int) -> bool:         # a cylindrical joint's NAME_slide
+        return j + 1 < len(bodies) and file_index[j + 1] == file_index[j]
+
     children: dict[str, list[Body]] = {}
-    names: set[str] = set()
+    names: dict[str, int] = {}
     for k, b in enumerate(bodies):
         if b.name in names:
-            raise r.fail(f"bodies[{k}].name",
-                         f"duplicate body name {show(b.name)}, expected unique names")
-        names.add(b.name)
+            note = " (also the virtual body of a cylindrical joint, NAME_slide)" \
+                if made_by_the_loader(names[b.name]) or made_by_the_loader(k) else ""
+            raise r.fail(f"bodies[{file_index[k]}].name",
+                         f"duplicate body name {show(b.name)}{note}, expected unique names")
+        names[b.name] = k
         children.setdefault(b.parent, []).append(b)
     for k, b in enumerate(bodies):
         if b.parent != "world" and b.parent not in names:
-            raise r.fail(f"bodies[{k}] ({b.name}).parent",
+            entry = bodies[k + 1].name if made_by_the_loader(k) else b.name   # the file's
+            raise r.fail(f"bodies[{file_index[k]}] ({entry}).parent",
                          f"unknown parent {show(b.parent)}, expected world or one of the bodies")
     ordered: list[Body] = []
     stack = children.get("world", [])[::-1]
@@ -484,16 +500,19 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
     if not bodies_data:
         raise r.fail("bodies", "got an empty list, expected a non-empty list")
     bodies: list[Body] = []
+    file_index: list[int] = []            # each body's entry in the file
     points_left = MAX_POINTS            # checked before a body's points are read
     try:
         for k, item in enumerate(bodies_data):
-            bodies.extend(_bodies(r, item, k, points_left))
+            made = _bodies(r, item, k, points_left)
+            bodies.extend(made)
+            file_index.extend([k] * len(made))
             points_left -= len(bodies[-1].points)
     except ModelError:
         _check_inertias(r)              # an inertia read before the failing field: first
         raise
     _check_inertias(r)
-    bodies = _order_parents_first(r, bodies)
+    bodies = _order_parents_first(r, bodies, file_index)
     _check_free_flyer_names(r, bodies)
     tree = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies))
     sections: dict[str, Any] = {}

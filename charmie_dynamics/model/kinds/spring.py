@@ -39,6 +39,9 @@ class SpringKind(MechanismKind):
                          f"got {show(between)}, expected [BODY.POINT, BODY.POINT]")
         start = read_point(r, tree, between[0], f"{where}.between[0]")
         end = read_point(r, tree, between[1], f"{where}.between[1]")
+        if start.body == end.body and (start.local == end.local).all():
+            raise r.fail(f"{where}.between", f"got {show(between)}: one point twice, expected "
+                                             "two points (a zero length has no direction)")
         return self.item_type(name=name, start=start, end=end,
                               params=read_spring_law(r, data, where))
 

@@ -45,6 +45,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
+from ...documents import bounded
 from ...evaluators.evaluator import Evaluation, NonFiniteLoads
 from ...evaluators.loop_evaluator import LoopJumpError, LoopSingularityError
 from ...kinematics.indirect import MechanismRangeError
@@ -63,6 +64,12 @@ if TYPE_CHECKING:
     from .model_slot import ModelSlot
 
 MAX_IGNORED_NAMES = 256        # distinct ignored (or conflicting) joint names warned about
+MAX_LOGGED_NAME = 80           # characters of a name a log line shows (a hostile one is long)
+
+
+def shown(names: Sequence[str]) -> str:
+    """Names for a log line, each clipped to MAX_LOGGED_NAME characters."""
+    return ", ".join(bounded(name, MAX_LOGGED_NAME) for name in names)
 
 
 class ControlPath:
@@ -205,7 +212,7 @@ class ControlPath:
             if new and len(node.ignored_names) < MAX_IGNORED_NAMES:
                 node.ignored_names.update(new[:MAX_IGNORED_NAMES - len(node.ignored_names)])
                 node.get_logger().warning(
-                    f"ignoring joint names the model does not use: {', '.join(new[:20])}"
+                    f"ignoring joint names the model does not use: {shown(new[:20])}"
                     f"{' ...' if len(new) > 20 else ''} (joint_state_policy merge; map a name "
                     "with joint_name_map if it is one of the model's)")
         return layout, p, v, values is not None
@@ -231,7 +238,7 @@ class ControlPath:
             self.conflicting.update(new)
             node.get_logger().warning(
                 f"joints given by two publishers (messages of different joint sets): "
-                f"{', '.join(node.joint_map.to_hardware(new[:20]))}; the newest value is used "
+                f"{shown(node.joint_map.to_hardware(new[:20]))}; the newest value is used "
                 "each time, so they alternate: give each joint one publisher")
 
     def _check_stamp(self, stamp: int, now: int) -> None:
