@@ -132,3 +132,11 @@ def test_the_names_the_loader_makes_keep_the_bound_on_names(field):
     doc["bodies"][2]["name" if field == "name" else "joint"] = \
         "c" * 122 if field == "name" else doc["bodies"][2]["joint"] | {"coordinate": "q" * 122}
     model_from_dict(doc, "fine.yaml")
+
+
+def test_the_bound_on_bodies_counts_the_virtual_ones(monkeypatch):
+    from charmie_dynamics.model import loader
+    monkeypatch.setattr(loader, "MAX_BODIES", 5)
+    with pytest.raises(ModelError, match=r"bodies: 6 bodies once each cylindrical joint is two, "
+                                         r"expected at most 5"):
+        model_from_dict(document(), "big.yaml")

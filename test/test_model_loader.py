@@ -186,7 +186,7 @@ def test_unknown_joint_type(tmp_path):
     data = minimal()
     data["bodies"][1]["joint"]["type"] = "Q"
     expect_error(write(tmp_path, data), "bodies[1] (link).joint.type", "'Q'",
-                 "expected R, P, H, F or floating")
+                 "expected R, P, H, F, floating or C")
 
 
 @pytest.mark.parametrize("axis", ["w", "xy", "X", "--x", "+-z", 1])
@@ -228,7 +228,7 @@ def test_list_where_a_word_is_expected(tmp_path, where):
     data = minimal()
     if where == "joint.type":
         data["bodies"][0]["joint"]["type"] = ["R"]
-        loc, expected = "bodies[0] (base).joint.type", "expected R, P, H, F or floating"
+        loc, expected = "bodies[0] (base).joint.type", "expected R, P, H, F, floating or C"
     elif where.startswith("units"):
         data["units"][where.split(".")[1]] = ["m"]
         loc, expected = where, "expected "

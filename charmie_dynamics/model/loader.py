@@ -512,6 +512,9 @@ def model_from_dict(data: Any, source: str = "<memory>") -> Model:
         _check_inertias(r)              # an inertia read before the failing field: first
         raise
     _check_inertias(r)
+    if len(bodies) > MAX_BODIES:
+        raise r.fail("bodies", f"{len(bodies)} bodies once each cylindrical joint is two, "
+                               f"expected at most {MAX_BODIES}")
     bodies = _order_parents_first(r, bodies, file_index)
     _check_free_flyer_names(r, bodies)
     tree = Model(name=name, source=source, gravity=gravity, bodies=tuple(bodies))
