@@ -71,10 +71,10 @@ class ModelIntake:
         self.names_timer = node.create_timer(0.1, self.check_senders)
         self.names_timer.cancel()
         if self.topic:
-            p = node.p
+            # the node's choice at construction, which its executor was chosen by
             node.create_subscription(
                 String, self.topic,
-                self.on_model if wants_sender(p.model_source, p.model_topic, p.model_publishers)
+                self.on_model if node.wants_sender
                 else lambda msg: self.on_model(msg, None), qos.LATCHED)    # (msg, MessageInfo)
         node.create_service(Trigger, "~/accept_model_update", self.on_accept_model_update)
 
