@@ -280,9 +280,12 @@ def run_node(node_class, args=None) -> int:
     finally:
         stopping()
         stop_safely(node)
+        # the executor let go of the node's entities before they are destroyed: destroyed
+        # first, the events executor released them at its shutdown, where CI saw one stop
+        # hang in an event handler's __exit__ (8 s, not reproduced here)
         executor.remove_node(node)
-        node.destroy_node()
         executor.shutdown()
+        node.destroy_node()
         rclpy.try_shutdown()
         ignore_signals()
     return 0

@@ -209,6 +209,8 @@ def run_bringup(args: argparse.Namespace) -> int:
         for node in nodes:
             stop_safely(node)
             executor.remove_node(node)
+        executor.shutdown()             # before the nodes' entities go (run.run_node)
+        for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown()
         ignore_signals()
