@@ -301,8 +301,7 @@ class LoopEvaluator:
         self._wrapped = np.empty(len(self.input_names))
         self._independent = PackedLoops(*self.embedding.loops).independent
         self._extra = (load_vec, len(given_body), self._tau, self.embedding.multiplier_buffers)
-        self._trees = {g: (self.tree._state, self.tree._inverse[g]) + self.tree._tail
-                       for g in (False, True)}
+        self._trees = {g: arguments for g, (_, arguments) in self.tree._calls.items()}
         named = self.embedding.named
         self._iterations = np.zeros_like(named.iterations)
         self._residual = np.zeros_like(named.residual)
