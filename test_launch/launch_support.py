@@ -94,11 +94,6 @@ class Recorded:
         return [m for m, a in zip(self.messages, self.arrivals) if start <= a <= end]
 
 
-def stamp_ns(msg) -> int:
-    """A stamped message's header stamp in ns."""
-    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-
-
 class Listener:
     """This process's rclpy context, listener node and executor."""
 

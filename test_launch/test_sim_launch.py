@@ -23,13 +23,14 @@ import numpy as np
 import pytest
 import yaml
 from ament_index_python.packages import get_package_share_directory
-from launch_support import LATCHED, TOL, Listener, core_efforts, launch_under_test, stamp_ns
+from launch_support import LATCHED, TOL, Listener, core_efforts, launch_under_test
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from tf2_msgs.msg import TFMessage
 
 from charmie_dynamics.model import model_from_text
 from charmie_dynamics.model.model import JointType
+from charmie_dynamics.ros.common.stamps import to_nanoseconds
 
 pytestmark = [pytest.mark.launch, pytest.mark.ros]
 START_TIMEOUT = 90.0          # s: several nodes importing numpy, numba and rclpy on 2 cores
@@ -106,8 +107,8 @@ class TestSimLaunch(unittest.TestCase):
         out = {}
         for msg in self.actuator_loads.messages:
             self.assertEqual(list(msg.name), list(model.input_names))
-            out[stamp_ns(msg)] = (np.array(msg.position), np.array(msg.velocity),
-                                  np.array(msg.effort))
+            out[to_nanoseconds(msg.header.stamp)] = (
+                np.array(msg.position), np.array(msg.velocity), np.array(msg.effort))
         return out
 
     @staticmethod
@@ -120,25 +121,26 @@ class TestSimLaunch(unittest.TestCase):
     def _assert_feedforward_from_evaluations(self, model, evaluations: dict, p: dict) -> None:
         """Every stamped feedforward (feedforward_states, the evaluated input's stamp) with an
         evaluation's stamp holds that evaluation's efforts, or the safe policy's at its
-        positions (the watchdog's, should the node clock stand at that stamp); those of
-        another stamp that arrived between the first and the last evaluation received are
-        the safe policy's after one of them, or an evaluation whose actuator_loads did not
-        come (the node skips monitoring, never the feedforward, when its monitoring thread
-        falls behind on a loaded machine: CI's two lanes). At least half of the evaluations
-        received are matched by stamp; every plain feedforward (feedforward_efforts) in that
-        window but a tenth (a reader can miss one) is one of the stamped copies' values.
-        feedforward_joints: all inputs, as in config/sim.yaml."""
-        safe = {stamp: self._safe_policy(model, x, p) for stamp, (x, _, _) in evaluations.items()}
-        stamped = {stamp_ns(msg): np.array(msg.effort) for msg in self.feedforward_states.messages}
+        positions (the watchdog's, should the node clock stand at that stamp). Those of
+        another stamp are not compared: the watchdog's, or an evaluation whose actuator_loads
+        did not come (the node skips monitoring, never the feedforward, when its monitoring
+        thread falls behind on a loaded machine: CI's two lanes), so nothing here holds its
+        numbers. At least half of the evaluations received are matched by stamp; every plain
+        feedforward (feedforward_efforts) that arrived between the first and the last
+        evaluation received, but a tenth (a reader can miss one), is one of the stamped
+        copies' values. feedforward_joints: all inputs, as in config/sim.yaml."""
+        stamped = {to_nanoseconds(msg.header.stamp): np.array(msg.effort)
+                   for msg in self.feedforward_states.messages}
         matched = 0
         for stamp, efforts in stamped.items():
             if stamp in evaluations:
                 matched += 1
-                self.assertTrue(np.allclose(efforts, evaluations[stamp][2], **TOL)
-                                or np.allclose(efforts, safe[stamp], **TOL),
+                x, _, evaluated = evaluations[stamp]
+                self.assertTrue(np.allclose(efforts, evaluated, **TOL)
+                                or np.allclose(efforts, self._safe_policy(model, x, p), **TOL),
                                 f"the feedforward stamped {stamp} ns is neither the efforts of "
                                 f"the evaluation with that stamp nor the safe policy's: "
-                                f"{efforts} against {evaluations[stamp][2]}")
+                                f"{efforts} against {evaluated}")
         self.assertGreaterEqual(matched, len(evaluations) / 2,
                                 f"{matched} stamped feedforwards of {len(evaluations)} "
                                 "evaluations received")

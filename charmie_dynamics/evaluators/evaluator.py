@@ -41,14 +41,6 @@ from ..model.rotations import quaternion_of
 _quiet = contextlib.nullcontext if jit.ENABLED else functools.partial(np.errstate, all="ignore")
 
 
-def _quietly(function):
-    """``function`` called with numpy's warnings silenced (the kernel as plain Python)."""
-    def call(*args):
-        with np.errstate(all="ignore"):
-            return function(*args)
-    return call
-
-
 class NonFiniteLoads(ArithmeticError):
     """Loads that came out NaN or infinite (inputs too large for a finite result)."""
 
@@ -122,6 +114,19 @@ def _evaluate(x, xd, xdd, state, inverse, segments, poses, outputs):
     return -1, failed, math.isfinite(total)
 
 
+def _silenced(function):
+    """``function`` called with numpy's warnings silenced (:data:`_quiet`)."""
+    def call(*args):
+        with _quiet():
+            return function(*args)
+    return call
+
+
+#: The kernel as the evaluator calls it: compiled, itself (its entry point is taken); as
+#: plain Python, with numpy's warnings silenced at each call
+_evaluate_quietly = _evaluate if jit.ENABLED else _silenced(_evaluate)
+
+
 class Evaluator:
     """Efforts, loads and TF poses of one state of ``model`` per call, in one crossing of the
     core, with buffers built once (see the module docstring). Not thread-safe: one call at a
@@ -176,9 +181,8 @@ class Evaluator:
         self._calls = {}            # gravity_only: (the entry, its arguments after the inputs)
         for gravity, inverse in self._inverse.items():
             arguments = (self._state, inverse, *self._tail)
-            with _quiet():
-                entry = jit.fixed_entry(_evaluate, x0, xd0, xdd0, *arguments)
-            self._calls[gravity] = (entry if jit.ENABLED else _quietly(entry), arguments)
+            self._calls[gravity] = (jit.fixed_entry(_evaluate_quietly, x0, xd0, xdd0,
+                                                    *arguments), arguments)
         self(x0, xd0, xdd0)                  # the checks of the default inputs
 
     def __call__(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
