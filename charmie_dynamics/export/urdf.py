@@ -60,8 +60,9 @@ from typing import Mapping, Optional
 import numpy as np
 
 from ..documents import bounded
+from ..model.joint_types import joint_type_spec
 from ..model.kinds import MECHANISM_KINDS, items
-from ..model.model import Body, JointType, Model, PointRef
+from ..model.model import Body, Model, PointRef
 from ..model.rotations import rpy_to_matrix  # noqa: F401  (view/drawing.py imports it from here)
 from ..model.rotations import axis_rotation
 from ..model.urdf import OVERLAY_FORMAT
@@ -205,8 +206,9 @@ def _joint_plan(model: Model, names: Mapping[str, str] = MappingProxyType({})) -
     for i, b in enumerate(model.bodies):
         entry: dict = {"axis": None, "limits": None, "mimic": None,
                        "origin": (model.origin[i], model.rotation[i])}
-        if b.joint_type == JointType.FIXED:
-            entry.update(name=f"{b.name}_joint", type="fixed")
+        if b.coordinate is None:                  # a fixed joint
+            entry.update(name=f"{b.name}_joint", type=joint_type_spec(b.joint_type).urdf_type(
+                limited=False))
             plan.append(entry)
             continue
         c = b.coordinate
@@ -219,12 +221,8 @@ def _joint_plan(model: Model, names: Mapping[str, str] = MappingProxyType({})) -
                                        _scale_limits(coord_limits[c], b.multiplier, b.offset)),
                          mimic=(names.get(c, c), b.multiplier))
         lower, upper = entry["limits"][:2]
-        if b.joint_type.linear:
-            entry["type"] = "prismatic"
-        elif lower is None and upper is None:
-            entry["type"] = "continuous"
-        else:
-            entry["type"] = "revolute"
+        entry["type"] = joint_type_spec(b.joint_type).urdf_type(
+            limited=lower is not None or upper is not None)
         plan.append(entry)
     return plan
 
@@ -325,11 +323,12 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
         raise ModelError(f"{model.source}: URDF export of {model.name!r}: body "
                          f"{model.body_names[model.free_flyers[0]]!r} has a floating joint "
                          "(free-flyer), expected a model without one (not written yet)")
-    helical = [b.name for b in model.bodies if b.joint_type == JointType.HELICAL]
-    if helical:
-        raise ModelError(bounded(f"{model.source}: URDF export of {model.name!r}: body "
-                                 f"{helical[0]!r} has a helical joint (H), expected none: URDF "
-                                 "has no helical joint", MAX_ERROR))
+    for b in model.bodies:
+        spec = joint_type_spec(b.joint_type)
+        if spec.urdf_type(limited=True) is None:
+            raise ModelError(bounded(f"{model.source}: URDF export of {model.name!r}: body "
+                                     f"{b.name!r} has {spec.described}, expected none: URDF "
+                                     "has no such joint", MAX_ERROR))
     robot = ET.Element("robot", name=model.name)
     if model.loops is not None:
         robot.append(ET.Comment(_loops_comment(model)))

@@ -1,5 +1,6 @@
-"""Model-file fields that several sections read: a direction, a named point, a spring's
-linear law (SI at load; the file's units through the :class:`FieldReader`)."""
+"""Model-file fields that several sections read: a direction, a joint axis, a named point,
+friction, a spring's linear law (SI at load; the file's units through the
+:class:`FieldReader`)."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -7,8 +8,12 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..linalg import direction_and_length
-from .parameters import ModelParameters, PointRef, SpringParams
-from .validation import MAX_EFFORT, MAX_STIFFNESS, MIN_DIRECTION, FieldReader, show
+from .parameters import Friction, ModelParameters, PointRef, SpringParams
+from .rotations import AXES
+from .validation import MAX_EFFORT, MAX_STIFFNESS, MAX_VISCOUS, MIN_DIRECTION, FieldReader, show
+
+JOINT_AXES = ("x", "y", "z", "-x", "-y", "-z")
+NO_FRICTION = Friction()            # frozen: one for every joint and actuator without any
 
 
 def read_direction(r: FieldReader, value: Any, where: str, n: int) -> np.ndarray:
@@ -18,6 +23,33 @@ def read_direction(r: FieldReader, value: Any, where: str, n: int) -> np.ndarray
         raise r.fail(where, f"got {show(value)} of length {length:g}, expected a nonzero "
                             f"vector (length > {MIN_DIRECTION:g}), normalised at load")
     return direction
+
+
+def read_axis(r: FieldReader, value: Any, where: str) -> np.ndarray:
+    """A joint axis: "x", "-y", ... or a list of 3 numbers (any direction)."""
+    if isinstance(value, str):
+        name = r.choice(value, JOINT_AXES, where)
+        axis = np.zeros(3)
+        axis[AXES[name[-1]]] = -1.0 if name.startswith("-") else 1.0
+        return axis
+    if not isinstance(value, (list, tuple)):
+        raise r.fail(where, f"got {show(value)}, expected {', '.join(JOINT_AXES[:-1])} or "
+                            f"{JOINT_AXES[-1]}, or a list of 3 numbers")
+    return read_direction(r, value, where, 3)
+
+
+def read_friction(r: FieldReader, value: Any, linear: bool, where: str) -> Friction:
+    """Viscous (per length unit when linear) and Coulomb coefficients, both >= 0."""
+    if value is None:
+        return NO_FRICTION
+    value = r.mapping(value, where)
+    r.check_keys(value, {"viscous", "coulomb"}, where)
+    viscous = r.magnitude(value.get("viscous", 0.0), f"{where}.viscous", MAX_VISCOUS, "viscous",
+                          "N s/m" if linear else "N m s/rad", 1.0 / r.length if linear else 1.0,
+                          nonnegative=True)
+    coulomb = r.magnitude(value.get("coulomb", 0.0), f"{where}.coulomb", MAX_EFFORT, "coulomb",
+                          "N" if linear else "N m", nonnegative=True)
+    return Friction(viscous, coulomb)
 
 
 def read_point(r: FieldReader, model: ModelParameters, value: Any, where: str) -> PointRef:

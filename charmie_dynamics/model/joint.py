@@ -1,4 +1,5 @@
-"""The joint transform (Featherstone's jcalc): the one place that tells joint types apart.
+"""The joint transform (Featherstone's jcalc): the kernels' one switch on joint types (what
+the Python side knows of each type is its module in model/joint_types/).
 
 A joint is given by its kind and its parameter row ``joint`` = (a_x, a_y, a_z, h): the unit
 axis ``a`` (in the joint frame, which the joint's own motion leaves fixed) and the pitch

@@ -14,30 +14,27 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from dataclasses import replace
-from typing import Any, Mapping, Optional
+from typing import Any
 
 import numpy as np
 
 from ..documents import bounded
 from .cut_joints import CUT_TYPES, CutJoint, Loops, loop_groups, t_needs_axis
-from .fields import read_direction, read_point
+from .fields import read_axis, read_direction, read_friction, read_point
+from .joint_types import JOINT_KEYS, LETTERS, by_letter
+from .joint_types.cylindrical import cylindrical_bodies, is_cylindrical
 from .kinds import MECHANISM_KINDS
-from .model import Actuator, Body, Friction, JointLimits, JointType, Model, PlanarBase
+from .model import Actuator, Body, JointType, Model, PlanarBase
 from .parameters import FREE_FLYER_CONFIGURATION, FREE_FLYER_VELOCITIES
 from .rotations import AXES, quaternion_matrix, rpy_to_matrix
 from .validation import (INERTIA_ABSOLUTE_TOLERANCE, INERTIA_RELATIVE_TOLERANCE, MAX_ANGLE_RAD,
-                         MAX_ANGULAR_VELOCITY, MAX_BODIES, MAX_EFFORT, MAX_GRAVITY, MAX_INERTIA,
-                         MAX_LENGTH_M, MAX_LINEAR_VELOCITY, MAX_MASS_KG, MAX_NAME, MAX_PITCH,
-                         MAX_POINTS, MAX_VISCOUS, MULTIPLIER_RANGE, ROTATION_TOLERANCE, UNITS_HINT,
-                         FieldReader, ModelError, finite_floats, show)
+                         MAX_BODIES, MAX_EFFORT, MAX_GRAVITY, MAX_INERTIA, MAX_LINEAR_VELOCITY,
+                         MAX_MASS_KG, MAX_POINTS, ROTATION_TOLERANCE, UNITS_HINT, FieldReader,
+                         ModelError, finite_floats, show)
 
 FORMAT = "charmie_dynamics/model/1"
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 ANGLE_UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
-JOINT_TYPES = {"R": JointType.REVOLUTE, "P": JointType.PRISMATIC, "H": JointType.HELICAL,
-               "F": JointType.FIXED, "floating": JointType.FLOATING}
-JOINT_AXES = ("x", "y", "z", "-x", "-y", "-z")
 
 _log = logging.getLogger(__name__)
 
@@ -148,19 +145,6 @@ def _inertia_messages(r: FieldReader, where: str, mass: float, inertia: np.ndarr
                      "does", r.source, where, eig.tolist(), excess)
 
 
-def _axis(r: FieldReader, value: Any, where: str) -> np.ndarray:
-    """A joint axis: "x", "-y", ... or a list of 3 numbers (any direction)."""
-    if isinstance(value, str):
-        name = r.choice(value, JOINT_AXES, where)
-        axis = np.zeros(3)
-        axis[AXES[name[-1]]] = -1.0 if name.startswith("-") else 1.0
-        return axis
-    if not isinstance(value, (list, tuple)):
-        raise r.fail(where, f"got {show(value)}, expected {', '.join(JOINT_AXES[:-1])} or "
-                            f"{JOINT_AXES[-1]}, or a list of 3 numbers")
-    return read_direction(r, value, where, 3)
-
-
 def _rotation(r: FieldReader, value: Any, where: str) -> np.ndarray:
     """A constant rotation: ZXZ Euler angles [a, b, c], {rpy: [r, p, y]} (URDF: Rz(y) Ry(p)
     Rx(r)), {quaternion: [x, y, z, w]} or {matrix: 3x3 rows}; angles in the file's unit."""
@@ -193,86 +177,16 @@ def _rotation(r: FieldReader, value: Any, where: str) -> np.ndarray:
     return u @ vt     # the nearest rotation: placements stay rigid to rounding
 
 
-_NO_LIMITS, _NO_FRICTION = JointLimits(), Friction()     # frozen: one each for every joint
-
-
-def _limits(r: FieldReader, value: Any, jtype: JointType, where: str) -> JointLimits:
-    if value is None:
-        return _NO_LIMITS
-    value = r.mapping(value, where)
-    r.check_keys(value, {"lower", "upper", "velocity", "effort"}, where)
-    if jtype.angular:
-        pos, units = r.angle, {"position": (MAX_ANGLE_RAD, "rad"), "effort": (MAX_EFFORT, "N m"),
-                               "velocity": (MAX_ANGULAR_VELOCITY, "rad/s")}
-    else:
-        pos, units = r.length, {"position": (MAX_LENGTH_M, "m"), "effort": (MAX_EFFORT, "N"),
-                                "velocity": (MAX_LINEAR_VELOCITY, "m/s")}
-    out = {}
-    for key, what, scale in (("lower", "position", pos), ("upper", "position", pos),
-                             ("velocity", "velocity", pos), ("effort", "effort", 1.0)):
-        if key in value:
-            limit, unit = units[what]
-            out[key] = r.magnitude(value[key], f"{where}.{key}", limit, what, unit, scale,
-                                   "" if jtype.angular or key == "effort" else UNITS_HINT,
-                                   positive=key in ("velocity", "effort"))
-    if "lower" in out and "upper" in out and out["lower"] >= out["upper"]:
-        raise r.fail(where, f"lower {show(value['lower'])} >= upper {show(value['upper'])}, "
-                     "expected lower < upper")
-    return JointLimits(**out)
-
-
-def _friction(r: FieldReader, value: Any, linear: bool, where: str) -> Friction:
-    """Viscous (per length unit when linear) and Coulomb coefficients, both >= 0."""
-    if value is None:
-        return _NO_FRICTION
-    value = r.mapping(value, where)
-    r.check_keys(value, {"viscous", "coulomb"}, where)
-    viscous = r.magnitude(value.get("viscous", 0.0), f"{where}.viscous", MAX_VISCOUS, "viscous",
-                          "N s/m" if linear else "N m s/rad", 1.0 / r.length if linear else 1.0,
-                          nonnegative=True)
-    coulomb = r.magnitude(value.get("coulomb", 0.0), f"{where}.coulomb", MAX_EFFORT, "coulomb",
-                          "N" if linear else "N m", nonnegative=True)
-    return Friction(viscous, coulomb)
-
-
 _BODY_KEYS = frozenset({"name", "parent", "origin", "rotation", "joint", "mass", "com", "inertia",
                         "points", "virtual"})
-_JOINT_KEYS = frozenset({"type", "axis", "coordinate", "multiplier", "offset", "limits",
-                         "friction", "pitch"})
-#: a joint the loader writes as two bodies (RBDL's AddBodyMultiDofJoint): a cylindrical joint
-#: (C) slides along its axis on a virtual body, ``NAME_slide``, then turns about it
-CYLINDRICAL = "C"
-_JOINT_TYPE_NAMES = tuple(JOINT_TYPES) + (CYLINDRICAL,)
 
 
 def _bodies(r: FieldReader, data: Any, k: int, max_points: int) -> list[Body]:
-    """Body ``k`` (:func:`_body`), or the two bodies of a cylindrical joint: a virtual body
-    ``NAME_slide`` on the joint's frame sliding along ``axis`` (coordinate ``COORD.slide``,
-    m), then the body turning about the same axis (``COORD.turn``, rad) with its mass and
-    points, both without limits or friction."""
-    joint = data.get("joint") if isinstance(data, Mapping) else None
-    if not (isinstance(joint, Mapping) and joint.get("type") == CYLINDRICAL):
+    """Body ``k`` (:func:`_body`), or the two bodies of a cylindrical joint
+    (``joint_types/cylindrical.py``)."""
+    if not is_cylindrical(data):
         return [_body(r, data, k, max_points)]
-    where = f"bodies[{k}]"
-    extra = sorted(set(joint) - {"type", "axis", "coordinate"})
-    if extra:
-        raise r.fail(f"{where}.joint", f"got {', '.join(extra)} for a cylindrical joint (C), "
-                                       "expected only type, axis and coordinate")
-    coordinate = r.name(r.get(joint, "coordinate", f"{where}.joint"),
-                        f"{where}.joint.coordinate", dotted=True)
-    # the names the loader makes (NAME_slide, COORD.slide, COORD.turn) keep the bound on names
-    for field, value, made in (("name", data.get("name"), "NAME_slide"),
-                               ("joint.coordinate", coordinate, "COORD.slide")):
-        if isinstance(value, str) and len(value) > MAX_NAME - len("_slide"):
-            raise r.fail(f"{where}.{field}", f"got a name of {len(value)} characters on a "
-                         f"cylindrical joint, expected at most {MAX_NAME - len('_slide')} (the "
-                         f"loader also names {made}, at most {MAX_NAME} characters)")
-    turn = _body(r, {**data, "joint": {"type": "R", "axis": r.get(joint, "axis", f"{where}.joint"),
-                                       "coordinate": f"{coordinate}.turn"}}, k, max_points)
-    slide = replace(turn, name=f"{turn.name}_slide", joint_type=JointType.PRISMATIC,
-                    coordinate=f"{coordinate}.slide", mass=0.0, com=np.zeros(3),
-                    inertia=np.zeros((3, 3)), points={}, virtual=True)
-    return [slide, replace(turn, parent=slide.name, origin=np.zeros(3), rotation=np.eye(3))]
+    return cylindrical_bodies(r, data, k, lambda entry: _body(r, entry, k, max_points))
 
 
 def _body(r: FieldReader, data: Any, k: int, max_points: int) -> Body:
@@ -284,64 +198,10 @@ def _body(r: FieldReader, data: Any, k: int, max_points: int) -> Body:
     origin = r.length_vector(r.get(data, "origin", where, [0, 0, 0]), f"{where}.origin")
     rotation = _rotation(r, r.get(data, "rotation", where, [0, 0, 0]), f"{where}.rotation")
     joint = r.mapping(r.get(data, "joint", where), f"{where}.joint")
-    r.check_keys(joint, _JOINT_KEYS, f"{where}.joint")
-    jtype = JOINT_TYPES[r.choice(r.get(joint, "type", f"{where}.joint"), _JOINT_TYPE_NAMES,
-                                 f"{where}.joint.type")]
-    axis = np.zeros(3)
-    coordinate: Optional[str] = None
-    multiplier, offset, pitch = 1.0, 0.0, 0.0
-    if "pitch" in joint and jtype != JointType.HELICAL:
-        raise r.fail(f"{where}.joint.pitch", f"got {show(joint['pitch'])} on a "
-                     f"{show(joint['type'])} joint ({jtype.name.lower()}), expected pitch only "
-                     f"on a helical joint (type H): a number, |pitch| <= {MAX_PITCH:g} m/rad")
-    if jtype == JointType.FLOATING:
-        extra = sorted(set(joint) & {"axis", "multiplier", "offset", "limits", "friction"})
-        if extra:
-            raise r.fail(f"{where}.joint", f"got {', '.join(extra)} for a floating joint "
-                                           "(free-flyer), expected only type and coordinate")
-        if parent != "world":
-            raise r.fail(f"{where}.joint.type", f"a floating joint (free-flyer) on a body whose "
-                                                f"parent is {show(parent)}, expected it only on a "
-                                                "body whose parent is world (the root joint)")
-        coordinate = r.name(r.get(joint, "coordinate", f"{where}.joint"),
-                            f"{where}.joint.coordinate", dotted=True)
-    elif jtype != JointType.FIXED:
-        axis = _axis(r, r.get(joint, "axis", f"{where}.joint"), f"{where}.joint.axis")
-        coordinate = r.name(r.get(joint, "coordinate", f"{where}.joint"),
-                            f"{where}.joint.coordinate", dotted=True)
-        multiplier = r.number(r.get(joint, "multiplier", f"{where}.joint", 1.0),
-                              f"{where}.joint.multiplier")
-        if multiplier == 0:
-            raise r.fail(f"{where}.joint.multiplier", "got 0, expected a non-zero number")
-        low, high = MULTIPLIER_RANGE
-        if not low <= abs(multiplier) <= high:
-            raise r.fail(f"{where}.joint.multiplier", f"got {show(multiplier)}, expected "
-                                                      f"{low:g} <= |multiplier| <= {high:g}")
-        if "offset" in joint:       # in the joint value's unit, like its limits
-            offset = (r.magnitude(joint["offset"], f"{where}.joint.offset", MAX_ANGLE_RAD,
-                                  "angle", "rad", r.angle) if jtype.angular else
-                      r.length_value(joint["offset"], f"{where}.joint.offset"))
-        if jtype == JointType.HELICAL:     # length per radian: the file's length unit per rad
-            pitch = r.magnitude(r.get(joint, "pitch", f"{where}.joint"), f"{where}.joint.pitch",
-                                MAX_PITCH, "pitch", "m/rad", r.length, UNITS_HINT)
-    else:
-        extra = sorted(set(joint) & {"axis", "coordinate", "multiplier", "offset", "limits",
-                                     "friction"})
-        if extra:
-            raise r.fail(f"{where}.joint", f"got {', '.join(extra)} for a fixed joint (F), "
-                                           "expected none")
-    limits = _limits(r, joint.get("limits"), jtype, f"{where}.joint.limits")
-    if jtype == JointType.HELICAL:        # its slide, pitch x angle, bounded as a length is
-        for key in ("lower", "upper"):
-            angle = getattr(limits, key)
-            if angle is not None and abs(pitch * angle) > MAX_LENGTH_M:
-                raise r.fail(f"{where}.joint.limits.{key}",
-                             f"got {show(joint['limits'][key])} with pitch "
-                             f"{show(joint['pitch'])}: a slide of {abs(pitch * angle):.6g} m, "
-                             f"expected |pitch x limit| <= {MAX_LENGTH_M:g} m (the bound on "
-                             "every length)")
-    friction = _friction(r, joint.get("friction"), jtype.linear,
-                         f"{where}.joint.friction")
+    r.check_keys(joint, JOINT_KEYS, f"{where}.joint")
+    jtype = by_letter(r.choice(r.get(joint, "type", f"{where}.joint"), LETTERS,
+                               f"{where}.joint.type"))
+    fields = jtype.fields(r, joint, f"{where}.joint", parent)
     virtual = r.get(data, "virtual", where, False)
     if not isinstance(virtual, bool):
         raise r.fail(f"{where}.virtual", f"got {show(virtual)}, expected true or false")
@@ -366,10 +226,11 @@ def _body(r: FieldReader, data: Any, k: int, max_points: int) -> Body:
         if pname in ("origin", "com"):
             raise r.fail(f"{where}.points.{pname}", "reserved name, expected another point name")
         points[pname] = r.length_vector(pval, f"{where}.points.{pname}")
-    return Body(name=name, parent=parent, joint_type=jtype, axis=axis, coordinate=coordinate,
-                multiplier=multiplier, rotation=rotation, origin=origin, mass=mass,
-                com=com, inertia=inertia, points=points, virtual=virtual, limits=limits,
-                friction=friction, offset=offset, pitch=pitch)
+    return Body(name=name, parent=parent, joint_type=jtype.code, axis=fields.axis,
+                coordinate=fields.coordinate, multiplier=fields.multiplier, rotation=rotation,
+                origin=origin, mass=mass, com=com, inertia=inertia, points=points,
+                virtual=virtual, limits=fields.limits, friction=fields.friction,
+                offset=fields.offset, pitch=fields.pitch)
 
 
 def _order_parents_first(r: FieldReader, bodies: list[Body], file_index: list[int]
@@ -457,7 +318,7 @@ def _actuator(r: FieldReader, tree: Model, data: Any, k: int) -> Actuator:
     return Actuator(name=name, drives=drives, base=base, end=end, branch=int(branch),
                     stroke=(lo, hi), default_length=default, force_limit=force_limit,
                     velocity_limit=velocity_limit,
-                    friction=_friction(r, data.get("friction"), True, f"{where}.friction"))
+                    friction=read_friction(r, data.get("friction"), True, f"{where}.friction"))
 
 
 def _check_free_flyer_names(r: FieldReader, bodies: list[Body]) -> None:
@@ -634,7 +495,7 @@ def _cut(r: FieldReader, tree: Model, data: Any, k: int) -> CutJoint:
     axes = {}
     for key, needed in (("axis", t_needs_axis(jtype)), ("axis_b", jtype == "U")):
         if needed:
-            axes[key] = _axis(r, r.get(data, key, where), f"{where}.{key}")
+            axes[key] = read_axis(r, r.get(data, key, where), f"{where}.{key}")
         elif key in data:
             raise r.fail(f"{where}.{key}", f"given for a {jtype} cut joint, expected none")
     axis, axis_b = axes.get("axis", np.zeros(3)), axes.get("axis_b", np.zeros(3))

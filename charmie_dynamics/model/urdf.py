@@ -47,18 +47,19 @@ import numpy as np
 
 from ..documents import DEFAULT_MAX_BYTES, bounded, check_size, parse_yaml, read_text
 from ..linalg import direction_and_length
+from .joint_types import JOINT_TYPES
 from .kinds import MECHANISM_KINDS
 from .loader import FORMAT, LENGTH_UNITS, model_from_dict
 from .model import Model
 from .rotations import rpy_to_matrix
 from .validation import (MAX_ANGLE_RAD, MAX_ANGULAR_VELOCITY, MAX_BODIES, MAX_EFFORT, MAX_LENGTH_M,
-                         MAX_LINEAR_VELOCITY, ModelError, name_problem, show)
+                         MAX_LINEAR_VELOCITY, ModelError, either, name_problem, show)
 
 OVERLAY_FORMAT = "charmie_dynamics/overlay/1"
 OVERLAY_KEYS = {"format", "units", "gravity", "links", "joints", "actuators", "base"} | \
     {kind.section for kind in MECHANISM_KINDS}
-JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "F",
-               "floating": "floating"}
+#: URDF's joint types read, and the model file's type each becomes (the joint types' own)
+URDF_JOINT_TYPES = {urdf: spec.letter for spec in JOINT_TYPES for urdf in spec.urdf_types}
 ROOT_JOINT = "root_joint"           # Pinocchio's name of the free-flyer of floating_base
 AXIS_NAMES = ("x", "y", "z")
 
@@ -275,17 +276,15 @@ def _joint(u: _Urdf, joint: ET.Element, coupling: tuple[str, float, float],
     kind = joint.get("type")
     if kind == "planar":
         raise u.fail(f"{where} type", f"got {kind!r}: planar joints are not supported, "
-                                      "expected revolute, continuous, prismatic, fixed or "
-                                      "floating")
-    if kind not in JOINT_TYPES:
-        raise u.fail(f"{where} type", f"got {show(kind)}, expected revolute, continuous, "
-                                      "prismatic, fixed or floating")
+                                      f"expected {either(URDF_JOINT_TYPES)}")
+    if kind not in URDF_JOINT_TYPES:
+        raise u.fail(f"{where} type", f"got {show(kind)}, expected {either(URDF_JOINT_TYPES)}")
     origin = joint.find("origin")
     body: dict = {"origin": (u.numbers(origin, "xyz", where, 3, (0.0, 0.0, 0.0)) / scale).tolist()}
     rpy = u.numbers(origin, "rpy", where, 3, (0.0, 0.0, 0.0))
     if rpy.any():
         body["rotation"] = {"rpy": rpy.tolist()}
-    spec: dict = {"type": JOINT_TYPES[kind]}
+    spec: dict = {"type": URDF_JOINT_TYPES[kind]}
     body["joint"] = spec
     if kind == "fixed":
         return body

@@ -8,7 +8,7 @@ import math
 import re
 import reprlib
 import struct
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 import numpy as np
 
@@ -69,6 +69,12 @@ class ModelError(DocumentError):
 _ANGLES = struct.Struct("3d")
 _REPR = reprlib.Repr()
 _REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 3, 6, 6, 60, 60
+
+
+def either(options: Iterable[str]) -> str:
+    """Options for a message: "a, b or c"."""
+    *head, last = options
+    return f"{', '.join(head)} or {last}" if head else last
 
 
 def show(value: Any) -> str:
@@ -148,8 +154,7 @@ class FieldReader:
 
     def choice(self, value: Any, options: Mapping | tuple, where: str) -> Any:
         if not isinstance(value, str) or value not in options:
-            *head, last = options
-            raise self.fail(where, f"got {show(value)}, expected {', '.join(head)} or {last}")
+            raise self.fail(where, f"got {show(value)}, expected {either(options)}")
         return value
 
     def vector(self, value: Any, where: str, n: int = 3) -> np.ndarray:

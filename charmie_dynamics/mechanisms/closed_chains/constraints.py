@@ -33,7 +33,9 @@ from ...kinematics.forward import Placements, forward_kinematics
 from ...kinematics.jacobian import frame_jacobian
 from ...kinematics.motion import BodyMotion, body_motion
 from ...linalg import cross3
-from ...model.model import JointType, Model
+from ...model.joint_types import JOINT_TYPES, joint_type_spec
+from ...model.model import Model
+from ...model.validation import either
 
 
 @dataclass(frozen=True)
@@ -76,17 +78,17 @@ class ConstraintRows:
                               self.cut[index])
 
 
+IN_LOOPS = either(f"{s.code.name.lower()} ({s.letter})" for s in JOINT_TYPES if s.in_loops)
+
+
 def check_joint_types(model: Model) -> None:
     """ValueError for a joint type the closed chains are not built for."""
-    known = {int(JointType.FIXED), int(JointType.REVOLUTE), int(JointType.PRISMATIC)}
     for b in model.bodies:
-        if int(b.joint_type) not in known:
-            kind = JointType(b.joint_type)
-            written = {JointType.HELICAL: "a helical joint (type H)",
-                       JointType.FLOATING: "a floating joint (type floating)"}.get(kind, kind.name)
-            raise ValueError(f"{model.source}: body {b.name}: joint.type: {written} in a "
-                             "model with loops, expected revolute (R), prismatic (P) or fixed (F) "
-                             "joints only (the closed chains are built and tested on those)")
+        spec = joint_type_spec(b.joint_type)
+        if not spec.in_loops:
+            raise ValueError(f"{model.source}: body {b.name}: joint.type: {spec.described} in "
+                             f"a model with loops, expected {IN_LOOPS} joints only (the closed "
+                             "chains are built and tested on those)")
 
 
 @dataclass(frozen=True)
