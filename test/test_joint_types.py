@@ -69,7 +69,7 @@ def test_the_loader_builds_each_type_and_the_kernels_move_it(spec):
 
 
 @pytest.mark.parametrize("spec", JOINT_TYPES, ids=lambda s: s.letter)
-def test_a_field_a_type_does_not_take_is_refused_by_name(spec):
+def test_a_field_a_type_does_not_take_or_a_bad_one_is_refused_by_its_path(spec):
     refused = {"R": ("pitch", 0.1), "P": ("pitch", 0.1), "H": ("friction", {"coulomb": -1}),
                "F": ("axis", "x"), "floating": ("limits", {"lower": 0})}[spec.letter]
     data = document(spec.letter)

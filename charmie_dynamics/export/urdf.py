@@ -62,7 +62,7 @@ import numpy as np
 from ..documents import bounded
 from ..model.joint_types import joint_type_spec
 from ..model.kinds import MECHANISM_KINDS, items
-from ..model.model import Body, Model, PointRef
+from ..model.model import Body, JointType, Model, PointRef
 from ..model.rotations import rpy_to_matrix  # noqa: F401  (view/drawing.py imports it from here)
 from ..model.rotations import axis_rotation
 from ..model.urdf import OVERLAY_FORMAT
@@ -206,7 +206,7 @@ def _joint_plan(model: Model, names: Mapping[str, str] = MappingProxyType({})) -
     for i, b in enumerate(model.bodies):
         entry: dict = {"axis": None, "limits": None, "mimic": None,
                        "origin": (model.origin[i], model.rotation[i])}
-        if b.coordinate is None:                  # a fixed joint
+        if b.joint_type == JointType.FIXED:
             entry.update(name=f"{b.name}_joint", type=joint_type_spec(b.joint_type).urdf_type(
                 limited=False))
             plan.append(entry)
@@ -325,7 +325,7 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
                          "(free-flyer), expected a model without one (not written yet)")
     for b in model.bodies:
         spec = joint_type_spec(b.joint_type)
-        if spec.urdf_type(limited=True) is None:
+        if not spec.urdf_types:
             raise ModelError(bounded(f"{model.source}: URDF export of {model.name!r}: body "
                                      f"{b.name!r} has {spec.described}, expected none: URDF "
                                      "has no such joint", MAX_ERROR))

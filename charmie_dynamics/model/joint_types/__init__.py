@@ -15,6 +15,7 @@ from .revolute import REVOLUTE
 
 JOINT_TYPES: tuple[JointTypeSpec, ...] = (REVOLUTE, PRISMATIC, HELICAL, FIXED, FREE_FLYER)
 _BY_CODE = {spec.code: spec for spec in JOINT_TYPES}
+_BY_LETTER = {spec.letter: spec for spec in JOINT_TYPES}
 #: ``joint.type`` in a model file: each type's letter, then the loader's sugar
 LETTERS = tuple(spec.letter for spec in JOINT_TYPES) + (CYLINDRICAL,)
 
@@ -25,8 +26,9 @@ def joint_type_spec(code: JointType) -> JointTypeSpec:
 
 
 def by_letter(letter: str) -> JointTypeSpec:
-    """The joint type a model file's ``joint.type`` names (not the sugar's)."""
-    return next(spec for spec in JOINT_TYPES if spec.letter == letter)
+    """The joint type a model file's ``joint.type`` names (KeyError for the sugar's, C, or
+    another letter)."""
+    return _BY_LETTER[letter]
 
 
 __all__ = ["JOINT_KEYS", "JOINT_TYPES", "LETTERS", "CYLINDRICAL", "JointFields",

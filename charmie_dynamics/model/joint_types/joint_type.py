@@ -59,7 +59,8 @@ class JointTypeSpec:
     takes_pitch: ClassVar[bool] = False
 
     def fields(self, r: FieldReader, joint: Mapping, where: str, parent: str) -> JointFields:
-        """The joint's fields (``where``: its field path, ``parent``: its body's parent)."""
+        """The joint's fields (``where``: its field path, ``parent``: its body's parent): a
+        pitch refused on every type but the one that takes it, then its own :meth:`read`."""
         if "pitch" in joint and not self.takes_pitch:
             raise r.fail(f"{where}.pitch", f"got {show(joint['pitch'])} on a "
                          f"{show(joint['type'])} joint ({self.code.name.lower()}), expected "
@@ -68,8 +69,10 @@ class JointTypeSpec:
         return self.read(r, joint, where, parent)
 
     def read(self, r: FieldReader, joint: Mapping, where: str, parent: str) -> JointFields:
-        """The fields of a joint of one coordinate (revolute, prismatic, helical): an axis,
-        its coordinate, the coupling (multiplier, offset), limits and friction."""
+        """The fields of a joint of one coordinate (revolute, prismatic, helical), read in
+        this order: an axis, its coordinate, the coupling (multiplier, offset), a pitch where
+        the type takes one (:meth:`read_pitch`), limits (checked by :meth:`check_limits`) and
+        friction."""
         angular = self.code.angular
         axis = read_axis(r, r.get(joint, "axis", where), f"{where}.axis")
         coordinate = r.name(r.get(joint, "coordinate", where), f"{where}.coordinate",
@@ -86,11 +89,21 @@ class JointTypeSpec:
             offset = (r.magnitude(joint["offset"], f"{where}.offset", MAX_ANGLE_RAD, "angle",
                                   "rad", r.angle) if angular else
                       r.length_value(joint["offset"], f"{where}.offset"))
-        return JointFields(
-            axis=axis, coordinate=coordinate, multiplier=multiplier, offset=offset,
-            limits=read_limits(r, joint.get("limits"), angular, f"{where}.limits"),
-            friction=read_friction(r, joint.get("friction"), self.code.linear,
-                                   f"{where}.friction"))
+        pitch = self.read_pitch(r, joint, where)
+        limits = read_limits(r, joint.get("limits"), angular, f"{where}.limits")
+        self.check_limits(r, joint, where, limits, pitch)
+        return JointFields(axis=axis, coordinate=coordinate, multiplier=multiplier,
+                           offset=offset, pitch=pitch, limits=limits,
+                           friction=read_friction(r, joint.get("friction"), self.code.linear,
+                                                  f"{where}.friction"))
+
+    def read_pitch(self, r: FieldReader, joint: Mapping, where: str) -> float:
+        """Its pitch (m/rad): 0 but for the type that takes one."""
+        return 0.0
+
+    def check_limits(self, r: FieldReader, joint: Mapping, where: str, limits: JointLimits,
+                     pitch: float) -> None:
+        """What its limits must meet beyond :func:`read_limits`' checks (nothing here)."""
 
     def urdf_type(self, limited: bool) -> Optional[str]:
         """The URDF joint type it is written as (``limited``: it has a lower or an upper
