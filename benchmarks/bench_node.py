@@ -9,8 +9,15 @@ Runs one after the other, each with fresh node processes in a DDS domain of its 
 by the same publisher:
 
 * (echo) the floor: benchmarks/echo_node.py, the least an rclpy node does with each input
-  (subscribe JointState with the dynamics node's input QoS, publish one Float64MultiArray
-  carrying the input's stamp, on the executor the dynamics node spins);
+  (subscribe JointState with the dynamics node's input QoS under its default policy, merge:
+  best effort with a queue of 10, so a late input waits rather than being dropped; publish
+  one Float64MultiArray carrying the input's stamp, on the executor the dynamics node
+  spins);
+* (strict) the echo with the input QoS of ``joint_state_policy: strict``, depth 1: an input
+  that arrives while the callback runs replaces the older one, so a stall shows as drops
+  rather than latency (the plain echo's QoS until 2026-11-29, when the dynamics node's
+  default had been merge's queue since round 3: its p99 was then not the floor of the
+  node's);
 * (busy300, busy600) the floor for a node of the dynamics node's cost: the echo node holding
   the GIL in a Python busy loop for 300 (600) us per input and publishing twice (its
   ``busy_us`` and ``publishes``), as the dynamics node publishes the feedforward and its
@@ -23,8 +30,8 @@ by the same publisher:
 The dynamics runs with ``acceleration_source: zero``, ``check_position_limits: false`` (the
 validation motion leaves the joint limits on purpose) and every other parameter at its
 default. Every run's latencies, drops and CPU per evaluation are also given as ratios to
-the plain echo run's. The default runs are echo, busy300, a and b; busy600 and raw on request
-(``--runs echo,busy300,busy600,raw,a,b`` for all).
+the plain echo run's. The default runs are echo, strict, busy300, a and b; busy600 and raw on
+request (``--runs echo,strict,busy300,busy600,raw,a,b`` for all).
 
 Inputs: sensor_msgs/JointState on ``joint_states`` with every ``model.input_names`` entry
 (act4 and act5 included), positions and velocities of the ``validation`` motion (seed 000
@@ -93,11 +100,13 @@ RUNS = {"echo": ("echo node (the floor)", None),
         "busy300": ("echo, 300 us work, 2 publishes", None),
         "busy600": ("echo, 600 us work, 2 publishes", None),
         "raw": ("echo, raw input", None),
+        "strict": ("echo, input depth 1 (strict's QoS)", None),
         "a": ("tf_rate 100 Hz", 100.0), "b": ("tf every evaluation", 0.0)}
 # the echo runs' parameters (echo_node.py's module docstring)
 ECHO_PARAMS = {"echo": {}, "busy300": {"busy_us": 300, "publishes": 2},
-               "busy600": {"busy_us": 600, "publishes": 2}, "raw": {"raw": "true"}}
-DEFAULT_RUNS = "echo,busy300,a,b"
+               "busy600": {"busy_us": 600, "publishes": 2}, "raw": {"raw": "true"},
+               "strict": {"joint_state_policy": "strict"}}
+DEFAULT_RUNS = "echo,strict,busy300,a,b"
 MAX_DOMAIN = 232                      # the largest ROS_DOMAIN_ID whose DDS ports fit
 ECHO = Path(__file__).resolve().parent / "echo_node.py"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -538,9 +547,10 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=1000.0, help="joint_states rate, Hz")
     parser.add_argument("--duration", type=float, default=30.0, help="seconds per run")
     parser.add_argument("--runs", default=DEFAULT_RUNS,
-                        help="which runs: echo (the floor), busy300 and busy600 (the echo with "
-                        "300 or 600 us of work and 2 publishes), raw (the echo reading raw "
-                        f"input), a (tf_rate 100), b (tf_rate 0); default {DEFAULT_RUNS}")
+                        help="which runs: echo (the floor), strict (the echo with input depth "
+                        "1), busy300 and busy600 (the echo with 300 or 600 us of work and 2 "
+                        "publishes), raw (the echo reading raw input), a (tf_rate 100), b "
+                        f"(tf_rate 0); default {DEFAULT_RUNS}")
     parser.add_argument("--domain", type=int, default=None,
                         help="first ROS_DOMAIN_ID (default: from the process id); each further "
                         "run uses the next")

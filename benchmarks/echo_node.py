@@ -1,14 +1,15 @@
 """The floor of benchmarks/bench_node.py: the least an rclpy node can do with each input.
 
     .venv/bin/python benchmarks/echo_node.py --ros-args [-r __ns:=/x]
-        [-p busy_us:=0] [-p publishes:=1] [-p raw:=false]
+        [-p busy_us:=0] [-p publishes:=1] [-p raw:=false] [-p joint_state_policy:=merge]
 
 Subscribes sensor_msgs/JointState on ``joint_states`` with the dynamics node's input QoS
-(best effort, depth 1: a message that arrives while the callback runs overwrites the older
-one) and publishes, for each message, one std_msgs/Float64MultiArray on ``echo`` with the
-dynamics node's output QoS: the input's stamp (sec, nanosec: exact as doubles) followed by
-its positions, converted as the dynamics node converts its outputs
-(``ros.messages.float_array``). It spins the executor the dynamics node spins
+for its ``joint_state_policy`` (``qos.joint_states_input``: merge, the node's default, best
+effort with a queue of 10, so an input that arrives while the callback runs waits its turn;
+strict, best effort depth 1, so it overwrites the older one) and publishes, for each
+message, one std_msgs/Float64MultiArray on ``echo`` with the dynamics node's output QoS: the
+input's stamp (sec, nanosec: exact as doubles) followed by its positions, converted as the
+dynamics node converts its outputs (``ros.messages.float_array``). It spins the executor the dynamics node spins
 (``ros.run.make_executor``), so the difference between the two is the dynamics node's own
 work.
 
@@ -22,7 +23,9 @@ Parameters (read at start), for the variants bench_node.py runs beside the plain
   subscribe to, as it does not to the dynamics node's stamped ``feedforward_states`` copy (2:
   the dynamics node's two publishes per input on its control path);
 * ``raw`` (bool, default false): subscribe with ``raw=True`` (no deserialization) and read
-  only the stamp from the CDR bytes; the echo then carries the stamp alone, no positions.
+  only the stamp from the CDR bytes; the echo then carries the stamp alone, no positions;
+* ``joint_state_policy`` (merge or strict, default merge, the dynamics node's default): the
+  input QoS, as the dynamics node's with that policy.
 """
 from __future__ import annotations
 
@@ -62,8 +65,14 @@ class EchoNode(Node):
         raw = self.declare_parameter(
             "raw", False, ParameterDescriptor(
                 description="subscribe raw (CDR bytes) and echo the stamp alone")).value
+        policy = self.declare_parameter(
+            "joint_state_policy", "merge", ParameterDescriptor(
+                description="the input QoS of the dynamics node with this policy: merge "
+                            "(queue of 10) or strict (depth 1)")).value
         if publishes < 1:
             raise ValueError(f"publishes: expected >= 1, got {publishes}")
+        if policy not in ("merge", "strict"):
+            raise ValueError(f"joint_state_policy: expected merge or strict, got {policy!r}")
         self.copies = publishes - 1
         self.msg = Float64MultiArray()
         self.pub = self.create_publisher(Float64MultiArray, "echo", qos.OUTPUT)
@@ -71,7 +80,7 @@ class EchoNode(Node):
                          if self.copies else None)
         self.create_subscription(JointState, "joint_states",
                                  self._on_raw if raw else self._on_joint_state,
-                                 qos.NEWEST_SAMPLE, raw=raw)
+                                 qos.joint_states_input(policy), raw=raw)
 
     def _on_joint_state(self, msg: JointState) -> None:
         stamp = msg.header.stamp

@@ -19,6 +19,14 @@ NEWEST_SAMPLE = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT,
 #: 10, so that one publisher's sample is not replaced by another's before it is read
 MERGED_SAMPLES = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT,
                             durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)
+
+
+def joint_states_input(joint_state_policy: str) -> QoSProfile:
+    """The dynamics node's joint_states subscription under ``joint_state_policy``: merged
+    samples (merge) or the newest sample (strict)."""
+    return MERGED_SAMPLES if joint_state_policy == "merge" else NEWEST_SAMPLE
+
+
 #: computed outputs and commands: reliable, volatile, depth 10
 OUTPUT = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
                     durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)

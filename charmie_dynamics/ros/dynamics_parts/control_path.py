@@ -106,8 +106,7 @@ class ControlPath:
         # merged: each message may carry other joints than the last (several publishers):
         # a queue, so that one publisher's message is not replaced by another's unread
         node.create_subscription(JointState, p.joint_states_topic, self.on_joint_state,
-                                 qos.MERGED_SAMPLES if p.joint_state_policy == "merge"
-                                 else qos.NEWEST_SAMPLE, raw=True)
+                                 qos.joint_states_input(p.joint_state_policy), raw=True)
         if p.odometry_topic:
             node.create_subscription(Odometry, p.odometry_topic, self.on_odometry,
                                      qos.NEWEST_SAMPLE)
