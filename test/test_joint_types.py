@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from charmie_dynamics import forward_kinematics
-from charmie_dynamics.export.urdf import urdf_from_model
+from charmie_dynamics.export.urdf import overlay_from_model, urdf_from_model
 from charmie_dynamics.kinematics import neutral_configuration
 from charmie_dynamics.mechanisms.closed_chains import constraints
 from charmie_dynamics.model import JointType, ModelError, model_from_dict
@@ -94,10 +94,16 @@ def test_urdf_import_and_export_take_each_types_urdf_names():
         assert written == urdf == by_letter(letter).urdf_type(limited)
         back = urdf_document(ET.tostring(root, encoding="unicode"), "one.urdf")
         assert back["bodies"][0]["joint"]["type"] == letter
-    helical = model_from_dict(document("H"), "one.yaml")
-    with pytest.raises(ModelError, match="has a helical joint .type H., expected none: URDF has "
-                                         "no such joint"):
-        urdf_from_model(helical)
+    # the URDF and its overlay refuse a model they cannot write, naming the cause
+    for letter, cause in (("H", "has a helical joint .type H., expected none: URDF has no such "
+                                "joint"),
+                          ("floating", "has a floating joint .free-flyer., expected a model "
+                                       "without one")):
+        model = model_from_dict(document(letter), "one.yaml")
+        for export in (urdf_from_model, overlay_from_model):
+            with pytest.raises(ModelError, match=f"one.yaml: URDF export of 'one': body 'a' "
+                                                 f"{cause}"):
+                export(model)
 
 
 def test_the_closed_chains_take_the_types_that_say_so(monkeypatch):

@@ -312,13 +312,9 @@ def _reference_segments(model: Model):
     return placements, auxiliary_segments(model, placements)
 
 
-def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
-                    frame_prefix: str = "", names: Mapping[str, str] = MappingProxyType({}),
-                    links: Mapping[str, str] = MappingProxyType({})) -> str:
-    """The model as a URDF document (see the module docstring for the conventions); a model
-    with a free-flyer is refused (ModelError): not written yet; so is one with a helical
-    joint, which URDF cannot describe. ``names`` (coordinate -> the robot's joint name) and
-    ``links`` (body -> URDF link): a joint map's sections, as the dynamics node uses them."""
+def check_exportable(model: Model) -> None:
+    """ModelError for a model the URDF export cannot write: one with a free-flyer (not
+    written yet) or a joint URDF has no type for (a helical joint)."""
     if model.free_flyers:
         raise ModelError(f"{model.source}: URDF export of {model.name!r}: body "
                          f"{model.body_names[model.free_flyers[0]]!r} has a floating joint "
@@ -329,6 +325,16 @@ def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
             raise ModelError(bounded(f"{model.source}: URDF export of {model.name!r}: body "
                                      f"{b.name!r} has {spec.described}, expected none: URDF "
                                      "has no such joint", MAX_ERROR))
+
+
+def urdf_from_model(model: Model, *, include_auxiliary: bool = True,
+                    frame_prefix: str = "", names: Mapping[str, str] = MappingProxyType({}),
+                    links: Mapping[str, str] = MappingProxyType({})) -> str:
+    """The model as a URDF document (see the module docstring for the conventions); a model
+    with a free-flyer is refused (ModelError): not written yet; so is one with a helical
+    joint, which URDF cannot describe. ``names`` (coordinate -> the robot's joint name) and
+    ``links`` (body -> URDF link): a joint map's sections, as the dynamics node uses them."""
+    check_exportable(model)
     robot = ET.Element("robot", name=model.name)
     if model.loops is not None:
         robot.append(ET.Comment(_loops_comment(model)))
@@ -444,7 +450,9 @@ def overlay_from_model(model: Model, names: Mapping[str, str] = MappingProxyType
     the planar base's joints are plain joints (the overlay's ``base:`` puts a new planar base
     under a root link fixed to the world; docs/ros.md). A turned base body keeps its points on its
     own link (the body's frame: the balancers' equations are written in it); an actuator's
-    point on it is also given on base_link, in its axes, the parent of the joints it drives."""
+    point on it is also given on base_link, in its axes, the parent of the joints it drives.
+    A model the URDF export cannot write is refused as :func:`urdf_from_model` refuses it."""
+    check_exportable(model)
     plan = _joint_plan(model, names)
     link_of, turned, base_link = _link_names(model, links)
 
