@@ -112,6 +112,32 @@ def _bad_models(tmp_path):
     return cases
 
 
+def test_validate_refuses_what_the_node_refuses_at_start(tmp_path):
+    """A spring whose two points (on two bodies) coincide at the default inputs has no
+    direction there: the dynamics node refuses the model at start (the loads are not finite);
+    validate-model said it was valid (an attack's finding)."""
+    body = {"mass": 1.0, "com": [0, 0, 0.1], "inertia": {"solid_box": [0.1, 0.1, 0.2]}}
+    document = {"format": "charmie_dynamics/model/1", "name": "pinched",
+                "units": {"length": "m"},
+                "bodies": [{"name": "a", "parent": "world", "points": {"p": [0, 0, 0.3]},
+                            "joint": {"type": "R", "axis": "z", "coordinate": "qa"}, **body},
+                           {"name": "b", "parent": "a", "origin": [0, 0, 0.3],
+                            "points": {"q": [0, 0, 0]},
+                            "joint": {"type": "R", "axis": "y", "coordinate": "qb"}, **body}],
+                "springs": [{"name": "s", "between": ["a.p", "b.q"], "stiffness": 100.0,
+                             "free_length": 0.1}]}
+    path = tmp_path / "pinched.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    proc = run_cli("validate-model", path)
+    assert_one_error_line(proc, str(path), "does not assemble at its default inputs",
+                          "not finite")
+    assert proc.stdout == ""
+    # moved apart, the same model is valid
+    document["bodies"][1]["points"]["q"] = [0.1, 0, 0]
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    assert run_cli("validate-model", path).returncode == 0
+
+
 @pytest.mark.parametrize("case", ["unknown_parent", "not_yaml", "python_tag", "axis_vector",
                                   "missing"])
 def test_validate_bad_model(tmp_path, case):

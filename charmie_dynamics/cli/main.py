@@ -32,7 +32,7 @@ from ..dynamics import ExternalWrench, MassMatrixError, inverse_dynamics
 from ..dynamics.inverse import Loads
 from ..errors import InputError
 from ..evaluators.evaluator import NonFiniteLoads
-from ..evaluators.loop_evaluator import LoopEvaluator
+from ..evaluators.loop_evaluator import LoopEvaluator, assembled_evaluator
 from ..kinematics import (StateError, forward_kinematics, inputs_from_dict, point_positions,
                           resolve_state)
 from ..kinematics.indirect import MechanismRangeError, joint_from_length
@@ -225,6 +225,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     model = load_model(args.file)
     # assembly and mobility checks before "valid model" is said
     chain = ClosedChain.build(model) if model.loops is not None else None
+    if not model.free_flyers:   # the dynamics node's check at start (it refuses free-flyers)
+        assembled_evaluator(model, str(args.file))
     print(f"{args.file}: valid model {model.name!r}: {model.n_bodies} bodies, "
           f"{model.n_coordinates} coordinates, {len(model.actuators)} actuators, "
           + "".join(f"{len(items(model, kind))} {kind.label}, " for kind in MECHANISM_KINDS)
@@ -279,7 +281,6 @@ def compile_kernels(model) -> None:
     Evaluator(model)                                    # compiles at construction
     if model.loops is not None:                         # the loops' compiled embedding
         from ..dynamics.closed_chain import inverse_dynamics as loop_inverse_dynamics
-        from ..evaluators.loop_evaluator import LoopEvaluator
         loop = LoopEvaluator(model)                     # compiles at construction
         x0 = loop.chain.assembled[loop.chain.independent]
         loop.path(x0[None], np.zeros((1, len(x0))), np.zeros((1, len(x0))))

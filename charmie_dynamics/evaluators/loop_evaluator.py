@@ -75,6 +75,7 @@ from ..mechanisms.closed_chains.compiled import (OK, Embedding, EmbeddingBuffers
                                                  PackedLoops, embed_sample, multipliers_sample)
 from ..model.model import Model
 from ..model.packed import unflat_packed
+from ..model.validation import ModelError
 from .evaluator import Evaluation, Evaluator, NonFiniteLoads, _evaluate, _quiet
 
 __all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "MaxJumpError",
@@ -522,6 +523,20 @@ def evaluator_for(model: Model, max_loop_jump: float = math.inf) -> Evaluator | 
     else :class:`MaxJumpError`)."""
     max_loop_jump = _checked_jump(max_loop_jump, "max_loop_jump")
     return Evaluator(model) if model.loops is None else LoopEvaluator(model, max_jump=max_loop_jump)
+
+
+def assembled_evaluator(model: Model, source: str, max_loop_jump: float = math.inf
+                        ) -> Evaluator | LoopEvaluator:
+    """:func:`evaluator_for`, whose construction evaluates the default inputs (a model with
+    loops: its loops' guess) and compiles (or loads) its kernels; :class:`ModelError` naming
+    ``source`` where the model does not assemble there (an actuator out of its stroke, a
+    balancer out of reach, loops that do not close, loads that are not finite: a spring
+    whose two points coincide). What the dynamics node and ``validate-model`` check alike."""
+    try:
+        return evaluator_for(model, max_loop_jump)
+    except (MechanismRangeError, NonFiniteLoads, LoopSingularityError) as exc:
+        raise ModelError(f"{source}: the model does not assemble at its default "
+                         f"inputs: {exc}") from None
 
 
 #: What one sample of a motion may fail with (loops that do not close, an actuator out of its

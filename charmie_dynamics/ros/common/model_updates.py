@@ -23,9 +23,8 @@ from typing import Callable, Generic, Optional, Sequence, TypeVar
 import numpy as np
 
 from ...documents import bounded
-from ...evaluators.evaluator import Evaluator, NonFiniteLoads
-from ...evaluators.loop_evaluator import LoopEvaluator, LoopSingularityError, evaluator_for
-from ...kinematics.indirect import MechanismRangeError
+from ...evaluators.evaluator import Evaluator
+from ...evaluators.loop_evaluator import LoopEvaluator, assembled_evaluator
 from ...model import ModelError
 from ...model.isolated import CHILD_CHECK_BYTES
 from ...model.model import Model
@@ -347,11 +346,7 @@ def prepare_model(model: Model, text: str, source: str, feedforward_joints: Sequ
     # the evaluator's first evaluation compiles (or loads from numba's disk cache) the
     # kernels now, not at the first input, and proves that the model assembles at its
     # default inputs (a model with loops: at its loops' guess, LoopAssemblyError otherwise)
-    try:
-        evaluator = evaluator_for(model, max_loop_jump)
-    except (MechanismRangeError, NonFiniteLoads, LoopSingularityError) as exc:
-        raise ModelError(f"{source}: the model does not assemble at its default "
-                         f"inputs: {exc}") from None
+    evaluator = assembled_evaluator(model, source, max_loop_jump)
     inputs = evaluator.input_names
     joints = joint_map.to_model(j for j in feedforward_joints if j) or list(inputs)
     bodies = wrench_bodies(model, wrench_joints)
