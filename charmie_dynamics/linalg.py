@@ -105,6 +105,13 @@ def cross3(a, b):
 
 
 @kernel
+def reciprocal(v):
+    """1 / v, and +-inf for +-0 as a compiled kernel gives it (numba's numpy error model):
+    a kernel run as plain Python would raise ZeroDivisionError there instead."""
+    return 1.0 / v if v != 0.0 else math.copysign(math.inf, v)
+
+
+@kernel
 def norm(a):
     return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 

@@ -4,6 +4,7 @@ so a wrong entry in a type module shows in what they do."""
 from __future__ import annotations
 
 import copy
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -43,11 +44,15 @@ def test_every_kernel_code_has_one_type_and_every_name_one_meaning():
     assert len(set(urdf)) == len(urdf) and set(URDF_JOINT_TYPES) == set(urdf)
     for spec in JOINT_TYPES:
         assert joint_type_spec(spec.code) is spec and by_letter(spec.letter) is spec
-        assert spec.letter in spec.described
+    # the model file's letters and URDF's names, as docs/model_format.md and urdfdom give them
+    assert LETTERS == ("R", "P", "H", "F", "floating", "C")
+    assert URDF_JOINT_TYPES == {"revolute": "R", "continuous": "R", "prismatic": "P",
+                                "fixed": "F", "floating": "floating"}
 
 
 #: whether a joint of the type turns and slides its body (a type without its kernel branch
-#: would fall through to the fixed joint's and do neither)
+#: would fall through to the fixed joint's and do neither); the fixed joint's body is checked
+#: while its child's joint moves
 MOVES = {"R": (True, False), "P": (False, True), "H": (True, True), "F": (False, False),
          "floating": (True, True)}
 
@@ -60,21 +65,28 @@ def test_the_loader_builds_each_type_and_the_kernels_move_it(spec):
     moved = rest.copy()
     if spec.code is JointType.FLOATING:
         moved[:7] = [0.1, -0.2, 0.3, 0.2, 0.1, 0.0, np.sqrt(0.95)]
-    elif model.bodies[0].coordinate is not None:
+    else:                  # the joint's coordinate, or (fixed) the child's, the only one
         moved[0] = 0.5
     at_rest, at_moved = forward_kinematics(model, rest), forward_kinematics(model, moved)
     turned = not np.allclose(at_rest.rotations[0], at_moved.rotations[0], atol=1e-9)
     slid = not np.allclose(at_rest.origins[0], at_moved.origins[0], atol=1e-9)
     assert (turned, slid) == MOVES[spec.letter]
+    if spec.code is JointType.FIXED:       # its child did turn
+        assert not np.allclose(at_rest.rotations[1], at_moved.rotations[1], atol=1e-9)
 
 
 @pytest.mark.parametrize("spec", JOINT_TYPES, ids=lambda s: s.letter)
 def test_a_field_a_type_does_not_take_or_a_bad_one_is_refused_by_its_path(spec):
-    refused = {"R": ("pitch", 0.1), "P": ("pitch", 0.1), "H": ("friction", {"coulomb": -1}),
-               "F": ("axis", "x"), "floating": ("limits", {"lower": 0})}[spec.letter]
+    field, value, path = {"R": ("pitch", 0.1, ".pitch: got 0.1 on a 'R' joint"),
+                          "P": ("pitch", 0.1, ".pitch: got 0.1 on a 'P' joint"),
+                          "H": ("friction", {"coulomb": -1}, ".friction.coulomb: got -1"),
+                          "F": ("axis", "x", ": got axis for a fixed joint (type F)"),
+                          "floating": ("limits", {"lower": 0},
+                                       ": got limits for a floating joint (free-flyer)")
+                          }[spec.letter]
     data = document(spec.letter)
-    data["bodies"][0]["joint"][refused[0]] = refused[1]
-    with pytest.raises(ModelError, match=r"one\.yaml: bodies\[0\] \(a\)\.joint"):
+    data["bodies"][0]["joint"][field] = value
+    with pytest.raises(ModelError, match=re.escape(f"one.yaml: bodies[0] (a).joint{path}")):
         model_from_dict(data, "one.yaml")
 
 

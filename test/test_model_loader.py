@@ -244,7 +244,7 @@ def test_fixed_joint_takes_no_axis(tmp_path, key, value):
     data = minimal()
     data["bodies"][2]["joint"][key] = value
     expect_error(write(tmp_path, data), "bodies[2] (tool).joint",
-                 f"got {key} for a fixed joint (F), expected none")
+                 f"got {key} for a fixed joint (type F), expected none")
 
 
 @pytest.mark.parametrize("value", [0, 0.0])

@@ -223,10 +223,13 @@ def _cmd_id(args: argparse.Namespace) -> int:
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     model = load_model(args.file)
-    # assembly and mobility checks before "valid model" is said
-    chain = ClosedChain.build(model) if model.loops is not None else None
-    if not model.free_flyers:   # the dynamics node's check at start (it refuses free-flyers)
-        assembled_evaluator(model, str(args.file))
+    # assembly and mobility checks before "valid model" is said: the dynamics node's at
+    # start, its evaluator built at the default inputs (the loops' guess: the closed chain
+    # built with it); a model with a free-flyer, which the node refuses: its loops' alone
+    if model.free_flyers:
+        chain = ClosedChain.build(model) if model.loops is not None else None
+    else:
+        chain = getattr(assembled_evaluator(model, str(args.file)), "chain", None)
     print(f"{args.file}: valid model {model.name!r}: {model.n_bodies} bodies, "
           f"{model.n_coordinates} coordinates, {len(model.actuators)} actuators, "
           + "".join(f"{len(items(model, kind))} {kind.label}, " for kind in MECHANISM_KINDS)

@@ -133,10 +133,14 @@ class Evaluator:
     time (a node's executor)."""
 
     def __init__(self, model: Model,
-                 applied: tuple[np.ndarray, np.ndarray] = NO_LOADS) -> None:
+                 applied: tuple[np.ndarray, np.ndarray] = NO_LOADS,
+                 first: Optional[np.ndarray] = None) -> None:
         """``applied``: loads applied at every call, packed as inverse dynamics packs its
         payloads and external wrenches (body indices, (k, 4, 3) values); the caller may
-        change the values between calls (the loop evaluator's cut wrenches)."""
+        change the values between calls (the loop evaluator's cut wrenches). ``first``: the
+        inputs of the first evaluation, at rest, which compiles (or loads) the kernel and
+        checks that the model assembles there: the model's default inputs when omitted (the
+        loop evaluator gives its tree the loops' assembled configuration)."""
         self.model = model
         self.input_names: tuple[str, ...] = tuple(model.input_names)
         n = model.n_coordinates
@@ -177,6 +181,8 @@ class Evaluator:
         # made contiguous float64 of shape (n,), the buffers the evaluator's own): one entry
         # for each set of arguments, taken for the types of that set
         x0, xd0, xdd0 = (np.ascontiguousarray(v, dtype=float) for v in inputs_from_dict(model))
+        if first is not None:
+            x0 = np.array(first, dtype=float)
         self._shape = (n,)
         self._calls = {}            # gravity_only: (the entry, its arguments after the inputs)
         for gravity, inverse in self._inverse.items():

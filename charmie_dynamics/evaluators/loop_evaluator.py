@@ -79,7 +79,7 @@ from ..model.validation import ModelError
 from .evaluator import Evaluation, Evaluator, NonFiniteLoads, _evaluate, _quiet
 
 __all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "MaxJumpError",
-           "NonFiniteInput", "PathError", "PathResult", "evaluator_for"]
+           "NonFiniteInput", "PathError", "PathResult", "assembled_evaluator", "evaluator_for"]
 
 
 class LoopJumpError(LoopSingularityError):
@@ -295,7 +295,8 @@ class LoopEvaluator:
         load_vec = np.concatenate([given_vec, np.zeros((2 * m, 4, 3))])
         load_vec[len(given_body):][0::2, LOAD_POINT] = rows.origin_b
         # the tree's inputs are its coordinates (the loader refuses actuators with loops)
-        self.tree = Evaluator(model, (np.concatenate([given_body, cut_body]), load_vec))
+        self.tree = Evaluator(model, (np.concatenate([given_body, cut_body]), load_vec),
+                              first=self.chain.assembled)
         self.frames = self.tree.frames
         self._tau = np.empty(len(self.input_names))
         self._zeros = np.zeros(len(self.input_names))

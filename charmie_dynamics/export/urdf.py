@@ -206,9 +206,9 @@ def _joint_plan(model: Model, names: Mapping[str, str] = MappingProxyType({})) -
     for i, b in enumerate(model.bodies):
         entry: dict = {"axis": None, "limits": None, "mimic": None,
                        "origin": (model.origin[i], model.rotation[i])}
-        if b.joint_type == JointType.FIXED:
-            entry.update(name=f"{b.name}_joint", type=joint_type_spec(b.joint_type).urdf_type(
-                limited=False))
+        spec = joint_type_spec(b.joint_type)
+        if spec.code is JointType.FIXED:
+            entry.update(name=f"{b.name}_joint", type=spec.urdf_type(limited=False))
             plan.append(entry)
             continue
         c = b.coordinate
@@ -221,8 +221,7 @@ def _joint_plan(model: Model, names: Mapping[str, str] = MappingProxyType({})) -
                                        _scale_limits(coord_limits[c], b.multiplier, b.offset)),
                          mimic=(names.get(c, c), b.multiplier))
         lower, upper = entry["limits"][:2]
-        entry["type"] = joint_type_spec(b.joint_type).urdf_type(
-            limited=lower is not None or upper is not None)
+        entry["type"] = spec.urdf_type(limited=lower is not None or upper is not None)
         plan.append(entry)
     return plan
 

@@ -25,8 +25,8 @@ from ..kinematics.indirect import MechanismRangeError
 from ..layout import (A_BASE, A_BASE_BODY, A_DRIVES, A_END, A_END_BODY, AXIS, B_ANCHOR, B_HANGER,
                       B_PIVOT, B_SIZES, BALANCER, IN_WORLD, JOINT, M_BODY_A, M_BODY_B, M_ITEM,
                       M_KIND, M_SIDE, S_END, S_START, SPRING)
-from ..linalg import (add, column, cross3, dot, mat, mat_t_vec, mat_vec, norm, scale, store,
-                      store_mat, sub, vec)
+from ..linalg import (add, column, cross3, dot, mat, mat_t_vec, mat_vec, norm, reciprocal, scale,
+                      store, store_mat, sub, vec)
 from ..model.data import AlgorithmData
 from ..model.joint import REVOLUTE
 from ..model.model import Balancer, Model
@@ -80,9 +80,9 @@ def segment_frame(start, end, pin):
     made perpendicular to z, y = z x x (module docstring)."""
     d = sub(end, start)
     length = norm(d)
-    z = scale(1.0 / length, d)
+    z = scale(reciprocal(length), d)        # a segment of no length: not finite, not raised
     x = sub(pin, scale(dot(pin, z), z))
-    x = scale(1.0 / norm(x), x)
+    x = scale(reciprocal(norm(x)), x)
     y = cross3(z, x)
     return length, ((x[0], y[0], z[0]), (x[1], y[1], z[1]), (x[2], y[2], z[2]))
 

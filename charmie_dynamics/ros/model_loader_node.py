@@ -78,7 +78,9 @@ class ModelLoaderNode(Node):
         loaded = model_to_publish(self.path, self.overlay, self.p.max_model_bytes,
                                   self.p.frame_prefix, self.joint_map)
         model = loaded.model
-        if model.loops is not None:     # assembly and mobility, as validate-model checks them
+        # the loops' assembly and mobility (the dynamics node then evaluates the model at its
+        # default inputs, as validate-model does)
+        if model.loops is not None:
             ClosedChain.build(model)
         self.pub_model.publish(String(data=loaded.text))
         if self.pub_description is not None:

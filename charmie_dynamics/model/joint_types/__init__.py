@@ -31,5 +31,5 @@ def by_letter(letter: str) -> JointTypeSpec:
     return _BY_LETTER[letter]
 
 
-__all__ = ["JOINT_KEYS", "JOINT_TYPES", "LETTERS", "CYLINDRICAL", "JointFields",
-           "JointTypeSpec", "by_letter", "joint_type_spec"]
+__all__ = ["JOINT_KEYS", "JOINT_TYPES", "LETTERS", "JointFields", "JointTypeSpec", "by_letter",
+           "joint_type_spec"]

@@ -9,7 +9,7 @@ from .joint_type import JointFields, JointTypeSpec
 
 
 class FixedType(JointTypeSpec):
-    code, letter, described = JointType.FIXED, "F", "a fixed joint (F)"
+    code, letter, described = JointType.FIXED, "F", "a fixed joint (type F)"
     urdf_types = ("fixed",)
     in_loops = True
 
