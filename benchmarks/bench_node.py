@@ -68,8 +68,9 @@ with the publishing thread; joint_loads and /tf are taken as their bytes, ``raw=
 loads' stamp read from them: built as message objects, 100 /tf messages a second of every
 frame, they delayed the feedforward's receipt on this executor, p99 3.1-7.8 ms against
 1.7-2.3 ms in alternating runs, a cost the echo run's receiver does not have) and DDS on
-loopback; with the node's best-effort depth-1 input queue, an input that arrives while it
-computes overwrites the older one (those are the drops). The node spins rclpy's events
+loopback; with the node's default input queue (merge: best effort, 10 deep), inputs that
+arrive while it computes wait their turn, and one that finds the queue full is lost (those
+are the drops; under strict's depth 1 an input overwrites the older one). The node spins rclpy's events
 executor where rclpy has it (ros/common/run.py). Every child process is stopped at the end
 (SIGINT, then kill), also on Ctrl-C or an error.
 """

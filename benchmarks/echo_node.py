@@ -9,9 +9,9 @@ effort with a queue of 10, so an input that arrives while the callback runs wait
 strict, best effort depth 1, so it overwrites the older one) and publishes, for each
 message, one std_msgs/Float64MultiArray on ``echo`` with the dynamics node's output QoS: the
 input's stamp (sec, nanosec: exact as doubles) followed by its positions, converted as the
-dynamics node converts its outputs (``ros.messages.float_array``). It spins the executor the dynamics node spins
-(``ros.run.make_executor``), so the difference between the two is the dynamics node's own
-work.
+dynamics node converts its outputs (``ros.messages.float_array``). It spins the executor the
+dynamics node spins (``ros.run.make_executor``), so the difference between the two is the
+dynamics node's own work.
 
 Parameters (read at start), for the variants bench_node.py runs beside the plain echo:
 

@@ -229,7 +229,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if model.free_flyers:
         chain = ClosedChain.build(model) if model.loops is not None else None
     else:
-        chain = getattr(assembled_evaluator(model, str(args.file)), "chain", None)
+        evaluator = assembled_evaluator(model, str(args.file))
+        chain = evaluator.chain if isinstance(evaluator, LoopEvaluator) else None
     print(f"{args.file}: valid model {model.name!r}: {model.n_bodies} bodies, "
           f"{model.n_coordinates} coordinates, {len(model.actuators)} actuators, "
           + "".join(f"{len(items(model, kind))} {kind.label}, " for kind in MECHANISM_KINDS)
