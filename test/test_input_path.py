@@ -1,14 +1,21 @@
-"""The dynamics node's joint_states path with its compiled checks (ros/inputs.CompiledChecks)
-against the same node with them switched off, so that every message takes the reference
-(JointStateParser.read, InputLimits.check_arrays, StateAssembler): a hostile stream of
-serialized messages (partial, reordered, foreign names, duplicates, NaN, beyond the limits
-and strokes, older stamps, lengths that disagree, no velocities) gives the same outcome
-message by message: the same rejection with the same text, the same events, the same
-feedforward to the last bit. The node runs in this process; its callback is called with the
-bytes a raw subscription receives."""
+"""The dynamics node's joint_states path as it runs (the steady path's two compiled calls,
+ros/dynamics_parts/steady_path.py) and with its compiled checks alone (ros/inputs.CompiledChecks,
+the steady path off) against the same node with both switched off, so that every message
+takes the reference (JointStateParser.read, InputLimits.check_arrays, StateAssembler, the
+evaluator and the feedforward map called one by one): a hostile stream of serialized
+messages (partial, reordered, foreign names, duplicates, NaN, beyond the limits and strokes,
+older stamps, lengths that disagree, no velocities, two publishers' blocks) gives the same
+outcome message by message: the same rejection with the same text, the same events, the same
+feedforward and stamped copy to the last bit. The node runs in this process; its callback is
+called with the bytes a raw subscription receives."""
 from __future__ import annotations
 
 import math
+import os
+import pickle
+import subprocess
+import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -77,9 +84,11 @@ def hostile_stream(model, count: int, seed: int) -> list[bytes]:
     return out
 
 
-def outcomes(messages: list[bytes], policy: str, compiled: bool) -> list:
+def outcomes(messages: list[bytes], policy: str, route: str, **parameters) -> list:
     """Per message: the counts of rejections and events, the last rejection's text and the
-    feedforward published (its bytes)."""
+    feedforward and its stamped copy published (their bytes). ``route``: "steady" (the node
+    as it runs), "compiled" (the steady path off) or "reference" (the compiled checks off
+    too)."""
     context = rclpy.context.Context()
     rclpy.init(context=context)
     try:
@@ -87,13 +96,21 @@ def outcomes(messages: list[bytes], policy: str, compiled: bool) -> list:
             Parameter("model_file", value=str(CHARMIE)), Parameter("tf_rate", value=0.0),
             Parameter("stale_timeout", value=3600.0),
             Parameter("joint_state_policy", value=policy),
-            Parameter("acceleration_source", value="estimate")])
+            Parameter("acceleration_source", value="estimate"),
+            *(Parameter(name, value=value) for name, value in parameters.items())])
         node.autostart()
-        if not compiled:
+        assert node.slot.steady is not None
+        if route != "steady":
+            node.slot = replace(node.slot, steady=None)
+        if route == "reference":
             node.slot.compiled_checks.check = lambda *args: None
             node.slot.compiled_checks.gather = lambda *args: Gathered(None, None)
-        published, texts = [], []
+        published, texts, taken = [], [], []
+        on_taken = node.control._on_taken
+        node.control._on_taken = lambda *args: (taken.append(1), on_taken(*args))
         node.control.pub_feedforward.publish = lambda data: published.append(bytes(data))
+        node.control.pub_feedforward_state.publish = \
+            lambda data: published.append(bytes(data))
         reject = node.control.reject
         node.control.reject = lambda reason, detail: (texts.append(detail), reject(reason, detail))
         record = []
@@ -102,21 +119,39 @@ def outcomes(messages: list[bytes], policy: str, compiled: bool) -> list:
             node.control.on_joint_state(message)
             record.append((dict(node.rejected), dict(node.events), texts[-1:],
                            published[before:]))
+        # the steady path takes nearly every message evaluated, and only it takes any
+        evaluated = node.stats["evaluated"]
+        assert len(taken) > 0.8 * evaluated if route == "steady" else not taken, \
+            (len(taken), evaluated)
         node.destroy_node()
         return record
     finally:
         rclpy.try_shutdown(context=context)
 
 
-@pytest.mark.parametrize("policy", ["merge", "strict"])
+#: a joint map's conversions both ways (a flipped, offset joint; two efforts scaled)
+JOINT_MAP = """scale: {theta7a: -1.0}
+offset: {theta7a: 0.001}
+effort_scale: {theta7a: 2.0, act5: 0.0125}
+"""
+
+
+@pytest.mark.parametrize("policy, converted", [("merge", False), ("strict", False),
+                                               ("merge", True)])
 def test_the_compiled_input_path_equals_the_reference_message_by_message(
-        charmie, policy, monkeypatch):
+        charmie, policy, converted, monkeypatch, tmp_path):
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
     messages = hostile_stream(charmie, 2500, seed=3)
-    fast, reference = (outcomes(messages, policy, compiled) for compiled in (True, False))
-    for k, (got, expected) in enumerate(zip(fast, reference)):
-        assert got == expected, f"message {k}"
+    parameters = {}
+    if converted:                 # and the feedforward clamped at the limits
+        (tmp_path / "map.yaml").write_text(JOINT_MAP)
+        parameters = {"joint_map_file": str(tmp_path / "map.yaml"), "clamp_feedforward": True}
+    steady, compiled, reference = (outcomes(messages, policy, route, **parameters)
+                                   for route in ("steady", "compiled", "reference"))
+    for k, expected in enumerate(reference):
+        assert compiled[k] == expected, f"message {k}, the compiled checks"
+        assert steady[k] == expected, f"message {k}, the steady path"
     rejected, _, _, _ = reference[-1]
     published = sum(len(r[3]) for r in reference)
     # the stream reached the rejections it was built for, and evaluations
@@ -124,3 +159,33 @@ def test_the_compiled_input_path_equals_the_reference_message_by_message(
                         "length_mismatch", "time_backwards"}
     assert expected_reasons <= set(rejected), rejected
     assert published > 300, published
+
+
+#: the steady route of a stream in a process of its own (the kernels as plain Python there)
+PLAIN_SCRIPT = """
+import pickle, sys
+sys.path.insert(0, "test")
+from charmie_dynamics import jit, load_model
+from conftest import CHARMIE
+from test_input_path import hostile_stream, outcomes
+assert not jit.ENABLED
+messages = hostile_stream(load_model(CHARMIE), 300, seed=5)
+pickle.dump(outcomes(messages, "merge", "steady", allow_slow_kernels=True), sys.stdout.buffer)
+"""
+
+
+def test_the_steady_path_as_plain_python_equals_the_compiled_reference(charmie, monkeypatch):
+    """With numba off (CHARMIE_DYNAMICS_JIT=0, the node started with allow_slow_kernels) the
+    steady path's kernels run as plain Python on the bytes: the same outcomes as the compiled
+    reference route, message by message."""
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-c", PLAIN_SCRIPT], capture_output=True,
+                          timeout=900, cwd=root, env={**os.environ, "CHARMIE_DYNAMICS_JIT": "0"})
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    plain = pickle.loads(proc.stdout)
+    reference = outcomes(hostile_stream(charmie, 300, seed=5), "merge", "reference")
+    assert len(plain) == len(reference) == 300
+    for k, expected in enumerate(reference):
+        assert plain[k] == expected, f"message {k}"

@@ -17,7 +17,7 @@ import contextlib
 import functools
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -114,6 +114,42 @@ def _evaluate(x, xd, xdd, state, inverse, segments, poses, outputs):
     return -1, failed, math.isfinite(total)
 
 
+@kernel(hold_gil=True)
+def _evaluate_mapped(x, xd, xdd, state, inverse, segments, poses, outputs, effort_map, clamp,
+                     mapped):
+    """:func:`_evaluate`, then its efforts in another order and units (kernel; see
+    :class:`EffortMap`): ``mapped[j]`` = efforts[index[j]], clipped at +-limits[index[j]]
+    with ``clamp``, times factors[j]. Returns _evaluate's three results and the number of
+    efforts beyond their limits (0 where the evaluation failed). Keeps the GIL: on a
+    control path, a thread taking it while the kernel runs would hold the caller up to the
+    switch interval after it."""
+    bad, failed, finite = _evaluate(x, xd, xdd, state, inverse, segments, poses, outputs)
+    if bad >= 0 or failed >= 0 or not finite:
+        return bad, failed, finite, 0
+    index, factors, limits = effort_map
+    efforts = outputs[0]
+    beyond = 0
+    for c in range(limits.shape[0]):
+        if abs(efforts[c]) > limits[c]:
+            beyond += 1
+    for j in range(index.shape[0]):
+        effort = efforts[index[j]]
+        if clamp:                             # np.clip's order: the lower bound, the upper
+            effort = min(max(effort, -limits[index[j]]), limits[index[j]])
+        mapped[j] = effort * factors[j]
+    return bad, failed, finite, beyond
+
+
+class EffortMap(NamedTuple):
+    """The evaluator's efforts (its inputs' order) as another party takes them: ``index``
+    (m,) int64, the input of each entry; ``factors`` (m,), its units (ones: none); ``limits``
+    (n_inputs,), the effort limits an effort is beyond (and clipped at, on request)."""
+
+    index: np.ndarray
+    factors: np.ndarray
+    limits: np.ndarray
+
+
 def _silenced(function):
     """``function`` called with numpy's warnings silenced (:data:`_quiet`)."""
     def call(*args):
@@ -125,6 +161,7 @@ def _silenced(function):
 #: The kernel as the evaluator calls it: compiled, itself (its entry point is taken); as
 #: plain Python, with numpy's warnings silenced at each call
 _evaluate_quietly = _evaluate if jit.ENABLED else _silenced(_evaluate)
+_evaluate_mapped_quietly = _evaluate_mapped if jit.ENABLED else _silenced(_evaluate_mapped)
 
 
 class Evaluator:
@@ -185,10 +222,18 @@ class Evaluator:
             x0 = np.array(first, dtype=float)
         self._shape = (n,)
         self._calls = {}            # gravity_only: (the entry, its arguments after the inputs)
+        self._mapped_calls = {}     # the same for evaluate_mapped
+        # an effort map of the types every map has (evaluate_mapped)
+        n_inputs = len(self.input_names)
+        identity = EffortMap(np.arange(n_inputs, dtype=np.int64), np.ones(n_inputs),
+                             np.full(n_inputs, np.inf))
         for gravity, inverse in self._inverse.items():
             arguments = (self._state, inverse, *self._tail)
             self._calls[gravity] = (jit.fixed_entry(_evaluate_quietly, x0, xd0, xdd0,
                                                     *arguments), arguments)
+            self._mapped_calls[gravity] = (jit.fixed_entry(
+                _evaluate_mapped_quietly, x0, xd0, xdd0, *arguments, identity, False,
+                np.zeros(n_inputs)), arguments)
         self(x0, xd0, xdd0)                  # the checks of the default inputs
 
     def __call__(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
@@ -202,6 +247,33 @@ class Evaluator:
         """
         # a node's every input comes here: attribute lookups and Python calls kept few
         # (about 2 us of a 12 us call were this wrapper's)
+        x, xd, xdd = self._inputs(x, xd, xdd)
+        entry, arguments = self._calls[bool(gravity_only)]
+        bad, failed, finite = entry(x, xd, xdd, *arguments)
+        if bad >= 0 or failed >= 0 or not finite:
+            self._raise(x, bad, failed)
+        return self.result
+
+    def evaluate_mapped(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
+                        gravity_only: bool, effort_map: EffortMap, clamp: bool,
+                        mapped: np.ndarray) -> int:
+        """:meth:`__call__` and, in the same compiled call, the efforts as ``effort_map``
+        gives them into ``mapped`` (float64 (m,)), clipped at their limits with ``clamp``;
+        returns how many efforts are beyond their limits. The same errors as
+        :meth:`__call__`; ``mapped`` is then left as it was. ``effort_map``'s arrays and
+        ``mapped`` must be of the types and lengths it names (not checked here: the entry
+        point skips numba's checks)."""
+        x, xd, xdd = self._inputs(x, xd, xdd)
+        entry, arguments = self._mapped_calls[bool(gravity_only)]
+        bad, failed, finite, beyond = entry(x, xd, xdd, *arguments, effort_map, bool(clamp),
+                                            mapped)
+        if bad >= 0 or failed >= 0 or not finite:
+            self._raise(x, bad, failed)
+        return beyond
+
+    def _inputs(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The inputs as the entry points take them: contiguous float64 of shape (n,)."""
         x = np.ascontiguousarray(x, dtype=float)
         xd = np.ascontiguousarray(xd, dtype=float)
         xdd = np.ascontiguousarray(xdd, dtype=float)
@@ -209,17 +281,17 @@ class Evaluator:
         if x.shape != shape or xd.shape != shape or xdd.shape != shape:
             raise ValueError(f"inputs of shapes {x.shape}, {xd.shape}, {xdd.shape}, expected "
                              f"{shape} each ({self.model.name})")
-        entry, arguments = self._calls[bool(gravity_only)]
-        bad, failed, finite = entry(x, xd, xdd, *arguments)
+        return x, xd, xdd
+
+    def _raise(self, x: np.ndarray, bad: int, failed: int) -> None:
+        """The error of a failed evaluation (the kernel's results)."""
         if bad >= 0:
             check_length(self.model.compiled.indirect_joints[bad], x[self.model.coordinate_index[
                 self.model.actuators[bad].drives]])
         if failed >= 0:
             raise balancer_range_error(self.model.balancers[failed])
-        if not finite:
-            raise NonFiniteLoads(f"the loads of this input are not finite (inputs too large "
-                                 f"for {self.model.name})")
-        return self.result
+        raise NonFiniteLoads(f"the loads of this input are not finite (inputs too large "
+                             f"for {self.model.name})")
 
     def gravity(self, x: np.ndarray) -> Evaluation:
         """Gravity compensation at positions ``x``: velocities and accelerations zero."""

@@ -153,3 +153,120 @@ def anything_newer(entries: np.ndarray, stamps: np.ndarray, stamp: np.ndarray) -
         if not stamps[1, s] or stamps[0, s] <= stamp[0]:
             return True
     return False
+
+
+#: What :func:`take_joint_state` returns: the message taken (checked, stored, gathered), or
+#: left to the caller's reference path (nothing rejected here: the reference finds out why)
+TAKEN, LEFT = 0, 1
+#: Entries of its ``clock`` array: the node clock (ns, 0: none yet), the largest stamp lead
+#: (ns), 1 for the strict policy (the stamp no older than the last evaluated one, else left),
+#: the last evaluated stamp and 1 where there is one; the kernel writes the message's stamp
+#: and the merged one (merge policy) after them
+NOW, MAX_LEAD, STRICT, LAST, HAS_LAST, STAMP, MERGED = range(7)
+#: XCDR1's encapsulation header, before the fields (cdr.py, the ROS layer's reader)
+CDR_HEADER = 4
+
+
+@kernel(inline=True)
+def _u32(data: np.ndarray, at: int) -> int:
+    """The little-endian uint32 of ``data`` (uint8) at ``at``, as a signed integer (an
+    unsigned one would make numba's arithmetic with signed ones float)."""
+    return np.int64(data[at]) | np.int64(data[at + 1]) << 8 | np.int64(data[at + 2]) << 16 \
+        | np.int64(data[at + 3]) << 24
+
+
+@kernel(inline=True)
+def _aligned(at: int, size: int) -> int:
+    """``at`` moved up to a multiple of ``size`` counted from the CDR header's end."""
+    return CDR_HEADER + (at - CDR_HEADER + size - 1) // size * size
+
+
+@kernel(inline=True)
+def _doubles_at(data: np.ndarray, at: int) -> tuple[int, int]:
+    """A float64 sequence's count and where its values start (-1: beyond the end)."""
+    at = _aligned(at, 4)
+    if at + 4 > data.shape[0]:
+        return 0, -1
+    count = _u32(data, at)
+    at += 4
+    if count:
+        at = _aligned(at, 8)
+    if at + 8 * count > data.shape[0]:
+        return 0, -1
+    return count, at
+
+
+@kernel(hold_gil=True)
+def take_joint_state(data: np.ndarray, block: np.ndarray, entries: np.ndarray,
+                     factors: np.ndarray, kept: np.ndarray, values: np.ndarray,
+                     bounds: np.ndarray, checks: np.ndarray, latest: np.ndarray,
+                     stamps: np.ndarray, stamp: np.ndarray, inputs: np.ndarray,
+                     required: np.ndarray, times: np.ndarray, merge: np.ndarray,
+                     codes: np.ndarray, x: np.ndarray, xd: np.ndarray,
+                     clock: np.ndarray) -> int:
+    """One sensor_msgs/JointState from its serialized bytes to the inputs' latest values, in
+    one call, for a message whose names block (``block``: the names' count and strings, as
+    the message holds them) was seen before and read by the reference; ``TAKEN``, or ``LEFT``
+    with nothing stored but values the reference path stores alike (it runs next, on the
+    same message at the same node time, and finds the rejection or the other block).
+
+    ``data`` (uint8): the message's XCDR1 bytes (little-endian; else ``LEFT``); ``values``
+    (2 n,) receives the message's n positions (n: the block's names), then its velocities
+    (as the bytes hold them: a little-endian host, as x86_64 and aarch64 are). Then, as
+    the caller's reference path does and in its order: the stamp's ``nanosec`` below 1e9,
+    the lengths (positions as many as the names, velocities and efforts as many or none),
+    the stamp's lead on the node clock (``clock``'s entries), the strict policy's order,
+    :func:`check_measurement`, the merge policy's :func:`anything_newer`,
+    :func:`store_measurement` at ``times[0]`` and :func:`gather_inputs` (both of its codes
+    ``PASSED``). ``stamp`` (2,) receives the message's stamp and 1 under merge (per-joint
+    stamps), the other arrays are those kernels'.
+    """
+    size = data.shape[0]
+    if size < CDR_HEADER + 16 or data[0] != 0 or data[1] != 1:
+        return LEFT
+    sec = _u32(data, CDR_HEADER)
+    if sec >= 2 ** 31:                            # int32, two's complement
+        sec -= 2 ** 32
+    nanosec = _u32(data, CDR_HEADER + 4)
+    if nanosec >= 1_000_000_000:
+        return LEFT
+    at = _aligned(CDR_HEADER + 12 + _u32(data, CDR_HEADER + 8), 4)
+    if at + block.shape[0] > size:
+        return LEFT
+    for k in range(block.shape[0]):
+        if data[at + k] != block[k]:
+            return LEFT
+    n = values.shape[0] // 2
+    n_position, at_position = _doubles_at(data, at + block.shape[0])
+    if at_position < 0 or n_position != n:
+        return LEFT
+    n_velocity, at_velocity = _doubles_at(data, at_position + 8 * n)
+    if at_velocity < 0 or not (n_velocity == 0 or n_velocity == n):
+        return LEFT
+    n_effort, at_effort = _doubles_at(data, at_velocity + 8 * n_velocity)
+    if at_effort < 0 or not (n_effort == 0 or n_effort == n):
+        return LEFT
+    raw = values.view(np.uint8)                   # the doubles' bytes, copied as they are
+    for k in range(8 * n):
+        raw[k] = data[at_position + k]
+    for k in range(8 * n_velocity):
+        raw[8 * n + k] = data[at_velocity + k]
+    stamp_ns = sec * 1_000_000_000 + nanosec
+    clock[STAMP] = stamp_ns
+    now = clock[NOW]
+    if now > 0 and stamp_ns - now > clock[MAX_LEAD]:
+        return LEFT
+    if clock[STRICT] and clock[HAS_LAST] and stamp_ns < clock[LAST]:
+        return LEFT
+    if check_measurement(values[:n], values[n:n + n_velocity], entries, factors, bounds, checks,
+                         kept) != PASSED:
+        return LEFT
+    stamp[0], stamp[1] = (0, 0) if clock[STRICT] else (stamp_ns, 1)
+    if not clock[STRICT] and not anything_newer(entries, stamps, stamp):
+        return LEFT
+    store_measurement(entries, kept, latest, stamps, stamp, times[0])
+    gather_inputs(latest, stamps, inputs, required, times, merge, codes, x, xd)
+    if codes[1] != PASSED or (not clock[STRICT] and codes[0] != PASSED):
+        return LEFT
+    clock[MERGED] = merge[1]
+    return TAKEN

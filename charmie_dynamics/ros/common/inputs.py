@@ -487,7 +487,7 @@ class CompiledChecks:
             assembler.input_slots, assembler.required_slots, self._times, self._merge.copy(),
             self._codes.copy(), np.zeros(n), np.zeros(n))
 
-    def _layout_arrays(self, layout: MessageLayout
+    def layout_arrays(self, layout: MessageLayout
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The kernels' (message index, slot) pairs, factors and workspace of ``layout``."""
         found = self._arrays.get(layout)
@@ -515,7 +515,7 @@ class CompiledChecks:
                     and values.flags.writeable):
                 raise TypeError("CompiledChecks.check: the message's arrays must be writable "
                                 "contiguous float64")
-        entries, factors, kept = self._layout_arrays(layout)
+        entries, factors, kept = self.layout_arrays(layout)
         self._checks[0], self._checks[1] = position_tolerance, velocity_tolerance
         if self._check(position, velocity, entries, factors, self.bounds, self._checks,
                        kept) != PASSED:
@@ -525,7 +525,7 @@ class CompiledChecks:
     def store(self, layout: MessageLayout, received: float, stamp: Optional[int]) -> None:
         """Store the values the last :meth:`check` of ``layout`` passed (``stamp``: each
         joint's, merge policy)."""
-        entries, _, kept = self._layout_arrays(layout)
+        entries, _, kept = self.layout_arrays(layout)
         self._stamp[0], self._stamp[1] = (0, 0) if stamp is None else (stamp, 1)
         self._store(entries, kept, self.assembler.latest, self.assembler.stamps, self._stamp,
                     received)
@@ -533,7 +533,7 @@ class CompiledChecks:
     def anything_new(self, layout: MessageLayout, stamp: int) -> bool:
         """:meth:`StateAssembler.anything_new` of the values of ``layout``."""
         self._stamp[0] = stamp
-        return self._newer(self._layout_arrays(layout)[0], self.assembler.stamps, self._stamp)
+        return self._newer(self.layout_arrays(layout)[0], self.assembler.stamps, self._stamp)
 
     def gather(self, now: float, max_age: float, max_joint_age_ns: int) -> Gathered:
         """The merged stamp (merge policy) and the inputs' positions and velocities (new

@@ -80,8 +80,12 @@ class JointStateReader:
 
     def __init__(self) -> None:
         self._blocks: list[tuple[bytes, tuple[str, ...]]] = []   # newest first
+        #: the names block of the message read last (None: not little-endian CDR, or too
+        #: many names to remember)
+        self.last_block: Optional[bytes] = None
 
     def __call__(self, data: bytes) -> JointStateArrays:
+        self.last_block = None
         if data[:2] != LITTLE_ENDIAN_CDR:
             return joint_state_arrays(self._deserialize(data))
         size = len(data)
@@ -102,8 +106,10 @@ class JointStateReader:
             arrays = joint_state_arrays(self._deserialize(data))
             if count <= MAX_CACHED_BLOCK_NAMES:
                 self._remember(data[at:self._skip_names(data, at + 4, count)], arrays.name)
+                self.last_block = self._blocks[0][0]
             return arrays
-        at += len(self._blocks[0][0])
+        self.last_block = self._blocks[0][0]
+        at += len(self.last_block)
         position, at = self._doubles(data, at)
         velocity, at = self._doubles(data, at)
         effort, _ = self._doubles(data, at)

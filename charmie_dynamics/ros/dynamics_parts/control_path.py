@@ -58,6 +58,7 @@ from ..common.stamps import StampGuard, clock_now_ns, to_nanoseconds
 from .cdr import JointStateArrays, JointStateReader, joint_state_arrays
 from .reference import Reference, check_serialized_reference, input_accelerations, read_reference
 from .stale_policy import Action, StalePolicy
+from .steady_path import Taken
 
 if TYPE_CHECKING:
     from ..common.parameter_types import DynamicsParameters
@@ -204,24 +205,28 @@ class ControlPath:
         else:
             p, v = values
         if layout.ignored:
-            node.events["messages_with_ignored_names"] += 1
-            # as the robot sent them (a solved joint's hardware name, not the model's)
-            new = [n for n in node.joint_map.to_hardware(layout.ignored)
-                   if n not in node.ignored_names]
-            if new and len(node.ignored_names) < MAX_IGNORED_NAMES:
-                node.ignored_names.update(new[:MAX_IGNORED_NAMES - len(node.ignored_names)])
-                node.get_logger().warning(
-                    f"ignoring joint names the model does not use: {shown(new[:20])}"
-                    f"{' ...' if len(new) > 20 else ''} (joint_state_policy merge; map a name "
-                    "with joint_name_map if it is one of the model's)")
+            self._ignored(layout.ignored)
         return layout, p, v, values is not None
 
-    def _check_sources(self, names: Sequence[str], taken: Sequence[str]) -> None:
+    def _ignored(self, ignored: Sequence[str]) -> None:
+        """A message with names the model does not use: counted, each named once in a WARN
+        (as the robot sent them: a solved joint's hardware name, not the model's)."""
+        node = self.node
+        node.events["messages_with_ignored_names"] += 1
+        new = [n for n in node.joint_map.to_hardware(ignored) if n not in node.ignored_names]
+        if new and len(node.ignored_names) < MAX_IGNORED_NAMES:
+            node.ignored_names.update(new[:MAX_IGNORED_NAMES - len(node.ignored_names)])
+            node.get_logger().warning(
+                f"ignoring joint names the model does not use: {shown(new[:20])}"
+                f"{' ...' if len(new) > 20 else ''} (joint_state_policy merge; map a name "
+                "with joint_name_map if it is one of the model's)")
+
+    def _check_sources(self, source: int, taken: Sequence[str]) -> None:
         """Merge: a joint that comes in messages of another set of names than last time is
         given by two publishers (two broadcasters claiming it, a stale driver beside the
         real one): their values alternate in the feedforward. Counted every time
-        (``joint_source_conflicts``), each joint named once in a WARN."""
-        source = hash(frozenset(names))          # its set: a reordering is no other
+        (``joint_source_conflicts``), each joint named once in a WARN. ``source``: the
+        message's set of names (``hash(frozenset(names))``: a reordering is no other)."""
         if source == self.last_source:            # every joint it gives is already its own
             return
         self.last_source = source
@@ -321,8 +326,52 @@ class ControlPath:
 
     def on_joint_state(self, message: Union[bytes, JointState]) -> None:
         """A joint_states message: its bytes (the subscription is raw: no message object is
-        built) or a message object (a caller in this process)."""
+        built) or a message object (a caller in this process). The bytes of a names block
+        seen before take the steady path (module steady_path), anything else the reference
+        route below, on the same bytes at the same node time."""
         received = time.perf_counter()
+        node = self.node
+        slot, now = node.slot, None
+        if slot is not None and slot.steady is not None and node.active \
+                and type(message) is bytes:
+            now = self.now()
+            p = node.p
+            taken = slot.steady.take(message, now, p.joint_state_policy == "strict",
+                                     self.stamps.last, self.stamps.max_lead_ns,
+                                     self._tolerances(), p.stale_timeout,
+                                     int(p.max_joint_age * 1e9))
+            if taken is not None:
+                return self._on_taken(slot, taken, now, received)
+        read = self._read_joint_state(message, now, received)
+        if read is not None:
+            self._evaluate(slot, *read, received)
+
+    def _on_taken(self, slot: ModelSlot, taken: Taken, now: int, received: float) -> None:
+        """A message the steady path took (checked, stored, gathered): the rest of the
+        reference route's steps, in its order of effects, then the evaluation."""
+        node, p = self.node, self.node.p
+        node.received["joint_states"] += 1
+        layout = taken.names.layout
+        if layout.ignored:
+            self._ignored(layout.ignored)
+        try:
+            if p.joint_state_policy == "merge":
+                self._check_sources(taken.names.source, layout.names)
+                stamp = taken.merged
+            else:
+                stamp = taken.stamp
+            self._check_stamp(stamp, now)
+            node.arrivals.append(received)
+            self.stamps.check_rate(stamp, p.publish_rate_limit)
+        except InputRejected as exc:
+            return self.reject(exc.reason, exc.detail)
+        self._evaluate(slot, stamp, now, taken.x, taken.xd, received)
+
+    def _read_joint_state(self, message: Union[bytes, JointState], now: Optional[int],
+                          received: float) -> Optional[tuple[int, int, np.ndarray, np.ndarray]]:
+        """The reference route of a joint_states message up to its inputs: (the evaluated
+        stamp, the node time, positions, velocities), or None where it ends here (counted,
+        rejected, or not an input). ``now``: the node time the steady path read it at."""
         node = self.node
         try:
             msg = self.joint_state_reader(message) if isinstance(message, bytes) \
@@ -330,31 +379,38 @@ class ControlPath:
         except InputRejected as exc:              # bytes that are not a JointState
             node.received["joint_states"] += 1
             if node.slot is None or not node.active:
-                return self.idle_input()
-            return self.reject(exc.reason, exc.detail)
+                self.idle_input()
+            else:
+                self.reject(exc.reason, exc.detail)
+            return None
         slot = node.slot
         if slot is not None and slot.solved_names and msg.name \
                 and slot.solved_names.issuperset(msg.name):
             # the node's own solved joints (publish_solved_joint_states): not an input
             node.events["solved_joint_states_skipped"] += 1
-            return
+            return None
         node.received["joint_states"] += 1
         if slot is None or not node.active:
-            return self.idle_input()
+            self.idle_input()
+            return None
         p = node.p
-        now = self.now()
+        if now is None:
+            now = self.now()
         try:
             stamp = to_nanoseconds(msg)
             layout, q, v, checked = self._read(msg, slot.joint_state_parser)
             names = layout.names
+            block = self.joint_state_reader.last_block if isinstance(message, bytes) else None
+            if block is not None and names and slot.steady is not None:
+                slot.steady.remember(block, msg.name, layout)    # names the route accepted
             if p.joint_state_policy == "merge":
                 if not names:                    # only joints the model does not use
                     node.events["joint_states_without_model_joints"] += 1
-                    return
+                    return None
                 # each joint keeps its own stamp; the merged state's is the newest. A message
                 # older in every joint is time_backwards, unless the clock jumped back
                 self.stamps.check_lead(stamp, now)
-                self._check_sources(msg.name, names)
+                self._check_sources(hash(frozenset(msg.name)), names)
                 if not (slot.compiled_checks.anything_new(layout, stamp) if checked
                         else slot.assembler.anything_new(names, stamp)):
                     self._check_stamp(stamp, now)
@@ -374,11 +430,24 @@ class ControlPath:
             x, xd = slot.assembler.assemble(now * 1e-9, p.stale_timeout) \
                 if gathered.inputs is None else gathered.inputs
         except InputRejected as exc:
-            return self.reject(exc.reason, exc.detail)
+            self.reject(exc.reason, exc.detail)
+            return None
+        return stamp, now, x, xd
+
+    def _evaluate(self, slot: ModelSlot, stamp: int, now: int, x: np.ndarray, xd: np.ndarray,
+                  received: float) -> None:
+        """Evaluate an input's positions and velocities and publish (``_publish``); the
+        model's feedforward by the steady path's second call, where it applies."""
+        node, p = self.node, self.node.p
         xdd = input_accelerations(p.acceleration_source, stamp, xd, self.estimator,
                                   self.reference)
+        steady = slot.steady if slot.learned is None else None
         try:
-            result = slot.evaluator(x, xd, xdd, p.gravity_only)
+            if steady is None:
+                result, beyond = slot.evaluator(x, xd, xdd, p.gravity_only), None
+            else:
+                beyond = steady.evaluate(x, xd, xdd, p.gravity_only, p.clamp_feedforward)
+                result = slot.evaluator.result
         except NonFiniteLoads:
             return self.reject("non_finite", "the loads of this input are not finite "
                                              "(inputs too large)")
@@ -388,12 +457,12 @@ class ControlPath:
             return self.reject("loop_jump", str(exc))
         except LoopSingularityError as exc:      # loops that do not close, or singular
             return self.reject("loop_singular", str(exc))
-        beyond = self._dependent_beyond_limits(result)
-        if beyond:
+        beyond_joints = self._dependent_beyond_limits(result)
+        if beyond_joints:
             slot.evaluator.refuse_last()    # the watchdog's gravity starts from the last valid
-            return self.reject("dependent_beyond_limits", beyond)
+            return self.reject("dependent_beyond_limits", beyond_joints)
         self.stamps.accept(stamp)                # advances on accepted inputs only
-        self._publish(stamp, now, x, xd, xdd, result)
+        self._publish(stamp, now, x, xd, xdd, result, beyond)
         latency = time.perf_counter() - received
         stats = node.stats
         stats["evaluated"] += 1
@@ -428,23 +497,28 @@ class ControlPath:
             self.now() if stamp is None else stamp, values))
 
     def _publish(self, stamp: int, now: int, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
-                 result: Evaluation) -> None:
+                 result: Evaluation, beyond_count: Optional[int]) -> None:
         """The feedforward (every evaluation, first and alone: a controller waits for it; the
         network's with feedforward_source learned, where the model's allows it); then an
         evaluation due on the ``output_rate`` grid (loads, wrenches) or the ``tf_rate`` one
         (/tf, completed joint states, markers) is handed to the monitoring thread. ``now``:
-        the node clock when the input arrived (ns)."""
+        the node clock when the input arrived (ns); ``beyond_count``: the steady path's
+        count of efforts beyond their limits, its feedforward made (None: not made)."""
         node, p, slot = self.node, self.node.p, self.node.slot
         efforts = result.efforts
-        if slot.learned is not None:
-            # gravity_only: the model's efforts are those at rest, and so are the network's
-            rates = (np.zeros_like(xd), np.zeros_like(xdd)) if p.gravity_only else (xd, xdd)
-            efforts, learned = slot.learned(x, *rates, efforts)
-            if not learned:
-                node.events["learned_feedforward_replaced"] += 1
-        self.safety.accepted(now, slot.feedforward(efforts, p.clamp_feedforward), x)
-        self.publish_feedforward(self.safety.last_feedforward, stamp)
-        beyond = slot.feedforward.beyond_limits(efforts)
+        if beyond_count is not None:
+            feedforward = slot.steady.feedforward.copy()
+        else:
+            if slot.learned is not None:
+                # gravity_only: the model's efforts are those at rest, and so are the network's
+                rates = (np.zeros_like(xd), np.zeros_like(xdd)) if p.gravity_only else (xd, xdd)
+                efforts, learned = slot.learned(x, *rates, efforts)
+                if not learned:
+                    node.events["learned_feedforward_replaced"] += 1
+            feedforward = slot.feedforward(efforts, p.clamp_feedforward)
+        self.safety.accepted(now, feedforward, x)
+        self.publish_feedforward(feedforward, stamp)
+        beyond = slot.feedforward.beyond_limits(efforts) if beyond_count != 0 else ()
         if beyond:                            # published, and flagged in /diagnostics
             node.events["efforts_beyond_limits"] += 1
             node.effort_flags = beyond

@@ -2,7 +2,8 @@
 model and the node's parameters, then swapped in with one assignment (``DynamicsNode.slot``),
 so that the threads that read it (monitoring, diagnostics) never see half of one model and
 half of another. Nothing in it changes while it is installed, but the assembler's stored
-measurements and the compiled checks' buffers, which belong to this model's slots."""
+measurements, the compiled checks' buffers and the steady path's names blocks, which belong
+to this model's slots."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from ..common.outputs import FeedforwardMap, FramePlan, frame_plan
 from ..common.parameter_types import DynamicsParameters
 from .cdr import Float64ArrayWriter, JointStateWriter
 from .learned_source import LearnedSource
+from .steady_path import SteadyPath
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,6 +40,7 @@ class ModelSlot:
     plan: FramePlan
     feedforward_values: Float64ArrayWriter   # the feedforward's bytes, refilled each time
     feedforward_state: JointStateWriter      # its stamped, named copy
+    steady: Optional[SteadyPath]             # None: a model with loops (the reference only)
 
     @property
     def model(self) -> Model:
@@ -71,13 +74,15 @@ def build_slot(prepared: PreparedModel, p: DynamicsParameters, joint_map: JointM
     limits = InputLimits.of(model)
     frames = evaluator.frames
     hardware = joint_map.to_hardware
+    feedforward = FeedforwardMap(model, inputs, prepared.joints,
+                                 joint_map.effort_out(prepared.joints))
+    compiled_checks = CompiledChecks(assembler, limits)
     return ModelSlot(
         prepared=prepared, evaluator=evaluator, inputs=inputs,
-        feedforward=FeedforwardMap(model, inputs, prepared.joints,
-                                   joint_map.effort_out(prepared.joints)),
+        feedforward=feedforward,
         learned=None, assembler=assembler, solved=solved,
         solved_names=frozenset(hardware(solved)), limits=limits,
-        compiled_checks=CompiledChecks(assembler, limits),
+        compiled_checks=compiled_checks,
         joint_state_parser=JointStateParser(joint_map, assembler.accepted_names(),
                                             assembler.required_names(), p.joint_state_policy),
         actuator_state_parser=JointStateParser(joint_map, model.actuator_names, (),
@@ -90,4 +95,6 @@ def build_slot(prepared: PreparedModel, p: DynamicsParameters, joint_map: JointM
                         joint_map.links),
         # names (the hardware's) and frames set once, values refilled by every evaluation
         feedforward_values=Float64ArrayWriter(len(prepared.joints)),
-        feedforward_state=JointStateWriter(hardware(prepared.joints), ("effort",)))
+        feedforward_state=JointStateWriter(hardware(prepared.joints), ("effort",)),
+        steady=SteadyPath(compiled_checks, evaluator, feedforward)
+        if isinstance(evaluator, Evaluator) else None)
