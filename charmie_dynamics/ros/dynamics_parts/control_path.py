@@ -79,6 +79,7 @@ class ControlPath:
 
     def __init__(self, node: LifecycleNode) -> None:
         self.node = node
+        self.clock = node.get_clock()
         p = node.p
         self.stamps = StampGuard(int(p.max_stamp_lead * 1e9), int(p.stale_timeout * 1e9))
         self.tf_grid = StampGrid()
@@ -138,7 +139,7 @@ class ControlPath:
 
     def now(self) -> int:
         """The node clock in integer nanoseconds (``stamps.clock_now_ns``)."""
-        return clock_now_ns(self.node.get_clock())
+        return clock_now_ns(self.clock)
 
     # ------------------------------------------------------------------ checks
     def idle_input(self) -> None:

@@ -120,4 +120,4 @@ def input_accelerations(source: str, stamp_ns: int, xd: np.ndarray,
         return estimator.update(stamp_ns, xd)
     if source == "reference" and reference is not None:
         return reference.input_accelerations(stamp_ns * 1e-9, len(xd))
-    return np.zeros_like(xd)
+    return np.zeros(xd.shape[0])

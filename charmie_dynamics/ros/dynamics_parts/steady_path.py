@@ -23,7 +23,7 @@ reference from the evaluation on), either ``joint_state_policy``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -52,8 +52,7 @@ class NamesBlock:
     arguments: tuple                 # take_joint_state's after the message's bytes
 
 
-@dataclass(frozen=True)
-class Taken:
+class Taken(NamedTuple):
     """A message the first call took: its stamp, the merged stamp (merge policy), the
     inputs' positions and velocities (arrays of their own) and its names block."""
 
