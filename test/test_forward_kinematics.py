@@ -116,6 +116,26 @@ def test_batch_equals_single(charmie):
         np.testing.assert_array_equal(batch.origin_world[n], single.origin_world)
 
 
+def test_reused_data_equals_fresh_buffers(any_model):
+    """forward_kinematics with ``data=`` (its entry point taken at the first call that
+    needs no conversion, then called directly) gives each sample's placements as a call
+    with buffers of its own, for inputs it takes as they are and ones it converts."""
+    from charmie_dynamics.kinematics.forward import ForwardKinematicsData
+    rng = np.random.default_rng(5)
+    data = ForwardKinematicsData(any_model)
+    for n in range(8):
+        q = random_q(any_model, rng)
+        if n == 5:
+            q = np.asfortranarray(q[None])[0].astype(np.float32)     # converted
+        if n == 6:
+            q.flags.writeable = False
+        reused, fresh = forward_kinematics(any_model, q, data=data), \
+            forward_kinematics(any_model, q)
+        np.testing.assert_array_equal(reused.rotation_world, fresh.rotation_world)
+        np.testing.assert_array_equal(reused.origin_world, fresh.origin_world)
+        np.testing.assert_array_equal(reused.rotation_parent, fresh.rotation_parent)
+
+
 def test_coupled_claw_halves_mirror(charmie):
     x, xd, xdd = inputs_from_dict(charmie, {"theta13a": 0.3})
     fk = forward_kinematics(charmie, resolve_state(charmie, x, xd, xdd).q)

@@ -24,6 +24,7 @@ from typing import Iterable
 
 import numpy as np
 
+from .. import jit
 from ..jit import kernel
 from ..layout import (CONFIG, IN_PARENT, IN_WORLD, KIND, MULTIPLIER, OFFSET, ORIGIN, PARENT,
                       ROTATION, SCALARS)
@@ -148,6 +149,9 @@ class ForwardKinematicsData(AlgorithmData):
         self.q_samples = (self.samples, model.nq)
         pm = model.compiled.packed
         self.packed = (pm.body_int, pm.body_vec, pm.body_mat)
+        #: the kernel's entry point for these buffers and a q as forward_kinematics takes it
+        #: without conversion (jit.fixed_entry), taken at the first such call
+        self.entry = None
 
 
 def forward_kinematics(model: Model, q: np.ndarray, *,
@@ -159,10 +163,19 @@ def forward_kinematics(model: Model, q: np.ndarray, *,
     new ones when omitted.
     """
     # the common case, the data's own model and a q already as the kernel takes it, needs
-    # none of the general path's conversions (its checks would all pass)
+    # none of the general path's conversions (its checks would all pass), nor numba's
+    # dispatch (the data's entry point for exactly these types: 0.5 us of a 2.5 us call)
     ready = (type(data) is ForwardKinematicsData and data.model is model
              and type(q) is np.ndarray and q.shape == data.q_shape and q.dtype is FLOAT
-             and q.flags.c_contiguous)
+             and q.flags.c_contiguous and q.flags.aligned)
+    if ready and not model.free_flyers:
+        arguments = (*data.packed, q.reshape(data.q_samples), data.values, data.rotations,
+                     data.origins)
+        if data.entry is None:                   # computes, and takes the entry point
+            data.entry = jit.fixed_entry(_forward_kinematics_batch, *arguments)
+        else:
+            data.entry(*arguments)
+        return data.placements
     if not ready:
         q = np.asarray(q, dtype=float)
         if q.shape[-1:] != (model.nq,):
