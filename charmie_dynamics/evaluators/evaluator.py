@@ -115,17 +115,17 @@ def _evaluate(x, xd, xdd, state, inverse, segments, poses, outputs):
 
 
 @kernel(hold_gil=True)
-def _evaluate_mapped(x, xd, xdd, state, inverse, segments, poses, outputs, effort_map, clamp,
-                     mapped):
-    """:func:`_evaluate`, then its efforts in another order and units (kernel; see
-    :class:`EffortMap`): ``mapped[j]`` = efforts[index[j]], clipped at +-limits[index[j]]
-    with ``clamp``, times factors[j]. Returns _evaluate's three results and the number of
-    efforts beyond their limits (0 where the evaluation failed). Keeps the GIL: on a
-    control path, a thread taking it while the kernel runs would hold the caller up to the
-    switch interval after it."""
+def _evaluate_mapped(x, xd, xdd, state, inverse, segments, poses, outputs, mapping):
+    """:func:`_evaluate`, then its efforts in another order and units (kernel): ``mapping``
+    = (an :class:`EffortMap`, clamp, mapped); ``mapped[j]`` = efforts[index[j]], clipped at
+    +-limits[index[j]] with ``clamp``, times factors[j]. Returns _evaluate's three results
+    and the number of efforts beyond their limits (0 where the evaluation failed). Keeps the
+    GIL: on a control path, a thread taking it while the kernel runs would hold the caller
+    up to the switch interval after it."""
     bad, failed, finite = _evaluate(x, xd, xdd, state, inverse, segments, poses, outputs)
     if bad >= 0 or failed >= 0 or not finite:
         return bad, failed, finite, 0
+    effort_map, clamp, mapped = mapping
     index, factors, limits = effort_map
     efforts = outputs[0]
     beyond = 0
@@ -232,8 +232,8 @@ class Evaluator:
             self._calls[gravity] = (jit.fixed_entry(_evaluate_quietly, x0, xd0, xdd0,
                                                     *arguments), arguments)
             self._mapped_calls[gravity] = (jit.fixed_entry(
-                _evaluate_mapped_quietly, x0, xd0, xdd0, *arguments, identity, False,
-                np.zeros(n_inputs)), arguments)
+                _evaluate_mapped_quietly, x0, xd0, xdd0, *arguments,
+                (identity, False, np.zeros(n_inputs))), arguments)
         self(x0, xd0, xdd0)                  # the checks of the default inputs
 
     def __call__(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
@@ -265,8 +265,8 @@ class Evaluator:
         point skips numba's checks)."""
         x, xd, xdd = self._inputs(x, xd, xdd)
         entry, arguments = self._mapped_calls[bool(gravity_only)]
-        bad, failed, finite, beyond = entry(x, xd, xdd, *arguments, effort_map, bool(clamp),
-                                            mapped)
+        bad, failed, finite, beyond = entry(x, xd, xdd, *arguments,
+                                            (effort_map, bool(clamp), mapped))
         if bad >= 0 or failed >= 0 or not finite:
             self._raise(x, bad, failed)
         return beyond

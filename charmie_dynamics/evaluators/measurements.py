@@ -197,22 +197,20 @@ def _doubles_at(data: np.ndarray, at: int) -> tuple[int, int]:
 
 
 @kernel(hold_gil=True)
-def take_joint_state(data: np.ndarray, block: np.ndarray, entries: np.ndarray,
-                     factors: np.ndarray, kept: np.ndarray, values: np.ndarray,
-                     bounds: np.ndarray, checks: np.ndarray, latest: np.ndarray,
-                     stamps: np.ndarray, stamp: np.ndarray, inputs: np.ndarray,
-                     required: np.ndarray, times: np.ndarray, merge: np.ndarray,
-                     codes: np.ndarray, x: np.ndarray, xd: np.ndarray,
-                     clock: np.ndarray) -> int:
+def take_joint_state(data: np.ndarray, block: np.ndarray, layout: tuple, limits: tuple,
+                     store: tuple, gather: tuple, clock: np.ndarray) -> int:
     """One sensor_msgs/JointState from its serialized bytes to the inputs' latest values, in
     one call, for a message whose names block (``block``: the names' count and strings, as
     the message holds them) was seen before and read by the reference; ``TAKEN``, or ``LEFT``
     with nothing stored but values the reference path stores alike (it runs next, on the
     same message at the same node time, and finds the rejection or the other block).
 
-    ``data`` (uint8): the message's XCDR1 bytes (little-endian; else ``LEFT``); ``values``
-    (2 n,) receives the message's n positions (n: the block's names), then its velocities
-    (as the bytes hold them: a little-endian host, as x86_64 and aarch64 are). Then, as
+    ``data`` (uint8): the message's XCDR1 bytes (little-endian; else ``LEFT``); ``layout``
+    = (entries, factors, kept, values): :func:`check_measurement`'s three for the block, and
+    ``values`` (2 n,) which receives the message's n positions (n: the block's names), then
+    its velocities (as the bytes hold them: a little-endian host, as x86_64 and aarch64
+    are); ``limits`` = (bounds, checks), ``store`` = (latest, stamps, stamp) and ``gather``
+    = (inputs, required, times, merge, codes, x, xd): the other kernels' arguments. Then, as
     the caller's reference path does and in its order: the stamp's ``nanosec`` below 1e9,
     the lengths (positions as many as the names, velocities and efforts as many or none),
     the stamp's lead on the node clock (``clock``'s entries), the strict policy's order,
@@ -221,6 +219,10 @@ def take_joint_state(data: np.ndarray, block: np.ndarray, entries: np.ndarray,
     ``PASSED``). ``stamp`` (2,) receives the message's stamp and 1 under merge (per-joint
     stamps), the other arrays are those kernels'.
     """
+    entries, factors, kept, values = layout
+    bounds, checks = limits
+    latest, stamps, stamp = store
+    inputs, required, times, merge, codes, x, xd = gather
     size = data.shape[0]
     if size < CDR_HEADER + 16 or data[0] != 0 or data[1] != 1:
         return LEFT

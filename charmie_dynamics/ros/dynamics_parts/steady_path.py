@@ -83,11 +83,13 @@ class SteadyPath:
         # the entry for these types, taken on a message of no bytes (left at once)
         none, entries = np.zeros(0), np.zeros((2, 0), dtype=np.int64)
         nothing = np.frombuffer(b"", dtype=np.uint8)
+        self._shared = ((checks.bounds, self.tolerances),
+                        (assembler.latest, assembler.stamps, self.stamp),
+                        (assembler.input_slots, assembler.required_slots, self.times,
+                         self.merge, self.codes, self.x, self.xd), self.clock)
         self._take = jit.fixed_entry(
-            take_joint_state, nothing, nothing, entries, np.zeros((2, 0)), np.zeros((2, 0)),
-            none, checks.bounds, self.tolerances, assembler.latest, assembler.stamps,
-            self.stamp, assembler.input_slots, assembler.required_slots, self.times,
-            self.merge, self.codes, self.x, self.xd, self.clock)
+            take_joint_state, nothing, nothing,
+            (entries, np.zeros((2, 0)), np.zeros((2, 0)), none), *self._shared)
         factors = np.ones(len(feedforward.index)) if feedforward.factors is None \
             else np.ascontiguousarray(feedforward.factors, dtype=float)
         self.effort_map = EffortMap(np.array(feedforward.index, dtype=np.int64), factors,
@@ -98,13 +100,10 @@ class SteadyPath:
         """A block whose message the reference read and whose names it accepted."""
         if any(known.block.tobytes() == block for known in self.blocks):
             return
-        checks, assembler = self.checks, self.checks.assembler
         array = np.frombuffer(block, dtype=np.uint8)
         self.blocks.insert(0, NamesBlock(array, names, layout, hash(frozenset(names)), (
-            array, *checks.layout_arrays(layout), np.zeros(2 * len(names)), checks.bounds,
-            self.tolerances, assembler.latest, assembler.stamps, self.stamp,
-            assembler.input_slots, assembler.required_slots, self.times, self.merge,
-            self.codes, self.x, self.xd, self.clock)))
+            array, (*self.checks.layout_arrays(layout), np.zeros(2 * len(names))),
+            *self._shared)))
         del self.blocks[MAX_BLOCKS:]
 
     def take(self, data: bytes, now: int, strict: bool, last: Optional[int], max_lead: int,
