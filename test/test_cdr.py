@@ -12,7 +12,7 @@ import struct
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import TransformStamped
+from geometry_msgs.msg import TransformStamped, WrenchStamped
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -21,7 +21,8 @@ from tf2_msgs.msg import TFMessage
 from charmie_dynamics.ros.common.inputs import MAX_JOINT_NAMES, InputRejected
 from charmie_dynamics.ros.dynamics_parts.cdr import (MAX_CACHED_BLOCK_NAMES, MAX_CACHED_NAME_BLOCKS,
                                                      Float64ArrayWriter, JointStateReader,
-                                                     JointStateWriter, TFWriter, joint_state_arrays)
+                                                     JointStateWriter, TFWriter, WrenchWriter,
+                                                     joint_state_arrays)
 
 pytestmark = pytest.mark.ros       # in the Jazzy lane too: its rmw writes the bytes
 
@@ -262,3 +263,19 @@ def test_tf_is_written_as_rclpy_writes_it():
                 q.x, q.y, q.z, q.w = (float(a) for a in r)
                 expected.transforms.append(transform)
             assert_written_as_rclpy_writes(writer(stamp, translations, quaternions), expected)
+
+
+def test_wrenches_are_written_as_rclpy_writes_them():
+    rng = random.Random(7)
+    for _ in range(10):
+        frame = fuzzed_name(rng)
+        writer = WrenchWriter(frame)
+        for _ in range(2):
+            stamp = fuzzed_stamp(rng)
+            force, torque = (np.array(fuzzed_values(rng, 3)) for _ in range(2))
+            expected = WrenchStamped()
+            expected.header.stamp, expected.header.frame_id = header_stamp(stamp), frame
+            w = expected.wrench
+            w.force.x, w.force.y, w.force.z = (float(a) for a in force)
+            w.torque.x, w.torque.y, w.torque.z = (float(a) for a in torque)
+            assert_written_as_rclpy_writes(writer(stamp, force, torque), expected)

@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy as np
 from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import TransformStamped, Vector3
+from geometry_msgs.msg import TransformStamped
 from sensor_msgs.msg import JointState
 
 from ...model.rotations import quaternions
@@ -49,10 +49,6 @@ def transform(stamp: Time, parent: str, child: str, R: np.ndarray, p: np.ndarray
     msg.child_frame_id = child
     set_transform(msg, stamp, p, quaternions(R))
     return msg
-
-
-def set_vector3(msg: Vector3, v: np.ndarray) -> None:
-    msg.x, msg.y, msg.z = float(v[0]), float(v[1]), float(v[2])
 
 
 def float_array(values: np.ndarray) -> array:

@@ -1,9 +1,10 @@
 """The control path's messages as their serialized (CDR) bytes: sensor_msgs/JointState read
 from a raw subscription's bytes, and the feedforward (std_msgs/Float64MultiArray and its
-stamped sensor_msgs/JointState copy) written into preallocated buffers and published as
-bytes. rclpy publishes ``bytes`` as a serialized message and hands a ``raw=True``
-subscription the bytes, on Humble, Jazzy and Kilted alike; skipping the conversion to and
-from Python message objects is a quarter of rclpy's cost per message (issue 37).
+stamped sensor_msgs/JointState copy), the monitoring's joint states, wrenches and /tf
+written into preallocated buffers and published as bytes. rclpy publishes ``bytes`` as a
+serialized message and hands a ``raw=True`` subscription the bytes, on Humble, Jazzy and
+Kilted alike; skipping the conversion to and from Python message objects is a quarter of
+rclpy's cost per message (issue 37).
 
 The layout is XCDR1 as ROS 2's rmw implementations write it: a 4-byte encapsulation header
 (``00 01``: little-endian CDR, then two option bytes), then the fields in their order, each
@@ -235,6 +236,26 @@ class JointStateWriter:
         _STAMP.pack_into(self._buffer, HEADER, *divmod(stamp_ns, 1_000_000_000))
         for out, values in zip(self._arrays, arrays, strict=True):
             out[:] = values
+        return bytes(self._buffer)
+
+
+class WrenchWriter:
+    """geometry_msgs/WrenchStamped with a fixed ``frame_id``, written in place."""
+
+    def __init__(self, frame_id: str) -> None:
+        writer = _Writer()
+        writer.buffer.extend(bytes(8))    # header.stamp, written per message
+        writer.string(frame_id)
+        writer.align(8)
+        start = len(writer.buffer)
+        writer.buffer.extend(bytes(48))   # force x y z, torque x y z
+        self._buffer = writer.buffer
+        self._values = np.frombuffer(self._buffer, "<f8", 6, start)
+
+    def __call__(self, stamp_ns: int, force: np.ndarray, torque: np.ndarray) -> bytes:
+        _STAMP.pack_into(self._buffer, HEADER, *divmod(stamp_ns, 1_000_000_000))
+        self._values[:3] = force
+        self._values[3:] = torque
         return bytes(self._buffer)
 
 

@@ -7,10 +7,10 @@ monitoring (the ``output_rate`` and ``tf_rate`` grids) it copies that evaluation
 out of the evaluator's buffers, which the next evaluation overwrites, into a free
 :class:`Snapshot` (a few microseconds of ``np.copyto``) and queues it. The worker thread
 takes snapshots in order and turns each into messages: the joint states and /tf written as
-their serialized bytes into buffers laid out once per model (module cdr), the wrenches and
-markers as message objects. Every message of a snapshot describes one evaluation (one stamp, one
-input), and snapshots
-are published in the order of their evaluations. When every snapshot is queued or in
+their serialized bytes into buffers laid out once per model (module cdr), the wrenches
+too, the markers (published only while subscribed) as message objects. Every message of a
+snapshot describes one evaluation (one stamp, one input), and snapshots are published in
+the order of their evaluations. When every snapshot is queued or in
 flight (the worker more than ``SNAPSHOTS`` evaluations behind), the new evaluation's
 monitoring is skipped and counted (``monitoring_skipped`` in /diagnostics), never the
 feedforward.
@@ -33,17 +33,16 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, WrenchStamped
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ...evaluators.evaluator import Evaluation
 from ..common import qos
-from ..common.messages import set_vector3, stamp_from_nanoseconds
+from ..common.messages import stamp_from_nanoseconds
 from ..common.outputs import (FramePlan, OutputUnits, hardware_efforts, hardware_positions,
                               wrench_topic)
 from .background import JobThread
-from .cdr import JointStateWriter, TFWriter
+from .cdr import JointStateWriter, TFWriter, WrenchWriter
 
 #: Snapshots per model: the worker may fall this many monitoring evaluations behind (80 ms
 #: at the default 100 Hz) before one is skipped
@@ -66,8 +65,9 @@ class Layout:
     tf: TFWriter
     units: OutputUnits
     solved: Optional[JointStateWriter]    # the solved coordinates (publish_solved_joint_states)
-    # (body index, message, publisher, the base_link turn of the base body's or None)
-    wrenches: list[tuple[int, WrenchStamped, object, Optional[np.ndarray]]]
+    # (body index, its message's writer, publisher, the base_link turn of the base body's
+    # or None)
+    wrenches: list[tuple[int, WrenchWriter, object, Optional[np.ndarray]]]
     world_frame: str
     free: list["Snapshot"] = field(default_factory=list)
 
@@ -179,7 +179,7 @@ class MonitoringPublisher:
             units,
             JointStateWriter([coordinates[c] for c in units.solved], every[:2])
             if self.pub_solved is not None and units.solved else None,
-            [(i, WrenchStamped(header=Header(frame_id=plan.frame[body])), self.pub_wrenches[body],
+            [(i, WrenchWriter(plan.frame[body]), self.pub_wrenches[body],
               plan.turn if body == plan.base_body else None)
              for body, i in wrench_bodies.items()],
             world_frame)
@@ -220,7 +220,6 @@ class MonitoringPublisher:
         """One snapshot's messages: loads and wrenches, then completed joint states, /tf and
         the markers."""
         layout, units = s.layout, s.layout.units
-        stamp = stamp_from_nanoseconds(s.stamp)      # the wrenches' and markers'
         q, qd = hardware_positions(units.coordinates, s.q, s.qd)
         if s.loads:
             self.pub_joint_loads.publish(layout.joint_loads(
@@ -228,14 +227,11 @@ class MonitoringPublisher:
             self.pub_actuator_loads.publish(layout.actuator_loads(
                 s.stamp, *hardware_positions(units.inputs, s.x, s.xd),
                 hardware_efforts(units.input_efforts, s.efforts)))
-            for k, (_, msg, pub, turn) in enumerate(layout.wrenches):
-                msg.header.stamp = stamp
+            for k, (_, wrench, pub, turn) in enumerate(layout.wrenches):
                 force, torque = s.joint_force[k], s.joint_torque[k]
                 if turn is not None:                 # in base_link, REP 103
                     force, torque = turn @ force, turn @ torque
-                set_vector3(msg.wrench.force, force)
-                set_vector3(msg.wrench.torque, torque)
-                pub.publish(msg)
+                pub.publish(wrench(s.stamp, force, torque))
         if not s.tf:
             return
         self.pub_completed.publish(layout.completed(s.stamp, q, qd))
@@ -249,6 +245,7 @@ class MonitoringPublisher:
             plan.turn_poses(translations, quaternions)              # REP 103's base_link
             self.pub_tf.publish(layout.tf(s.stamp, translations, quaternions))
         if layout.wrenches and self.pub_markers.get_subscription_count() > 0:
+            stamp = stamp_from_nanoseconds(s.stamp)
             self.pub_markers.publish(MarkerArray(markers=[
                 self._arrow(layout, stamp, k, s.origin_world[k], s.origin_world[k]
                             + s.marker_scale * s.force_world[k])
