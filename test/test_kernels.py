@@ -108,16 +108,28 @@ def test_quaternions_match_scipy_for_every_branch():
     np.testing.assert_allclose(q, sign * ref, atol=1e-14)
 
 
-def test_quaternion_matrices_match_scipy_and_the_single_matrix():
+def test_turned_poses_match_scipy():
+    """rotations.turn_poses (the node's REP 103 base_link on /tf): the poses whose parent is
+    the turned frame premultiplied by the turn, those whose child it is postmultiplied by
+    its transpose, the others untouched; against SciPy's rotations."""
     from scipy.spatial.transform import Rotation
 
-    from charmie_dynamics.model.rotations import quaternion_matrices, quaternion_matrix
-    q = Rotation.random(200, random_state=4).as_quat()       # (x, y, z, w)
-    R = quaternion_matrices(q.reshape(10, 20, 4))
-    assert R.shape == (10, 20, 3, 3)
-    np.testing.assert_allclose(R.reshape(-1, 3, 3), Rotation.from_quat(q).as_matrix(), atol=1e-14)
-    for k in (0, 57, 199):
-        np.testing.assert_array_equal(R.reshape(-1, 3, 3)[k], quaternion_matrix(*q[k]))
+    from charmie_dynamics.model.rotations import turn_poses
+    q = Rotation.random(40, random_state=4).as_quat()       # (x, y, z, w)
+    t = np.random.default_rng(4).normal(size=(40, 3))
+    turn = Rotation.random(random_state=5).as_matrix()
+    parents, children = np.array([0, 7, 39]), np.array([3, 8])
+    turned_q, turned_t = q.copy(), t.copy()
+    turn_poses(turn, turned_t, turned_q, parents, children)
+    R, expected_t = Rotation.from_quat(q).as_matrix(), t.copy()
+    R[parents] = turn @ R[parents]
+    expected_t[parents] = t[parents] @ turn.T
+    R[children] = R[children] @ turn.T
+    np.testing.assert_allclose(Rotation.from_quat(turned_q).as_matrix(), R, atol=1e-14)
+    np.testing.assert_allclose(turned_t, expected_t, atol=1e-14)
+    untouched = np.setdiff1d(np.arange(40), np.r_[parents, children])
+    np.testing.assert_array_equal(turned_q[untouched], q[untouched])
+    np.testing.assert_allclose(np.linalg.norm(turned_q, axis=1), 1.0, atol=1e-15)
 
 
 def test_shapes_the_kernels_cannot_take_are_refused(charmie):

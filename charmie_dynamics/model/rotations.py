@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..jit import kernel
-from ..linalg import store_mat
+from ..linalg import mat_mul, mat_vec, store_mat
 
 AXES = {"x": 0, "y": 1, "z": 2}
 
@@ -104,23 +104,6 @@ def quaternion_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
 
 
 @kernel
-def _quaternion_matrices(q, out) -> None:
-    for k in range(q.shape[0]):
-        r0, r1, r2 = quaternion_rows(q[k, 0], q[k, 1], q[k, 2], q[k, 3])
-        out[k, 0, 0], out[k, 0, 1], out[k, 0, 2] = r0
-        out[k, 1, 0], out[k, 1, 1], out[k, 1, 2] = r1
-        out[k, 2, 0], out[k, 2, 1], out[k, 2, 2] = r2
-
-
-def quaternion_matrices(q: np.ndarray) -> np.ndarray:
-    """Rotation matrices (..., 3, 3) of unit quaternions (..., 4) (x, y, z, w)."""
-    q = np.ascontiguousarray(q, dtype=float)
-    out = np.empty(q.shape[:-1] + (3, 3))
-    _quaternion_matrices(q.reshape(-1, 4), out.reshape(-1, 3, 3))
-    return out
-
-
-@kernel
 def quaternion_of(M):
     """Unit quaternion (x, y, z, w) of a rotation matrix given as rows, by Shepperd's method
     (stable for every rotation): from the largest of 1 + trace and 1 + 2 M_kk - trace."""
@@ -154,3 +137,26 @@ def quaternions(R: np.ndarray) -> np.ndarray:
     out = np.empty(R.shape[:-2] + (4,))
     _quaternions(R.reshape(-1, 3, 3), out.reshape(-1, 4))
     return out
+
+
+@kernel(hold_gil=True)
+def turn_poses(turn, translations, quaternions_xyzw, parents, children) -> None:
+    """Poses (translations (n, 3), quaternions (n, 4) x y z w) changed in place by a fixed
+    rotation ``turn`` (3, 3) of one frame: those at ``parents`` (int64 indices), whose parent
+    it is, premultiplied (t <- turn t, R <- turn R); those at ``children``, whose child it
+    is, postmultiplied by its transpose (R <- R turn^T). One call for a whole message (the
+    dynamics node's REP 103 base_link on /tf); keeps the GIL (a thread's microseconds)."""
+    T = ((turn[0, 0], turn[0, 1], turn[0, 2]), (turn[1, 0], turn[1, 1], turn[1, 2]),
+         (turn[2, 0], turn[2, 1], turn[2, 2]))
+    Tt = ((T[0][0], T[1][0], T[2][0]), (T[0][1], T[1][1], T[2][1]), (T[0][2], T[1][2], T[2][2]))
+    q = quaternions_xyzw
+    for j in range(parents.shape[0]):
+        k = parents[j]
+        translations[k, 0], translations[k, 1], translations[k, 2] = mat_vec(
+            T, (translations[k, 0], translations[k, 1], translations[k, 2]))
+        q[k, 0], q[k, 1], q[k, 2], q[k, 3] = quaternion_of(
+            mat_mul(T, quaternion_rows(q[k, 0], q[k, 1], q[k, 2], q[k, 3])))
+    for j in range(children.shape[0]):
+        k = children[j]
+        q[k, 0], q[k, 1], q[k, 2], q[k, 3] = quaternion_of(
+            mat_mul(quaternion_rows(q[k, 0], q[k, 1], q[k, 2], q[k, 3]), Tt))

@@ -4,6 +4,7 @@ limit; the grids of stamps on which /tf and the loads are published; the bodies 
 wrench is published, and their topics."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -14,7 +15,7 @@ import numpy as np
 from ...dynamics.actuation import actuator_space
 from ...dynamics.inverse import base_body
 from ...model.model import JointType, Model
-from ...model.rotations import quaternion_matrices, quaternions
+from ...model.rotations import turn_poses
 from .joint_map import JointMap
 
 WRENCH_TOPICS = "joint_wrenches"
@@ -88,19 +89,18 @@ class FramePlan:
     prefix: str = ""
 
     def turn_poses(self, translations: np.ndarray, quaternions_xyzw: np.ndarray) -> None:
-        """The entries of ``poses`` (translations (n, 3), quaternions (n, 4) x y z w), in
-        place, with the base body's frame replaced by base_link's (each group at once: a
-        /tf message's turned poses cost one call, not one per pose)."""
-        if self.turn is None:
-            return
-        if self.turned_parents:
-            k = list(self.turned_parents)
-            translations[k] = translations[k] @ self.turn.T
-            quaternions_xyzw[k] = quaternions(self.turn @ quaternion_matrices(quaternions_xyzw[k]))
-        if self.turned_children:
-            k = list(self.turned_children)
-            quaternions_xyzw[k] = quaternions(quaternion_matrices(quaternions_xyzw[k])
-                                              @ self.turn.T)
+        """The entries of ``poses`` (translations (n, 3), quaternions (n, 4) x y z w,
+        contiguous float64), in place, with the base body's frame replaced by base_link's
+        (one compiled call for a /tf message: ``rotations.turn_poses``)."""
+        if self.turn is not None:
+            turn_poses(self.turn, translations, quaternions_xyzw, self._turned[0],
+                       self._turned[1])
+
+    @functools.cached_property
+    def _turned(self) -> tuple[np.ndarray, np.ndarray]:
+        """``turned_parents`` and ``turned_children`` as the kernel takes them."""
+        return (np.array(self.turned_parents, dtype=np.int64),
+                np.array(self.turned_children, dtype=np.int64))
 
 
 def frame_plan(model: Model, pose_parents: Sequence[Optional[str]],
