@@ -19,6 +19,7 @@ without a free-flyer).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -150,7 +151,8 @@ class ForwardKinematicsData(AlgorithmData):
         pm = model.compiled.packed
         self.packed = (pm.body_int, pm.body_vec, pm.body_mat)
         #: the kernel's entry point for these buffers and a q as forward_kinematics takes it
-        #: without conversion (jit.fixed_entry), taken at the first such call
+        #: without conversion (jit.fixed_entry), taken at the first such call, with the
+        #: model's arrays bound
         self.entry = None
 
 
@@ -166,15 +168,17 @@ def forward_kinematics(model: Model, q: np.ndarray, *,
     # none of the general path's conversions (its checks would all pass), nor numba's
     # dispatch (the data's entry point for exactly these types: 0.5 us of a 2.5 us call)
     ready = (type(data) is ForwardKinematicsData and data.model is model
-             and type(q) is np.ndarray and q.shape == data.q_shape and q.dtype is FLOAT
-             and q.flags.c_contiguous and q.flags.aligned)
-    if ready and not model.free_flyers:
-        arguments = (*data.packed, q.reshape(data.q_samples), data.values, data.rotations,
-                     data.origins)
-        if data.entry is None:                   # computes, and takes the entry point
-            data.entry = jit.fixed_entry(_forward_kinematics_batch, *arguments)
-        else:
-            data.entry(*arguments)
+             and type(q) is np.ndarray and q.shape == data.q_shape and q.dtype is FLOAT)
+    if ready:
+        flags = q.flags
+        ready = flags.c_contiguous and flags.aligned
+    if ready and data.entry is not None:
+        data.entry(q.reshape(data.q_samples), data.values, data.rotations, data.origins)
+        return data.placements
+    if ready and not model.free_flyers:             # computes, and takes the entry point
+        data.entry = functools.partial(jit.fixed_entry(
+            _forward_kinematics_batch, *data.packed, q.reshape(data.q_samples), data.values,
+            data.rotations, data.origins), *data.packed)
         return data.placements
     if not ready:
         q = np.asarray(q, dtype=float)
