@@ -116,6 +116,20 @@ class JointStateReader:
         effort, _ = self._doubles(data, at)
         return JointStateArrays(sec, nanosec, names, position, velocity, effort)
 
+    def touch(self, block: bytes, names: tuple[str, ...]) -> None:
+        """A message of ``block`` read elsewhere (the steady path's compiled call): the cache
+        left as reading it here would leave it (the block first, remembered again if it was
+        dropped), so that what this reader says of the next message does not depend on
+        where this one was read."""
+        blocks = self._blocks
+        if blocks and blocks[0][0] == block:      # (the same object, most often)
+            return
+        for k, (known, _) in enumerate(blocks):
+            if known == block:
+                blocks.insert(0, blocks.pop(k))
+                return
+        self._remember(block, names)
+
     def _cached_names(self, data: bytes, at: int) -> Optional[tuple[str, ...]]:
         """The names of a block seen before that ``data`` holds at ``at`` (it moved first)."""
         for k, (block, names) in enumerate(self._blocks):

@@ -351,6 +351,7 @@ class ControlPath:
         """A message the steady path took (checked, stored, gathered): the rest of the
         reference route's steps, in its order of effects, then the evaluation."""
         node, p = self.node, self.node.p
+        self.joint_state_reader.touch(taken.names.block, taken.names.names)
         node.received["joint_states"] += 1
         layout = taken.names.layout
         if layout.ignored:

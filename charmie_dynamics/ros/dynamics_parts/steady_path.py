@@ -45,7 +45,7 @@ class NamesBlock:
     messages hold them), the message's names, what they decide, and the first call's arrays
     for them."""
 
-    block: np.ndarray                # uint8, read-only
+    block: bytes
     names: tuple[str, ...]           # as sent (the robot's names)
     layout: MessageLayout
     source: int                      # the set of names (ControlPath's joint sources)
@@ -98,10 +98,10 @@ class SteadyPath:
 
     def remember(self, block: bytes, names: tuple[str, ...], layout: MessageLayout) -> None:
         """A block whose message the reference read and whose names it accepted."""
-        if any(known.block.tobytes() == block for known in self.blocks):
+        if any(known.block == block for known in self.blocks):
             return
         array = np.frombuffer(block, dtype=np.uint8)
-        self.blocks.insert(0, NamesBlock(array, names, layout, hash(frozenset(names)), (
+        self.blocks.insert(0, NamesBlock(block, names, layout, hash(frozenset(names)), (
             array, (*self.checks.layout_arrays(layout), np.zeros(2 * len(names))),
             *self._shared)))
         del self.blocks[MAX_BLOCKS:]
