@@ -129,11 +129,16 @@ def test_reused_data_equals_fresh_buffers(any_model):
             q = np.asfortranarray(q[None])[0].astype(np.float32)     # converted
         if n == 6:
             q.flags.writeable = False
+        if n == 7:                                   # unaligned: converted
+            q = np.frombuffer(b"\0" + q.tobytes(), dtype=float, offset=1)
+            assert not q.flags.aligned
         reused, fresh = forward_kinematics(any_model, q, data=data), \
             forward_kinematics(any_model, q)
         np.testing.assert_array_equal(reused.rotation_world, fresh.rotation_world)
         np.testing.assert_array_equal(reused.origin_world, fresh.origin_world)
         np.testing.assert_array_equal(reused.rotation_parent, fresh.rotation_parent)
+    # the entry point was taken (a model without a free-flyer: with one, the general path)
+    assert (data.entry is not None) == (not any_model.free_flyers)
 
 
 def test_coupled_claw_halves_mirror(charmie):

@@ -37,7 +37,7 @@ from conftest import CHARMIE  # noqa: E402
 
 
 def hostile_stream(model, count: int, seed: int) -> list[bytes]:
-    """The validation motion at 1 kHz, most messages changed in one of thirteen ways."""
+    """The validation motion at 1 kHz, most messages changed in one of fourteen ways."""
     motion = MOTIONS["validation"](model, 1e-3)
     rng = np.random.default_rng(seed)
     names, actuator = list(model.input_names), model.actuator_names[0]
@@ -75,6 +75,8 @@ def hostile_stream(model, count: int, seed: int) -> list[bytes]:
         elif kind == 11:                                    # near a speed limit
             j = int(rng.integers(0, len(limited)))
             v[n.index(limited[j])] = speeds[j] * rng.uniform(1.0, 1.25) * rng.choice([-1, 1])
+        elif kind == 13:                                    # ahead of the node clock
+            stamp = 2.0e9 + k * 1e-3
         elif kind == 12:                                    # near a position limit
             j = int(rng.integers(0, len(bounded)))
             x[n.index(bounded[j])] = model_limits.upper[bounded[j]] + rng.uniform(-0.005, 0.03)
@@ -159,17 +161,19 @@ effort_scale: {theta7a: 2.0, act5: 0.0125}
 """
 
 
-@pytest.mark.parametrize("policy, converted", [("merge", False), ("strict", False),
-                                               ("merge", True)])
+@pytest.mark.parametrize("policy, variant", [("merge", ""), ("strict", ""),
+                                             ("merge", "converted"), ("strict", "throttled")])
 def test_the_compiled_input_path_equals_the_reference_message_by_message(
-        charmie, policy, converted, monkeypatch, tmp_path):
+        charmie, policy, variant, monkeypatch, tmp_path):
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id(200, 30)))
     messages = hostile_stream(charmie, 2500, seed=3)
     parameters = {}
-    if converted:                 # and the feedforward clamped at the limits
+    if variant == "converted":    # and the feedforward clamped at the limits
         (tmp_path / "map.yaml").write_text(JOINT_MAP)
         parameters = {"joint_map_file": str(tmp_path / "map.yaml"), "clamp_feedforward": True}
+    if variant == "throttled":    # a rate limit below the inputs', gravity compensation only
+        parameters = {"publish_rate_limit": 400.0, "gravity_only": True}
     steady, compiled, reference = (outcomes(messages, policy, route, **parameters)
                                    for route in ("steady", "compiled", "reference"))
     for k, expected in enumerate(reference):
@@ -179,7 +183,8 @@ def test_the_compiled_input_path_equals_the_reference_message_by_message(
     published = sum(len(r[3]) for r in reference)
     # the stream reached the rejections it was built for, and evaluations
     expected_reasons = {"beyond_limits", "non_finite", "out_of_range", "duplicate_name",
-                        "length_mismatch", "time_backwards"}
+                        "length_mismatch", "time_backwards", "future_stamp"} \
+        | ({"throttled"} if variant == "throttled" else set())
     assert expected_reasons <= set(rejected), rejected
     assert published > 300, published
 

@@ -108,6 +108,15 @@ def test_quaternions_match_scipy_for_every_branch():
     np.testing.assert_allclose(q, sign * ref, atol=1e-14)
 
 
+def test_quaternion_matrix_matches_scipy():
+    from scipy.spatial.transform import Rotation
+
+    from charmie_dynamics.model.rotations import quaternion_matrix
+    q = Rotation.random(50, random_state=4).as_quat()        # (x, y, z, w)
+    for k, R in enumerate(Rotation.from_quat(q).as_matrix()):
+        np.testing.assert_allclose(quaternion_matrix(*q[k]), R, atol=1e-14)
+
+
 def test_turned_poses_match_scipy():
     """rotations.turn_poses (the node's REP 103 base_link on /tf): the poses whose parent is
     the turned frame premultiplied by the turn, those whose child it is postmultiplied by

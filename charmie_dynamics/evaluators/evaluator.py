@@ -17,7 +17,7 @@ import contextlib
 import functools
 import math
 from dataclasses import dataclass
-from typing import NamedTuple, Optional
+from typing import NamedTuple, NoReturn, Optional
 
 import numpy as np
 
@@ -143,11 +143,38 @@ def _evaluate_mapped(x, xd, xdd, state, inverse, segments, poses, outputs, mappi
 class EffortMap(NamedTuple):
     """The evaluator's efforts (its inputs' order) as another party takes them: ``index``
     (m,) int64, the input of each entry; ``factors`` (m,), its units (ones: none); ``limits``
-    (n_inputs,), the effort limits an effort is beyond (and clipped at, on request)."""
+    (n_inputs,), the effort limits an effort is beyond (and clipped at, on request). Built
+    checked by :meth:`Evaluator.mapping`."""
 
     index: np.ndarray
     factors: np.ndarray
     limits: np.ndarray
+
+
+class MappedEvaluation:
+    """:meth:`Evaluator.__call__` and its efforts as an :class:`EffortMap` gives them, in one
+    compiled call (:meth:`Evaluator.mapping` builds it: the map's arrays and ``values`` are
+    its own, checked once, as the kernel's entry point takes them unchecked)."""
+
+    def __init__(self, evaluator: Evaluator, effort_map: EffortMap) -> None:
+        self.evaluator = evaluator
+        self.effort_map = effort_map
+        self.values = np.zeros(len(effort_map.index))   # the mapped efforts, overwritten
+
+    def __call__(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray, gravity_only: bool,
+                 clamp: bool) -> int:
+        """Evaluate (the evaluator's result, as :meth:`Evaluator.__call__` leaves it) and
+        write the mapped efforts into :attr:`values`, clipped at their limits with
+        ``clamp``; returns how many efforts are beyond their limits. The same errors as
+        :meth:`Evaluator.__call__`; :attr:`values` is then left as it was."""
+        evaluator = self.evaluator
+        x, xd, xdd = evaluator._inputs(x, xd, xdd)
+        entry, arguments = evaluator._mapped_calls[bool(gravity_only)]
+        bad, failed, finite, beyond = entry(x, xd, xdd, *arguments,
+                                            (self.effort_map, bool(clamp), self.values))
+        if bad >= 0 or failed >= 0 or not finite:
+            evaluator._raise(x, bad, failed)
+        return beyond
 
 
 def _silenced(function):
@@ -222,8 +249,8 @@ class Evaluator:
             x0 = np.array(first, dtype=float)
         self._shape = (n,)
         self._calls = {}            # gravity_only: (the entry, its arguments after the inputs)
-        self._mapped_calls = {}     # the same for evaluate_mapped
-        # an effort map of the types every map has (evaluate_mapped)
+        self._mapped_calls = {}     # the same for MappedEvaluation
+        # an effort map of the types every map has (mapping)
         n_inputs = len(self.input_names)
         identity = EffortMap(np.arange(n_inputs, dtype=np.int64), np.ones(n_inputs),
                              np.full(n_inputs, np.inf))
@@ -254,22 +281,23 @@ class Evaluator:
             self._raise(x, bad, failed)
         return self.result
 
-    def evaluate_mapped(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
-                        gravity_only: bool, effort_map: EffortMap, clamp: bool,
-                        mapped: np.ndarray) -> int:
-        """:meth:`__call__` and, in the same compiled call, the efforts as ``effort_map``
-        gives them into ``mapped`` (float64 (m,)), clipped at their limits with ``clamp``;
-        returns how many efforts are beyond their limits. The same errors as
-        :meth:`__call__`; ``mapped`` is then left as it was. ``effort_map``'s arrays and
-        ``mapped`` must be of the types and lengths it names (not checked here: the entry
-        point skips numba's checks)."""
-        x, xd, xdd = self._inputs(x, xd, xdd)
-        entry, arguments = self._mapped_calls[bool(gravity_only)]
-        bad, failed, finite, beyond = entry(x, xd, xdd, *arguments,
-                                            (effort_map, bool(clamp), mapped))
-        if bad >= 0 or failed >= 0 or not finite:
-            self._raise(x, bad, failed)
-        return beyond
+    def mapping(self, index: np.ndarray, factors: Optional[np.ndarray],
+                limits: np.ndarray) -> MappedEvaluation:
+        """The evaluation with its efforts mapped (:class:`EffortMap`): entry ``j`` is the
+        effort of input ``index[j]`` times ``factors[j]`` (None: ones); ``limits``, one per
+        input. Raises ValueError for an index outside the inputs or lengths that differ."""
+        n = len(self.input_names)
+        index = np.array(index, dtype=np.int64).reshape(-1)
+        factors = np.ones(len(index)) if factors is None else \
+            np.array(factors, dtype=float).reshape(-1)
+        limits = np.array(limits, dtype=float).reshape(-1)
+        if ((index < 0) | (index >= n)).any() or factors.shape != index.shape \
+                or limits.shape != (n,):
+            raise ValueError(f"an effort map of {len(index)} indices in [0, {n}), "
+                             f"{len(factors)} factors and {len(limits)} limits, expected the "
+                             f"indices in range, as many factors and {n} limits "
+                             f"({self.model.name})")
+        return MappedEvaluation(self, EffortMap(index, factors, limits))
 
     def _inputs(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -283,7 +311,7 @@ class Evaluator:
                              f"{shape} each ({self.model.name})")
         return x, xd, xdd
 
-    def _raise(self, x: np.ndarray, bad: int, failed: int) -> None:
+    def _raise(self, x: np.ndarray, bad: int, failed: int) -> NoReturn:
         """The error of a failed evaluation (the kernel's results)."""
         if bad >= 0:
             check_length(self.model.compiled.indirect_joints[bad], x[self.model.coordinate_index[

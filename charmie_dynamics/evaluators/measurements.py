@@ -12,7 +12,9 @@ stores nothing and returns which check failed first) and store it (:func:`store_
 where a check fails, the caller runs the reference on the same message for the rejection's
 text. :func:`gather_inputs` and :func:`anything_newer` do the same for the assembler's
 ``merged_stamp``, ``assemble`` and ``anything_new``. test/test_measurements.py checks the two
-equal, message by message, on hostile streams.
+equal, message by message, on hostile streams. :func:`take_joint_state` runs them all on a
+JointState's serialized bytes in one call (the dynamics node's steady path;
+test/test_input_path.py).
 
 Arrays by slot: the assembler keeps one slot per name it accepts; a message's kept entries
 are given as (message index, slot) pairs, worked out once per order of names.
@@ -155,14 +157,16 @@ def anything_newer(entries: np.ndarray, stamps: np.ndarray, stamp: np.ndarray) -
     return False
 
 
-#: What :func:`take_joint_state` returns: the message taken (checked, stored, gathered), or
-#: left to the caller's reference path (nothing rejected here: the reference finds out why)
-TAKEN, LEFT = 0, 1
-#: Entries of its ``clock`` array: the node clock (ns, 0: none yet), the largest stamp lead
-#: (ns), 1 for the strict policy (the stamp no older than the last evaluated one, else left),
-#: the last evaluated stamp and 1 where there is one; the kernel writes the message's stamp
-#: and the merged one (merge policy) after them
+#: What :func:`take_joint_state` returns: the message taken (checked, stored, gathered),
+#: left to the caller's reference path (nothing rejected here: the reference finds out why),
+#: or not of the given names block (another block may be its)
+TAKEN, LEFT, OTHER_BLOCK = 0, 1, 2
+#: Entries of its ``clock`` array (``CLOCK_SIZE`` of them): the node clock (ns, 0: none
+#: yet), the largest stamp lead (ns), 1 for the strict policy (the stamp no older than the
+#: last evaluated one, else left), the last evaluated stamp and 1 where there is one; the
+#: kernel writes the message's stamp and the merged one (merge policy) after them
 NOW, MAX_LEAD, STRICT, LAST, HAS_LAST, STAMP, MERGED = range(7)
+CLOCK_SIZE = 7
 #: XCDR1's encapsulation header, before the fields (cdr.py, the ROS layer's reader)
 CDR_HEADER = 4
 
@@ -201,20 +205,23 @@ def take_joint_state(data: np.ndarray, block: np.ndarray, layout: tuple, limits:
                      store: tuple, gather: tuple, clock: np.ndarray) -> int:
     """One sensor_msgs/JointState from its serialized bytes to the inputs' latest values, in
     one call, for a message whose names block (``block``: the names' count and strings, as
-    the message holds them) was seen before and read by the reference; ``TAKEN``, or ``LEFT``
-    with nothing stored but values the reference path stores alike (it runs next, on the
-    same message at the same node time, and finds the rejection or the other block).
+    the message holds them) was seen before and read by the reference; ``TAKEN``,
+    ``OTHER_BLOCK`` (nothing done) or ``LEFT`` with nothing stored but values the reference
+    path stores alike (it runs next, on the same message at the same node time, and finds
+    the rejection).
 
     ``data`` (uint8): the message's XCDR1 bytes (little-endian; else ``LEFT``); ``layout``
     = (entries, factors, kept, values): :func:`check_measurement`'s three for the block, and
     ``values`` (2 n,) which receives the message's n positions (n: the block's names), then
     its velocities (as the bytes hold them: a little-endian host, as x86_64 and aarch64
     are); ``limits`` = (bounds, checks), ``store`` = (latest, stamps, stamp) and ``gather``
-    = (inputs, required, times, merge, codes, x, xd): the other kernels' arguments. Then, as
-    the caller's reference path does and in its order: the stamp's ``nanosec`` below 1e9,
-    the lengths (positions as many as the names, velocities and efforts as many or none),
-    the stamp's lead on the node clock (``clock``'s entries), the strict policy's order,
-    :func:`check_measurement`, the merge policy's :func:`anything_newer`,
+    = (inputs, required, times, merge, codes, x, xd): the other kernels' arguments. Then the
+    reference path's checks (a message any of them fails is left; their order here matters
+    only in that nothing is stored before the last of them): the stamp's ``nanosec`` below
+    1e9, the lengths (positions as many as the names, velocities and efforts as many or
+    none), the stamp's lead on the node clock (``clock``'s entries; ``StampGuard``'s lead),
+    the strict policy's order (its ``check``, which raises nothing then), then
+    :func:`check_measurement` and the merge policy's :func:`anything_newer`; then
     :func:`store_measurement` at ``times[0]`` and :func:`gather_inputs` (both of its codes
     ``PASSED``). ``stamp`` (2,) receives the message's stamp and 1 under merge (per-joint
     stamps), the other arrays are those kernels'.
@@ -234,10 +241,10 @@ def take_joint_state(data: np.ndarray, block: np.ndarray, layout: tuple, limits:
         return LEFT
     at = _aligned(CDR_HEADER + 12 + _u32(data, CDR_HEADER + 8), 4)
     if at + block.shape[0] > size:
-        return LEFT
+        return OTHER_BLOCK
     for k in range(block.shape[0]):
         if data[at + k] != block[k]:
-            return LEFT
+            return OTHER_BLOCK
     n = values.shape[0] // 2
     n_position, at_position = _doubles_at(data, at + block.shape[0])
     if at_position < 0 or n_position != n:

@@ -144,8 +144,8 @@ class ForwardKinematicsData(AlgorithmData):
         self.placements = Placements(self.values.reshape(self.lead + (nb,)),
                                      self.rotations.reshape(self.lead + (nb, 2, 3, 3)),
                                      self.origins.reshape(self.lead + (nb, 2, 3)))
-        # per call, a q of exactly this shape, float64 and C-contiguous goes to the kernel as
-        # a (samples, nq) view with no further check (forward_kinematics)
+        # per call, a q of exactly this shape, float64, C-contiguous and aligned goes to the
+        # kernel as a (samples, nq) view with no further check (forward_kinematics)
         self.q_shape = self.lead + (model.nq,)
         self.q_samples = (self.samples, model.nq)
         pm = model.compiled.packed

@@ -93,14 +93,25 @@ class FramePlan:
         contiguous float64), in place, with the base body's frame replaced by base_link's
         (one compiled call for a /tf message: ``rotations.turn_poses``)."""
         if self.turn is not None:
-            turn_poses(self.turn, translations, quaternions_xyzw, self._turned[0],
-                       self._turned[1])
+            if translations.shape != (len(self.poses), 3) \
+                    or quaternions_xyzw.shape != (len(self.poses), 4):
+                raise ValueError(f"poses of shapes {translations.shape} and "
+                                 f"{quaternions_xyzw.shape}, expected ({len(self.poses)}, 3) "
+                                 f"and ({len(self.poses)}, 4)")
+            turn_poses(self.turn, translations, quaternions_xyzw, *self._turned)
 
     @functools.cached_property
     def _turned(self) -> tuple[np.ndarray, np.ndarray]:
-        """``turned_parents`` and ``turned_children`` as the kernel takes them."""
-        return (np.array(self.turned_parents, dtype=np.int64),
-                np.array(self.turned_children, dtype=np.int64))
+        """``turned_parents`` and ``turned_children`` as the kernel takes them (it indexes
+        without bounds checks: each an entry of ``poses``)."""
+        turned = (np.array(self.turned_parents, dtype=np.int64),
+                  np.array(self.turned_children, dtype=np.int64))
+        if any(((k < 0) | (k >= len(self.poses))).any() for k in turned) \
+                or np.shape(self.turn) != (3, 3):
+            raise ValueError(f"a frame plan's turned poses {self.turned_parents}, "
+                             f"{self.turned_children}: expected entries of its "
+                             f"{len(self.poses)} poses and a 3x3 turn")
+        return turned
 
 
 def frame_plan(model: Model, pose_parents: Sequence[Optional[str]],

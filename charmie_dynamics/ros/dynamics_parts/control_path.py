@@ -58,11 +58,11 @@ from ..common.stamps import StampGuard, clock_now_ns, to_nanoseconds
 from .cdr import JointStateArrays, JointStateReader, joint_state_arrays
 from .reference import Reference, check_serialized_reference, input_accelerations, read_reference
 from .stale_policy import Action, StalePolicy
-from .steady_path import Taken
 
 if TYPE_CHECKING:
     from ..common.parameter_types import DynamicsParameters
     from .model_slot import ModelSlot
+    from .steady_path import Taken
 
 MAX_IGNORED_NAMES = 256        # distinct ignored (or conflicting) joint names warned about
 MAX_LOGGED_NAME = 80           # characters of a name a log line shows (a hostile one is long)
@@ -351,23 +351,28 @@ class ControlPath:
         """A message the steady path took (checked, stored, gathered): the rest of the
         reference route's steps, in its order of effects, then the evaluation."""
         node, p = self.node, self.node.p
-        self.joint_state_reader.touch(taken.names.block, taken.names.names)
+        self.joint_state_reader.touch(taken.block.block, taken.block.names)
         node.received["joint_states"] += 1
-        layout = taken.names.layout
+        layout = taken.block.layout
         if layout.ignored:
             self._ignored(layout.ignored)
         try:
             if p.joint_state_policy == "merge":
-                self._check_sources(taken.names.source, layout.names)
+                self._check_sources(taken.block.source, layout.names)
                 stamp = taken.merged
             else:
                 stamp = taken.stamp
             self._check_stamp(stamp, now)
-            node.arrivals.append(received)
-            self.stamps.check_rate(stamp, p.publish_rate_limit)
+            self._arrived(stamp, received)
         except InputRejected as exc:
             return self.reject(exc.reason, exc.detail)
         self._evaluate(slot, stamp, now, taken.x, taken.xd, received)
+
+    def _arrived(self, stamp: int, received: float) -> None:
+        """An input past its stamp checks: its arrival counted (the input rate), then the
+        rate limit (``throttled``)."""
+        self.node.arrivals.append(received)
+        self.stamps.check_rate(stamp, self.node.p.publish_rate_limit)
 
     def _read_joint_state(self, message: Union[bytes, JointState], now: Optional[int],
                           received: float) -> Optional[tuple[int, int, np.ndarray, np.ndarray]]:
@@ -425,8 +430,7 @@ class ControlPath:
                 self._check_stamp(stamp, now)
                 self._store(layout, q, v, now, checked=checked)
                 gathered = self._gather(now)
-            node.arrivals.append(received)
-            self.stamps.check_rate(stamp, p.publish_rate_limit)
+            self._arrived(stamp, received)
             # actuator lengths (and odometry) may come on their own topics: not older than
             # the stale timeout
             x, xd = slot.assembler.assemble(now * 1e-9, p.stale_timeout) \
@@ -509,7 +513,7 @@ class ControlPath:
         node, p, slot = self.node, self.node.p, self.node.slot
         efforts = result.efforts
         if beyond_count is not None:
-            feedforward = slot.steady.feedforward.copy()
+            feedforward = slot.steady.mapped.values.copy()
         else:
             if slot.learned is not None:
                 # gravity_only: the model's efforts are those at rest, and so are the network's

@@ -2,7 +2,7 @@
 "one compiled call per message"): a message whose names block was seen before goes from its
 bytes to the inputs' latest values in one call (``measurements.take_joint_state``: the
 stamp, the lengths, the value checks, the store and the gathering), and from the inputs to
-the feedforward in another (``Evaluator.evaluate_mapped``: the evaluation, the feedforward's
+the feedforward in another (``Evaluator.mapping``: the evaluation, the feedforward's
 order, units and clamp, and the effort limits' count). Between the two, in Python, what
 keeps Python state: the stamp checks, the rate limit and the accelerations.
 
@@ -28,15 +28,12 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from ... import jit
-from ...evaluators.evaluator import EffortMap, Evaluator
-from ...evaluators.measurements import (HAS_LAST, LAST, MAX_LEAD, MERGED, NOW, STAMP, STRICT, TAKEN,
-                                        take_joint_state)
+from ...evaluators.evaluator import Evaluator
+from ...evaluators.measurements import (CLOCK_SIZE, HAS_LAST, LAST, MAX_LEAD, MERGED, NOW,
+                                        OTHER_BLOCK, STAMP, STRICT, TAKEN, take_joint_state)
 from ..common.inputs import CompiledChecks, MessageLayout
 from ..common.outputs import FeedforwardMap
-
-#: names blocks remembered (one per publisher on a merged topic), as the reader's cache
-MAX_BLOCKS = 8
-_CLOCK = 7                          # entries of take_joint_state's clock array
+from .cdr import MAX_CACHED_NAME_BLOCKS
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,7 +57,7 @@ class Taken(NamedTuple):
     merged: int
     x: np.ndarray
     xd: np.ndarray
-    names: NamesBlock
+    block: NamesBlock
 
 
 class SteadyPath:
@@ -72,9 +69,8 @@ class SteadyPath:
                  feedforward: FeedforwardMap) -> None:
         self.checks = checks
         assembler = checks.assembler
-        self.evaluator = evaluator
         self.blocks: list[NamesBlock] = []            # newest first
-        self.clock = np.zeros(_CLOCK, dtype=np.int64)
+        self.clock = np.zeros(CLOCK_SIZE, dtype=np.int64)
         self.tolerances, self.times = np.zeros(2), np.zeros(2)
         self.stamp, self.merge = np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64)
         self.codes = np.zeros(2, dtype=np.int64)
@@ -90,11 +86,9 @@ class SteadyPath:
         self._take = jit.fixed_entry(
             take_joint_state, nothing, nothing,
             (entries, np.zeros((2, 0)), np.zeros((2, 0)), none), *self._shared)
-        factors = np.ones(len(feedforward.index)) if feedforward.factors is None \
-            else np.ascontiguousarray(feedforward.factors, dtype=float)
-        self.effort_map = EffortMap(np.array(feedforward.index, dtype=np.int64), factors,
-                                    np.ascontiguousarray(feedforward.effort_limit, dtype=float))
-        self.feedforward = np.zeros(len(feedforward.index))
+        #: the second call; its ``values``: the feedforward of the last evaluation
+        self.mapped = evaluator.mapping(feedforward.index, feedforward.factors,
+                                        feedforward.effort_limit)
 
     def remember(self, block: bytes, names: tuple[str, ...], layout: MessageLayout) -> None:
         """A block whose message the reference read and whose names it accepted."""
@@ -104,7 +98,7 @@ class SteadyPath:
         self.blocks.insert(0, NamesBlock(block, names, layout, hash(frozenset(names)), (
             array, (*self.checks.layout_arrays(layout), np.zeros(2 * len(names))),
             *self._shared)))
-        del self.blocks[MAX_BLOCKS:]
+        del self.blocks[MAX_CACHED_NAME_BLOCKS:]
 
     def take(self, data: bytes, now: int, strict: bool, last: Optional[int], max_lead: int,
              tolerances: tuple[float, float], stale_timeout: float,
@@ -120,17 +114,20 @@ class SteadyPath:
         self.tolerances[0], self.tolerances[1] = tolerances
         self.times[0], self.times[1], self.merge[0] = now * 1e-9, stale_timeout, max_joint_age
         message = np.frombuffer(data, dtype=np.uint8)
-        for k, names in enumerate(self.blocks):
-            if self._take(message, *names.arguments) == TAKEN:
-                if k:
-                    self.blocks.insert(0, self.blocks.pop(k))
-                return Taken(int(clock[STAMP]), int(clock[MERGED]), self.x.copy(),
-                             self.xd.copy(), names)
+        for k, block in enumerate(self.blocks):
+            code = self._take(message, *block.arguments)
+            if code == OTHER_BLOCK:
+                continue
+            if code != TAKEN:                 # its block, left: no other block is its
+                return None
+            if k:
+                self.blocks.insert(0, self.blocks.pop(k))
+            return Taken(int(clock[STAMP]), int(clock[MERGED]), self.x.copy(), self.xd.copy(),
+                         block)
         return None
 
     def evaluate(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray, gravity_only: bool,
                  clamp: bool) -> int:
-        """The second call: the evaluation and the feedforward into :attr:`feedforward`;
-        the number of efforts beyond their limits (the evaluator's errors raised)."""
-        return self.evaluator.evaluate_mapped(x, xd, xdd, gravity_only, self.effort_map,
-                                              clamp, self.feedforward)
+        """The second call: the evaluation and the feedforward into ``mapped.values``; the
+        number of efforts beyond their limits (the evaluator's errors raised)."""
+        return self.mapped(x, xd, xdd, gravity_only, clamp)
