@@ -26,11 +26,12 @@ import numpy as np
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 
+from ...evaluators.measurements import CDR_HEADER
 from ..common.inputs import MAX_JOINT_NAMES, InputRejected
 
 #: little-endian CDR: the only encoding read here without rclpy
 LITTLE_ENDIAN_CDR = b"\x00\x01"
-HEADER = 4
+HEADER = CDR_HEADER        # the encapsulation header's bytes, as the core's reader
 #: name blocks remembered (one per publisher on a merged topic; a healthy robot has a few)
 MAX_CACHED_NAME_BLOCKS = 8
 #: most names of a block remembered: a message with more is read by rclpy alone (finding

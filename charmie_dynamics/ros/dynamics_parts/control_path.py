@@ -58,11 +58,11 @@ from ..common.stamps import StampGuard, clock_now_ns, to_nanoseconds
 from .cdr import JointStateArrays, JointStateReader, joint_state_arrays
 from .reference import Reference, check_serialized_reference, input_accelerations, read_reference
 from .stale_policy import Action, StalePolicy
+from .steady_path import Taken, names_source
 
 if TYPE_CHECKING:
     from ..common.parameter_types import DynamicsParameters
     from .model_slot import ModelSlot
-    from .steady_path import Taken
 
 MAX_IGNORED_NAMES = 256        # distinct ignored (or conflicting) joint names warned about
 MAX_LOGGED_NAME = 80           # characters of a name a log line shows (a hostile one is long)
@@ -227,7 +227,7 @@ class ControlPath:
         given by two publishers (two broadcasters claiming it, a stale driver beside the
         real one): their values alternate in the feedforward. Counted every time
         (``joint_source_conflicts``), each joint named once in a WARN. ``source``: the
-        message's set of names (``hash(frozenset(names))``: a reordering is no other)."""
+        message's set of names (``steady_path.names_source``)."""
         if source == self.last_source:            # every joint it gives is already its own
             return
         self.last_source = source
@@ -417,7 +417,7 @@ class ControlPath:
                 # each joint keeps its own stamp; the merged state's is the newest. A message
                 # older in every joint is time_backwards, unless the clock jumped back
                 self.stamps.check_lead(stamp, now)
-                self._check_sources(hash(frozenset(msg.name)), names)
+                self._check_sources(names_source(msg.name), names)
                 if not (slot.compiled_checks.anything_new(layout, stamp) if checked
                         else slot.assembler.anything_new(names, stamp)):
                     self._check_stamp(stamp, now)

@@ -23,7 +23,7 @@ reference from the evaluation on), either ``joint_state_policy``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -34,6 +34,12 @@ from ...evaluators.measurements import (CLOCK_SIZE, HAS_LAST, LAST, MAX_LEAD, ME
 from ..common.inputs import CompiledChecks, MessageLayout
 from ..common.outputs import FeedforwardMap
 from .cdr import MAX_CACHED_NAME_BLOCKS
+
+
+def names_source(names: Sequence[str]) -> int:
+    """A message's set of names, as the control path tells two publishers apart (a
+    reordering is no other set)."""
+    return hash(frozenset(names))
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,7 +101,7 @@ class SteadyPath:
         if any(known.block == block for known in self.blocks):
             return
         array = np.frombuffer(block, dtype=np.uint8)
-        self.blocks.insert(0, NamesBlock(block, names, layout, hash(frozenset(names)), (
+        self.blocks.insert(0, NamesBlock(block, names, layout, names_source(names), (
             array, (*self.checks.layout_arrays(layout), np.zeros(2 * len(names))),
             *self._shared)))
         del self.blocks[MAX_CACHED_NAME_BLOCKS:]
