@@ -28,9 +28,11 @@ and every frame reaches odom (one TF tree); /robot_description has one publisher
 from __future__ import annotations
 
 import json
+import re
 import sys
 import tempfile
 import unittest
+import warnings
 from collections import defaultdict
 from pathlib import Path
 
@@ -63,6 +65,9 @@ WORK = Path(tempfile.mkdtemp(prefix="charmie_robot_graph_"))
 STOP = WORK / "robot_silent"              # the broadcasters stop once it exists
 FAST, SLOW = broadcasters(MODEL, JOINT_MAP, frequency=0.0)
 STATUS_NAME = "charmie_dynamics: dynamics"
+# the stop limit's tracebacks (run.arm_stop_limit) with rclpy's destroy_node innermost
+DDS_TEARDOWN_HANG = re.compile(r"Timeout \(0:00:\d\d\)!\n.*Thread 0x[0-9a-f]+ \(most recent "
+                               r"call first\):\n[^\n]*rclpy/node\.py\", line \d+ in destroy_node")
 
 
 def _standin(role: str, config: dict) -> ExecuteProcess:
@@ -235,5 +240,17 @@ class TestRobotGraph(unittest.TestCase):
 @launch_testing.post_shutdown_test()
 class TestHardwareShutdown(unittest.TestCase):
 
-    def test_exit_codes(self, proc_info):
-        launch_testing.asserts.assertExitCodes(proc_info)
+    def test_exit_codes(self, proc_info, proc_output):
+        """Every process ends with status 0; a stand-in (not the package's code) may instead
+        end with the stop limit's status 1 where its output shows the limit's tracebacks in
+        rclpy's ``destroy_node``: the DDS participant's teardown hung (seen twice in CI on
+        Jazzy, on a loaded machine; a DDS issue, not reproduced here), said as a warning."""
+        for exited in proc_info:
+            if exited.returncode == 0:
+                continue
+            text = "".join(io.text.decode(errors="replace") for io in proc_output[exited.action])
+            teardown = exited.process_name.startswith("standin_") and exited.returncode == 1 \
+                and DDS_TEARDOWN_HANG.search(text) is not None
+            self.assertTrue(teardown, f"{exited.process_name} exited with code "
+                                      f"{exited.returncode}")
+            warnings.warn(f"{exited.process_name}: its DDS teardown hung (stop limit)")
