@@ -7,10 +7,11 @@ with 6 arrays 0.7 us), a fifth of the articulated-body algorithm's time on a 30-
 robot. :func:`flatten` copies arrays into the buffers once (a model's constants, a Data's
 work arrays); ``header[k]`` is the k-th array's (offset, shape), its shape padded with 1
 to ``DIMS`` axes. In a kernel, ``viewN(buffer, header, k)`` is the k-th array as an
-N-dimensional C-contiguous view (a slice of the buffer, reshaped: no copy; about 16 ns
-each), so the kernels that take arrays are called with these views unchanged. (numpy's
-``as_strided`` makes the views for free but numba types them as of any layout, which made
-the ABA's arithmetic about 3 us slower on Talos.)
+N-dimensional C-contiguous view (a slice of the buffer given its shape by :func:`as_shape`:
+no copy, a few ns each), so the kernels that take arrays are called with these views
+unchanged. (numpy's ``as_strided`` makes the views for free but numba types them as of any
+layout, which made the ABA's arithmetic about 3 us slower on Talos; numba's ``reshape``
+calls a C helper that costs about 16 ns a view, 0.65 us of the evaluator's 40 views.)
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .jit import kernel
+from .jit import ENABLED, kernel
 
 DIMS = 5
 
@@ -47,6 +48,46 @@ def flatten(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.nd
     return header, ints, floats, views
 
 
+if ENABLED:
+    from numba.core import cgutils, types
+    from numba.core.errors import TypingError
+    from numba.core.imputils import impl_ret_borrowed
+    from numba.extending import intrinsic
+    from numba.np.arrayobj import make_array, populate_array
+
+    @intrinsic
+    def as_shape(typingctx, array, shape):
+        """``array`` (one axis, C-contiguous) seen with ``shape`` (a tuple of integers whose
+        product is its length: the caller's promise, as the header's), C-contiguous; the
+        view numba's ``reshape`` makes, without its C helper (kernel)."""
+        if not (isinstance(array, types.Array) and array.ndim == 1 and array.layout == "C"
+                and isinstance(shape, types.UniTuple)
+                and isinstance(shape.dtype, types.Integer)):
+            raise TypingError(f"as_shape: got {array} and {shape}, expected a C-contiguous "
+                              f"array of one axis and a tuple of integers")
+        result = types.Array(array.dtype, shape.count, "C")
+
+        def codegen(context, builder, signature, arguments):
+            source = make_array(array)(context, builder, arguments[0])
+            intp = context.get_value_type(types.intp)
+            dims = [builder.sext(d, intp) if d.type.width < intp.width else d
+                    for d in cgutils.unpack_tuple(builder, arguments[1])]
+            strides, step = [], source.itemsize
+            for d in reversed(dims):
+                strides.insert(0, step)
+                step = builder.mul(step, d)
+            view = make_array(result)(context, builder)
+            populate_array(view, data=source.data, shape=dims, strides=strides,
+                           itemsize=source.itemsize, meminfo=source.meminfo,
+                           parent=source.parent)
+            return impl_ret_borrowed(context, builder, result, view._getvalue())
+        return result(array, shape), codegen
+else:
+    def as_shape(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        """``array`` seen with ``shape`` (plain Python: numpy's reshape)."""
+        return array.reshape(shape)
+
+
 @kernel(inline=True)
 def view1(buffer, header, k):
     """The k-th array of ``buffer`` (module docstring), one axis (kernel)."""
@@ -58,21 +99,21 @@ def view1(buffer, header, k):
 def view2(buffer, header, k):
     """The k-th array of ``buffer``, two axes (kernel)."""
     o, a, b = header[k, 0], header[k, 1], header[k, 2]
-    return buffer[o:o + a * b].reshape((a, b))
+    return as_shape(buffer[o:o + a * b], (a, b))
 
 
 @kernel(inline=True)
 def view3(buffer, header, k):
     """The k-th array of ``buffer``, three axes (kernel)."""
     o, a, b, c = header[k, 0], header[k, 1], header[k, 2], header[k, 3]
-    return buffer[o:o + a * b * c].reshape((a, b, c))
+    return as_shape(buffer[o:o + a * b * c], (a, b, c))
 
 
 @kernel(inline=True)
 def view4(buffer, header, k):
     """The k-th array of ``buffer``, four axes (kernel)."""
     o, a, b, c, d = header[k, 0], header[k, 1], header[k, 2], header[k, 3], header[k, 4]
-    return buffer[o:o + a * b * c * d].reshape((a, b, c, d))
+    return as_shape(buffer[o:o + a * b * c * d], (a, b, c, d))
 
 
 @kernel(inline=True)
@@ -80,4 +121,4 @@ def view5(buffer, header, k):
     """The k-th array of ``buffer``, five axes (kernel)."""
     o, a, b, c, d, e = (header[k, 0], header[k, 1], header[k, 2], header[k, 3], header[k, 4],
                         header[k, 5])
-    return buffer[o:o + a * b * c * d * e].reshape((a, b, c, d, e))
+    return as_shape(buffer[o:o + a * b * c * d * e], (a, b, c, d, e))

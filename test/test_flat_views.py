@@ -15,12 +15,17 @@ on-disk cache is what keeps start-up in seconds; a generator writing the four fu
 """
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
 from charmie_dynamics.dynamics.aba import ArticulatedBodyWork, work_view
 from charmie_dynamics.dynamics.inverse import InverseDynamicsBuffers, buffers_view
-from charmie_dynamics.flat import flatten
+from charmie_dynamics.evaluators.evaluator import Evaluator, _unflat
+from charmie_dynamics.flat import flatten, view1, view2, view3, view4, view5
+from charmie_dynamics.kinematics.state import state_samples
+from charmie_dynamics.mechanisms.auxiliary import segment_names
 from charmie_dynamics.model.packed import PackedModel, packed_model_view
 from charmie_dynamics.simulation import actuated_step
 from charmie_dynamics.simulation.actuated_step import (HeldInput, HeldStepData, HeldStepWork,
@@ -94,3 +99,57 @@ def test_flatten_refuses_what_it_cannot_view():
         flatten([np.zeros((1,) * 6)])
     with pytest.raises(ValueError, match="expected integers or floats"):
         flatten([np.zeros(2, dtype=bool)])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_as_shape_is_numpys_reshape(dtype):
+    """flat.as_shape (numba's view without reshape's C helper) against numpy's reshape for one
+    to five axes: the same values, shape and C strides, the buffer's own memory (a write
+    through the view reaches it), and a view that outlives the kernel and the buffer's name."""
+    buffer = np.arange(2 * 3 * 4 * 5 * 6).astype(dtype)
+    for shape in [(720,), (24, 30), (4, 6, 30), (2, 3, 4, 30), (2, 3, 4, 5, 6), (1, 720)]:
+        view = {1: view1, 2: view2, 3: view3, 4: view4, 5: view5}[len(shape)](
+            buffer, np.array([[0, *shape, *(1,) * (5 - len(shape))]], dtype=np.int64), 0)
+        want = buffer.reshape(shape)
+        assert view.shape == want.shape and view.strides == want.strides and view.dtype == dtype
+        assert view.flags.c_contiguous and np.shares_memory(view, buffer)
+        np.testing.assert_array_equal(view, want)
+    view[0, 0] = 7          # the last view: (1, 720)
+    assert buffer[0] == 7
+    del buffer, want
+    gc.collect()
+    assert view[0, 0] == 7 and view[0, -1] == 719
+
+
+def test_the_evaluators_block_is_its_arrays(charmie):
+    """The evaluator's rows (_LOADS ... _OUTPUTS, named by hand): each array the kernel views
+    is the one the evaluator's Python side reads (the same memory and shape); with
+    gravity_only, zero rates and accelerations."""
+    evaluator = Evaluator(charmie)
+    state, inverse, segments, poses, outputs = _unflat(evaluator.flat, False)
+    for view, mine in zip(state, state_samples(evaluator.state)):
+        assert view.shape == mine.shape and np.shares_memory(view, mine)
+    for view, mine in zip(inverse[1], evaluator.applied):
+        assert view.shape == mine.shape and view.dtype == mine.dtype
+        assert mine.size == 0 or np.shares_memory(view, mine)
+    assert inverse[2] is not None and np.shares_memory(inverse[2], evaluator.state.q)
+    assert np.shares_memory(inverse[3], evaluator.state.qd)
+    assert np.shares_memory(inverse[4], evaluator.state.qdd)
+    for view, mine in zip(inverse[5], evaluator.data.buffers):
+        assert view.shape == mine.shape and np.shares_memory(view, mine)
+    n_segments = len(segment_names(charmie))
+    assert [a.shape for a in segments] == [(n_segments, 2, 3), (n_segments,),
+                                          (n_segments, 1, 3, 3)]
+    moving, hanging, slots = poses
+    assert [charmie.body_names[i] for i in moving] + \
+        [charmie.body_names[i] for i in hanging] == [
+            evaluator.frames.children[k] if k < len(moving) else
+            evaluator.frames.parents[k] for k in range(len(evaluator.frames.children))]
+    assert [evaluator.input_names[s] for s in slots] == list(charmie.actuator_names)
+    for view, mine in zip(outputs, (evaluator.result.efforts, evaluator.result.translations,
+                                    evaluator.result.quaternions)):
+        assert view.shape == mine.shape and np.shares_memory(view, mine)
+    _, resting, *_ = _unflat(evaluator.flat, True)
+    assert not np.shares_memory(resting[3], evaluator.state.qd)
+    np.testing.assert_array_equal(resting[3], 0.0)
+    np.testing.assert_array_equal(resting[4], 0.0)

@@ -12,7 +12,7 @@ Every array keeps the state's leading sample axes: one call evaluates a whole ba
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -272,12 +272,22 @@ class InverseDynamicsData(AlgorithmData):
     many states, where writing every body's intermediate results would cost more memory
     traffic than the arithmetic)."""
 
-    def __init__(self, model: Model, lead: tuple[int, ...] = (), keep: str = "all") -> None:
+    def __init__(self, model: Model, lead: tuple[int, ...] = (), keep: str = "all",
+                 buffers: Optional[InverseDynamicsBuffers] = None) -> None:
+        """``buffers``: the kernel's buffers in the caller's memory (the evaluator's
+        flattened block, evaluators/evaluator.py), of the shapes this data would build;
+        new ones when omitted."""
         if keep not in ("all", "efforts"):
             raise ValueError(f"keep: got {keep!r}, expected 'all' or 'efforts'")
         super().__init__(model, lead)
         S = self.samples
         named = inverse_dynamics_buffers(model, model.n_bodies, S, keep)
+        if buffers is not None:
+            if [a.shape for a in buffers] != [a.shape for a in named] \
+                    or any(a.dtype != np.float64 for a in buffers):
+                raise ValueError(f"buffers of shapes {[a.shape for a in buffers]}, expected "
+                                 f"{[a.shape for a in named]}, float64 ({model.name})")
+            named = InverseDynamicsBuffers(*buffers)
         self.buffers = tuple(named)          # a plain tuple: the kernel's dispatch is faster
         self.packed = model.compiled.packed_args      # the kernel's model argument
         b = {k: (v.reshape(self.lead + v.shape[1:]) if keep == "all" or k not in PER_BODY
@@ -333,9 +343,7 @@ def kernel_arguments(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
     """The arguments of the inverse-dynamics kernel, in its order: the packed model (held by
     ``data``, built for its model), the applied loads, the (samples, n) states and
     ``data``'s buffers (plain tuples, see the kernel). The one place that spells them out:
-    :func:`run_inverse_dynamics` and
-    ``evaluators.evaluator`` (which builds them once and calls the kernel inside its own)
-    take them from here."""
+    :func:`run_inverse_dynamics` and the closed chains' dynamics take them from here."""
     return data.packed, applied, q, qd, qdd, data.buffers
 
 

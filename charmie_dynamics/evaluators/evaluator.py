@@ -23,7 +23,8 @@ import numpy as np
 
 from .. import jit
 from ..dynamics.inverse import (NO_LOADS, InverseDynamicsBuffers, InverseDynamicsData, Loads,
-                                _inverse_dynamics_batch, kernel_arguments)
+                                _inverse_dynamics_batch, buffers_view, inverse_dynamics_buffers)
+from ..flat import flatten, view1, view2, view3, view4
 from ..jit import kernel
 from ..kinematics.indirect import check_length
 from ..kinematics.state import (JointSpaceState, inputs_from_dict, resolve_state,
@@ -32,7 +33,7 @@ from ..layout import IN_PARENT, IN_WORLD
 from ..linalg import column, mat, mat_mul, mat_t_vec, sub, vec
 from ..mechanisms.auxiliary import auxiliary_segments_sample, balancer_range_error, segment_names
 from ..model.model import JointType, Model
-from ..model.packed import unflat_packed
+from ..model.packed import PackedModel, unflat_packed
 from ..model.rotations import quaternion_of
 
 #: Around the kernel: compiled, overflow gives inf silently (numba's numpy error model);
@@ -114,20 +115,67 @@ def _evaluate(x, xd, xdd, state, inverse, segments, poses, outputs):
     return -1, failed, math.isfinite(total)
 
 
+# The header rows (flat.py) of the arrays the evaluator flattens into one block, in order:
+# the packed model (first: the block is also the packed model's flat form, unflat_packed),
+# the applied loads (body indices, values), the state's seven (1, k) arrays, (1, n) zeros
+# (gravity compensation's rates), the inverse-dynamics buffers, the auxiliary segments
+# (ends, lengths, frames), the poses' bodies (moving, hanging, actuator slots) and the
+# outputs (efforts, translations, xyzw).
+_LOADS = len(PackedModel._fields)
+_STATE = _LOADS + 2
+_ZEROS = _STATE + 7
+_BUFFERS = _ZEROS + 1
+_SEGMENTS = _BUFFERS + len(InverseDynamicsBuffers._fields)
+_POSES = _SEGMENTS + 3
+_OUTPUTS = _POSES + 3
+
+
+@kernel(inline=True)
+def _unflat(flat, gravity_only):
+    """:func:`_evaluate`'s arguments after the inputs, as views of the evaluator's block
+    ``flat`` = (header, ints, floats) (kernel); with ``gravity_only``, zero rates and
+    accelerations for the inverse dynamics."""
+    header, ints, floats = flat
+    state = (view2(floats, header, _STATE), view2(floats, header, _STATE + 1),
+             view2(floats, header, _STATE + 2), view2(floats, header, _STATE + 3),
+             view2(floats, header, _STATE + 4), view2(floats, header, _STATE + 5),
+             view2(floats, header, _STATE + 6))
+    zeros = view2(floats, header, _ZEROS)
+    qd, qdd = (zeros, zeros) if gravity_only else (state[1], state[2])
+    inverse = (flat, (view1(ints, header, _LOADS), view3(floats, header, _LOADS + 1)),
+               state[0], qd, qdd, buffers_view(header, floats, _BUFFERS))
+    segments = (view3(floats, header, _SEGMENTS), view1(floats, header, _SEGMENTS + 1),
+                view4(floats, header, _SEGMENTS + 2))
+    poses = (view1(ints, header, _POSES), view1(ints, header, _POSES + 1),
+             view1(ints, header, _POSES + 2))
+    outputs = (view1(floats, header, _OUTPUTS), view2(floats, header, _OUTPUTS + 1),
+               view2(floats, header, _OUTPUTS + 2))
+    return state, inverse, segments, poses, outputs
+
+
+@kernel
+def _evaluate_flat(x, xd, xdd, flat, gravity_only):
+    """:func:`_evaluate` on the evaluator's block (:func:`_unflat`; kernel): numba unboxes
+    five arrays per call instead of the 37 of the arrays one by one, about 1 us of an
+    11 us call (benchmarks/bench_dynamics.py's evaluator)."""
+    return _evaluate(x, xd, xdd, *_unflat(flat, gravity_only))
+
+
 @kernel(hold_gil=True)
-def _evaluate_mapped(x, xd, xdd, state, inverse, segments, poses, outputs, mapping):
-    """:func:`_evaluate`, then its efforts in another order and units (kernel): ``mapping``
+def _evaluate_mapped(x, xd, xdd, flat, gravity_only, mapping):
+    """:func:`_evaluate_flat`, then its efforts in another order and units (kernel): ``mapping``
     = (an :class:`EffortMap`, clamp, mapped); ``mapped[j]`` = efforts[index[j]], clipped at
     +-limits[index[j]] with ``clamp``, times factors[j]. Returns _evaluate's three results
     and the number of efforts beyond their limits (0 where the evaluation failed). Keeps the
     GIL: on a control path, a thread taking it while the kernel runs would hold the caller
     up to the switch interval after it."""
-    bad, failed, finite = _evaluate(x, xd, xdd, state, inverse, segments, poses, outputs)
+    arguments = _unflat(flat, gravity_only)
+    bad, failed, finite = _evaluate(x, xd, xdd, *arguments)
     if bad >= 0 or failed >= 0 or not finite:
         return bad, failed, finite, 0
     effort_map, clamp, mapped = mapping
     index, factors, limits = effort_map
-    efforts = outputs[0]
+    efforts = arguments[4][0]
     beyond = 0
     for c in range(limits.shape[0]):
         if abs(efforts[c]) > limits[c]:
@@ -169,9 +217,9 @@ class MappedEvaluation:
         :meth:`Evaluator.__call__`; :attr:`values` is then left as it was."""
         evaluator = self.evaluator
         x, xd, xdd = evaluator._inputs(x, xd, xdd)
-        entry, arguments = evaluator._mapped_calls[bool(gravity_only)]
-        bad, failed, finite, beyond = entry(x, xd, xdd, *arguments,
-                                            (self.effort_map, bool(clamp), self.values))
+        bad, failed, finite, beyond = evaluator._mapped_entry(
+            x, xd, xdd, evaluator.flat, bool(gravity_only),
+            (self.effort_map, bool(clamp), self.values))
         if bad >= 0 or failed >= 0 or not finite:
             evaluator._raise(x, bad, failed)
         return beyond
@@ -187,7 +235,7 @@ def _silenced(function):
 
 #: The kernel as the evaluator calls it: compiled, itself (its entry point is taken); as
 #: plain Python, with numpy's warnings silenced at each call
-_evaluate_quietly = _evaluate if jit.ENABLED else _silenced(_evaluate)
+_evaluate_quietly = _evaluate_flat if jit.ENABLED else _silenced(_evaluate_flat)
 _evaluate_mapped_quietly = _evaluate_mapped if jit.ENABLED else _silenced(_evaluate_mapped)
 
 
@@ -200,18 +248,18 @@ class Evaluator:
                  applied: tuple[np.ndarray, np.ndarray] = NO_LOADS,
                  first: Optional[np.ndarray] = None) -> None:
         """``applied``: loads applied at every call, packed as inverse dynamics packs its
-        payloads and external wrenches (body indices, (k, 4, 3) values); the caller may
-        change the values between calls (the loop evaluator's cut wrenches). ``first``: the
-        inputs of the first evaluation, at rest, which compiles (or loads) the kernel and
-        checks that the model assembles there: the model's default inputs when omitted (the
-        loop evaluator gives its tree the loops' assembled configuration)."""
+        payloads and external wrenches (body indices, (k, 4, 3) values), copied into the
+        evaluator's block: a caller that changes them between calls (the loop evaluator's
+        cut wrenches) writes :attr:`applied`. ``first``: the inputs of the first evaluation,
+        at rest, which compiles (or loads) the kernel and checks that the model assembles
+        there: the model's default inputs when omitted (the loop evaluator gives its tree
+        the loops' assembled configuration)."""
         self.model = model
         self.input_names: tuple[str, ...] = tuple(model.input_names)
         n = model.n_coordinates
-        # the state at the default inputs: the buffer, and proof that the model assembles
-        self.state = resolve_state(model, *inputs_from_dict(model))
-        self.data = InverseDynamicsData(model)
-        loads = self.data.loads
+        # the state at the default inputs: proof that the model assembles, and the state
+        # buffers' first values
+        resolved = resolve_state(model, *inputs_from_dict(model))
         segments = segment_names(model)
         moving = [i for i in range(model.n_bodies) if model.joint_type[i] != JointType.FIXED]
         names = model.body_names
@@ -220,47 +268,44 @@ class Evaluator:
             + tuple(names[body] for _, _, body in segments),
             tuple(names[i] for i in moving) + tuple(name for name, _, _ in segments))
         n_poses = len(moving) + len(segments)
+        # every array of the kernel but the inputs, in one block (the rows _LOADS ...
+        # _OUTPUTS); the state, the loads and the results are views of it
+        header, ints, floats, views = flatten([
+            *model.compiled.packed, np.asarray(applied[0], dtype=np.int64),
+            np.asarray(applied[1], dtype=float), *state_samples(resolved), np.zeros((1, n)),
+            *inverse_dynamics_buffers(model, model.n_bodies, 1, "all"),
+            np.empty((len(segments), 2, 3)), np.empty(len(segments)),
+            np.empty((len(segments), 1, 3, 3)),
+            np.array(moving, dtype=np.int64),
+            np.array([body for _, _, body in segments], dtype=np.int64),
+            np.array([model.input_names.index(a) for a in model.actuator_names],
+                     dtype=np.int64),
+            np.empty(n), np.empty((n_poses, 3)), np.empty((n_poses, 4))])
+        self.flat = (header, ints, floats)
+        self.applied: tuple[np.ndarray, np.ndarray] = (views[_LOADS], views[_LOADS + 1])
+        self.state = JointSpaceState(*(v.reshape(v.shape[1:]) for v in views[_STATE:_ZEROS]))
+        self.data = InverseDynamicsData(model, buffers=InverseDynamicsBuffers(
+            *views[_BUFFERS:_SEGMENTS]))
+        loads = self.data.loads
         self._zeros = np.zeros(n)
-        self._efforts = np.empty(n)
-        self._translations = np.empty((n_poses, 3))
-        self._xyzw = np.empty((n_poses, 4))
-        self._segments = (np.empty((len(segments), 2, 3)), np.empty(len(segments)),
-                          np.empty((len(segments), 1, 3, 3)))
-        self._state = state_samples(self.state)
-        q, qd, qdd = self._state[:3]
-        # the arguments of inverse_dynamics' kernel, without payloads: with the state's
-        # rates, and with zero rates for gravity compensation
-        zeros = self.data.zeros
-        self._inverse = {False: kernel_arguments(q, qd, qdd, self.data, applied),
-                         True: kernel_arguments(q, zeros, zeros, self.data, applied)}
-        self._tail = (self._segments,
-                      (np.array(moving, dtype=np.int64),
-                       np.array([body for _, _, body in segments], dtype=np.int64),
-                       np.array([model.input_names.index(a) for a in model.actuator_names],
-                                dtype=np.int64)),
-                      (self._efforts, self._translations, self._xyzw))
+        self._efforts, self._translations, self._xyzw = views[_OUTPUTS:]
         self.result = Evaluation(self._efforts, loads.actuator_force, self.state, loads,
                                  self._translations, self._xyzw)
-        # compiles (or loads) the kernel now; every later call has these types (the inputs
-        # made contiguous float64 of shape (n,), the buffers the evaluator's own): one entry
-        # for each set of arguments, taken for the types of that set
+        # compiles (or loads) the kernels now; every later call has these types (the inputs
+        # made contiguous float64 of shape (n,), the block the evaluator's own): their entry
+        # points, taken for those types
         x0, xd0, xdd0 = (np.ascontiguousarray(v, dtype=float) for v in inputs_from_dict(model))
         if first is not None:
             x0 = np.array(first, dtype=float)
         self._shape = (n,)
-        self._calls = {}            # gravity_only: (the entry, its arguments after the inputs)
-        self._mapped_calls = {}     # the same for MappedEvaluation
+        self._entry = jit.fixed_entry(_evaluate_quietly, x0, xd0, xdd0, self.flat, False)
         # an effort map of the types every map has (mapping)
         n_inputs = len(self.input_names)
         identity = EffortMap(np.arange(n_inputs, dtype=np.int64), np.ones(n_inputs),
                              np.full(n_inputs, np.inf))
-        for gravity, inverse in self._inverse.items():
-            arguments = (self._state, inverse, *self._tail)
-            self._calls[gravity] = (jit.fixed_entry(_evaluate_quietly, x0, xd0, xdd0,
-                                                    *arguments), arguments)
-            self._mapped_calls[gravity] = (jit.fixed_entry(
-                _evaluate_mapped_quietly, x0, xd0, xdd0, *arguments,
-                (identity, False, np.zeros(n_inputs))), arguments)
+        self._mapped_entry = jit.fixed_entry(_evaluate_mapped_quietly, x0, xd0, xdd0,
+                                             self.flat, False,
+                                             (identity, False, np.zeros(n_inputs)))
         self(x0, xd0, xdd0)                  # the checks of the default inputs
 
     def __call__(self, x: np.ndarray, xd: np.ndarray, xdd: np.ndarray,
@@ -275,8 +320,7 @@ class Evaluator:
         # a node's every input comes here: attribute lookups and Python calls kept few
         # (about 2 us of a 12 us call were this wrapper's)
         x, xd, xdd = self._inputs(x, xd, xdd)
-        entry, arguments = self._calls[bool(gravity_only)]
-        bad, failed, finite = entry(x, xd, xdd, *arguments)
+        bad, failed, finite = self._entry(x, xd, xdd, self.flat, bool(gravity_only))
         if bad >= 0 or failed >= 0 or not finite:
             self._raise(x, bad, failed)
         return self.result

@@ -76,7 +76,7 @@ from ..mechanisms.closed_chains.compiled import (OK, Embedding, EmbeddingBuffers
 from ..model.model import Model
 from ..model.packed import unflat_packed
 from ..model.validation import ModelError
-from .evaluator import Evaluation, Evaluator, NonFiniteLoads, _evaluate, _quiet
+from .evaluator import Evaluation, Evaluator, NonFiniteLoads, _evaluate, _quiet, _unflat
 
 __all__ = ["LoopEvaluator", "LoopJumpError", "LoopSingularityError", "MaxJumpError",
            "NonFiniteInput", "PathError", "PathResult", "assembled_evaluator", "evaluator_for"]
@@ -169,8 +169,9 @@ def loop_sample(pm, lp, x, xd, xdd, start, b, extra, tree):
     """One call of :class:`LoopEvaluator` (module docstring, steps 1-3), inner kernel: the
     embedding followed from ``start``, the tree's evaluator (evaluator._evaluate) without
     and with the cut wrenches, the multipliers and tau = G^T (H qdd + b). ``extra``: (the
-    applied loads, the first cut row, tau, the multipliers' buffers); ``tree``: _evaluate's
-    arguments after the state. Returns (stage, status or balancer, group, value)."""
+    applied loads, the first cut row, tau, the multipliers' buffers); ``tree``: (the tree
+    evaluator's block, gravity_only), evaluator._unflat's arguments. Returns (stage, status
+    or balancer, group, value)."""
     loads, first, tau, multiplier_buffers = extra
     status, g, value = embed_sample(pm, lp, x, xd, xdd, start, True, b)
     if status != OK:
@@ -179,8 +180,9 @@ def loop_sample(pm, lp, x, xd, xdd, start, b, extra, tree):
         for k in range(3):
             loads[r, LOAD_FORCE, k] = 0.0
             loads[r, LOAD_TORQUE, k] = 0.0
-    efforts = tree[4][0]                     # _evaluate's outputs: (efforts, translations, xyzw)
-    bad, failed, finite = _evaluate(b.q, b.qd, b.qdd, *tree)   # efforts: H qdd + b
+    arguments = _unflat(tree[0], tree[1])
+    efforts = arguments[4][0]           # _evaluate's outputs: (efforts, translations, xyzw)
+    bad, failed, finite = _evaluate(b.q, b.qd, b.qdd, *arguments)   # efforts: H qdd + b
     if failed >= 0:
         return BALANCER, failed, -1, 0.0
     if not finite:
@@ -199,7 +201,7 @@ def loop_sample(pm, lp, x, xd, xdd, start, b, extra, tree):
     if not math.isfinite(total):
         return LOOP_NOT_FINITE, 0, -1, 0.0
     _cut_wrenches(lp, b.rotations, b.origins, mb.lam, loads, first)
-    bad, failed, finite = _evaluate(b.q, b.qd, b.qdd, *tree)
+    bad, failed, finite = _evaluate(b.q, b.qd, b.qdd, *arguments)
     if failed >= 0:
         return BALANCER, failed, -1, 0.0
     if not finite:
@@ -302,8 +304,10 @@ class LoopEvaluator:
         self._zeros = np.zeros(len(self.input_names))
         self._wrapped = np.empty(len(self.input_names))
         self._independent = PackedLoops(*self.embedding.loops).independent
-        self._extra = (load_vec, len(given_body), self._tau, self.embedding.multiplier_buffers)
-        self._trees = {g: arguments for g, (_, arguments) in self.tree._calls.items()}
+        # the cut wrenches are written into the tree evaluator's own copy of the loads
+        self._extra = (self.tree.applied[1], len(given_body), self._tau,
+                       self.embedding.multiplier_buffers)
+        self._trees = {g: (self.tree.flat, g) for g in (False, True)}
         named = self.embedding.named
         self._iterations = np.zeros_like(named.iterations)
         self._residual = np.zeros_like(named.residual)
