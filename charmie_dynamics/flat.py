@@ -65,12 +65,13 @@ if ENABLED:
                 and isinstance(shape.dtype, types.Integer)):
             raise TypingError(f"as_shape: got {array} and {shape}, expected a C-contiguous "
                               f"array of one axis and a tuple of integers")
-        result = types.Array(array.dtype, shape.count, "C")
+        result = array.copy(ndim=shape.count, layout="C")     # read-only stays read-only
 
         def codegen(context, builder, signature, arguments):
             source = make_array(array)(context, builder, arguments[0])
             intp = context.get_value_type(types.intp)
-            dims = [builder.sext(d, intp) if d.type.width < intp.width else d
+            extend = builder.sext if shape.dtype.signed else builder.zext
+            dims = [extend(d, intp) if d.type.width < intp.width else d
                     for d in cgutils.unpack_tuple(builder, arguments[1])]
             strides, step = [], source.itemsize
             for d in reversed(dims):
@@ -89,31 +90,40 @@ else:
 
 
 @kernel(inline=True)
+def _span(buffer, start, size):
+    """``buffer[start:start + size]``, refused where it would end beyond the buffer (a
+    header that is not the buffer's: as_shape trusts the size) (kernel)."""
+    if start < 0 or start + size > buffer.shape[0]:
+        raise ValueError("flat: a view beyond the end of its buffer (a header that is not "
+                         "its buffer's)")
+    return buffer[start:start + size]
+
+
+@kernel(inline=True)
 def view1(buffer, header, k):
     """The k-th array of ``buffer`` (module docstring), one axis (kernel)."""
-    o = header[k, 0]
-    return buffer[o:o + header[k, 1]]
+    return _span(buffer, header[k, 0], header[k, 1])
 
 
 @kernel(inline=True)
 def view2(buffer, header, k):
     """The k-th array of ``buffer``, two axes (kernel)."""
     o, a, b = header[k, 0], header[k, 1], header[k, 2]
-    return as_shape(buffer[o:o + a * b], (a, b))
+    return as_shape(_span(buffer, o, a * b), (a, b))
 
 
 @kernel(inline=True)
 def view3(buffer, header, k):
     """The k-th array of ``buffer``, three axes (kernel)."""
     o, a, b, c = header[k, 0], header[k, 1], header[k, 2], header[k, 3]
-    return as_shape(buffer[o:o + a * b * c], (a, b, c))
+    return as_shape(_span(buffer, o, a * b * c), (a, b, c))
 
 
 @kernel(inline=True)
 def view4(buffer, header, k):
     """The k-th array of ``buffer``, four axes (kernel)."""
     o, a, b, c, d = header[k, 0], header[k, 1], header[k, 2], header[k, 3], header[k, 4]
-    return as_shape(buffer[o:o + a * b * c * d], (a, b, c, d))
+    return as_shape(_span(buffer, o, a * b * c * d), (a, b, c, d))
 
 
 @kernel(inline=True)
@@ -121,4 +131,4 @@ def view5(buffer, header, k):
     """The k-th array of ``buffer``, five axes (kernel)."""
     o, a, b, c, d, e = (header[k, 0], header[k, 1], header[k, 2], header[k, 3], header[k, 4],
                         header[k, 5])
-    return as_shape(buffer[o:o + a * b * c * d * e], (a, b, c, d, e))
+    return as_shape(_span(buffer, o, a * b * c * d * e), (a, b, c, d, e))

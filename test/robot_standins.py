@@ -5,6 +5,7 @@
     python robot_standins.py rsp CONFIG.json           # robot_state_publisher
     python robot_standins.py effort_controller CONFIG.json  # spawner + effort controller
     python robot_standins.py trajectory_controller CONFIG.json  # a JTC's action
+    python robot_standins.py managed CONFIG.json       # a managed node, slow to configure
 
 They behave as the real ones do where the dynamics node meets them:
 
@@ -35,12 +36,14 @@ import json
 import math
 import os
 import sys
+import time
 import xml.etree.ElementTree as ET
 
 import numpy as np
 from geometry_msgs.msg import TransformStamped
 from lifecycle_msgs.srv import GetState
 from nav_msgs.msg import Odometry
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -320,8 +323,24 @@ class TrajectoryController(Node):
         return Result(error_code=Result.SUCCESSFUL, error_string="stand-in: done")
 
 
+class Managed(LifecycleNode):
+    """A managed node whose configure takes ``configure_s`` seconds, as the dynamics node's
+    (its model read, its kernels loaded) takes about a second: it prints "configuring" as
+    the transition starts, for a test to time a Ctrl-C into it."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config.get("name", "managed"))
+        self.configure_s = float(config["configure_s"])
+
+    def on_configure(self, state) -> TransitionCallbackReturn:
+        print("configuring", flush=True)
+        time.sleep(self.configure_s)
+        return TransitionCallbackReturn.SUCCESS
+
+
 ROLES = {"broadcaster": Broadcaster, "odometry": BaseOdometry, "rsp": StatePublisher,
-         "effort_controller": EffortController, "trajectory_controller": TrajectoryController}
+         "effort_controller": EffortController, "trajectory_controller": TrajectoryController,
+         "managed": Managed}
 
 
 def main() -> None:

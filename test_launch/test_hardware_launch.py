@@ -23,7 +23,8 @@ dynamics at the mapped state to 1e-9, its stamped copy (feedforward_states) hold
 numbers under hardware names; once the broadcasters stop, the safe policy's (gravity at the
 last state); no frame on /tf or /tf_static has two publishers, base_link one parent (odom)
 and every frame reaches odom (one TF tree); /robot_description has one publisher
-(robot_state_publisher); the loads carry the base frame; every process exits with status 0.
+(robot_state_publisher); the loads carry the base frame; every process exits with status 0
+(a stand-in whose DDS teardown hung: see TestHardwareShutdown).
 """
 from __future__ import annotations
 
@@ -241,10 +242,12 @@ class TestRobotGraph(unittest.TestCase):
 class TestHardwareShutdown(unittest.TestCase):
 
     def test_exit_codes(self, proc_info, proc_output):
-        """Every process ends with status 0; a stand-in (not the package's code) may instead
-        end with the stop limit's status 1 where its output shows the limit's tracebacks in
-        rclpy's ``destroy_node``: the DDS participant's teardown hung (seen twice in CI on
-        Jazzy, on a loaded machine; a DDS issue, not reproduced here), said as a warning."""
+        """Every process ends with status 0. A stand-in of the robot's nodes (which run the
+        package's ``run_node``, as the package's nodes do) may instead end with the stop
+        limit's status 1 where its output shows the limit's tracebacks with rclpy's
+        ``destroy_node`` innermost: the rcl node's DDS teardown hung (seen twice in CI on
+        Jazzy, on a loaded machine, in stand-ins; not reproduced here), said as a warning.
+        The package's own nodes get no such allowance."""
         for exited in proc_info:
             if exited.returncode == 0:
                 continue

@@ -72,7 +72,8 @@ class Evaluation:
 @kernel
 def _evaluate(x, xd, xdd, state, inverse, segments, poses, outputs):
     """resolve_state, inverse dynamics, auxiliary segments and poses of one sample (kernel);
-    ``inverse``: the inverse-dynamics kernel's arguments (inverse.kernel_arguments);
+    ``inverse``: the inverse-dynamics kernel's arguments (model, applied loads, q, qd, qdd,
+    buffers: :func:`_unflat` builds them, the evaluator's whole block as the model);
     ``poses`` = (the moving bodies, the bodies the segments hang from, the actuators' input
     slots); ``outputs`` = (efforts, translations, xyzw). Returns (actuator out of its stroke
     or -1, balancer that cannot reach or -1, finite)."""

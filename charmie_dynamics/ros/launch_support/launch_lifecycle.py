@@ -30,14 +30,25 @@ from launch.actions import OpaqueFunction, RegisterEventHandler
 from launch.event_handlers import OnProcessStart
 
 POLL_PERIOD = 0.05      # s between looks at the node's change_state service and response
+TRANSITIONS = {Transition.TRANSITION_CONFIGURE: "configure",
+               Transition.TRANSITION_ACTIVATE: "activate"}
 
 
 def _request(node: LifecycleNode, transition: int, context: LaunchContext) -> None:
     """Request ``transition`` of ``node`` once its change_state service is ready (a worker
     thread of the launch); a launch shutting down, or the node's process ending, ends the
-    wait at any point, and a refused transition is logged."""
-    ros_node = get_ros_node(context)
-    client = ros_node.create_client(ChangeStateService, f"{node.node_name}/change_state")
+    wait at any point, and a refused transition is logged. Nothing is requested once the
+    launch is shutting down: its ROS node may be destroyed already (a configure that ends
+    after Ctrl-C emits the activation then)."""
+    if context.is_shutdown:
+        return
+    try:
+        ros_node = get_ros_node(context)
+        client = ros_node.create_client(ChangeStateService, f"{node.node_name}/change_state")
+    except Exception:           # noqa: BLE001 - the launch's ROS node destroyed: shutting down
+        if context.is_shutdown:
+            return
+        raise
 
     def waiting() -> bool:
         return not context.is_shutdown and node.return_code is None
@@ -56,7 +67,8 @@ def _request(node: LifecycleNode, transition: int, context: LaunchContext) -> No
                 future.cancel()
             elif not future.result().success:
                 launch.logging.get_logger(__name__).error(
-                    f"{node.node_name}: transition {transition} refused")
+                    f"{node.node_name}: transition {TRANSITIONS.get(transition, transition)} "
+                    "refused")
         except Exception:       # noqa: BLE001 - the launch's ROS node destroyed: shutting down
             if not context.is_shutdown:
                 raise
