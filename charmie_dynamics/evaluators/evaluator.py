@@ -131,7 +131,7 @@ _POSES = _SEGMENTS + 3
 _OUTPUTS = _POSES + 3
 
 
-@kernel(inline=True)
+@kernel
 def _unflat(flat, gravity_only):
     """:func:`_evaluate`'s arguments after the inputs, as views of the evaluator's block
     ``flat`` = (header, ints, floats) (kernel); with ``gravity_only``, zero rates and
