@@ -1,12 +1,12 @@
 """Benchmark of the dynamics node as CHARMIE runs it: model_loader and dynamics as separate
 processes over real DDS (loopback only), fed joint_states from this process.
 
-    .venv/bin/python benchmarks/bench_node.py [--rate 1000] [--duration 30]
+    .venv/bin/python benchmarks/bench_node.py [--rate 1000] [--duration 30] [--window 2]
                                               [--runs echo,busy300,a,b]
                                               [--out benchmarks/results/node_latest.json]
 
-Runs one after the other, each with fresh node processes in a DDS domain of its own, fed
-by the same publisher:
+Runs, each with node processes of its own in a DDS domain of its own, all started before
+the measurement and fed by the same publisher, which takes turns between them (below):
 
 * (echo) the floor: benchmarks/echo_node.py, the least an rclpy node does with each input
   (subscribe JointState with the dynamics node's input QoS under its default policy, merge:
@@ -41,11 +41,28 @@ stamp (wall clock, ns). The publisher uses the node's own sensor-data QoS (best 
 
 Pacing: a plain thread (no rclpy timer) with absolute deadlines from ``time.perf_counter``
 and ``time.sleep`` until each deadline (the sleep releases the GIL, so this process's
-executor, spinning in the main thread, keeps receiving; sleep overshoot is some tens of us
+executors, spinning in threads of their own, keep receiving; sleep overshoot is some tens of us
 and does not accumulate). If the thread falls more than 50 periods behind, the schedule
 is reset (counted as ``schedule_resets``). The achieved rate is measured and printed.
 
-Measured, over the publishing window (after a 1 s warm-up at 20 Hz that is not counted):
+Interleaved windows: the runs are measured in turns of at most ``--window`` seconds (2 by
+default; forward, then backward: echo, a, b, b, a, echo, ...) until each has had
+``--duration`` seconds, every run's processes alive throughout. The machine (a shared VM)
+drifts: measured one after the other, 20 s each, the echo's own p99 moved by 2x from run to
+run and the node's p99 over the echo's spanned 0.56x to 2.17x for the same code; taking
+turns puts both under the same conditions. The cost: a run's idle processes stay on the
+machine during the others' windows (the dynamics node's watchdog publishes gravity
+compensation at 20 Hz once its inputs are older than ``stale_timeout``, about 1 % of a core;
+printed as its idle CPU; its feedforwards are counted as no input's) and its first inputs
+after a pause find the caches colder, as they would any node's.
+
+This process does no garbage collection while it measures (as ``timeit``): a full
+collection of its lists (the motion, every input and output kept for the analysis) held the
+publishing thread up by 40-70 ms once or twice a run, a burst of late inputs that landed on
+whichever run was measured (the node run's receipts allocate more, so it landed there more
+often).
+
+Measured, over the run's windows (after a 1 s warm-up at 20 Hz per run that is not counted):
 
 * latency from ``perf_counter`` just before ``publish`` of an input to the receipt, in this
   process, of the output of that input: the echo's (its stamp is in it); the
@@ -59,12 +76,14 @@ Measured, over the publishing window (after a 1 s warm-up at 20 Hz that is not c
   /diagnostics ``evaluations`` and ``rejected_*`` counts, differences between a report after
   the warm-up and one after the end), dropped = published - evaluated;
 * CPU of the node process (``/proc/<pid>/stat`` utime + stime, every thread, including
-  DDS's) over the publishing window, in % of one core and per evaluation; likewise this
-  process, and everything else on the machine (from /proc/stat): a figure well above 0
-  means another load shared the CPUs and the run is not clean.
+  DDS's) over the run's windows, in % of one core and per evaluation; likewise this
+  process, and everything else on the machine (from /proc/stat; the other runs' idle
+  processes, the kernel's loopback): a figure well above a few % means another load shared
+  the CPUs and the run is not clean.
 
-Latencies include this process's receive path (rclpy executor in Python, sharing the GIL
-with the publishing thread; joint_loads and /tf are taken as their bytes, ``raw=True``, the
+Latencies include this process's receive path (an rclpy executor per run in Python, each
+on a thread of its own, sharing the GIL with the publishing thread; joint_loads, /tf and
+/diagnostics are taken as their bytes, ``raw=True`` (a report is read when one is wanted), the
 loads' stamp read from them: built as message objects, 100 /tf messages a second of every
 frame, they delayed the feedforward's receipt on this executor, p99 3.1-7.8 ms against
 1.7-2.3 ms in alternating runs, a cost the echo run's receiver does not have) and DDS on
@@ -79,6 +98,8 @@ from __future__ import annotations
 import argparse
 import atexit
 import bisect
+import gc
+import math
 import os
 import platform
 import signal
@@ -171,16 +192,22 @@ class Motion:
 
 
 class Publisher(threading.Thread):
-    """Publishes joint_states at ``rate`` for ``duration`` s (perf_counter deadlines, sleeps)."""
+    """Publishes joint_states at ``rate`` through a schedule of windows, each (run, seconds):
+    every input of a window goes to that run's node (perf_counter deadlines, sleeps; one
+    schedule of deadlines across the windows). ``stamp_state``: the last stamp given, so that
+    stamps are unique and increasing across runs."""
 
-    def __init__(self, pub, names, motion: Motion, rate: float, duration: float,
-                 times: dict, t_motion0: float, stamp_state: list, stop: threading.Event):
+    def __init__(self, names, motion: Motion, rate: float, schedule: list[tuple["Run", float]],
+                 t_motion0: float, stamp_state: list, stop: threading.Event,
+                 timed: bool = True):
+        """``timed``: the windows' inputs are the runs' measured ones (``Run.times``, the
+        CPU of each window counted), not the warm-up's."""
         super().__init__(daemon=True)
         from builtin_interfaces.msg import Time
         from sensor_msgs.msg import JointState
         self.Time = Time
-        self.pub, self.motion, self.rate, self.duration = pub, motion, rate, duration
-        self.times, self.t_motion0, self.stamp_state, self.stop = times, t_motion0, stamp_state, stop
+        self.motion, self.rate, self.schedule = motion, rate, schedule
+        self.t_motion0, self.stamp_state, self.stop, self.timed = t_motion0, stamp_state, stop, timed
         self.msg = JointState()
         self.msg.name = list(names)
         self.count = 0
@@ -188,7 +215,6 @@ class Publisher(threading.Thread):
         self.schedule_resets = 0
         self.late_max = 0.0
         self.error = None
-        self.sent: list = []          # (positions, velocities) of every input, in order
 
     def run(self) -> None:
         try:
@@ -198,42 +224,62 @@ class Publisher(threading.Thread):
 
     def _run(self) -> None:
         period = 1.0 / self.rate
-        msg, pub, times, Time = self.msg, self.pub, self.times, self.Time
-        start = time.perf_counter()
-        deadline = start
-        end = start + self.duration
-        while not (self.stop.is_set() or INTERRUPTED.is_set()):
-            now = time.perf_counter()
-            if now >= end:
-                break
-            if now < deadline:
-                time.sleep(deadline - now)
-                continue
-            late = now - deadline
-            self.late_max = max(self.late_max, late)
-            if late > 50 * period:
-                self.schedule_resets += 1
-                deadline = now
-            pos, vel = self.motion.sample(now - self.t_motion0)
-            stamp_ns = max(time.time_ns(), self.stamp_state[0] + 1)   # unique, increasing
-            self.stamp_state[0] = stamp_ns
-            msg.header.stamp = Time(sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000)
-            msg.position = pos
-            msg.velocity = vel
-            t_pub = time.perf_counter()
-            times[stamp_ns] = t_pub
-            self.sent.append((pos, vel))
-            pub.publish(msg)
-            if self.first is None:
-                self.first = t_pub
-            self.last = t_pub
-            self.count += 1
-            deadline += period
+        msg, Time = self.msg, self.Time
+        deadline = time.perf_counter()
+        for target, seconds in self.schedule:
+            pub = target.pub
+            times, sent = (target.times, target.sent) if self.timed else (target.warm_times, [])
+            if self.timed:
+                target.window_begin()
+            end = time.perf_counter() + seconds
+            while not (self.stop.is_set() or INTERRUPTED.is_set()):
+                now = time.perf_counter()
+                if now >= end:
+                    break
+                if now < deadline:
+                    time.sleep(min(deadline, end) - now)
+                    continue
+                late = now - deadline
+                self.late_max = max(self.late_max, late)
+                if late > 50 * period:
+                    self.schedule_resets += 1
+                    deadline = now
+                pos, vel = self.motion.sample(now - self.t_motion0)
+                stamp_ns = max(time.time_ns(), self.stamp_state[0] + 1)   # unique, increasing
+                self.stamp_state[0] = stamp_ns
+                msg.header.stamp = Time(sec=stamp_ns // 1_000_000_000,
+                                        nanosec=stamp_ns % 1_000_000_000)
+                msg.position = pos
+                msg.velocity = vel
+                t_pub = time.perf_counter()
+                times[stamp_ns] = t_pub
+                sent.append((pos, vel))
+                pub.publish(msg)
+                if self.first is None:
+                    self.first = t_pub
+                self.last = t_pub
+                self.count += 1
+                deadline += period
+            if self.timed:
+                target.window_end()
+            if self.stop.is_set() or INTERRUPTED.is_set():
+                return
 
     def achieved_rate(self) -> float:
         if self.count < 2:
             return 0.0
         return (self.count - 1) / (self.last - self.first)
+
+
+def interleaved(runs: list["Run"], duration: float, window: float) -> list[tuple["Run", float]]:
+    """Each run's ``duration`` in windows of at most ``window`` seconds, the runs taking turns
+    (forward, then backward, then forward: no run always follows the same one)."""
+    n = max(1, math.ceil(duration / window - 1e-9))
+    schedule = []
+    for cycle in range(n):
+        order = runs if cycle % 2 == 0 else runs[::-1]
+        schedule += [(run, duration / n) for run in order]
+    return schedule
 
 
 # ---------------------------------------------------------------------------- one run
@@ -285,220 +331,343 @@ def pair_feedforwards(ffs: list, expected: list[tuple]) -> tuple[list[tuple[floa
     return paired, other
 
 
-def run_once(key: str, tf_rate: float | None, rate: float, duration: float, domain: int,
-             log_dir: Path, model) -> dict:
-    """One run (module docstring): the echo node with ``ECHO_PARAMS[key]`` (``tf_rate``
-    None) or the dynamics node."""
-    import rclpy
-    from diagnostic_msgs.msg import DiagnosticArray
-    from rclpy.context import Context
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-    from rclpy.signals import SignalHandlerOptions
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
-    from tf2_msgs.msg import TFMessage
+class Run:
+    """One run (module docstring): its node processes (the echo node with
+    ``ECHO_PARAMS[key]``, or the model loader and the dynamics node with ``tf_rate``), in a
+    DDS domain of its own, and its ROS context in this process, spun by a thread of its
+    own; what its windows measured."""
 
-    from charmie_dynamics.ros.common import qos
+    def __init__(self, key: str, domain: int, log_dir: Path) -> None:
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+        from rclpy.signals import SignalHandlerOptions
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+        from tf2_msgs.msg import TFMessage
 
-    echo_run = tf_rate is None
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               PYTHONUNBUFFERED="1")
-    if echo_run:
-        node_proc = Child(f"{key}_echo", [sys.executable, str(ECHO), "--ros-args",
-                                          *param_args(ECHO_PARAMS[key])], env, log_dir)
-        children = (node_proc,)
-        loader = None
-    else:
-        loader = Child(f"{key}_model_loader", node_argv("model_loader_node"), env, log_dir)
-        node_proc = Child(f"{key}_dynamics", node_argv("dynamics_node", acceleration_source="zero",
-                                                       check_position_limits="false",
-                                                       tf_rate=f"{tf_rate:.1f}"), env, log_dir)
-        children = (loader, node_proc)
+        from charmie_dynamics.ros.common import qos
 
-    context = Context()
-    rclpy.init(context=context, domain_id=domain, signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node("bench_node", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    # deep reliable queues here, so this process never loses outputs by falling behind
-    deep = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
-                      durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)
-    loads: list = []          # (stamp_ns, t_recv), arrival order: joint_loads or echoes
-    ffs: list = []            # (t_recv, data tuple), arrival order
-    diags: list = []          # (stamp_ns of the report, values dict)
-    tf_count = [0]
+        self.key, self.domain = key, domain
+        self.label, self.tf_rate = RUNS[key]
+        self.echo_run = self.tf_rate is None
+        env = dict(os.environ, ROS_DOMAIN_ID=str(domain),
+                   ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1")
+        if self.echo_run:
+            self.node_proc = Child(f"{key}_echo", [sys.executable, str(ECHO), "--ros-args",
+                                                   *param_args(ECHO_PARAMS[key])], env, log_dir)
+            self.loader = None
+            self.children: tuple[Child, ...] = (self.node_proc,)
+        else:
+            self.loader = Child(f"{key}_model_loader", node_argv("model_loader_node"), env,
+                                log_dir)
+            self.node_proc = Child(f"{key}_dynamics", node_argv(
+                "dynamics_node", acceleration_source="zero", check_position_limits="false",
+                tf_rate=f"{self.tf_rate:.1f}"), env, log_dir)
+            self.children = (self.loader, self.node_proc)
 
-    def on_loads(data: bytes):
+        self.context = Context()
+        rclpy.init(context=self.context, domain_id=domain,
+                   signal_handler_options=SignalHandlerOptions.NO)
+        self.node = rclpy.create_node(f"bench_node_{key}", context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        # deep reliable queues here, so this process never loses outputs by falling behind
+        deep = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                          durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)
+        self.loads: list = []     # (stamp_ns, t_recv), arrival order: joint_loads or echoes
+        self.ffs: list = []       # (t_recv, data tuple), arrival order
+        self.diagnostics: list[bytes] = []    # /diagnostics as their bytes, arrival order
+        self.tf_count = 0
+        self.times: dict = {}     # measured inputs: stamp_ns -> perf_counter at publish
+        self.warm_times: dict = {}
+        self.sent: list = []      # (positions, velocities) of each measured input, in order
+        self.cpu = dict.fromkeys(("node", "loader", "own", "machine", "wall"), 0.0)
+        self._cpu0: dict = {}
+        self.tf_in_windows = 0
+        self.ff_start = 0         # the feedforwards before the measured windows: not timed
+        if self.echo_run:
+            self.subs = [self.node.create_subscription(Float64MultiArray, "echo",
+                                                       self._on_echo, deep)]
+        else:
+            # joint_loads, /tf and /diagnostics taken as their bytes: building their messages
+            # (100 /tf a second of every frame) on this process's executors delayed the
+            # feedforward's receipt, a cost the echo run's receiver does not have (module
+            # docstring); the diagnostics are read when a report is wanted
+            self.subs = [
+                self.node.create_subscription(JointState, "joint_loads", self._on_loads, deep,
+                                              raw=True),
+                self.node.create_subscription(Float64MultiArray, "feedforward_efforts",
+                                              self._on_ff, deep),
+                self.node.create_subscription(DiagnosticArray, "/diagnostics",
+                                              self.diagnostics.append, deep, raw=True),
+                self.node.create_subscription(TFMessage, "/tf", self._on_tf, qos.TF, raw=True)]
+        # best effort, as the node's subscription
+        self.pub = self.node.create_publisher(JointState, "joint_states", qos.SENSOR)
+        self._spinning = threading.Event()
+        self._spinning.set()
+        self._thread = threading.Thread(target=self._spin, name=f"spin_{key}", daemon=True)
+        self._thread.start()
+
+    # -- this process's receipts (the run's executor thread)
+    def _spin(self) -> None:
+        while self._spinning.is_set():
+            self.executor.spin_once(timeout_sec=0.1)
+
+    def _on_loads(self, data: bytes) -> None:
         # the header's stamp, after the 4-byte CDR encapsulation (little-endian: the node's)
         sec, nanosec = struct.unpack_from("<iI", data, 4)
-        loads.append((sec * 1_000_000_000 + nanosec, time.perf_counter()))
+        self.loads.append((sec * 1_000_000_000 + nanosec, time.perf_counter()))
 
-    def on_echo(m):
-        loads.append((int(m.data[0]) * 1_000_000_000 + int(m.data[1]), time.perf_counter()))
+    def _on_echo(self, m) -> None:
+        self.loads.append((int(m.data[0]) * 1_000_000_000 + int(m.data[1]), time.perf_counter()))
 
-    def on_ff(m):
-        ffs.append((time.perf_counter(), tuple(m.data)))
+    def _on_ff(self, m) -> None:
+        self.ffs.append((time.perf_counter(), tuple(m.data)))
 
-    def on_diag(m):
-        for s in m.status:
-            if s.name == STATUS_NAME:
-                diags.append((stamp_ns_of(m.header.stamp), {kv.key: kv.value for kv in s.values}))
+    def _on_tf(self, data: bytes) -> None:
+        self.tf_count += 1
 
-    def on_tf(m):
-        tf_count[0] += 1
-
-    if echo_run:
-        subs = [node.create_subscription(Float64MultiArray, "echo", on_echo, deep)]
-    else:
-        # joint_loads and /tf taken as their bytes: building their messages (100 /tf a
-        # second of every frame) on this executor delayed the feedforward's receipt, a cost
-        # of this process that the echo run's receiver does not have (module docstring)
-        subs = [node.create_subscription(JointState, "joint_loads", on_loads, deep, raw=True),
-                node.create_subscription(Float64MultiArray, "feedforward_efforts", on_ff, deep),
-                node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, deep),
-                node.create_subscription(TFMessage, "/tf", on_tf, qos.TF, raw=True)]
-    pub = node.create_publisher(JointState, "joint_states", qos.SENSOR)   # best effort, as the node's sub
-
-    def spin_until(predicate, timeout: float, what: str, required: bool = True) -> bool:
+    # -- waiting (the main thread)
+    def wait(self, predicate, timeout: float, what: str, required: bool = True) -> bool:
         deadline = time.monotonic() + timeout
         while not predicate():
             if INTERRUPTED.is_set():
                 raise KeyboardInterrupt
-            for c in children:
+            for c in self.children:
                 if not c.alive():
                     raise RuntimeError(f"{c.label} exited with {c.proc.returncode}:\n{c.tail()}")
             if time.monotonic() > deadline:
                 if required:
-                    raise RuntimeError(f"run {key}: timed out after {timeout} s waiting for {what}")
+                    raise RuntimeError(f"run {self.key}: timed out after {timeout} s waiting "
+                                       f"for {what}")
                 return False
-            executor.spin_once(timeout_sec=0.01)
+            time.sleep(0.01)
         return True
 
-    def diagnostics_after(t_ns: int) -> dict:
-        if echo_run:
-            return {}
-        spin_until(lambda: diags and diags[-1][0] > t_ns, 5.0, "a diagnostics report")
-        return diags[-1][1]
+    def reports(self) -> list[tuple[int, dict]]:
+        """The dynamics node's /diagnostics reports so far: (stamp_ns, key-values)."""
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.serialization import deserialize_message
+        out = []
+        for data in list(self.diagnostics):
+            m = deserialize_message(data, DiagnosticArray)
+            out += [(stamp_ns_of(m.header.stamp), {kv.key: kv.value for kv in s.values})
+                    for s in m.status if s.name == STATUS_NAME]
+        return out
 
+    def diagnostics_after(self, t_ns: int) -> dict:
+        """The first report stamped after ``t_ns`` (waits for it; {} for the echo)."""
+        if self.echo_run:
+            return {}
+        later: list = []
+
+        def arrived() -> bool:
+            later[:] = [v for s, v in self.reports()[-3:] if s > t_ns]
+            return bool(later)
+        self.wait(arrived, 5.0, "a diagnostics report")
+        return later[0]
+
+    def ready(self) -> None:
+        """Until its node's topics match this process's (and, for the dynamics node, it
+        reports a model)."""
+        self.wait(lambda: self.pub.get_subscription_count() >= 1
+                  and all(s.get_publisher_count() >= 1 for s in self.subs[:3]),
+                  60.0, "the node's topics to match")
+        if not self.echo_run:
+            self.wait(lambda: any(v.get("model", "none") != "none" for _, v in self.reports()),
+                      60.0, "the dynamics node to report a model")
+
+    # -- the CPU of its windows (the publishing thread, at each window's ends)
+    def _cpu_now(self) -> dict:
+        return {"node": cpu_seconds(self.node_proc.pid),
+                "loader": cpu_seconds(self.loader.pid) if self.loader else 0.0,
+                "own": time.process_time(), "machine": machine_busy_seconds(),
+                "wall": time.perf_counter(), "tf": self.tf_count}
+
+    def window_begin(self) -> None:
+        self._cpu0 = self._cpu_now()
+
+    def window_end(self) -> None:
+        now = self._cpu_now()
+        for k in self.cpu:
+            self.cpu[k] += now[k] - self._cpu0[k]
+        self.tf_in_windows += now["tf"] - self._cpu0["tf"]
+
+    def idle_cpu_seconds(self, measured_wall: float) -> dict:
+        """Its processes' CPU outside its own windows over ``measured_wall`` (their idle
+        cost, shared by the other runs' windows)."""
+        return {"node": self._node_total - self.cpu["node"],
+                "loader": self._loader_total - self.cpu["loader"],
+                "wall": measured_wall - self.cpu["wall"]}
+
+    def totals_begin(self) -> None:
+        self._totals0 = (cpu_seconds(self.node_proc.pid),
+                         cpu_seconds(self.loader.pid) if self.loader else 0.0)
+
+    def totals_end(self) -> None:
+        node, loader = (cpu_seconds(self.node_proc.pid),
+                        cpu_seconds(self.loader.pid) if self.loader else 0.0)
+        self._node_total, self._loader_total = node - self._totals0[0], loader - self._totals0[1]
+
+    def close(self) -> None:
+        import rclpy
+        self._spinning.clear()
+        self._thread.join(timeout=5)
+        for c in reversed(self.children):
+            c.stop()
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+    # -- after the windows
+    def result(self, model, base: dict, final: dict, publisher: Publisher,
+               measured_wall: float) -> dict:
+        """The run's figures (module docstring)."""
+        times, cpu = self.times, self.cpu
+        published = len(times)
+        lat_loads = [t - times[s] for s, t in self.loads if s in times]
+        window = cpu["wall"]
+        idle = self.idle_cpu_seconds(measured_wall)
+        result = {
+            "run": self.key, "label": self.label, "tf_rate": self.tf_rate,
+            "echo_params": ECHO_PARAMS.get(self.key), "domain": self.domain,
+            "rate_target_hz": publisher.rate, "duration_s": window,
+            "rate_achieved_hz": publisher.achieved_rate(),
+            "schedule_resets": publisher.schedule_resets,
+            "publish_late_max_ms": publisher.late_max * 1e3,
+            "published": published,
+            "cpu_node_pct_of_core": 100.0 * cpu["node"] / window,
+            "cpu_benchmark_pct_of_core": 100.0 * cpu["own"] / window,
+            # everything else on the machine (the other runs' idle processes, other
+            # processes, the kernel) during its windows
+            "cpu_others_pct_of_core": 100.0 * (cpu["machine"] - cpu["node"] - cpu["own"]
+                                               - cpu["loader"]) / window,
+            # its node's CPU outside its windows: idle, while the other runs were measured
+            "cpu_node_idle_pct_of_core": 100.0 * idle["node"] / idle["wall"]
+            if idle["wall"] > 0 else None,
+            "window_s": window,
+        }
+        if self.echo_run:
+            evaluated = len(lat_loads)
+            result.update({"evaluated": evaluated, "latency_ms": percentiles_ms(lat_loads),
+                           "latency_joint_loads_ms": percentiles_ms([])})
+        else:
+            paired, ff_other = pair_feedforwards(self.ffs[self.ff_start:],
+                                                 expected_feedforwards(model, self.sent))
+            t_sent = list(times.values())                  # publish order
+            ff_lat = [t_ff - t_sent[k] for t_ff, k in paired]
+
+            def delta(k: str) -> int:
+                return int(final.get(k, 0)) - int(base.get(k, 0))
+            evaluated = delta("evaluations")
+            # the node reports its mean compute latency over its life: the runs' mean from
+            # the sums
+            n0, n1 = int(base.get("evaluations", 0)), int(final.get("evaluations", 0))
+            m0 = float(base.get("compute_latency_mean_ms", 0.0))
+            m1 = float(final.get("compute_latency_mean_ms", 0.0))
+            result.update({
+                "evaluated": evaluated,
+                "evaluated_joint_loads": len(lat_loads),
+                "rejected": {k[len("rejected_"):]: delta(k) for k in final
+                             if k.startswith("rejected_") and delta(k)},
+                "latency_ms": percentiles_ms(ff_lat),
+                "latency_joint_loads_ms": percentiles_ms(lat_loads),
+                "feedforward_not_inputs": ff_other,
+                "tf_messages": self.tf_in_windows,
+                "tf_rate_received_hz": self.tf_in_windows / window,
+                "node_compute_latency_ms": {
+                    "mean": (m1 * n1 - m0 * n0) / (n1 - n0) if n1 > n0 else None,
+                    "max_whole_life": float(final.get("compute_latency_max_ms", "nan"))},
+                "diagnostics_final": final})
+        result.update({"dropped": published - evaluated,
+                       "dropped_pct": 100.0 * (published - evaluated) / published
+                       if published else None,
+                       "evaluation_rate_hz": evaluated / window,
+                       "cpu_ms_per_evaluation": 1e3 * cpu["node"] / evaluated
+                       if evaluated else None})
+        return result
+
+
+def measure(keys: list[str], rate: float, duration: float, window: float, domain0: int,
+            log_dir: Path, model) -> list[dict]:
+    """Every run's processes started, warmed up one after the other, then measured in
+    interleaved windows (module docstring)."""
+    runs: list[Run] = []
     stop = threading.Event()
-    thread = None
+    publisher = None
     try:
-        spin_until(lambda: pub.get_subscription_count() >= 1
-                   and all(s.get_publisher_count() >= 1 for s in subs[:3]),
-                   60.0, "the node's topics to match")
-        if not echo_run:
-            spin_until(lambda: any(v.get("model", "none") != "none" for _, v in diags), 60.0,
-                       "the dynamics node to report a model")
+        for n, key in enumerate(keys):
+            runs.append(Run(key, domain0 + n, log_dir))
+        for run in runs:
+            run.ready()
         motion = Motion(model)
         t_motion0 = time.perf_counter()
         stamp_state = [0]
         # warm-up (not counted): first evaluations, caches
-        warm_times: dict = {}
-        thread = Publisher(pub, model.input_names, motion, WARMUP_RATE, WARMUP_SECONDS,
-                           warm_times, t_motion0, stamp_state, stop)
-        thread.start()
-        spin_until(lambda: not thread.is_alive(), WARMUP_SECONDS + 10.0, "the warm-up")
-        if thread.error:
-            raise thread.error
-        spin_until(lambda: sum(s in warm_times for s, _ in loads) >= len(warm_times), 3.0,
-                   "the warm-up's outputs", required=False)   # best effort: one may be lost
-        base = diagnostics_after(time.time_ns())
+        for run in runs:
+            publisher = Publisher(model.input_names, motion, WARMUP_RATE,
+                                  [(run, WARMUP_SECONDS)], t_motion0, stamp_state, stop,
+                                  timed=False)
+            publisher.start()
+            run.wait(lambda: not publisher.is_alive(), WARMUP_SECONDS + 10.0, "the warm-up")
+            if publisher.error:
+                raise publisher.error
+            run.wait(lambda: sum(s in run.warm_times for s, _ in run.loads)
+                     >= len(run.warm_times), 3.0, "the warm-up's outputs", required=False)
+        bases = {run.key: run.diagnostics_after(time.time_ns()) for run in runs}
+        for run in runs:
+            run.ff_start = len(run.ffs)
+            run.totals_begin()
 
-        # measured window
-        times: dict = {}
-        thread = Publisher(pub, model.input_names, motion, rate, duration, times, t_motion0,
-                           stamp_state, stop)
+        # the measured windows
+        schedule = interleaved(runs, duration, window)
+        publisher = Publisher(model.input_names, motion, rate, schedule, t_motion0,
+                              stamp_state, stop)
         load0 = os.getloadavg()[0]
-        busy0 = machine_busy_seconds()
-        ldr0 = cpu_seconds(loader.pid) if loader else 0.0
-        cpu0, own0, wall0 = cpu_seconds(node_proc.pid), time.process_time(), time.perf_counter()
-        tf0, ff0 = tf_count[0], len(ffs)
-        thread.start()
-        spin_until(lambda: not thread.is_alive(), duration + 30.0, "the publishing thread")
-        cpu1, own1, wall1 = cpu_seconds(node_proc.pid), time.process_time(), time.perf_counter()
-        busy1 = machine_busy_seconds()
-        ldr1 = cpu_seconds(loader.pid) if loader else 0.0
-        tf1 = tf_count[0]
+        # no garbage collection in this process while it measures (as timeit): a full
+        # collection of its lists held up the publishing thread by tens of milliseconds
+        gc.collect()
+        gc.disable()
+        wall0 = time.perf_counter()
+        publisher.start()
+        try:
+            runs[0].wait(lambda: not publisher.is_alive(), len(runs) * duration + 60.0,
+                         "the publishing thread")
+        finally:
+            gc.enable()
+        wall = time.perf_counter() - wall0
+        for run in runs:
+            run.totals_end()
         load1 = os.getloadavg()[0]
-        if thread.error:
-            raise thread.error
-        # drain: until no joint_loads (echoes) for 1 s (the watchdog's feedforwards go on),
-        # then a diagnostics report after that
-        last_n, last_change = len(loads), time.monotonic()
+        if publisher.error:
+            raise publisher.error
+        # drain: until no joint_loads (echoes) for 1 s in any run (the watchdog's
+        # feedforwards go on), then a diagnostics report after that
+        counts, last_change = [len(r.loads) for r in runs], [time.monotonic()]
 
-        def drained():
-            nonlocal last_n, last_change
-            if len(loads) != last_n:
-                last_n, last_change = len(loads), time.monotonic()
-            return time.monotonic() - last_change > 1.0
-        spin_until(drained, 30.0, "the outputs to drain")
-        final = diagnostics_after(time.time_ns())
+        def drained() -> bool:
+            now = [len(r.loads) for r in runs]
+            if now != counts:
+                counts[:], last_change[0] = now, time.monotonic()
+            return time.monotonic() - last_change[0] > 1.0
+        runs[0].wait(drained, 30.0, "the outputs to drain")
+        finals = {run.key: run.diagnostics_after(time.time_ns()) for run in runs}
     finally:
         stop.set()
-        if thread is not None and thread.is_alive():
-            thread.join(timeout=5)
-        for c in reversed(children):
-            c.stop()
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
-
-    # ---- analysis
-    published = len(times)
-    lat_loads = [t - times[s] for s, t in loads if s in times]
-    window = wall1 - wall0
-    cpu_node = cpu1 - cpu0
-    result = {
-        "run": key, "label": RUNS[key][0], "tf_rate": tf_rate,
-        "echo_params": ECHO_PARAMS.get(key), "domain": domain,
-        "rate_target_hz": rate, "duration_s": duration,
-        "rate_achieved_hz": thread.achieved_rate(), "schedule_resets": thread.schedule_resets,
-        "publish_late_max_ms": thread.late_max * 1e3,
-        "published": published,
-        "loadavg_1min_before_after": [load0, load1],
-        "cpu_node_pct_of_core": 100.0 * cpu_node / window,
-        "cpu_benchmark_pct_of_core": 100.0 * (own1 - own0) / window,
-        # everything else on the machine (other processes, kernel) during the window
-        "cpu_others_pct_of_core": 100.0 * ((busy1 - busy0) - cpu_node - (own1 - own0)
-                                           - (ldr1 - ldr0)) / window,
-        "window_s": window,
-    }
-    if echo_run:
-        evaluated = len(lat_loads)
-        result.update({"evaluated": evaluated, "latency_ms": percentiles_ms(lat_loads),
-                       "latency_joint_loads_ms": percentiles_ms([])})
-    else:
-        paired, ff_other = pair_feedforwards(ffs[ff0:], expected_feedforwards(model, thread.sent))
-        t_sent = list(times.values())                  # publish order
-        ff_lat = [t_ff - t_sent[k] for t_ff, k in paired]
-
-        def delta(k: str) -> int:
-            return int(final.get(k, 0)) - int(base.get(k, 0))
-        evaluated = delta("evaluations")
-        # the node reports its mean compute latency over its life: the window's mean from the sums
-        n0, n1 = int(base.get("evaluations", 0)), int(final.get("evaluations", 0))
-        m0 = float(base.get("compute_latency_mean_ms", 0.0))
-        m1 = float(final.get("compute_latency_mean_ms", 0.0))
-        result.update({
-            "evaluated": evaluated,
-            "evaluated_joint_loads": len(lat_loads),
-            "rejected": {k[len("rejected_"):]: delta(k) for k in final
-                         if k.startswith("rejected_") and delta(k)},
-            "latency_ms": percentiles_ms(ff_lat),
-            "latency_joint_loads_ms": percentiles_ms(lat_loads),
-            "feedforward_not_inputs": ff_other,
-            "tf_messages": tf1 - tf0,
-            "tf_rate_received_hz": (tf1 - tf0) / window,
-            "node_compute_latency_ms": {
-                "mean": (m1 * n1 - m0 * n0) / (n1 - n0) if n1 > n0 else None,
-                "max_whole_life": float(final.get("compute_latency_max_ms", "nan"))},
-            "diagnostics_final": final})
-    result.update({"dropped": published - evaluated,
-                   "dropped_pct": 100.0 * (published - evaluated) / published if published else None,
-                   "evaluation_rate_hz": evaluated / window,
-                   "cpu_ms_per_evaluation": 1e3 * cpu_node / evaluated if evaluated else None})
-    return result
+        if publisher is not None and publisher.is_alive():
+            publisher.join(timeout=5)
+        for run in runs:
+            run.close()
+    results = []
+    for run in runs:
+        r = run.result(model, bases[run.key], finals[run.key], publisher, wall)
+        r["loadavg_1min_before_after"] = [load0, load1]
+        r["windows"] = sum(1 for target, _ in schedule if target is run)
+        results.append(r)
+    return results
 
 
 def ratios(run: dict, floor: dict) -> dict:
@@ -547,6 +716,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=float, default=1000.0, help="joint_states rate, Hz")
     parser.add_argument("--duration", type=float, default=30.0, help="seconds per run")
+    parser.add_argument("--window", type=float, default=2.0,
+                        help="seconds the runs measure at a time, taking turns (default 2)")
     parser.add_argument("--runs", default=DEFAULT_RUNS,
                         help="which runs: echo (the floor), strict (the echo with input depth "
                         "1), busy300 and busy600 (the echo with 300 or 600 us of work and 2 "
@@ -560,8 +731,8 @@ def main() -> int:
     keys = [k.strip() for k in args.runs.split(",") if k.strip()]
     if not keys or any(k not in RUNS for k in keys):
         parser.error(f"--runs: expected a comma list of {', '.join(RUNS)}")
-    if not (args.rate > 0 and args.duration > 0):
-        parser.error("--rate and --duration must be > 0")
+    if not (args.rate > 0 and args.duration > 0 and args.window > 0):
+        parser.error("--rate, --duration and --window must be > 0")
     if args.domain is not None and not 0 <= args.domain <= MAX_DOMAIN - len(keys) + 1:
         parser.error(f"--domain: the {len(keys)} runs need ids {args.domain} to "
                      f"{args.domain + len(keys) - 1}, within 0-{MAX_DOMAIN}")
@@ -579,15 +750,13 @@ def main() -> int:
     # a block of ids of its own, within 150-MAX_DOMAIN, for each benchmark beside another
     slots = max(1, (MAX_DOMAIN - 150 + 1) // len(keys))
     domain0 = args.domain if args.domain is not None else 150 + (os.getpid() % slots) * len(keys)
-    results = []
     try:
         with tempfile.TemporaryDirectory(prefix="bench_node_") as tmp:
-            for n, key in enumerate(keys):
-                label, tf_rate = RUNS[key]
-                print(f"run ({key}) {label}: {args.rate:g} Hz for {args.duration:g} s, "
-                      f"domain {domain0 + n} ...", flush=True)
-                results.append(run_once(key, tf_rate, args.rate, args.duration, domain0 + n,
-                                        Path(tmp), model))
+            print(f"runs {', '.join(keys)}: {args.rate:g} Hz for {args.duration:g} s each, in "
+                  f"windows of at most {args.window:g} s taking turns; domains {domain0} to "
+                  f"{domain0 + len(keys) - 1} ...", flush=True)
+            results = measure(keys, args.rate, args.duration, args.window, domain0, Path(tmp),
+                              model)
     except KeyboardInterrupt:
         stop_all()
         print("interrupted; node processes stopped", file=sys.stderr)
@@ -614,7 +783,9 @@ def main() -> int:
                  f"{r['node_compute_latency_ms']['mean'] or float('nan'):.3f} ms, max "
                  f"{r['node_compute_latency_ms']['max_whole_life']:.1f} ms")
               + f"; this process {r['cpu_benchmark_pct_of_core']:.1f}% of a core, everything "
-              f"else on the machine {max(0.0, r['cpu_others_pct_of_core']):.1f}%; load average "
+              f"else on the machine {max(0.0, r['cpu_others_pct_of_core']):.1f}%; its node "
+              f"idle in the other runs' windows {r['cpu_node_idle_pct_of_core'] or 0.0:.1f}%; "
+              f"{r['windows']} windows; load average "
               f"{r['loadavg_1min_before_after'][0]:.2f} -> {r['loadavg_1min_before_after'][1]:.2f}")
     for r in results:
         if "over_echo" in r:
