@@ -35,7 +35,7 @@ from charmie_dynamics.dynamics.inverse import (InverseDynamicsData, _inverse_dyn
                                                kernel_arguments)
 from charmie_dynamics.evaluators.evaluator import Evaluator
 from charmie_dynamics.export.urdf import urdf_from_model
-from charmie_dynamics.kinematics.forward import ForwardKinematicsData, _forward_kinematics_batch
+from charmie_dynamics.kinematics.forward import ForwardKinematicsData, _forward_kinematics_flat
 from charmie_dynamics.kinematics.state import state_samples
 from common import timings_us, write_result
 
@@ -50,18 +50,16 @@ def fixed_costs(model, state, data: InverseDynamicsData) -> dict:
     """The single-state cases that split the fixed cost of a call: numba's dispatch (the
     kernels called with zero samples: type matching and unboxing of every argument, no
     work), the kernels alone on one sample, and a kernel of one array argument."""
-    pm, n = model.compiled.packed, model.n_coordinates
+    n = model.n_coordinates
     fk = ForwardKinematicsData(model)
     q1, none = state_samples(state)[0], np.empty((0, n))
-    fk_args = (pm.body_int, pm.body_vec, pm.body_mat)
     id_one = kernel_arguments(*state_samples(state)[:3], data)
     id_none = kernel_arguments(none, none, none, data)
     return {
         "numba.kernel_of_one_array": lambda: _one_argument(q1),
-        "ours.fk_kernel.0_samples (dispatch, 7 arguments)": lambda: _forward_kinematics_batch(
-            *fk_args, none, fk.values, fk.rotations, fk.origins),
-        "ours.fk_kernel.1_sample": lambda: _forward_kinematics_batch(
-            *fk_args, q1, fk.values, fk.rotations, fk.origins),
+        "ours.fk_kernel.0_samples (dispatch, 4 arguments)": lambda: _forward_kinematics_flat(
+            none, *fk.block),
+        "ours.fk_kernel.1_sample": lambda: _forward_kinematics_flat(q1, *fk.block),
         f"ours.id_kernel.0_samples (dispatch, {len(id_none)} arguments)":
             lambda: _inverse_dynamics_batch(*id_none),
         "ours.id_kernel.1_sample": lambda: _inverse_dynamics_batch(*id_one),

@@ -19,13 +19,13 @@ without a free-flyer).
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
 
 from .. import jit
+from ..flat import flatten, view2, view3, view4, view5
 from ..jit import kernel
 from ..layout import (CONFIG, IN_PARENT, IN_WORLD, KIND, MULTIPLIER, OFFSET, ORIGIN, PARENT,
                       ROTATION, SCALARS)
@@ -124,8 +124,15 @@ def forward_kinematics_sample(body_int, body_vec, body_mat, q, values, rotations
 
 
 @kernel
-def _forward_kinematics_batch(body_int, body_vec, body_mat, q, values, rotations, origins
-                              ) -> None:
+def _forward_kinematics_flat(q, header, ints, floats) -> None:
+    """:func:`forward_kinematics_sample` sample by sample on a :class:`ForwardKinematicsData`'s
+    ``block`` (flat.py, the header's rows: the packed model's body_int, body_vec and body_mat,
+    then the values, rotations and origins): four arrays to unbox at each call instead of
+    seven (kernel)."""
+    body_int, body_vec, body_mat = view2(ints, header, 0), view3(floats, header, 1), \
+        view4(floats, header, 2)
+    values, rotations, origins = view2(floats, header, 3), view5(floats, header, 4), \
+        view4(floats, header, 5)
     for s in range(q.shape[0]):
         forward_kinematics_sample(body_int, body_vec, body_mat, q[s], values[s], rotations[s],
                                   origins[s])
@@ -137,10 +144,14 @@ class ForwardKinematicsData(AlgorithmData):
 
     def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
         super().__init__(model, lead)
-        nb = model.n_bodies
-        # the kernel's (samples, ...) buffers, and the placements' views of them
-        self.values, self.rotations, self.origins = (np.empty((self.samples, nb) + tail)
-                                                     for tail in ((), (2, 3, 3), (2, 3)))
+        nb, pm = model.n_bodies, model.compiled.packed
+        # the kernel's block (_forward_kinematics_flat): the model's arrays, then its
+        # (samples, ...) buffers, and the placements' views of them
+        header, ints, floats, views = flatten(
+            (pm.body_int, pm.body_vec, pm.body_mat),
+            blank=[(self.samples, nb) + tail for tail in ((), (2, 3, 3), (2, 3))])
+        self.block = (header, ints, floats)
+        self.values, self.rotations, self.origins = views[3:]
         self.placements = Placements(self.values.reshape(self.lead + (nb,)),
                                      self.rotations.reshape(self.lead + (nb, 2, 3, 3)),
                                      self.origins.reshape(self.lead + (nb, 2, 3)))
@@ -148,11 +159,8 @@ class ForwardKinematicsData(AlgorithmData):
         # kernel as a (samples, nq) view with no further check (forward_kinematics)
         self.q_shape = self.lead + (model.nq,)
         self.q_samples = (self.samples, model.nq)
-        pm = model.compiled.packed
-        self.packed = (pm.body_int, pm.body_vec, pm.body_mat)
-        #: the kernel's entry point for these buffers and a q as forward_kinematics takes it
-        #: without conversion (jit.fixed_entry), taken at the first such call, with the
-        #: model's arrays bound
+        #: the kernel's entry point for this block and a q as forward_kinematics takes it
+        #: without conversion (jit.fixed_entry), taken at the first such call
         self.entry = None
 
 
@@ -173,12 +181,11 @@ def forward_kinematics(model: Model, q: np.ndarray, *,
         flags = q.flags
         ready = flags.c_contiguous and flags.aligned
     if ready and data.entry is not None:
-        data.entry(q.reshape(data.q_samples), data.values, data.rotations, data.origins)
+        data.entry(q.reshape(data.q_samples), *data.block)
         return data.placements
     if ready and not model.free_flyers:             # computes, and takes the entry point
-        data.entry = functools.partial(jit.fixed_entry(
-            _forward_kinematics_batch, *data.packed, q.reshape(data.q_samples), data.values,
-            data.rotations, data.origins), *data.packed)
+        data.entry = jit.fixed_entry(_forward_kinematics_flat, q.reshape(data.q_samples),
+                                     *data.block)
         return data.placements
     if not ready:
         q = np.asarray(q, dtype=float)
@@ -190,8 +197,7 @@ def forward_kinematics(model: Model, q: np.ndarray, *,
     if not ready:
         data = ForwardKinematicsData.reuse(data, model, q.shape[:-1])
         q = np.ascontiguousarray(q)
-    _forward_kinematics_batch(*data.packed, q.reshape(data.q_samples), data.values,
-                              data.rotations, data.origins)
+    _forward_kinematics_flat(q.reshape(data.q_samples), *data.block)
     return data.placements
 
 
