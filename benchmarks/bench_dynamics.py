@@ -57,7 +57,7 @@ def fixed_costs(model, state, data: InverseDynamicsData) -> dict:
     id_none = kernel_arguments(none, none, none, data)
     return {
         "numba.kernel_of_one_array": lambda: _one_argument(q1),
-        "ours.fk_kernel.0_samples (dispatch, 4 arguments)": lambda: _forward_kinematics_flat(
+        "ours.fk_kernel.0_samples (dispatch, 5 arrays)": lambda: _forward_kinematics_flat(
             none, *fk.block),
         "ours.fk_kernel.1_sample": lambda: _forward_kinematics_flat(q1, *fk.block),
         f"ours.id_kernel.0_samples (dispatch, {len(id_none)} arguments)":

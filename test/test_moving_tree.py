@@ -182,16 +182,3 @@ def test_flatten_views_are_the_arrays():
         flatten([np.zeros(2, dtype=bool)])
     with pytest.raises(ValueError, match="array 1 .* 6 axes, expected .* at most 5"):
         flatten([np.zeros(1), np.zeros((1,) * 6)])
-
-
-def test_flatten_places_blank_arrays_after_the_copied_ones():
-    """``blank``: float arrays of those shapes after the others, in the float buffer, not
-    copied from anything (a batch's outputs)."""
-    header, ints, floats, views = flatten([np.arange(3.0), np.arange(2)], blank=[(2, 4), (0, 3)])
-    assert [v.shape for v in views] == [(3,), (2,), (2, 4), (0, 3)]
-    assert floats.size == 3 + 8 and ints.size == 2
-    assert list(header[:, 0]) == [0, 0, 3, 11] and list(header[2, 1:3]) == [2, 4]
-    views[2][1, 3] = 7.0
-    assert floats[3 + 7] == 7.0 and np.array_equal(views[0], np.arange(3.0))
-    with pytest.raises(ValueError, match="array 2 of dtype float64 and 6 axes"):
-        flatten([np.zeros(1), np.zeros(1, dtype=np.int64)], blank=[(1,) * 6])

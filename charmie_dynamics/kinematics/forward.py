@@ -25,7 +25,7 @@ from typing import Iterable
 import numpy as np
 
 from .. import jit
-from ..flat import flatten, view2, view3, view4, view5
+from ..flat import as_shape
 from ..jit import kernel
 from ..layout import (CONFIG, IN_PARENT, IN_WORLD, KIND, MULTIPLIER, OFFSET, ORIGIN, PARENT,
                       ROTATION, SCALARS)
@@ -124,16 +124,16 @@ def forward_kinematics_sample(body_int, body_vec, body_mat, q, values, rotations
 
 
 @kernel
-def _forward_kinematics_flat(q, header, ints, floats) -> None:
-    """:func:`forward_kinematics_sample` sample by sample on a :class:`ForwardKinematicsData`'s
-    ``block`` (flat.py, the header's rows: the packed model's body_int, body_vec and body_mat,
-    then the values, rotations and origins): four arrays to unbox at each call instead of
-    seven (kernel)."""
-    body_int, body_vec, body_mat = view2(ints, header, 0), view3(floats, header, 1), \
-        view4(floats, header, 2)
-    values, rotations, origins = view2(floats, header, 3), view5(floats, header, 4), \
-        view4(floats, header, 5)
-    for s in range(q.shape[0]):
+def _forward_kinematics_flat(q, body_int, body_vec, body_mat, out) -> None:
+    """:func:`forward_kinematics_sample` sample by sample (kernel). ``out``: a
+    :class:`ForwardKinematicsData`'s buffer, the values (samples, nb), rotations (samples,
+    nb, 2, 3, 3) and origins (samples, nb, 2, 3) one after the other: five arrays to unbox
+    at each call instead of seven."""
+    n, nb = q.shape[0], body_int.shape[0]
+    m = n * nb
+    values, rotations, origins = as_shape(out[:m], (n, nb)), \
+        as_shape(out[m:19 * m], (n, nb, 2, 3, 3)), as_shape(out[19 * m:25 * m], (n, nb, 2, 3))
+    for s in range(n):
         forward_kinematics_sample(body_int, body_vec, body_mat, q[s], values[s], rotations[s],
                                   origins[s])
 
@@ -144,14 +144,14 @@ class ForwardKinematicsData(AlgorithmData):
 
     def __init__(self, model: Model, lead: tuple[int, ...] = ()) -> None:
         super().__init__(model, lead)
-        nb, pm = model.n_bodies, model.compiled.packed
-        # the kernel's block (_forward_kinematics_flat): the model's arrays, then its
-        # (samples, ...) buffers, and the placements' views of them
-        header, ints, floats, views = flatten(
-            (pm.body_int, pm.body_vec, pm.body_mat),
-            blank=[(self.samples, nb) + tail for tail in ((), (2, 3, 3), (2, 3))])
-        self.block = (header, ints, floats)
-        self.values, self.rotations, self.origins = views[3:]
+        n, nb, pm = self.samples, model.n_bodies, model.compiled.packed
+        # the kernel's buffer (_forward_kinematics_flat: values, rotations, origins one
+        # after the other), the (samples, ...) views of its parts and the placements' views
+        m = n * nb
+        out = np.empty(25 * m)
+        self.values, self.rotations, self.origins = out[:m].reshape(n, nb), \
+            out[m:19 * m].reshape(n, nb, 2, 3, 3), out[19 * m:].reshape(n, nb, 2, 3)
+        self.block = (pm.body_int, pm.body_vec, pm.body_mat, out)
         self.placements = Placements(self.values.reshape(self.lead + (nb,)),
                                      self.rotations.reshape(self.lead + (nb, 2, 3, 3)),
                                      self.origins.reshape(self.lead + (nb, 2, 3)))
@@ -159,7 +159,7 @@ class ForwardKinematicsData(AlgorithmData):
         # kernel as a (samples, nq) view with no further check (forward_kinematics)
         self.q_shape = self.lead + (model.nq,)
         self.q_samples = (self.samples, model.nq)
-        #: the kernel's entry point for this block and a q as forward_kinematics takes it
+        #: the kernel's entry point for ``block`` and a q as forward_kinematics takes it
         #: without conversion (jit.fixed_entry), taken at the first such call
         self.entry = None
 
