@@ -35,7 +35,8 @@ request (``--runs echo,strict,busy300,busy600,raw,a,b`` for all).
 
 Inputs: sensor_msgs/JointState on ``joint_states`` with every ``model.input_names`` entry
 (act4 and act5 included), positions and velocities of the ``validation`` motion (seed 000
-section 6) sampled at the publish time, played forward then backward (10 s period; the
+section 6) sampled at the publish time on the run's own clock (the time its windows have
+played: every run is fed the same sequence), played forward then backward (10 s period; the
 velocity is zero at both ends, so the loop is smooth), each message with a unique, increasing
 stamp (wall clock, ns). The publisher uses the node's own sensor-data QoS (best effort).
 
@@ -46,11 +47,13 @@ and does not accumulate). If the thread falls more than 50 periods behind, the s
 is reset (counted as ``schedule_resets``). The achieved rate is measured and printed.
 
 Interleaved windows: the runs are measured in turns of at most ``--window`` seconds (2 by
-default; forward, then backward: echo, a, b, b, a, echo, ...) until each has had
-``--duration`` seconds, every run's processes alive throughout. The machine (a shared VM)
-drifts: measured one after the other, 20 s each, the echo's own p99 moved by 2x from run to
-run and the node's p99 over the echo's spanned 0.56x to 2.17x for the same code; taking
-turns puts both under the same conditions. The cost: a run's idle processes stay on the
+default) until each has had ``--duration`` seconds, every run's processes alive throughout;
+the order of each turn is a row of a Williams design (no run always comes right after the
+same one: in a fixed order the dynamics run always came after the heavy busy300 or b). The
+machine (a shared VM) drifts: measured one after the other, 20 s each, the echo's own p99
+moved by 2x from run to run and the node's p99 over the echo's spanned 0.56x to 2.17x for
+the same code (0.95x-2.17x before the garbage collector's change below); taking turns puts
+both under the same conditions. The cost: a run's idle processes stay on the
 machine during the others' windows (printed as its node's idle CPU), and its first inputs
 after a pause find the caches colder, as they would any node's. So that an idle dynamics
 node is as quiet as an idle echo, the benchmark gives it ``stale_timeout: 600``: with the
@@ -193,11 +196,13 @@ class Motion:
 class Publisher(threading.Thread):
     """Publishes joint_states at ``rate`` through a schedule of windows, each (run, seconds):
     every input of a window goes to that run's node (perf_counter deadlines, sleeps; one
-    schedule of deadlines across the windows). ``stamp_state``: the last stamp given, so that
-    stamps are unique and increasing across runs."""
+    schedule of deadlines across the windows). Each run's inputs follow the motion on its own
+    clock (the time its windows have played, ``Run.played``), so every run is fed the same
+    sequence. ``stamp_state``: the last stamp given, so that stamps are unique and increasing
+    across runs."""
 
     def __init__(self, names, motion: Motion, rate: float, schedule: list[tuple["Run", float]],
-                 t_motion0: float, stamp_state: list, stop: threading.Event,
+                 stamp_state: list, stop: threading.Event,
                  timed: bool = True):
         """``timed``: the windows' inputs are the runs' measured ones (``Run.times``, the
         CPU of each window counted), not the warm-up's."""
@@ -206,7 +211,7 @@ class Publisher(threading.Thread):
         from sensor_msgs.msg import JointState
         self.Time = Time
         self.motion, self.rate, self.schedule = motion, rate, schedule
-        self.t_motion0, self.stamp_state, self.stop, self.timed = t_motion0, stamp_state, stop, timed
+        self.stamp_state, self.stop, self.timed = stamp_state, stop, timed
         self.msg = JointState()
         self.msg.name = list(names)
         self.count = 0
@@ -230,7 +235,8 @@ class Publisher(threading.Thread):
             times, sent = (target.times, target.sent) if self.timed else (target.warm_times, [])
             if self.timed:
                 target.window_begin()
-            end = time.perf_counter() + seconds
+            start = time.perf_counter()
+            end, motion0 = start + seconds, start - target.played   # the run's own motion clock
             while not (self.stop.is_set() or INTERRUPTED.is_set()):
                 now = time.perf_counter()
                 if now >= end:
@@ -243,7 +249,7 @@ class Publisher(threading.Thread):
                 if late > 50 * period:
                     self.schedule_resets += 1
                     deadline = now
-                pos, vel = self.motion.sample(now - self.t_motion0)
+                pos, vel = self.motion.sample(now - motion0)
                 stamp_ns = max(time.time_ns(), self.stamp_state[0] + 1)   # unique, increasing
                 self.stamp_state[0] = stamp_ns
                 msg.header.stamp = Time(sec=stamp_ns // 1_000_000_000,
@@ -259,6 +265,7 @@ class Publisher(threading.Thread):
                 self.last = t_pub
                 self.count += 1
                 deadline += period
+            target.played = time.perf_counter() - motion0
             if self.timed:
                 target.window_end()
             if self.stop.is_set() or INTERRUPTED.is_set():
@@ -270,13 +277,33 @@ class Publisher(threading.Thread):
         return (self.count - 1) / (self.last - self.first)
 
 
+def williams_rows(n: int) -> list[list[int]]:
+    """The rows of a Williams design for ``n`` runs: orders of 0..n-1 in which every run
+    comes right after every other run equally often (over the n rows for an even n, over 2n
+    rows, the n and their reverses, for an odd one)."""
+    first, low, high = [0], 1, n - 1
+    while len(first) < n:
+        first.append(low)
+        low += 1
+        if len(first) < n:
+            first.append(high)
+            high -= 1
+    rows = [[(k + r) % n for k in first] for r in range(n)]
+    return rows + [row[::-1] for row in rows] if n % 2 else rows
+
+
 def interleaved(runs: list["Run"], duration: float, window: float) -> list[tuple["Run", float]]:
-    """Each run's ``duration`` in windows of at most ``window`` seconds, the runs taking turns
-    (forward, then backward, then forward: no run always follows the same one)."""
-    n = max(1, math.ceil(duration / window - 1e-9))
-    schedule = []
+    """Each run's ``duration`` in windows of at most ``window`` seconds (as many as whole
+    designs take), the runs taking turns: each cycle's order a row of a Williams design in
+    turn (:func:`williams_rows`: no run always comes after the same one, a heavy one for
+    instance), turned by one where it would start with the run the last cycle ended with."""
+    rows, schedule = williams_rows(len(runs)), []
+    # whole designs: the windows per run a multiple of the rows
+    n = math.ceil(max(1, math.ceil(duration / window - 1e-9)) / len(rows)) * len(rows)
     for cycle in range(n):
-        order = runs if cycle % 2 == 0 else runs[::-1]
+        order = [runs[k] for k in rows[cycle % len(rows)]]
+        if schedule and len(runs) > 1 and order[0] is schedule[-1][0]:
+            order = order[1:] + order[:1]
         schedule += [(run, duration / n) for run in order]
     return schedule
 
@@ -380,6 +407,8 @@ class Run:
         self.loads: list = []     # (stamp_ns, t_recv), arrival order: joint_loads or echoes
         self.ffs: list = []       # (t_recv, data tuple), arrival order
         self.diagnostics: list[bytes] = []    # /diagnostics as their bytes, arrival order
+        self._reports: list[tuple[int, dict]] = []    # those read (reports())
+        self._diagnostics_read = 0
         self.tf_count = 0
         self.times: dict = {}     # measured inputs: stamp_ns -> perf_counter at publish
         self.warm_times: dict = {}
@@ -387,6 +416,7 @@ class Run:
         self.cpu = dict.fromkeys(("node", "loader", "own", "wall"), 0.0)
         self._cpu0: dict = {}
         self.tf_in_windows = 0
+        self.played = 0.0         # seconds of the motion its windows have played
         self.ff_start = 0         # the feedforwards before the measured windows: not timed
         if self.echo_run:
             self.subs = [self.node.create_subscription(Float64MultiArray, "echo",
@@ -432,31 +462,20 @@ class Run:
 
     # -- waiting (the main thread)
     def wait(self, predicate, timeout: float, what: str, required: bool = True) -> bool:
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            if INTERRUPTED.is_set():
-                raise KeyboardInterrupt
-            for c in self.children:
-                if not c.alive():
-                    raise RuntimeError(f"{c.label} exited with {c.proc.returncode}:\n{c.tail()}")
-            if time.monotonic() > deadline:
-                if required:
-                    raise RuntimeError(f"run {self.key}: timed out after {timeout} s waiting "
-                                       f"for {what}")
-                return False
-            time.sleep(0.01)
-        return True
+        return wait_for([self], predicate, timeout, f"run {self.key}: {what}", required)
 
     def reports(self) -> list[tuple[int, dict]]:
-        """The dynamics node's /diagnostics reports so far: (stamp_ns, key-values)."""
+        """The dynamics node's /diagnostics reports so far: (stamp_ns, key-values); the
+        messages not read before are read now."""
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.serialization import deserialize_message
-        out = []
-        for data in list(self.diagnostics):
+        arrived = len(self.diagnostics)
+        for data in self.diagnostics[self._diagnostics_read:arrived]:
             m = deserialize_message(data, DiagnosticArray)
-            out += [(stamp_ns_of(m.header.stamp), {kv.key: kv.value for kv in s.values})
-                    for s in m.status if s.name == STATUS_NAME]
-        return out
+            self._reports += [(stamp_ns_of(m.header.stamp), {kv.key: kv.value for kv in s.values})
+                              for s in m.status if s.name == STATUS_NAME]
+        self._diagnostics_read = arrived
+        return self._reports
 
     def diagnostics_after(self, t_ns: int) -> dict:
         """The first report stamped after ``t_ns`` (waits for it; {} for the echo)."""
@@ -587,6 +606,25 @@ class Run:
         return result
 
 
+def wait_for(runs: list[Run], predicate, timeout: float, what: str, required: bool = True
+             ) -> bool:
+    """Until ``predicate()``, a RuntimeError if a process of ``runs`` ends meanwhile (or,
+    ``required``, at the timeout; else False)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if INTERRUPTED.is_set():
+            raise KeyboardInterrupt
+        for c in (c for run in runs for c in run.children):
+            if not c.alive():
+                raise RuntimeError(f"{c.label} exited with {c.proc.returncode}:\n{c.tail()}")
+        if time.monotonic() > deadline:
+            if required:
+                raise RuntimeError(f"timed out after {timeout} s waiting for {what}")
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def measure(keys: list[str], rate: float, duration: float, window: float, domain0: int,
             log_dir: Path, model) -> list[dict]:
     """Every run's processes started, warmed up one after the other, then measured in
@@ -600,12 +638,11 @@ def measure(keys: list[str], rate: float, duration: float, window: float, domain
         for run in runs:
             run.ready()
         motion = Motion(model)
-        t_motion0 = time.perf_counter()
         stamp_state = [0]
         # warm-up (not counted): first evaluations, caches
         for run in runs:
             publisher = Publisher(model.input_names, motion, WARMUP_RATE,
-                                  [(run, WARMUP_SECONDS)], t_motion0, stamp_state, stop,
+                                  [(run, WARMUP_SECONDS)], stamp_state, stop,
                                   timed=False)
             publisher.start()
             run.wait(lambda: not publisher.is_alive(), WARMUP_SECONDS + 10.0, "the warm-up")
@@ -620,18 +657,17 @@ def measure(keys: list[str], rate: float, duration: float, window: float, domain
 
         # the measured windows
         schedule = interleaved(runs, duration, window)
-        publisher = Publisher(model.input_names, motion, rate, schedule, t_motion0,
-                              stamp_state, stop)
+        publisher = Publisher(model.input_names, motion, rate, schedule, stamp_state, stop)
         load0 = os.getloadavg()[0]
         # no garbage collection in this process while it measures (as timeit): a full
         # collection of its lists held up the publishing thread by tens of milliseconds
         gc.collect()
-        gc.disable()
-        wall0 = time.perf_counter()
-        publisher.start()
         try:
-            runs[0].wait(lambda: not publisher.is_alive(), len(runs) * duration + 60.0,
-                         "the publishing thread")
+            gc.disable()
+            wall0 = time.perf_counter()
+            publisher.start()
+            wait_for(runs, lambda: not publisher.is_alive(), len(runs) * duration + 60.0,
+                     "the publishing thread")
         finally:
             gc.enable()
         wall = time.perf_counter() - wall0
@@ -649,14 +685,17 @@ def measure(keys: list[str], rate: float, duration: float, window: float, domain
             if now != counts:
                 counts[:], last_change[0] = now, time.monotonic()
             return time.monotonic() - last_change[0] > 1.0
-        runs[0].wait(drained, 30.0, "the outputs to drain")
+        wait_for(runs, drained, 30.0, "the outputs to drain")
         finals = {run.key: run.diagnostics_after(time.time_ns()) for run in runs}
     finally:
         stop.set()
         if publisher is not None and publisher.is_alive():
             publisher.join(timeout=5)
         for run in runs:
-            run.close()
+            try:
+                run.close()
+            except Exception as exc:           # keep closing the others
+                print(f"could not close run {run.key}: {exc}", file=sys.stderr)
     results = []
     for run in runs:
         r = run.result(model, bases[run.key], finals[run.key], publisher, wall)
@@ -725,8 +764,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/node_latest.json"))
     args = parser.parse_args()
     keys = [k.strip() for k in args.runs.split(",") if k.strip()]
-    if not keys or any(k not in RUNS for k in keys):
-        parser.error(f"--runs: expected a comma list of {', '.join(RUNS)}")
+    if not keys or any(k not in RUNS for k in keys) or len(set(keys)) < len(keys):
+        parser.error(f"--runs: expected a comma list of {', '.join(RUNS)}, each once")
     if not (args.rate > 0 and args.duration > 0 and args.window > 0):
         parser.error("--rate, --duration and --window must be > 0")
     if args.domain is not None and not 0 <= args.domain <= MAX_DOMAIN - len(keys) + 1:
