@@ -64,8 +64,7 @@ acts only on inputs that stop or turn bad, which the measured windows do not hav
 This process does no garbage collection while it measures (as ``timeit``): a full
 collection of its lists (the motion, every input and output kept for the analysis) held the
 publishing thread up by 40-70 ms once or twice a run, a burst of late inputs that landed on
-whichever run was measured (the node run's receipts allocate more, so it landed there more
-often).
+whichever run was being measured.
 
 Measured, over the run's windows (after a 1 s warm-up at 20 Hz per run that is not counted):
 
