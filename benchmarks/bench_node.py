@@ -36,9 +36,10 @@ request (``--runs echo,strict,busy300,busy600,raw,a,b`` for all).
 Inputs: sensor_msgs/JointState on ``joint_states`` with every ``model.input_names`` entry
 (act4 and act5 included), positions and velocities of the ``validation`` motion (seed 000
 section 6) sampled at the publish time on the run's own clock (the time its windows have
-played: every run is fed the same sequence), played forward then backward (10 s period; the
-velocity is zero at both ends, so the loop is smooth), each message with a unique, increasing
-stamp (wall clock, ns). The publisher uses the node's own sensor-data QoS (best effort).
+played: every run is fed the same stretch of it, to within a sample of its 1 ms grid),
+played forward then backward (10 s period; the velocity is zero at both ends, so the loop is
+smooth), each message with a unique, increasing stamp (wall clock, ns). The publisher uses
+the node's own sensor-data QoS (best effort).
 
 Pacing: a plain thread (no rclpy timer) with absolute deadlines from ``time.perf_counter``
 and ``time.sleep`` until each deadline (the sleep releases the GIL, so this process's
@@ -47,7 +48,8 @@ and does not accumulate). If the thread falls more than 50 periods behind, the s
 is reset (counted as ``schedule_resets``). The achieved rate is measured and printed.
 
 Interleaved windows: the runs are measured in turns of at most ``--window`` seconds (2 by
-default) until each has had ``--duration`` seconds, every run's processes alive throughout;
+default; shorter where whole designs take more windows: 1.5 s for the five default runs of
+30 s; printed) until each has had ``--duration`` seconds, every run's processes alive throughout;
 the order of each turn is a row of a Williams design (no run always comes right after the
 same one: in a fixed order the dynamics run always came after the heavy busy300 or b). The
 machine (a shared VM) drifts: measured one after the other, 20 s each, the echo's own p99
@@ -197,8 +199,8 @@ class Publisher(threading.Thread):
     every input of a window goes to that run's node (perf_counter deadlines, sleeps; one
     schedule of deadlines across the windows). Each run's inputs follow the motion on its own
     clock (the time its windows have played, ``Run.played``), so every run is fed the same
-    sequence. ``stamp_state``: the last stamp given, so that stamps are unique and increasing
-    across runs."""
+    stretch of it (to within a sample of its 1 ms grid). ``stamp_state``: the last stamp
+    given, so that stamps are unique and increasing across runs."""
 
     def __init__(self, names, motion: Motion, rate: float, schedule: list[tuple["Run", float]],
                  stamp_state: list, stop: threading.Event,
@@ -278,8 +280,8 @@ class Publisher(threading.Thread):
 
 def williams_rows(n: int) -> list[list[int]]:
     """The rows of a Williams design for ``n`` runs: orders of 0..n-1 in which every run
-    comes right after every other run equally often (over the n rows for an even n, over 2n
-    rows, the n and their reverses, for an odd one)."""
+    comes right after every other run equally often within the rows (over the n rows for an
+    even n, over 2n rows, the n and their reverses, for an odd one; one row for one run)."""
     first, low, high = [0], 1, n - 1
     while len(first) < n:
         first.append(low)
@@ -288,14 +290,16 @@ def williams_rows(n: int) -> list[list[int]]:
             first.append(high)
             high -= 1
     rows = [[(k + r) % n for k in first] for r in range(n)]
-    return rows + [row[::-1] for row in rows] if n % 2 else rows
+    return rows + [row[::-1] for row in rows] if n % 2 and n > 1 else rows
 
 
 def interleaved(runs: list["Run"], duration: float, window: float) -> list[tuple["Run", float]]:
     """Each run's ``duration`` in windows of at most ``window`` seconds (as many as whole
     designs take), the runs taking turns: each cycle's order a row of a Williams design in
     turn (:func:`williams_rows`: no run always comes after the same one, a heavy one for
-    instance), turned by one where it would start with the run the last cycle ended with."""
+    instance), turned by one where it would start with the run the last cycle ended with.
+    The pairs across cycles are not balanced: over a whole schedule of five runs each ordered
+    pair comes 4 to 6 times."""
     rows, schedule = williams_rows(len(runs)), []
     # whole designs: the windows per run a multiple of the rows
     n = math.ceil(max(1, math.ceil(duration / window - 1e-9)) / len(rows)) * len(rows)
@@ -562,7 +566,6 @@ class Run:
             # its node's CPU outside its windows: idle, while the other runs were measured
             "cpu_node_idle_pct_of_core": 100.0 * idle["node"] / idle["wall"]
             if idle["wall"] > 0 else None,
-            "window_s": window,
         }
         if self.echo_run:
             evaluated = len(lat_loads)
@@ -644,7 +647,8 @@ def measure(keys: list[str], rate: float, duration: float, window: float, domain
                                   [(run, WARMUP_SECONDS)], stamp_state, stop,
                                   timed=False)
             publisher.start()
-            run.wait(lambda: not publisher.is_alive(), WARMUP_SECONDS + 10.0, "the warm-up")
+            wait_for(runs, lambda: not publisher.is_alive(), WARMUP_SECONDS + 10.0,
+                     f"run {run.key}'s warm-up")
             if publisher.error:
                 raise publisher.error
             run.wait(lambda: sum(s in run.warm_times for s, _ in run.loads)
@@ -700,6 +704,7 @@ def measure(keys: list[str], rate: float, duration: float, window: float, domain
         r = run.result(model, bases[run.key], finals[run.key], publisher, wall)
         r["loadavg_1min_before_after"] = [load0, load1]
         r["windows"] = sum(1 for target, _ in schedule if target is run)
+        r["window_s"] = next(seconds for target, seconds in schedule if target is run)
         results.append(r)
     return results
 
@@ -818,7 +823,7 @@ def main() -> int:
                  f"{r['node_compute_latency_ms']['max_whole_life']:.1f} ms")
               + f"; this process {r['cpu_benchmark_pct_of_core']:.1f}% of a core; its node "
               f"idle in the other runs' windows {r['cpu_node_idle_pct_of_core'] or 0.0:.1f}%; "
-              f"{r['windows']} windows; load average "
+              f"{r['windows']} windows of {r['window_s']:.2f} s; load average "
               f"{r['loadavg_1min_before_after'][0]:.2f} -> {r['loadavg_1min_before_after'][1]:.2f}")
     for r in results:
         if "over_echo" in r:

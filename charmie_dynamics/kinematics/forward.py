@@ -128,7 +128,7 @@ def _forward_kinematics_flat(q, body_int, body_vec, body_mat, out) -> None:
     """:func:`forward_kinematics_sample` sample by sample (kernel). ``out``: a
     :class:`ForwardKinematicsData`'s buffer, the values (samples, nb), rotations (samples,
     nb, 2, 3, 3) and origins (samples, nb, 2, 3) one after the other: five arrays to unbox
-    at each call instead of seven. ``q`` has at most the data's samples (its callers make
+    at each call instead of seven. ``q`` has the data's samples, or none (its callers make
     sure): the views trust that, unchecked, as flat.py's do."""
     n, nb = q.shape[0], body_int.shape[0]
     m = n * nb
