@@ -123,6 +123,11 @@ def forward_kinematics_sample(body_int, body_vec, body_mat, q, values, rotations
             store(origins, i, IN_WORLD, add(vec(origins, p, IN_WORLD), mat_vec(R_p, r)))
 
 
+# a ForwardKinematicsData's buffer, per (sample, body) m = samples * nb: the values in
+# [0, m), the rotations in [ROTATIONS_AT * m, ORIGINS_AT * m), the origins up to ENTRIES * m
+ROTATIONS_AT, ORIGINS_AT, ENTRIES = 1, 1 + 18, 1 + 18 + 6
+
+
 @kernel
 def _forward_kinematics_flat(q, body_int, body_vec, body_mat, out) -> None:
     """:func:`forward_kinematics_sample` sample by sample (kernel). ``out``: a
@@ -132,8 +137,9 @@ def _forward_kinematics_flat(q, body_int, body_vec, body_mat, out) -> None:
     sure): the views trust that, unchecked, as flat.py's do."""
     n, nb = q.shape[0], body_int.shape[0]
     m = n * nb
-    values, rotations, origins = as_shape(out[:m], (n, nb)), \
-        as_shape(out[m:19 * m], (n, nb, 2, 3, 3)), as_shape(out[19 * m:25 * m], (n, nb, 2, 3))
+    values, rotations, origins = as_shape(out[:ROTATIONS_AT * m], (n, nb)), \
+        as_shape(out[ROTATIONS_AT * m:ORIGINS_AT * m], (n, nb, 2, 3, 3)), \
+        as_shape(out[ORIGINS_AT * m:ENTRIES * m], (n, nb, 2, 3))
     for s in range(n):
         forward_kinematics_sample(body_int, body_vec, body_mat, q[s], values[s], rotations[s],
                                   origins[s])
@@ -149,9 +155,10 @@ class ForwardKinematicsData(AlgorithmData):
         # the kernel's buffer (_forward_kinematics_flat: values, rotations, origins one
         # after the other), the (samples, ...) views of its parts and the placements' views
         m = n * nb
-        out = np.empty(25 * m)
-        self.values, self.rotations, self.origins = out[:m].reshape(n, nb), \
-            out[m:19 * m].reshape(n, nb, 2, 3, 3), out[19 * m:].reshape(n, nb, 2, 3)
+        out = np.empty(ENTRIES * m)
+        self.values, self.rotations, self.origins = out[:ROTATIONS_AT * m].reshape(n, nb), \
+            out[ROTATIONS_AT * m:ORIGINS_AT * m].reshape(n, nb, 2, 3, 3), \
+            out[ORIGINS_AT * m:].reshape(n, nb, 2, 3)
         self.block = (pm.body_int, pm.body_vec, pm.body_mat, out)
         self.placements = Placements(self.values.reshape(self.lead + (nb,)),
                                      self.rotations.reshape(self.lead + (nb, 2, 3, 3)),
