@@ -416,9 +416,10 @@ class Run:
         self.times: dict = {}     # measured inputs: stamp_ns -> perf_counter at publish
         self.warm_times: dict = {}
         self.sent: list = []      # (positions, velocities) of each measured input, in order
-        self.cpu = dict.fromkeys(("node", "loader", "own", "wall"), 0.0)
-        self._cpu0: dict = {}
-        self.tf_in_windows = 0
+        # summed over its windows: CPU s of its node, its loader and this process, wall s,
+        # /tf messages received
+        self.in_windows = dict.fromkeys(("node", "loader", "own", "wall", "tf"), 0.0)
+        self._window_start: dict = {}
         self.played = 0.0         # seconds of the motion its windows have played
         self.ff_start = 0         # the feedforwards before the measured windows: not timed
         if self.echo_run:
@@ -502,37 +503,27 @@ class Run:
             self.wait(lambda: any(v.get("model", "none") != "none" for _, v in self.reports()),
                       60.0, "the dynamics node to report a model")
 
-    # -- the CPU of its windows (the publishing thread, at each window's ends)
-    def _cpu_now(self) -> dict:
+    # -- what its windows cost (the publishing thread, at each window's ends)
+    def _counters(self) -> dict:
         return {"node": cpu_seconds(self.node_proc.pid),
                 "loader": cpu_seconds(self.loader.pid) if self.loader else 0.0,
-                "own": time.process_time(),
-                "wall": time.perf_counter(), "tf": self.tf_count}
+                "own": time.process_time(), "wall": time.perf_counter(), "tf": self.tf_count}
 
     def window_begin(self) -> None:
-        self._cpu0 = self._cpu_now()
+        self._window_start = self._counters()
 
     def window_end(self) -> None:
-        now = self._cpu_now()
-        for k in self.cpu:
-            self.cpu[k] += now[k] - self._cpu0[k]
-        self.tf_in_windows += now["tf"] - self._cpu0["tf"]
+        now = self._counters()
+        for k in self.in_windows:
+            self.in_windows[k] += now[k] - self._window_start[k]
 
-    def idle_cpu_seconds(self, measured_wall: float) -> dict:
-        """Its processes' CPU outside its own windows over ``measured_wall`` (their idle
-        cost, shared by the other runs' windows)."""
-        return {"node": self.total_node - self.cpu["node"],
-                "loader": self.total_loader - self.cpu["loader"],
-                "wall": measured_wall - self.cpu["wall"]}
-
+    # -- its node's CPU over the whole measurement (the main thread): outside its own
+    # windows, its idle cost, borne by the other runs' windows
     def totals_begin(self) -> None:
-        self._totals0 = (cpu_seconds(self.node_proc.pid),
-                         cpu_seconds(self.loader.pid) if self.loader else 0.0)
+        self._node_cpu0 = cpu_seconds(self.node_proc.pid)
 
     def totals_end(self) -> None:
-        node, loader = (cpu_seconds(self.node_proc.pid),
-                        cpu_seconds(self.loader.pid) if self.loader else 0.0)
-        self.total_node, self.total_loader = node - self._totals0[0], loader - self._totals0[1]
+        self.node_cpu_total = cpu_seconds(self.node_proc.pid) - self._node_cpu0
 
     def close(self) -> None:
         import rclpy
@@ -548,11 +539,11 @@ class Run:
     def result(self, model, base: dict, final: dict, publisher: Publisher,
                measured_wall: float) -> dict:
         """The run's figures (module docstring)."""
-        times, cpu = self.times, self.cpu
+        times, cpu = self.times, self.in_windows
         published = len(times)
         lat_loads = [t - times[s] for s, t in self.loads if s in times]
         window = cpu["wall"]
-        idle = self.idle_cpu_seconds(measured_wall)
+        idle_wall = measured_wall - window
         result = {
             "run": self.key, "label": self.label, "tf_rate": self.tf_rate,
             "echo_params": ECHO_PARAMS.get(self.key), "domain": self.domain,
@@ -564,8 +555,8 @@ class Run:
             "cpu_node_pct_of_core": 100.0 * cpu["node"] / window,
             "cpu_benchmark_pct_of_core": 100.0 * cpu["own"] / window,
             # its node's CPU outside its windows: idle, while the other runs were measured
-            "cpu_node_idle_pct_of_core": 100.0 * idle["node"] / idle["wall"]
-            if idle["wall"] > 0 else None,
+            "cpu_node_idle_pct_of_core": 100.0 * (self.node_cpu_total - cpu["node"]) / idle_wall
+            if idle_wall > 0 else None,
         }
         if self.echo_run:
             evaluated = len(lat_loads)
@@ -593,8 +584,8 @@ class Run:
                 "latency_ms": percentiles_ms(ff_lat),
                 "latency_joint_loads_ms": percentiles_ms(lat_loads),
                 "feedforward_not_inputs": ff_other,
-                "tf_messages": self.tf_in_windows,
-                "tf_rate_received_hz": self.tf_in_windows / window,
+                "tf_messages": int(cpu["tf"]),
+                "tf_rate_received_hz": cpu["tf"] / window,
                 "node_compute_latency_ms": {
                     "mean": (m1 * n1 - m0 * n0) / (n1 - n0) if n1 > n0 else None,
                     "max_whole_life": float(final.get("compute_latency_max_ms", "nan"))},
